@@ -1,0 +1,646 @@
+/**
+ * Actions are values (SPEC §3). Four constructors, one per action type —
+ * {@link local}, {@link webService}, {@link llm}, {@link mcpTool} — each
+ * returning an immutable, pipeable value; policies are added with dual
+ * combinators that return a copy and never mutate.
+ *
+ * An action has no name of its own: its name is the key under which it sits in
+ * a capability or role. It cannot be called except through an agent (this
+ * replaces the seeds' `Actions.dispatchedByFramework()` throw).
+ *
+ * @since 0.1.0
+ */
+import type { Duration, Effect, Ref } from "effect"
+import { Schema } from "effect"
+import { dual } from "effect/Function"
+import { type Pipeable, pipeArguments } from "effect/Pipeable"
+import type { Covariant } from "effect/Types"
+import type { ActionError } from "./ActionError.ts"
+import type * as ActionResult from "./ActionResult.ts"
+import type * as Approval from "./Approval.ts"
+import type * as Contract from "./Contract.ts"
+import type * as Guardrail from "./Guardrail.ts"
+import type * as Knowledge from "./Knowledge.ts"
+import type * as Resilience from "./Resilience.ts"
+
+/**
+ * @since 0.1.0
+ */
+export const TypeId = "~@rolecraft/core/Action"
+
+/**
+ * @since 0.1.0
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * The four action types (the seeds' `ActionType`: LOCAL, WEB_SERVICE, LLM,
+ * MCP_TOOL).
+ *
+ * @since 0.1.0
+ */
+export type Type = "local" | "webService" | "llm" | "mcpTool"
+
+/**
+ * The parameters of an action: an Effect `Schema.Struct`; field order is the
+ * declared order (it orders the llm prompt's `Input:` lines and PATH segments).
+ *
+ * @since 0.1.0
+ */
+export type ParametersSchema = Schema.Struct<Schema.Struct.Fields>
+
+/**
+ * What the constructors accept for `parameters`: a `Schema.Struct` or its
+ * fields record.
+ *
+ * @since 0.1.0
+ */
+export type ParametersInput = Schema.Struct.Fields | ParametersSchema
+
+/**
+ * @since 0.1.0
+ */
+export type ToStruct<P extends ParametersInput> = P extends ParametersSchema
+  ? P
+  : P extends Schema.Struct.Fields
+    ? Schema.Struct<P>
+    : never
+
+/**
+ * Phantom types of an action: `A` its result, `R` the services its own
+ * effects require (local bodies, result mappers, fallbacks).
+ *
+ * @since 0.1.0
+ */
+export interface Variance<out A, out R> {
+  readonly _A: Covariant<A>
+  readonly _R: Covariant<R>
+}
+
+/**
+ * What a local action's body, a fallback or a result mapper may return: a
+ * value, a Promise or an Effect.
+ *
+ * @since 0.1.0
+ */
+export type Returned<A, R> = A | PromiseLike<A> | Effect.Effect<A, unknown, R>
+
+/**
+ * The value a {@link Returned} result produces.
+ *
+ * @since 0.1.0
+ */
+export type Unwrap<Out> =
+  Out extends Effect.Effect<infer A, infer _E, infer _R> ? A : Out extends PromiseLike<infer A> ? A : Out
+
+/**
+ * The services a {@link Returned} result requires.
+ *
+ * @since 0.1.0
+ */
+export type Requirements<Out> = Out extends Effect.Effect<infer _A, infer _E, infer R> ? R : never
+
+/**
+ * What a local action's body receives besides its arguments.
+ *
+ * - `agentId`, `role`, `action`: who is running it.
+ * - `state`: the role's state for this agent (SPEC §4), a `Ref`.
+ * - `knowledge`: passages retrieved for this call (SPEC §9 step 6), empty
+ *   when the action has no retrieval policy.
+ * - `signal`: aborted when the call is interrupted (timeouts included).
+ *
+ * @since 0.1.0
+ */
+export interface Context<S = unknown> {
+  readonly agentId: string
+  readonly role: string
+  readonly action: string
+  readonly state: Ref.Ref<S>
+  readonly knowledge: ReadonlyArray<Knowledge.Passage>
+  readonly signal: AbortSignal
+}
+
+/**
+ * A fallback: runs when the run step (SPEC §9 step 7) still fails after its
+ * resilience policy. Mirrors the seeds' `@Fallback`.
+ *
+ * @since 0.1.0
+ */
+export type Fallback = (args: any, error: ActionError) => unknown
+
+/**
+ * A result mapper (the seeds' method taking an `ActionResult`).
+ *
+ * @since 0.1.0
+ */
+export type MapResult = (result: ActionResult.ActionResult, args: any) => unknown
+
+/**
+ * The policies an action carries. Each is set by its combinator.
+ *
+ * @since 0.1.0
+ */
+export interface Policies {
+  readonly approval?: Approval.Policy
+  readonly resilience?: Resilience.Policy
+  readonly fallback?: Fallback
+  readonly contract?: Contract.Policy<any, any>
+  readonly guardrails?: Guardrail.Policy
+  readonly retrieval?: Knowledge.Retrieval<any>
+  readonly excludeFromModel?: boolean
+}
+
+interface Base<T extends Type, P extends ParametersSchema, A, R> extends Pipeable {
+  readonly [TypeId]: Variance<A, R>
+  readonly _tag: T
+  readonly description: string
+  readonly parameters: P
+  readonly success: Schema.Top | undefined
+  readonly policies: Policies
+}
+
+/**
+ * An action whose body is the action: `run(args, context)` may return a
+ * value, a Promise or an Effect. An `ActionError` it fails with passes
+ * through; any other failure, throw, rejection or defect is EXECUTION.
+ *
+ * @since 0.1.0
+ */
+export interface Local<P extends ParametersSchema = ParametersSchema, A = unknown, R = never>
+  extends Base<"local", P, A, R> {
+  readonly run: (args: P["Type"], context: Context<any>) => unknown
+}
+
+/**
+ * HTTP methods of a webService action.
+ *
+ * @since 0.1.0
+ */
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS"
+
+/**
+ * How a webService action sends its arguments (the seeds' `ParamType`).
+ *
+ * @since 0.1.0
+ */
+export type ParamType = "QUERY" | "PATH" | "BODY"
+
+/**
+ * Authentication of a webService action (the seeds' `AuthType`).
+ *
+ * @since 0.1.0
+ */
+export type AuthType = "NO_AUTH" | "BEARER" | "BASIC"
+
+/**
+ * One HTTP call (SPEC §6). Fields keep what the caller gave; defaults are
+ * applied when the call is made.
+ *
+ * @since 0.1.0
+ */
+export interface WebService<P extends ParametersSchema = ParametersSchema, A = unknown, R = never>
+  extends Base<"webService", P, A, R> {
+  readonly endpoint: string
+  readonly method: HttpMethod
+  readonly paramType: ParamType | undefined
+  readonly auth: AuthType
+  readonly authTokenEnv: string | undefined
+  readonly headers: Readonly<Record<string, string>>
+  readonly timeout: Duration.Input | undefined
+  readonly idempotent: boolean
+  readonly mapResult: MapResult | undefined
+}
+
+/**
+ * One model call with no tools (SPEC §7).
+ *
+ * @since 0.1.0
+ */
+export interface Llm<P extends ParametersSchema = ParametersSchema, A = unknown, R = never>
+  extends Base<"llm", P, A, R> {
+  readonly systemPrompt: string | undefined
+  readonly temperature: number
+  readonly timeout: Duration.Input | undefined
+  readonly mapResult: MapResult | undefined
+}
+
+/**
+ * An MCP server: a stdio command or a streamable HTTP URL (SPEC §8).
+ *
+ * @since 0.1.0
+ */
+export type McpServer =
+  | string
+  | {
+      readonly command: string
+      readonly args?: ReadonlyArray<string> | undefined
+      readonly env?: Readonly<Record<string, string>> | undefined
+      readonly cwd?: string | undefined
+    }
+
+/**
+ * The fixed parameters of an mcpTool action: the server's own tool name and
+ * that tool's arguments.
+ *
+ * @since 0.1.0
+ */
+export const McpToolParameters = Schema.Struct({
+  tool: Schema.String,
+  arguments: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
+})
+
+/**
+ * @since 0.1.0
+ */
+export type McpToolParameters = typeof McpToolParameters
+
+/**
+ * The tools of one MCP server (SPEC §8).
+ *
+ * @since 0.1.0
+ */
+export interface McpTool<A = unknown, R = never> extends Base<"mcpTool", McpToolParameters, A, R> {
+  readonly server: McpServer
+  readonly apiKeyEnv: string | undefined
+  readonly tools: ReadonlyArray<string> | undefined
+  readonly timeout: Duration.Input | undefined
+  readonly idempotent: boolean
+  readonly mapResult: MapResult | undefined
+}
+
+/**
+ * Any action.
+ *
+ * @since 0.1.0
+ */
+export type Action<P extends ParametersSchema = ParametersSchema, A = unknown, R = never> =
+  | Local<P, A, R>
+  | WebService<P, A, R>
+  | Llm<P, A, R>
+  | McpTool<A, R>
+
+/**
+ * Any action, whatever its types.
+ *
+ * @since 0.1.0
+ */
+export type Any = Local<any, any, any> | WebService<any, any, any> | Llm<any, any, any> | McpTool<any, any>
+
+/**
+ * An action whose work is done by Rolecraft (the seeds' "dispatched by
+ * framework" types): the only kind a capability may hold.
+ *
+ * @since 0.1.0
+ */
+export type Dispatched = WebService<any, any, any> | Llm<any, any, any> | McpTool<any, any>
+
+/**
+ * The decoded arguments of an action.
+ *
+ * @since 0.1.0
+ */
+export type Parameters<X extends Any> = X["parameters"]["Type"]
+
+/**
+ * The result type of an action.
+ *
+ * @since 0.1.0
+ */
+export type Success<X extends Any> = X[TypeId] extends Variance<infer A, infer _R> ? A : never
+
+/**
+ * The services an action's own effects require.
+ *
+ * @since 0.1.0
+ */
+export type Services<X extends Any> = X[TypeId] extends Variance<infer _A, infer R> ? R : never
+
+/**
+ * The same action with other phantom result and requirement types.
+ *
+ * @since 0.1.0
+ */
+export type Retype<X extends Any, A, R> = { readonly [K in keyof X]: K extends TypeId ? Variance<A, R> : X[K] }
+
+/**
+ * Whether a value is an action.
+ *
+ * @since 0.1.0
+ */
+export const isAction = (u: unknown): u is Any => typeof u === "object" && u !== null && TypeId in u
+
+const variance: Variance<never, never> = { _A: (_: never) => _, _R: (_: never) => _ }
+
+const Proto = {
+  [TypeId]: variance,
+  pipe() {
+    return pipeArguments(this, arguments)
+  },
+  toJSON(this: Any) {
+    return { _id: "Action", _tag: this._tag, description: this.description }
+  }
+}
+
+const make = <X extends Any>(fields: Omit<X, TypeId | "pipe">): X => Object.assign(Object.create(Proto), fields)
+
+const copy = <X extends Any>(self: X, fields: Partial<Omit<X, TypeId | "pipe" | "_tag">>): X =>
+  Object.assign(Object.create(Proto), self, fields)
+
+const toStruct = (parameters: ParametersInput): ParametersSchema =>
+  Schema.isSchema(parameters) ? (parameters as ParametersSchema) : Schema.Struct(parameters)
+
+/**
+ * A local action: its body is the action (the seeds' `ActionType.LOCAL`).
+ *
+ * - `parameters`: a `Schema.Struct` or its fields; arguments are converted
+ *   to it before `run` sees them (SPEC §9 step 4).
+ * - `success`: optional schema of the result (typing and the model's view).
+ * - `run(args, context)`: returns a value, a Promise or an Effect. Its
+ *   Effect's requirements become the action's `R`, carried to the agent.
+ *
+ * Errors at call time: an `ActionError` the body fails with passes through;
+ * a throw, rejection, other failure or defect is `ExecutionFailure`.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const nights = Action.local({
+ *   description: "Count the nights between two dates",
+ *   parameters: { checkIn: Schema.String, checkOut: Schema.String },
+ *   run: ({ checkIn, checkOut }) => (Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const local = <const P extends ParametersInput, Out, S = unknown>(options: {
+  readonly description: string
+  readonly parameters: P
+  readonly success?: Schema.Top | undefined
+  readonly run: (args: ToStruct<P>["Type"], context: Context<S>) => Out
+}): Local<ToStruct<P>, Unwrap<Out>, Requirements<Out>> =>
+  make<Local<ToStruct<P>, Unwrap<Out>, Requirements<Out>>>({
+    _tag: "local",
+    description: options.description,
+    parameters: toStruct(options.parameters) as ToStruct<P>,
+    success: options.success,
+    policies: {},
+    run: options.run as Local["run"]
+  })
+
+type SuccessOf<S> = S extends Schema.Top ? S["Type"] : unknown
+
+/**
+ * A webService action: one HTTP call described by its options (SPEC §6, the
+ * seeds' `@WebService`).
+ *
+ * - `endpoint`: URL, may hold `{name}` placeholders (not in scheme or host).
+ * - `method`: default `"GET"`.
+ * - `paramType`: `"QUERY"`, `"PATH"` or `"BODY"`; default `"BODY"` for POST,
+ *   PUT and PATCH, `"QUERY"` otherwise. It applies to every argument.
+ * - `auth`: `"NO_AUTH"` (default), `"BEARER"` or `"BASIC"`; `authTokenEnv`
+ *   names the variable holding the secret, read at call time through Config.
+ * - `headers`: fixed headers. `timeout`: per attempt, default 30 seconds.
+ * - `idempotent`: allows retrying a failure whose outcome is unknown.
+ * - `success`: optional schema the response body is decoded with.
+ *
+ * Needs `HttpClient` at call time (read optionally; missing → VALIDATION).
+ *
+ * @since 0.1.0
+ */
+export const webService = <const P extends ParametersInput, S extends Schema.Top | undefined = undefined>(options: {
+  readonly description: string
+  readonly parameters: P
+  readonly endpoint: string
+  readonly method?: HttpMethod | undefined
+  readonly paramType?: ParamType | undefined
+  readonly auth?: AuthType | undefined
+  readonly authTokenEnv?: string | undefined
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  readonly timeout?: Duration.Input | undefined
+  readonly idempotent?: boolean | undefined
+  readonly success?: S
+}): Unmapped<WebService<ToStruct<P>, SuccessOf<S>>> =>
+  make<Unmapped<WebService<ToStruct<P>, SuccessOf<S>>>>({
+    _tag: "webService",
+    description: options.description,
+    parameters: toStruct(options.parameters) as ToStruct<P>,
+    success: options.success,
+    policies: {},
+    endpoint: options.endpoint,
+    method: options.method ?? "GET",
+    paramType: options.paramType,
+    auth: options.auth ?? "NO_AUTH",
+    authTokenEnv: options.authTokenEnv,
+    headers: options.headers ?? {},
+    timeout: options.timeout,
+    idempotent: options.idempotent ?? false,
+    mapResult: undefined
+  })
+
+/**
+ * An llm action: one call to the agent's model, with no tools (SPEC §7, the
+ * seeds' `ActionType.LLM`). The prompt is the description, then retrieved
+ * knowledge, then an `Input:` block with one `name: value` line per argument.
+ *
+ * - `systemPrompt`: the system message for this action only.
+ * - `temperature`: applies when `>= 0`; `-1` (default) keeps the client's.
+ * - `timeout`: per attempt.
+ * - `success`: the reply is decoded as JSON against it; without it the
+ *   reply text is the result.
+ *
+ * Needs `LanguageModel` at call time (read optionally; missing → VALIDATION).
+ *
+ * @since 0.1.0
+ */
+export const llm = <const P extends ParametersInput, S extends Schema.Top | undefined = undefined>(options: {
+  readonly description: string
+  readonly parameters: P
+  readonly success?: S
+  readonly systemPrompt?: string | undefined
+  readonly temperature?: number | undefined
+  readonly timeout?: Duration.Input | undefined
+}): Unmapped<Llm<ToStruct<P>, S extends Schema.Top ? S["Type"] : string>> =>
+  make<Unmapped<Llm<ToStruct<P>, S extends Schema.Top ? S["Type"] : string>>>({
+    _tag: "llm",
+    description: options.description,
+    parameters: toStruct(options.parameters) as ToStruct<P>,
+    success: options.success,
+    policies: {},
+    systemPrompt: options.systemPrompt,
+    temperature: options.temperature ?? -1,
+    timeout: options.timeout,
+    mapResult: undefined
+  })
+
+/**
+ * An mcpTool action: the tools of one MCP server (SPEC §8, the seeds'
+ * `@MCPTool`). Its parameters are fixed: `{ tool, arguments }`, `tool` being
+ * the server's own tool name.
+ *
+ * - `server`: a stdio command `{ command, args, env, cwd }` or a streamable
+ *   HTTP URL.
+ * - `apiKeyEnv`: the variable sent as the server's credential.
+ * - `tools`: an allow-list of tool names (default: all).
+ * - `timeout`: per attempt; `idempotent`: allows retrying unknown outcomes.
+ *
+ * Needs `McpClient` at call time (read optionally; missing → VALIDATION).
+ *
+ * @since 0.1.0
+ */
+export const mcpTool = (options: {
+  readonly description: string
+  readonly server: McpServer
+  readonly apiKeyEnv?: string | undefined
+  readonly tools?: ReadonlyArray<string> | undefined
+  readonly timeout?: Duration.Input | undefined
+  readonly idempotent?: boolean | undefined
+}): Unmapped<McpTool> =>
+  make<Unmapped<McpTool>>({
+    _tag: "mcpTool",
+    description: options.description,
+    parameters: McpToolParameters,
+    success: undefined,
+    policies: {},
+    server: options.server,
+    apiKeyEnv: options.apiKeyEnv,
+    tools: options.tools,
+    timeout: options.timeout,
+    idempotent: options.idempotent ?? false,
+    mapResult: undefined
+  })
+
+const withPolicy = <X extends Any>(self: X, policies: Policies): X =>
+  copy<Any>(self, { policies: { ...self.policies, ...policies } }) as X
+
+/**
+ * Post-processes the result of a webService, llm or mcpTool action (the
+ * seeds' method that takes an `ActionResult`). `f(result, args)` may return
+ * a value, a Promise, an Effect, or an `ActionResult` (then its value is the
+ * result). It runs together with the executor as one unit inside resilience,
+ * so a failing mapper is retried with the call. A throw or failure that is
+ * not an `ActionError` is EXECUTION.
+ *
+ * A capability may not hold a mapped action (SPEC §4 rule 2): put it on the
+ * role.
+ *
+ * @since 0.1.0
+ */
+export const mapResult: {
+  <X extends Dispatched, Out>(
+    f: (result: ActionResult.ActionResult, args: Parameters<X>) => Out
+  ): (self: X) => Mapped<X, Out>
+  <X extends Dispatched, Out>(
+    self: X,
+    f: (result: ActionResult.ActionResult, args: Parameters<X>) => Out
+  ): Mapped<X, Out>
+} = dual(2, (self: Dispatched, f: MapResult) => copy<Dispatched>(self, { mapResult: f }))
+
+/**
+ * An action with a result mapper: its result type follows the mapper's.
+ *
+ * @since 0.1.0
+ */
+export type Mapped<X extends Dispatched, Out> = {
+  readonly [K in keyof X]: K extends TypeId
+    ? Variance<Unwrap<Out> extends ActionResult.ActionResult ? unknown : Unwrap<Out>, Services<X> | Requirements<Out>>
+    : K extends "mapResult"
+      ? MapResult
+      : X[K]
+}
+
+/**
+ * A dispatched action as its constructor makes it: without a result mapper,
+ * so a capability may hold it.
+ *
+ * @since 0.1.0
+ */
+export type Unmapped<X extends Dispatched> = X & { readonly mapResult: undefined }
+
+/**
+ * Requires an approved token for every call (SPEC §9 step 2, the seeds'
+ * `@ApprovalRequired`). `reason` is shown to approvers; `ttl` bounds how long
+ * a requested token stays valid (default 15 minutes).
+ *
+ * @since 0.1.0
+ */
+export const requireApproval: {
+  (options: Approval.Policy): <X extends Any>(self: X) => X
+  <X extends Any>(self: X, options: Approval.Policy): X
+} = dual(2, (self: Any, options: Approval.Policy) => withPolicy(self, { approval: options }))
+
+/**
+ * Sets the resilience policy of the run step (SPEC §9 step 7): retry with
+ * backoff, attempt timeout, whole-step deadline, circuit breaker, bulkhead.
+ * See `Resilience.Policy` for every option and default.
+ *
+ * @since 0.1.0
+ */
+export const resilience: {
+  (options: Resilience.Policy): <X extends Any>(self: X) => X
+  <X extends Any>(self: X, options: Resilience.Policy): X
+} = dual(2, (self: Any, options: Resilience.Policy) => withPolicy(self, { resilience: options }))
+
+/**
+ * Sets the fallback (the seeds' `@Fallback`): when the run step still fails
+ * after resilience, `f(args, error)` supplies the result. It may return a
+ * value, a Promise or an Effect. It does not run for failures of other
+ * steps. If it fails too, the call fails with EXECUTION carrying both causes.
+ *
+ * @since 0.1.0
+ */
+export const fallback: {
+  <X extends Any, Out>(f: (args: Parameters<X>, error: ActionError) => Out): (self: X) => WithFallback<X, Out>
+  <X extends Any, Out>(self: X, f: (args: Parameters<X>, error: ActionError) => Out): WithFallback<X, Out>
+} = dual(2, (self: Any, f: Fallback) => withPolicy(self, { fallback: f }))
+
+/**
+ * An action with a fallback: its result is the action's or the fallback's.
+ *
+ * @since 0.1.0
+ */
+export type WithFallback<X extends Any, Out> = Retype<X, Success<X> | Unwrap<Out>, Services<X> | Requirements<Out>>
+
+/**
+ * Sets pre- and postconditions and invariants (SPEC §9 steps 5 and 9, the
+ * seeds' `@Contract` and `@InvariantCheck`). See `Contract.Policy`.
+ *
+ * @since 0.1.0
+ */
+export const contract: {
+  <X extends Any, S = unknown>(options: Contract.Policy<Parameters<X>, Success<X>, S>): (self: X) => X
+  <X extends Any, S = unknown>(self: X, options: Contract.Policy<Parameters<X>, Success<X>, S>): X
+} = dual(2, (self: Any, options: Contract.Policy<any, any>) => withPolicy(self, { contract: options }))
+
+/**
+ * Sets the action's own input and output guardrails; they replace the role's
+ * default (no merge). See `Guardrail.Policy`.
+ *
+ * @since 0.1.0
+ */
+export const guardrails: {
+  (options: Guardrail.Policy): <X extends Any>(self: X) => X
+  <X extends Any>(self: X, options: Guardrail.Policy): X
+} = dual(2, (self: Any, options: Guardrail.Policy) => withPolicy(self, { guardrails: options }))
+
+/**
+ * Retrieves knowledge before the run (SPEC §9 step 6): `topK` passages
+ * (default 5) for `query(args)` (default: the string arguments joined) from
+ * the role's knowledge sources.
+ *
+ * @since 0.1.0
+ */
+export const retrieval: {
+  <X extends Any>(options: Knowledge.Retrieval<Parameters<X>>): (self: X) => X
+  <X extends Any>(self: X, options: Knowledge.Retrieval<Parameters<X>>): X
+} = dual(2, (self: Any, options: Knowledge.Retrieval<any>) => withPolicy(self, { retrieval: options }))
+
+/**
+ * Keeps the action out of the tools offered to a model in chat turns; it can
+ * still be called with `executeAction`.
+ *
+ * @since 0.1.0
+ */
+export const excludeFromModel = <X extends Any>(self: X): X => withPolicy(self, { excludeFromModel: true })

@@ -1,0 +1,285 @@
+/**
+ * Capabilities (SPEC §4, the seeds' `@Capability` interfaces): named records
+ * of dispatched actions — llm, webService, mcpTool — that roles adopt.
+ * `extend` builds on other capabilities; discovery flattens the hierarchy,
+ * and one action value reached twice (a diamond) is one action.
+ *
+ * @since 0.1.0
+ */
+import { type Pipeable, pipeArguments } from "effect/Pipeable"
+import * as Action from "./Action.ts"
+import { RoleDefinitionError } from "./ActionError.ts"
+
+/**
+ * @since 0.1.0
+ */
+export const TypeId = "~@rolecraft/core/Capability"
+
+/**
+ * An entry a capability may hold: a dispatched action without a result
+ * mapper (SPEC §4 rules 1 and 2, checked by the types and again at runtime).
+ *
+ * @since 0.1.0
+ */
+export type Entry = Action.Dispatched & { readonly mapResult: undefined }
+
+/**
+ * Entries of a capability, by action name.
+ *
+ * @since 0.1.0
+ */
+export type Entries = { readonly [name: string]: Entry }
+
+/**
+ * A capability: its `name`, its own `actions`, and the capabilities it
+ * extends (`bases`).
+ *
+ * @since 0.1.0
+ */
+export interface Capability<
+  Name extends string = string,
+  Actions extends Entries = Entries,
+  Bases extends ReadonlyArray<Any> = ReadonlyArray<Any>
+> extends Pipeable {
+  readonly [TypeId]: typeof TypeId
+  readonly name: Name
+  readonly actions: Actions
+  readonly bases: Bases
+}
+
+/**
+ * Any capability.
+ *
+ * @since 0.1.0
+ */
+export interface Any extends Pipeable {
+  readonly [TypeId]: typeof TypeId
+  readonly name: string
+  readonly actions: Entries
+  readonly bases: ReadonlyArray<Any>
+}
+
+/**
+ * The flattened action record of a capability (its bases' actions, its own
+ * winning by key).
+ *
+ * @since 0.1.0
+ */
+export type ActionsOf<C extends Any> = Omit<BaseActions<C["bases"]>, keyof C["actions"]> & C["actions"]
+
+type BaseActions<Bases extends ReadonlyArray<Any>> = [Bases[number]] extends [never]
+  ? {}
+  : UnionToIntersection<Bases[number] extends infer B ? (B extends Any ? ActionsOf<B> : never) : never>
+
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never
+
+/**
+ * Whether a value is a capability.
+ *
+ * @since 0.1.0
+ */
+export const isCapability = (u: unknown): u is Any => typeof u === "object" && u !== null && TypeId in u
+
+const Proto = {
+  [TypeId]: TypeId,
+  pipe() {
+    return pipeArguments(this, arguments)
+  },
+  toJSON(this: Any) {
+    return { _id: "Capability", name: this.name, actions: Object.keys(this.actions) }
+  }
+}
+
+/**
+ * Checks SPEC §4 rules 1 and 2 for one capability entry. Throws
+ * `RoleDefinitionError` naming the capability and key.
+ *
+ * @since 0.1.0
+ */
+export const checkEntry = (capability: string, key: string, action: unknown): void => {
+  if (!Action.isAction(action)) {
+    throw new RoleDefinitionError({
+      capability,
+      key,
+      message: `Capability ${capability} entry ${key} is not an action. Build it with Action.llm, Action.webService or Action.mcpTool.`
+    })
+  }
+  if (action._tag === "local") {
+    throw new RoleDefinitionError({
+      capability,
+      key,
+      message:
+        `Capability ${capability} entry ${key} is a local action. A local action's body is the action, so it belongs on ` +
+        `the role: move ${key} into the role's own actions. Capabilities hold only dispatched actions (llm, webService, mcpTool).`
+    })
+  }
+  if (action.mapResult !== undefined) {
+    throw new RoleDefinitionError({
+      capability,
+      key,
+      message:
+        `Capability ${capability} entry ${key} post-processes its result with Action.mapResult. Capabilities are pure ` +
+        `dispatch: keep ${key} without mapResult in the capability, and give the role its own ${key} with the mapper.`
+    })
+  }
+}
+
+const build = <Name extends string, Actions extends Entries, Bases extends ReadonlyArray<Any>>(
+  name: Name,
+  bases: Bases,
+  actions: Actions
+): Capability<Name, Actions, Bases> => {
+  for (const [key, action] of Object.entries(actions)) checkEntry(name, key, action)
+  const self = Object.create(Proto)
+  self.name = name
+  self.actions = Object.freeze({ ...actions })
+  self.bases = Object.freeze([...bases])
+  flatten(self)
+  return Object.freeze(self)
+}
+
+/**
+ * Makes a capability: a named record of dispatched actions.
+ *
+ * Throws `RoleDefinitionError` when an entry is a local action or carries a
+ * result mapper (SPEC §4 rules 1 and 2); the types reject both first.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action, Capability } from "@rolecraft/core"
+ *
+ * const Summarizer = Capability.make("Summarizer", {
+ *   summarize: Action.llm({
+ *     description: "Summarise the text in one short paragraph",
+ *     parameters: { text: Schema.String },
+ *     systemPrompt: "You are concise.",
+ *     temperature: 0.2
+ *   })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const make = <const Name extends string, const Actions extends Entries>(
+  name: Name,
+  actions: Actions
+): Capability<Name, Actions, readonly []> => build(name, [] as const, actions)
+
+/**
+ * Makes a capability that builds on others (the seeds' interface hierarchy).
+ * Its own entries win by key over its bases'; one action value reached
+ * through two bases is one action; two different actions under one key from
+ * bases that do not extend one another, with no own entry of that key, are
+ * ambiguous and throw `RoleDefinitionError`.
+ *
+ * @since 0.1.0
+ */
+export const extend = <
+  const Name extends string,
+  const Bases extends ReadonlyArray<Any>,
+  const Actions extends Entries
+>(
+  name: Name,
+  bases: Bases,
+  actions: Actions
+): Capability<Name, Actions, Bases> => build(name, bases, actions)
+
+/**
+ * Whether `ancestor` is `capability` itself or one it extends, transitively.
+ *
+ * @since 0.1.0
+ */
+export const isSameOrExtends = (capability: Any, ancestor: Any): boolean =>
+  capability === ancestor || capability.bases.some((base) => isSameOrExtends(base, ancestor))
+
+/**
+ * One action reached through a capability: which capability declared it.
+ *
+ * @since 0.1.0
+ */
+export interface Provided {
+  readonly capability: Any
+  readonly action: Entry
+}
+
+/**
+ * Merges what several capabilities provide under each key: a provider whose
+ * capability another provider extends is hidden by the more specific one, and
+ * one action value from several places is one. Returns the winners and, for
+ * each ambiguous key, the providers left.
+ *
+ * @since 0.1.0
+ */
+export const resolveProviders = (
+  candidates: ReadonlyMap<string, ReadonlyArray<Provided>>
+): {
+  readonly resolved: ReadonlyMap<string, Provided>
+  readonly ambiguous: ReadonlyMap<string, ReadonlyArray<Provided>>
+} => {
+  const resolved = new Map<string, Provided>()
+  const ambiguous = new Map<string, ReadonlyArray<Provided>>()
+  for (const [key, providers] of candidates) {
+    const specific = providers.filter(
+      (p) => !providers.some((q) => q.capability !== p.capability && isSameOrExtends(q.capability, p.capability))
+    )
+    const distinct = specific.filter((p, i) => specific.findIndex((q) => q.action === p.action) === i)
+    if (distinct.length === 1) resolved.set(key, distinct[0]!)
+    else ambiguous.set(key, distinct)
+  }
+  return { resolved, ambiguous }
+}
+
+const flattened = new WeakMap<Any, ReadonlyMap<string, Provided>>()
+
+/**
+ * The flattened actions of a capability with the capability that declared
+ * each one. Throws `RoleDefinitionError` for an ambiguous key.
+ *
+ * @since 0.1.0
+ */
+export const flatten = (capability: Any): ReadonlyMap<string, Provided> => {
+  const cached = flattened.get(capability)
+  if (cached !== undefined) return cached
+  const candidates = new Map<string, Array<Provided>>()
+  for (const base of capability.bases) {
+    for (const [key, provided] of flatten(base)) {
+      if (Object.hasOwn(capability.actions, key)) continue
+      const list = candidates.get(key) ?? []
+      list.push(provided)
+      candidates.set(key, list)
+    }
+  }
+  const { resolved, ambiguous } = resolveProviders(candidates)
+  const first = ambiguous.entries().next()
+  if (!first.done) {
+    const [key, providers] = first.value
+    throw ambiguity({ capability: capability.name }, key, providers)
+  }
+  const result = new Map(resolved)
+  for (const [key, action] of Object.entries(capability.actions as Entries)) result.set(key, { capability, action })
+  flattened.set(capability, result)
+  return result
+}
+
+/**
+ * The error for SPEC §4 rule 3: two different actions under one key.
+ *
+ * @since 0.1.0
+ */
+export const ambiguity = (
+  owner: { readonly capability: string } | { readonly role: string },
+  key: string,
+  providers: ReadonlyArray<Provided>
+): RoleDefinitionError => {
+  const names = providers.map((p) => p.capability.name).join(" and ")
+  const where = "capability" in owner ? `Capability ${owner.capability}` : `Role ${owner.role}`
+  return new RoleDefinitionError({
+    ...owner,
+    ...("role" in owner ? { capability: names } : {}),
+    key,
+    message:
+      `${where}: action ${key} is ambiguous: ${names} each provide a different ${key}. ` +
+      `Declare ${key} on the ${"capability" in owner ? "capability" : "role"} itself to choose one, or rename it in one capability.`
+  })
+}
