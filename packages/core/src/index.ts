@@ -1,6 +1,23 @@
 /**
- * @rolecraft/core — actions, capabilities, roles and the agent that runs them.
+ * @rolecraft/core — actions, capabilities, roles, and the agent that runs them
+ * through one fixed pipeline with nine typed errors.
  *
  * @since 0.1.0
  */
+export * as Action from "./Action.ts"
 export * as ActionError from "./ActionError.ts"
+export * as ActionRequest from "./ActionRequest.ts"
+export * as ActionResponse from "./ActionResponse.ts"
+export * as ActionResult from "./ActionResult.ts"
+export * as Agent from "./Agent.ts"
+export * as Approval from "./Approval.ts"
+export * as Authority from "./Authority.ts"
+export * as Capability from "./Capability.ts"
+export * as Contract from "./Contract.ts"
+export * as Conversion from "./Conversion.ts"
+export * as Guardrail from "./Guardrail.ts"
+export * as Hooks from "./Hooks.ts"
+export * as Knowledge from "./Knowledge.ts"
+export * as Resilience from "./Resilience.ts"
+export * as Role from "./Role.ts"
+export * as Tool from "./Tool.ts"

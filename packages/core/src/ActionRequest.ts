@@ -1,0 +1,34 @@
+/**
+ * A request to run one action by name (the seeds' `ActionRequest`), for
+ * callers that want failures reported in an `ActionResponse` rather than in
+ * the error channel.
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * - `action`: the action's name.
+ * - `params`: raw arguments (converted in the pipeline); default `{}`.
+ * - `approvalToken`: an approval token, instead of the reserved
+ *   `_approval_token` parameter.
+ * - `correlationId`: echoed in events and spans.
+ *
+ * @since 0.1.0
+ */
+export interface ActionRequest {
+  readonly action: string
+  readonly params?: Readonly<Record<string, unknown>> | undefined
+  readonly approvalToken?: string | undefined
+  readonly correlationId?: string | undefined
+}
+
+/**
+ * Makes a request (the seeds' `ActionRequest.of(name, params)`).
+ *
+ * @since 0.1.0
+ */
+export const make = (
+  action: string,
+  params: Readonly<Record<string, unknown>> = {},
+  options?: { readonly approvalToken?: string | undefined; readonly correlationId?: string | undefined }
+): ActionRequest => ({ action, params, ...options })

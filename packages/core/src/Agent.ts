@@ -1,0 +1,276 @@
+/**
+ * The agent (SPEC §5): roles, authority and services; it runs actions through
+ * the fixed pipeline of SPEC §9 and holds per-agent state — role state,
+ * circuit breakers, bulkheads, MCP connections — for the life of its scope.
+ *
+ * @since 0.1.0
+ */
+import { Clock, type Duration, Effect, Ref, type Scope } from "effect"
+import type * as Action from "./Action.ts"
+import {
+  type ActionError,
+  ActionNotFound,
+  isActionError,
+  type RetrievalFailure,
+  RoleDefinitionError
+} from "./ActionError.ts"
+import type { ActionRequest } from "./ActionRequest.ts"
+import type { ActionResponse } from "./ActionResponse.ts"
+import * as Approval from "./Approval.ts"
+import * as Authority from "./Authority.ts"
+import * as Contract from "./Contract.ts"
+import * as Conversion from "./Conversion.ts"
+import * as Guardrail from "./Guardrail.ts"
+import * as Hooks from "./Hooks.ts"
+import * as Executor from "./internal/executor.ts"
+import * as Knowledge from "./Knowledge.ts"
+import * as Resilience from "./Resilience.ts"
+import type * as Role from "./Role.ts"
+
+/**
+ * @since 0.1.0
+ */
+export const TypeId = "~@rolecraft/core/Agent"
+
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never
+
+/**
+ * The merged action record of several roles.
+ *
+ * @since 0.1.0
+ */
+export type ActionsOf<Roles extends ReadonlyArray<Role.Any>> = UnionToIntersection<Roles[number]["actions"]>
+
+/**
+ * An action name: a known one (completed by editors) or any string.
+ *
+ * @since 0.1.0
+ */
+export type Name<Actions> = (keyof Actions & string) | (string & {})
+
+/**
+ * The result type of calling `K`: the action's, or `unknown` for a name the
+ * types do not know.
+ *
+ * @since 0.1.0
+ */
+export type Result<Actions, K extends string> = K extends keyof Actions
+  ? Actions[K] extends Action.Any
+    ? Action.Success<Actions[K]>
+    : unknown
+  : unknown
+
+/**
+ * An agent. `R` is what its local actions' own effects require.
+ *
+ * @since 0.1.0
+ */
+export interface Agent<Actions = Record<string, Action.Any>, R = never> {
+  readonly [TypeId]: typeof TypeId
+  readonly id: string
+  readonly roles: ReadonlyArray<Role.Any>
+  /**
+   * Runs one action by name through the pipeline (SPEC §9). `params` are raw
+   * arguments (converted in step 4); `_approval_token` carries an approval
+   * token. Fails with one of the nine `ActionError`s or a
+   * `RetrievalFailure`; interruption stays interruption.
+   */
+  readonly executeAction: <const K extends Name<Actions>>(
+    name: K,
+    params?: Readonly<Record<string, unknown>>
+  ) => Effect.Effect<Result<Actions, K>, ActionError | RetrievalFailure, R>
+  /**
+   * Runs a request and reports success or the typed failure in an
+   * `ActionResponse`. Only a `RetrievalFailure` (and interruption) escape.
+   */
+  readonly execute: (request: ActionRequest) => Effect.Effect<ActionResponse, RetrievalFailure, R>
+}
+
+/**
+ * What `Agent.make` takes.
+ *
+ * - `id`: the agent's id (approval tokens and events are bound to it).
+ * - `roles`: its roles; bare action names must be unique across them.
+ * - `authority`: allow and deny lists (default: allow all).
+ *
+ * @since 0.1.0
+ */
+export interface Options<Roles extends ReadonlyArray<Role.Any>> {
+  readonly id: string
+  readonly roles: Roles
+  readonly authority?: Authority.Authority | undefined
+}
+
+interface Registered {
+  readonly name: string
+  readonly action: Action.Any
+  readonly role: Role.Any
+  readonly state: Ref.Ref<unknown>
+  readonly guards: Resilience.Guards
+  readonly attemptTimeout: Duration.Input | undefined
+}
+
+const defaultAttemptTimeout = (action: Action.Any): Duration.Input | undefined =>
+  action._tag === "local" ? undefined : (action.timeout ?? (action._tag === "webService" ? "30 seconds" : undefined))
+
+const register = (id: string, roles: ReadonlyArray<Role.Any>) =>
+  Effect.gen(function* () {
+    const registry = new Map<string, Registered>()
+    for (const role of roles) {
+      const state = yield* Ref.make<unknown>(role.state?.initial)
+      for (const entry of role.entries) {
+        const clash = registry.get(entry.name)
+        if (clash !== undefined) {
+          return yield* new RoleDefinitionError({
+            role: role.identity.name,
+            key: entry.name,
+            message:
+              `Agent ${id}: action ${entry.name} is declared by both role ${clash.role.identity.name} and role ` +
+              `${role.identity.name}. Bare action names must be unique across an agent's roles: rename one of them.`
+          })
+        }
+        registry.set(entry.name, {
+          name: entry.name,
+          action: entry.action,
+          role,
+          state,
+          guards: Resilience.noGuards,
+          attemptTimeout: defaultAttemptTimeout(entry.action)
+        })
+      }
+    }
+    return registry
+  })
+
+const toolOf = (
+  action: string,
+  params: Readonly<Record<string, unknown>>,
+  registry: ReadonlyMap<string, Registered>
+) => (registry.get(action)?.action._tag === "mcpTool" && typeof params.tool === "string" ? params.tool : undefined)
+
+/**
+ * Makes an agent for the life of the current scope.
+ *
+ * Fails with `RoleDefinitionError` when two roles declare the same action
+ * name. Needs a `Scope`; calls need the services the local actions require,
+ * and read Rolecraft's own services (`HttpClient`, `LanguageModel`,
+ * `McpClient`, `KnowledgeBase`, `ApprovalStore`) optionally.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Action, Agent, Role } from "@rolecraft/core"
+ *
+ * const travel = Role.make({
+ *   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
+ *   actions: {
+ *     nights: Action.local({
+ *       description: "Count the nights between two dates",
+ *       parameters: { checkIn: Schema.String, checkOut: Schema.String },
+ *       run: ({ checkIn, checkOut }) => (Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000
+ *     })
+ *   }
+ * })
+ *
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+ *   return yield* agent.executeAction("nights", { checkIn: "2026-11-02", checkOut: "2026-11-05" })
+ * }).pipe(Effect.scoped)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const make = <const Roles extends ReadonlyArray<Role.Any>>(
+  options: Options<Roles>
+): Effect.Effect<Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>, RoleDefinitionError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const id = options.id
+    const registry = yield* register(id, options.roles)
+    const authority = Authority.compile(options.authority)
+    const available = [...registry.keys()]
+
+    const resolve = (name: string): Effect.Effect<Registered, ActionNotFound> => {
+      const found = registry.get(name)
+      return found === undefined
+        ? Effect.fail(new ActionNotFound({ action: name, message: `No action named ${name}`, available }))
+        : Effect.succeed(found)
+    }
+
+    // The pipeline of SPEC §9, one step per line.
+    const pipeline = (name: string, rawParams: Readonly<Record<string, unknown>>, requestToken?: string) =>
+      Effect.gen(function* () {
+        const { params: raw, token } = Approval.strip(rawParams, requestToken)
+        yield* Authority.check(authority, name, toolOf(name, raw, registry)) // 1
+        const { action, role, state, guards, attemptTimeout } = yield* resolve(name)
+        const { policies } = action
+        yield* Approval.verify({ action: name, policy: policies.approval, token }) // 2
+        const hooked = yield* Hooks.before(role.hooks, name, raw) // 3
+        const guardrails = policies.guardrails ?? role.guardrails
+        const guarded = yield* Guardrail.checkInput(name, guardrails?.input, hooked)
+        const args = yield* Conversion.decode(action.parameters, guarded, { action: name }) // 4
+        yield* Contract.checkPre(name, policies.contract, args, yield* Ref.get(state)) // 5
+        const knowledge = yield* Knowledge.retrieve(name, policies.retrieval, args) // 6
+        const context = { agentId: id, role: role.identity.name, action: name, state, knowledge }
+        const result = yield* Resilience.run({
+          action: name,
+          policy: policies.resilience,
+          attemptTimeout,
+          guards,
+          attempt: Executor.execute({ name, action, args, context }),
+          fallback: fallbackOf(name, policies.fallback, args)
+        }) // 7
+        const output = yield* Guardrail.checkOutput(name, guardrails?.output, result) // 8
+        const after = yield* Ref.get(state)
+        yield* Contract.checkPost(name, policies.contract, output, args, after, role.state?.invariants) // 9
+        yield* Hooks.after(role.hooks, name, args, output) // 10
+        return output
+      }).pipe(
+        Effect.withSpan("Rolecraft.executeAction", {
+          attributes: { "rolecraft.agent": id, "rolecraft.action": name, ...spanAttributes(registry.get(name)) }
+        }),
+        Effect.tapError((error) =>
+          isActionError(error) ? Effect.annotateCurrentSpan("rolecraft.category", error.category) : Effect.void
+        )
+      )
+
+    const executeAction = (name: string, params: Readonly<Record<string, unknown>> = {}) => pipeline(name, params)
+
+    const execute = (request: ActionRequest): Effect.Effect<ActionResponse, RetrievalFailure, any> =>
+      Effect.gen(function* () {
+        const start = yield* Clock.currentTimeMillis
+        const outcome = yield* Effect.result(pipeline(request.action, request.params ?? {}, request.approvalToken))
+        const durationMs = (yield* Clock.currentTimeMillis) - start
+        const common = {
+          action: request.action,
+          durationMs,
+          ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId })
+        }
+        if (outcome._tag === "Success") {
+          return { ...common, success: true, value: outcome.success, error: undefined } as const
+        }
+        const error = outcome.failure
+        if (error._tag === "RetrievalFailure") return yield* Effect.fail(error)
+        return { ...common, success: false, value: undefined, error } as const
+      })
+
+    const agent: Agent<Record<string, Action.Any>, any> = {
+      [TypeId]: TypeId,
+      id,
+      roles: options.roles,
+      executeAction: executeAction as Agent<Record<string, Action.Any>, any>["executeAction"],
+      execute
+    }
+    return agent as unknown as Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>
+  })
+
+const spanAttributes = (registered: Registered | undefined): Record<string, string> =>
+  registered === undefined
+    ? {}
+    : { "rolecraft.role": registered.role.identity.name, "rolecraft.type": registered.action._tag }
+
+const fallbackOf = (
+  name: string,
+  fallback: Action.Fallback | undefined,
+  args: Readonly<Record<string, unknown>>
+): ((error: ActionError) => Effect.Effect<unknown, ActionError, any>) | undefined =>
+  fallback === undefined ? undefined : (error) => Resilience.fromReturned(name, "fallback", () => fallback(args, error))

@@ -1,0 +1,62 @@
+/**
+ * The executors of the run step, one per action type, and the result mapper
+ * that runs with them as one unit (SPEC §3, §9 step 7).
+ */
+import { Effect } from "effect"
+import type * as Action from "../Action.ts"
+import { type ActionError, ValidationError } from "../ActionError.ts"
+import * as ActionResult from "../ActionResult.ts"
+import * as Resilience from "../Resilience.ts"
+
+/**
+ * What an executor gets for one attempt.
+ */
+export interface Attempt {
+  readonly name: string
+  readonly action: Action.Any
+  readonly args: Readonly<Record<string, unknown>>
+  readonly context: Omit<Action.Context, "signal">
+}
+
+const unavailable = (name: string, type: Action.Type): Effect.Effect<never, ValidationError> =>
+  Effect.fail(
+    new ValidationError({
+      action: name,
+      message: `${name}: no executor for ${type} actions is available in this version of Rolecraft`,
+      issues: [{ path: "", message: `the ${type} executor is missing` }]
+    })
+  )
+
+const runLocal = (attempt: Attempt, action: Action.Local<any, any, any>): Effect.Effect<unknown, ActionError, any> =>
+  Resilience.fromReturned(attempt.name, "run", (signal) => action.run(attempt.args, { ...attempt.context, signal }))
+
+const mapped = (
+  attempt: Attempt,
+  mapResult: Action.MapResult | undefined,
+  raw: Effect.Effect<unknown, ActionError, any>
+): Effect.Effect<unknown, ActionError, any> =>
+  mapResult === undefined
+    ? raw
+    : Effect.flatMap(raw, (value) =>
+        Effect.map(
+          Resilience.fromReturned(attempt.name, "mapResult", () =>
+            mapResult(ActionResult.make(value, { action: attempt.name }), attempt.args)
+          ),
+          (out) => (ActionResult.isActionResult(out) ? out.value : out)
+        )
+      )
+
+/**
+ * One attempt of the run step: the action's executor, then its result mapper.
+ */
+export const execute = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> => {
+  const action = attempt.action
+  switch (action._tag) {
+    case "local":
+      return runLocal(attempt, action)
+    case "webService":
+    case "llm":
+    case "mcpTool":
+      return mapped(attempt, action.mapResult, unavailable(attempt.name, action._tag))
+  }
+}

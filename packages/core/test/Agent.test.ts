@@ -1,0 +1,200 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Exit, Fiber, Layer, Ref, Schema } from "effect"
+import { TestClock } from "effect/testing"
+import * as Action from "../src/Action.ts"
+import { ExecutionFailure, RoleDefinitionError, TransientFailure, ValidationError } from "../src/ActionError.ts"
+import * as Agent from "../src/Agent.ts"
+import * as Capability from "../src/Capability.ts"
+import * as Role from "../src/Role.ts"
+
+const identity = (name: string) => ({ name, goal: "goal", domain: "domain" })
+
+const nights = Action.local({
+  description: "Count the nights between two dates",
+  parameters: { checkIn: Schema.String, checkOut: Schema.String },
+  run: ({ checkIn, checkOut }) => Math.round((Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000)
+})
+
+const travel = Role.make({ identity: identity("travel"), actions: { nights } })
+
+describe("Agent", () => {
+  it.effect("runs a local action with converted arguments", () =>
+    Effect.gen(function* () {
+      const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+      const result: number = yield* agent.executeAction("nights", { checkIn: "2026-11-02", checkOut: "2026-11-05" })
+      assert.strictEqual(result, 3)
+    })
+  )
+
+  it.effect("an unknown action is NOT_FOUND with the names available; denied by authority it is AUTHORITY", () =>
+    Effect.gen(function* () {
+      const open = yield* Agent.make({ id: "a", roles: [travel] })
+      const missing = yield* Effect.flip(open.executeAction("book", {}))
+      assert.strictEqual(missing._tag, "ActionNotFound")
+      assert.deepStrictEqual(missing._tag === "ActionNotFound" && missing.available, ["nights"])
+      const restricted = yield* Agent.make({ id: "b", roles: [travel], authority: { allow: ["nights"] } })
+      const denied = yield* Effect.flip(restricted.executeAction("book", {}))
+      assert.strictEqual(denied._tag, "Unauthorized")
+      const allowedButMissing = yield* Agent.make({ id: "c", roles: [travel], authority: { allow: ["*"] } })
+      assert.strictEqual((yield* Effect.flip(allowedButMissing.executeAction("book", {})))._tag, "ActionNotFound")
+    })
+  )
+
+  it.effect("deny wins over allow, and globs match action names", () =>
+    Effect.gen(function* () {
+      const agent = yield* Agent.make({ id: "a", roles: [travel], authority: { allow: ["*"], deny: ["nig*"] } })
+      const error = yield* Effect.flip(agent.executeAction("nights", { checkIn: "2026-11-02", checkOut: "2026-11-05" }))
+      assert.strictEqual(error._tag, "Unauthorized")
+    })
+  )
+
+  it.effect("missing, extra and unconvertible arguments", () =>
+    Effect.gen(function* () {
+      const agent = yield* Agent.make({ id: "a", roles: [travel] })
+      const missing = yield* Effect.flip(agent.executeAction("nights", { checkIn: "2026-11-02" }))
+      assert.strictEqual(missing._tag, "ValidationError")
+      assert.deepStrictEqual(missing._tag === "ValidationError" && missing.issues.map((i) => i.path), ["checkOut"])
+      const extra = yield* agent.executeAction("nights", { checkIn: "2026-11-02", checkOut: "2026-11-04", foo: 1 })
+      assert.strictEqual(extra, 2)
+      const bad = yield* Effect.flip(agent.executeAction("nights", { checkIn: 5, checkOut: { a: 1 } }))
+      assert.deepStrictEqual(bad._tag === "ValidationError" && bad.issues.map((i) => i.path).sort(), [
+        "checkIn",
+        "checkOut"
+      ])
+    })
+  )
+
+  it.effect("a body that throws, rejects or dies is EXECUTION; an ActionError passes through", () =>
+    Effect.gen(function* () {
+      const boom = (run: () => unknown) => Action.local({ description: "boom", parameters: {}, run })
+      const role = Role.make({
+        identity: identity("faults"),
+        actions: {
+          throws: boom(() => {
+            throw new Error("thrown")
+          }),
+          rejects: boom(() => Promise.reject(new Error("rejected"))),
+          dies: boom(() => Effect.die(new Error("died"))),
+          fails: boom(() => Effect.fail("plain failure")),
+          typed: boom(() => Effect.fail(new TransientFailure({ action: "typed", message: "try later", status: 503 })))
+        }
+      })
+      const agent = yield* Agent.make({ id: "a", roles: [role] })
+      for (const [name, message] of [
+        ["throws", "thrown"],
+        ["rejects", "rejected"],
+        ["dies", "died"],
+        ["fails", "plain failure"]
+      ] as const) {
+        const error = yield* Effect.flip(agent.executeAction(name))
+        assert.instanceOf(error, ExecutionFailure)
+        assert.include(error.message, message)
+      }
+      const typed = yield* Effect.flip(agent.executeAction("typed"))
+      assert.instanceOf(typed, TransientFailure)
+      assert.strictEqual(typed._tag === "TransientFailure" && typed.status, 503)
+    })
+  )
+
+  it.effect("execute reports failures in the ActionResponse", () =>
+    Effect.gen(function* () {
+      const agent = yield* Agent.make({ id: "a", roles: [travel] })
+      const ok = yield* agent.execute({ action: "nights", params: { checkIn: "2026-11-02", checkOut: "2026-11-05" } })
+      assert.deepStrictEqual([ok.success, ok.value, ok.error], [true, 3, undefined])
+      const failed = yield* agent.execute({ action: "nights", params: { checkIn: "2026-11-02" }, correlationId: "c-1" })
+      assert.strictEqual(failed.success, false)
+      assert.strictEqual(failed.error?._tag, "ValidationError")
+      assert.strictEqual(failed.correlationId, "c-1")
+      assert.isAtLeast(failed.durationMs, 0)
+    })
+  )
+
+  it.effect("bare action names must be unique across roles", () =>
+    Effect.gen(function* () {
+      const other = Role.make({ identity: identity("other"), actions: { nights } })
+      const error = yield* Effect.flip(Agent.make({ id: "a", roles: [travel, other] }))
+      assert.instanceOf(error, RoleDefinitionError)
+      assert.match(error.message, /travel and role other/)
+    })
+  )
+
+  it.effect("a dispatched action with no executor yet fails with VALIDATION naming it, so a fallback runs", () =>
+    Effect.gen(function* () {
+      const summarize = Action.llm({ description: "Summarise", parameters: { text: Schema.String } })
+      const role = Role.make({
+        identity: identity("assistant"),
+        capabilities: [Capability.make("Summarizer", { summarize })],
+        actions: { safe: summarize.pipe(Action.fallback(({ text }: { readonly text: string }) => text.slice(0, 3))) }
+      })
+      const agent = yield* Agent.make({ id: "a", roles: [role] })
+      const error = yield* Effect.flip(agent.executeAction("summarize", { text: "hello" }))
+      assert.instanceOf(error, ValidationError)
+      assert.match(error.message, /llm/)
+      assert.strictEqual(yield* agent.executeAction("safe", { text: "hello" }), "hel")
+    })
+  )
+
+  it.effect("local actions' own requirements are carried through the types", () =>
+    Effect.gen(function* () {
+      class Rates extends Context.Service<Rates, { readonly eurToUsd: number }>()("test/Rates") {}
+      const convert = Action.local({
+        description: "EUR to USD",
+        parameters: { amount: Schema.Number },
+        run: ({ amount }) => Rates.useSync((rates) => amount * rates.eurToUsd)
+      })
+      const agent = yield* Agent.make({
+        id: "a",
+        roles: [Role.make({ identity: identity("fx"), actions: { convert } })]
+      })
+      const call: Effect.Effect<number, unknown, Rates> = agent.executeAction("convert", { amount: "10" })
+      const usd = yield* Effect.provide(call, Layer.succeed(Rates, { eurToUsd: 1.5 }))
+      assert.strictEqual(usd, 15)
+    })
+  )
+
+  it.effect("role state is a per-agent Ref reachable from local actions", () =>
+    Effect.gen(function* () {
+      const counter = Role.make({
+        identity: identity("counter"),
+        state: { initial: { count: 0 } },
+        actions: {
+          increment: Action.local({
+            description: "Increment",
+            parameters: {},
+            run: (_, context: Action.Context<{ readonly count: number }>) =>
+              Ref.updateAndGet(context.state, (s) => ({ count: s.count + 1 }))
+          })
+        }
+      })
+      const first = yield* Agent.make({ id: "one", roles: [counter] })
+      const second = yield* Agent.make({ id: "two", roles: [counter] })
+      yield* first.executeAction("increment")
+      assert.deepStrictEqual(yield* first.executeAction("increment"), { count: 2 })
+      assert.deepStrictEqual(yield* second.executeAction("increment"), { count: 1 })
+    })
+  )
+
+  it.effect("interrupting a call mid-retry leaves nothing running and gives no category", () =>
+    Effect.gen(function* () {
+      const attempts = yield* Ref.make(0)
+      const flaky = Action.local({
+        description: "always transient",
+        parameters: {},
+        run: () =>
+          Effect.gen(function* () {
+            yield* Ref.update(attempts, (n) => n + 1)
+            return yield* new TransientFailure({ action: "flaky", message: "busy" })
+          })
+      }).pipe(Action.resilience({ retry: { maxAttempts: 5, jitter: false } }))
+      const agent = yield* Agent.make({ id: "a", roles: [Role.make({ identity: identity("r"), actions: { flaky } })] })
+      const fiber = yield* Effect.forkChild(agent.executeAction("flaky"))
+      yield* TestClock.adjust("1500 millis")
+      assert.strictEqual(yield* Ref.get(attempts), 2)
+      yield* Fiber.interrupt(fiber)
+      const exit = yield* Effect.exit(Fiber.join(fiber))
+      assert.isTrue(Exit.isFailure(exit) && Exit.hasInterrupts(exit))
+      yield* TestClock.adjust("1 minute")
+      assert.strictEqual(yield* Ref.get(attempts), 2)
+    })
+  )
+})

@@ -1,0 +1,226 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Duration, Effect, Fiber, Ref, Schema } from "effect"
+import { TestClock } from "effect/testing"
+import * as Action from "../src/Action.ts"
+import {
+  type ActionError,
+  ExecutionFailure,
+  type Timeout,
+  TransientFailure,
+  ValidationError
+} from "../src/ActionError.ts"
+import * as Agent from "../src/Agent.ts"
+import * as Resilience from "../src/Resilience.ts"
+import * as Role from "../src/Role.ts"
+
+/** An attempt that records the (TestClock) time of each try and fails with the errors given, then succeeds. */
+const scripted = (errors: ReadonlyArray<ActionError>) =>
+  Effect.gen(function* () {
+    const times = yield* Ref.make<ReadonlyArray<number>>([])
+    const attempt = Effect.gen(function* () {
+      const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+      const done = yield* Ref.modify(times, (ts) => [ts.length, [...ts, now]] as const)
+      const error = errors[done]
+      if (error !== undefined) return yield* Effect.fail(error)
+      return "ok"
+    })
+    return { times, attempt }
+  })
+
+const transient = (fields: Partial<ConstructorParameters<typeof TransientFailure>[0]> = {}) =>
+  new TransientFailure({ action: "a", message: "busy", ...fields })
+
+const run = (policy: Resilience.Policy, attempt: Effect.Effect<string, ActionError>) =>
+  Resilience.run({ action: "a", policy, attemptTimeout: undefined, guards: Resilience.noGuards, attempt })
+
+describe("Resilience", () => {
+  it.effect("retries with exponential backoff (1 s, ×2) and gives up after maxAttempts retries", () =>
+    Effect.gen(function* () {
+      const errors = Array.from({ length: 10 }, () => transient())
+      const { times, attempt } = yield* scripted(errors)
+      const fiber = yield* Effect.forkChild(run({ retry: { maxAttempts: 3, jitter: false } }, attempt))
+      yield* TestClock.adjust("1 minute")
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      assert.strictEqual(error, errors[3])
+      assert.deepStrictEqual(yield* Ref.get(times), [0, 1000, 3000, 7000])
+    })
+  )
+
+  it.effect("caps each delay at maxDelay", () =>
+    Effect.gen(function* () {
+      const { times, attempt } = yield* scripted(Array.from({ length: 4 }, () => transient()))
+      const fiber = yield* Effect.forkChild(
+        run({ retry: { maxAttempts: 4, jitter: false, initialDelay: "1 second", maxDelay: "1500 millis" } }, attempt)
+      )
+      yield* TestClock.adjust("1 minute")
+      assert.strictEqual(yield* Fiber.join(fiber), "ok")
+      assert.deepStrictEqual(yield* Ref.get(times), [0, 1000, 2500, 4000, 5500])
+    })
+  )
+
+  it.effect("jitter keeps each delay within 0.8–1.2 of the backoff and under the cap", () =>
+    Effect.gen(function* () {
+      const { times, attempt } = yield* scripted(Array.from({ length: 5 }, () => transient()))
+      const fiber = yield* Effect.forkChild(run({ retry: { maxAttempts: 5, maxDelay: "3 seconds" } }, attempt))
+      yield* TestClock.adjust("1 minute")
+      assert.strictEqual(yield* Fiber.join(fiber), "ok")
+      const ts = yield* Ref.get(times)
+      const delays = ts.slice(1).map((t, i) => t - ts[i]!)
+      const bases = [1000, 2000, 3000, 3000, 3000]
+      delays.forEach((delay, i) => {
+        assert.isAtLeast(delay, bases[i]! * 0.8)
+        assert.isAtMost(delay, Math.min(3000, bases[i]! * 1.2))
+      })
+    })
+  )
+
+  it.effect("honours retryAfter in place of the backoff; 0 retries at once", () =>
+    Effect.gen(function* () {
+      const { times, attempt } = yield* scripted([
+        transient({ retryAfter: Duration.seconds(5) }),
+        transient({ retryAfter: Duration.zero })
+      ])
+      const fiber = yield* Effect.forkChild(run({ retry: { maxAttempts: 3, jitter: false } }, attempt))
+      yield* TestClock.adjust("1 minute")
+      assert.strictEqual(yield* Fiber.join(fiber), "ok")
+      assert.deepStrictEqual(yield* Ref.get(times), [0, 5000, 5000])
+    })
+  )
+
+  it.effect("a retryAfter past the cap or past the deadline fails now instead of sleeping", () =>
+    Effect.gen(function* () {
+      const tooLong = transient({ retryAfter: Duration.seconds(600), status: 429 })
+      const capped = yield* scripted([tooLong])
+      const error = yield* Effect.flip(run({ retry: { maxAttempts: 3 } }, capped.attempt))
+      assert.strictEqual(error, tooLong)
+      assert.deepStrictEqual(yield* Ref.get(capped.times), [0])
+
+      const pastDeadline = transient({ retryAfter: Duration.seconds(20) })
+      const bounded = yield* scripted([pastDeadline])
+      const fiber = yield* Effect.forkChild(run({ retry: { maxAttempts: 3 }, timeout: "10 seconds" }, bounded.attempt))
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* Effect.flip(Fiber.join(fiber)), pastDeadline)
+      assert.deepStrictEqual(yield* Ref.get(bounded.times), [0])
+    })
+  )
+
+  it.effect("only retryable errors are retried unless retryOn says so; noRetryOn wins", () =>
+    Effect.gen(function* () {
+      const permanent = new ExecutionFailure({ action: "a", message: "no" })
+      const cases: ReadonlyArray<[Resilience.RetryPolicy, ActionError, number]> = [
+        [{ maxAttempts: 2, jitter: false }, permanent, 1],
+        [{ maxAttempts: 2, jitter: false, retryOn: ["EXECUTION"] }, permanent, 3],
+        [{ maxAttempts: 2, jitter: false, retryOn: ["EXECUTION"], noRetryOn: ["EXECUTION"] }, permanent, 1],
+        [{ maxAttempts: 2, jitter: false, noRetryOn: ["TRANSIENT"] }, transient(), 1],
+        [
+          { maxAttempts: 2, jitter: false, retryOn: ["TRANSIENT"] },
+          transient({ outcomeUnknown: true, retryable: false }),
+          1
+        ],
+        [{ maxAttempts: 2, jitter: false }, transient({ outcomeUnknown: true, retryable: true }), 3]
+      ]
+      for (const [retry, error, expected] of cases) {
+        const { times, attempt } = yield* scripted([error, error, error])
+        const fiber = yield* Effect.forkChild(run({ retry }, attempt))
+        yield* TestClock.adjust("1 minute")
+        yield* Effect.flip(Fiber.join(fiber))
+        assert.strictEqual((yield* Ref.get(times)).length, expected, JSON.stringify(retry))
+      }
+    })
+  )
+
+  it.effect("an attempt timeout is a retryable TIMEOUT; the deadline bounds the whole step", () =>
+    Effect.gen(function* () {
+      const tries = yield* Ref.make(0)
+      const slow = Effect.andThen(
+        Ref.update(tries, (n) => n + 1),
+        Effect.sleep("10 seconds").pipe(Effect.as("late"))
+      )
+      const fiber = yield* Effect.forkChild(
+        run({ attemptTimeout: "2 seconds", retry: { maxAttempts: 1, jitter: false } }, slow)
+      )
+      yield* TestClock.adjust("1 minute")
+      const error = (yield* Effect.flip(Fiber.join(fiber))) as Timeout
+      assert.strictEqual(error._tag, "Timeout")
+      assert.strictEqual(Duration.toMillis(error.after), 2000)
+      assert.strictEqual(yield* Ref.get(tries), 2)
+
+      const deadline = yield* Effect.forkChild(
+        run({ attemptTimeout: "2 seconds", timeout: "5 seconds", retry: { maxAttempts: 10, jitter: false } }, slow)
+      )
+      yield* TestClock.adjust("5 seconds")
+      const late = (yield* Effect.flip(Fiber.join(deadline))) as Timeout
+      assert.strictEqual(Duration.toMillis(late.after), 5000)
+      assert.isFalse(late.retryable)
+    })
+  )
+
+  it.live("interrupting a running body aborts its signal", () =>
+    Effect.gen(function* () {
+      let aborted = false
+      const body = Resilience.fromReturned("a", "run", (signal) => {
+        signal.addEventListener("abort", () => {
+          aborted = true
+        })
+        return new Promise(() => {})
+      })
+      const fiber = yield* Effect.forkChild(body)
+      yield* Effect.sleep("10 millis")
+      yield* Fiber.interrupt(fiber)
+      assert.isTrue(aborted)
+    })
+  )
+})
+
+describe("fallback", () => {
+  const identity = { name: "r", goal: "g", domain: "d" }
+  const failing = (message: string) =>
+    Action.local({
+      description: "fails",
+      parameters: { city: Schema.String },
+      run: () => Effect.fail(new TransientFailure({ action: "x", message }))
+    })
+
+  it.effect("runs for failures of the run step and returns its value", () =>
+    Effect.gen(function* () {
+      const forecast = failing("down").pipe(
+        Action.fallback(({ city }: { readonly city: string }, error) => `${city}: n/a (${error.category})`)
+      )
+      const agent = yield* Agent.make({ id: "a", roles: [Role.make({ identity, actions: { forecast } })] })
+      assert.strictEqual(yield* agent.executeAction("forecast", { city: "Oslo" }), "Oslo: n/a (TRANSIENT)")
+    })
+  )
+
+  it.effect("does not run for failures of other steps", () =>
+    Effect.gen(function* () {
+      let ran = false
+      const forecast = failing("down").pipe(
+        Action.fallback(() => {
+          ran = true
+          return "fallback"
+        })
+      )
+      const agent = yield* Agent.make({ id: "a", roles: [Role.make({ identity, actions: { forecast } })] })
+      const error = yield* Effect.flip(agent.executeAction("forecast", { city: 42 }))
+      assert.instanceOf(error, ValidationError)
+      assert.isFalse(ran)
+    })
+  )
+
+  it.effect("a fallback that fails is EXECUTION carrying both causes", () =>
+    Effect.gen(function* () {
+      const forecast = failing("primary down").pipe(Action.fallback(() => Promise.reject(new Error("fallback down"))))
+      const agent = yield* Agent.make({ id: "a", roles: [Role.make({ identity, actions: { forecast } })] })
+      const error = yield* Effect.flip(agent.executeAction("forecast", { city: "Oslo" }))
+      assert.instanceOf(error, ExecutionFailure)
+      assert.include(error.message, "fallback down")
+      assert.include(error.message, "primary down")
+      const cause = error.cause as AggregateError
+      assert.instanceOf(cause, AggregateError)
+      assert.deepStrictEqual(
+        cause.errors.map((e: ActionError) => e._tag),
+        ["TransientFailure", "ExecutionFailure"]
+      )
+    })
+  )
+})
