@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, type Duration, Effect, Ref, type Scope } from "effect"
+import { Clock, type Duration, Effect, Ref, Result, type Scope } from "effect"
 import type * as Action from "./Action.ts"
 import {
   type ActionError,
@@ -25,6 +25,7 @@ import * as Hooks from "./Hooks.ts"
 import * as Executor from "./internal/executor.ts"
 import * as Knowledge from "./Knowledge.ts"
 import * as Resilience from "./Resilience.ts"
+import * as Tool from "./Tool.ts"
 import type * as Role from "./Role.ts"
 
 /**
@@ -54,7 +55,7 @@ export type Name<Actions> = (keyof Actions & string) | (string & {})
  *
  * @since 0.1.0
  */
-export type Result<Actions, K extends string> = K extends keyof Actions
+export type ResultOf<Actions, K extends string> = K extends keyof Actions
   ? Actions[K] extends Action.Any
     ? Action.Success<Actions[K]>
     : unknown
@@ -78,7 +79,7 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
   readonly executeAction: <const K extends Name<Actions>>(
     name: K,
     params?: Readonly<Record<string, unknown>>
-  ) => Effect.Effect<Result<Actions, K>, ActionError | RetrievalFailure, R>
+  ) => Effect.Effect<ResultOf<Actions, K>, ActionError | RetrievalFailure, R>
   /**
    * Runs a request and reports success or the typed failure in an
    * `ActionResponse`. Only a `RetrievalFailure` (and interruption) escape.
@@ -128,6 +129,19 @@ const register = (id: string, roles: ReadonlyArray<Role.Any>) =>
               `Agent ${id}: action ${entry.name} is declared by both role ${clash.role.identity.name} and role ` +
               `${role.identity.name}. Bare action names must be unique across an agent's roles: rename one of them.`
           })
+        }
+        if (entry.action._tag !== "mcpTool" && entry.action.policies.excludeFromModel !== true) {
+          const projected = Tool.jsonSchema(entry.action.parameters)
+          if (Result.isFailure(projected)) {
+            return yield* new RoleDefinitionError({
+              role: role.identity.name,
+              key: entry.name,
+              message:
+                `Role ${role.identity.name}: the parameters of action ${entry.name} cannot be offered to a model: ` +
+                `${projected.failure.message}${projected.failure.path === "" ? "" : ` (at ${projected.failure.path})`}. ` +
+                `Make the schema non-recursive, or mark the action with Action.excludeFromModel.`
+            })
+          }
         }
         registry.set(entry.name, {
           name: entry.name,
@@ -188,6 +202,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const registry = yield* register(id, options.roles)
     const authority = Authority.compile(options.authority)
     const available = [...registry.keys()]
+    const runtime: Executor.AgentRuntime = { id }
 
     const resolve = (name: string): Effect.Effect<Registered, ActionNotFound> => {
       const found = registry.get(name)
@@ -216,7 +231,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
           policy: policies.resilience,
           attemptTimeout,
           guards,
-          attempt: Executor.execute({ name, action, args, context }),
+          attempt: Executor.execute({ name, action, args, context, agent: runtime }),
           fallback: fallbackOf(name, policies.fallback, args)
         }) // 7
         const output = yield* Guardrail.checkOutput(name, guardrails?.output, result) // 8

@@ -198,3 +198,35 @@ describe("Agent", () => {
     })
   )
 })
+
+describe("Agent registration", () => {
+  interface Tree {
+    readonly label: string
+    readonly children: ReadonlyArray<Tree>
+  }
+  const Tree: Schema.Codec<Tree> = Schema.Struct({
+    label: Schema.String,
+    children: Schema.Array(Schema.suspend(() => Tree))
+  })
+
+  it.effect(
+    "an action whose parameters cannot be offered to a model fails at registration, naming role, key and path",
+    () =>
+      Effect.gen(function* () {
+        const walk = Action.local({
+          description: "Walk a tree",
+          parameters: { tree: Tree },
+          run: ({ tree }) => tree.label
+        })
+        const role = Role.make({ identity: identity("trees"), actions: { walk } })
+        const error = yield* Effect.flip(Agent.make({ id: "a", roles: [role] }))
+        assert.instanceOf(error, RoleDefinitionError)
+        assert.strictEqual(error.key, "walk")
+        assert.match(error.message, /Role trees: the parameters of action walk cannot be offered to a model/)
+        assert.match(error.message, /properties\.tree/)
+        const hidden = Role.make({ identity: identity("trees"), actions: { walk: walk.pipe(Action.excludeFromModel) } })
+        const agent = yield* Agent.make({ id: "a", roles: [hidden] })
+        assert.strictEqual(yield* agent.executeAction("walk", { tree: { label: "root", children: [] } }), "root")
+      })
+  )
+})

@@ -1,6 +1,7 @@
 /**
  * The executors of the run step, one per action type, and the result mapper
- * that runs with them as one unit (SPEC §3, §9 step 7).
+ * that runs with them as one unit (SPEC §3, §9 step 7). Each dispatched type's
+ * executor lives in its own module.
  */
 import { Effect } from "effect"
 import type * as Action from "../Action.ts"
@@ -9,16 +10,27 @@ import * as ActionResult from "../ActionResult.ts"
 import * as Resilience from "../Resilience.ts"
 
 /**
- * What an executor gets for one attempt.
+ * What the agent holds for the executors: its id and per-agent resources.
  */
-export interface Attempt {
-  readonly name: string
-  readonly action: Action.Any
-  readonly args: Readonly<Record<string, unknown>>
-  readonly context: Omit<Action.Context, "signal">
+export interface AgentRuntime {
+  readonly id: string
 }
 
-const unavailable = (name: string, type: Action.Type): Effect.Effect<never, ValidationError> =>
+/**
+ * What an executor gets for one attempt.
+ */
+export interface Attempt<X extends Action.Any = Action.Any> {
+  readonly name: string
+  readonly action: X
+  readonly args: Readonly<Record<string, unknown>>
+  readonly context: Omit<Action.Context, "signal">
+  readonly agent: AgentRuntime
+}
+
+/**
+ * The VALIDATION failure of a dispatched type whose executor is missing.
+ */
+export const unavailable = (name: string, type: Action.Type): Effect.Effect<never, ValidationError> =>
   Effect.fail(
     new ValidationError({
       action: name,
@@ -27,8 +39,10 @@ const unavailable = (name: string, type: Action.Type): Effect.Effect<never, Vali
     })
   )
 
-const runLocal = (attempt: Attempt, action: Action.Local<any, any, any>): Effect.Effect<unknown, ActionError, any> =>
-  Resilience.fromReturned(attempt.name, "run", (signal) => action.run(attempt.args, { ...attempt.context, signal }))
+const runLocal = (attempt: Attempt<Action.Local<any, any, any>>): Effect.Effect<unknown, ActionError, any> =>
+  Resilience.fromReturned(attempt.name, "run", (signal) =>
+    attempt.action.run(attempt.args, { ...attempt.context, signal })
+  )
 
 const mapped = (
   attempt: Attempt,
@@ -53,9 +67,11 @@ export const execute = (attempt: Attempt): Effect.Effect<unknown, ActionError, a
   const action = attempt.action
   switch (action._tag) {
     case "local":
-      return runLocal(attempt, action)
+      return runLocal({ ...attempt, action })
     case "webService":
+      return mapped(attempt, action.mapResult, unavailable(attempt.name, action._tag))
     case "llm":
+      return mapped(attempt, action.mapResult, unavailable(attempt.name, action._tag))
     case "mcpTool":
       return mapped(attempt, action.mapResult, unavailable(attempt.name, action._tag))
   }

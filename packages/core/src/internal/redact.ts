@@ -1,0 +1,64 @@
+/**
+ * Secrets never appear in errors, events, spans or logs. Executors read a
+ * secret as an Effect `Redacted` through `Config`, and pass every error they
+ * raise through `scrub`, which replaces each secret's text (and its base64 and
+ * URL-encoded forms) wherever it appears.
+ */
+import { Redacted } from "effect"
+import { type ActionError, isActionError } from "../ActionError.ts"
+
+const marker = "[REDACTED]"
+
+const forms = (secret: string): ReadonlyArray<string> => {
+  if (secret.length === 0) return []
+  const all = new Set([secret, encodeURIComponent(secret), Buffer.from(secret).toString("base64")])
+  return [...all].filter((form) => form.length > 0)
+}
+
+/**
+ * Replaces every form of every secret in a text.
+ */
+export const text = (value: string, secrets: ReadonlyArray<Redacted.Redacted<string>>): string => {
+  let out = value
+  for (const secret of secrets) {
+    for (const form of forms(Redacted.value(secret))) out = out.split(form).join(marker)
+  }
+  return out
+}
+
+/**
+ * Replaces secrets in any string inside a JSON-like value (for events and
+ * span attributes).
+ */
+export const value = (input: unknown, secrets: ReadonlyArray<Redacted.Redacted<string>>): unknown => {
+  if (secrets.length === 0) return input
+  if (typeof input === "string") return text(input, secrets)
+  if (Array.isArray(input)) return input.map((item) => value(item, secrets))
+  if (typeof input === "object" && input !== null && Object.getPrototypeOf(input) === Object.prototype) {
+    return Object.fromEntries(Object.entries(input).map(([k, v]) => [k, value(v, secrets)]))
+  }
+  return input
+}
+
+/**
+ * An action error with every secret removed from its message, excerpt and
+ * issues. Its `cause` is dropped when it mentions a secret, since a cause is
+ * an arbitrary object that cannot be rewritten safely.
+ */
+export const scrub = <E extends ActionError>(error: E, secrets: ReadonlyArray<Redacted.Redacted<string>>): E => {
+  if (secrets.length === 0 || !isActionError(error)) return error
+  const fields: Record<string, unknown> = {}
+  for (const [key, field] of Object.entries(error)) fields[key] = field
+  fields.message = text(error.message, secrets)
+  if ("excerpt" in error && typeof error.excerpt === "string") fields.excerpt = text(error.excerpt, secrets)
+  if ("issues" in error) fields.issues = value(error.issues, secrets)
+  if (error.cause !== undefined) {
+    const shown =
+      error.cause instanceof Error ? `${error.cause.message}\n${error.cause.stack ?? ""}` : String(error.cause)
+    if (text(shown, secrets) === shown) fields.cause = error.cause
+    else delete fields.cause
+  }
+  delete fields._tag
+  const Constructor = error.constructor as new (fields: Record<string, unknown>) => E
+  return new Constructor(fields)
+}
