@@ -159,8 +159,11 @@ export const schedule = (
   const delayOf = (attempt: number, error: ActionError): Effect.Effect<number> => {
     const requested = retryAfterOf(error)
     if (requested !== undefined) return Effect.succeed(requested)
-    const base = Math.min(cap, initial * factor ** (attempt - 1))
-    return jitter ? Effect.map(Random.next, (r) => Math.min(cap, base * (0.8 + 0.4 * r))) : Effect.succeed(base)
+    const base = Math.min(cap, Math.round(initial * factor ** (attempt - 1)))
+    // Whole milliseconds: fractional delays drift past the cap on the clock.
+    return jitter
+      ? Effect.map(Random.next, (r) => Math.min(cap, Math.round(base * (0.8 + 0.4 * r))))
+      : Effect.succeed(base)
   }
   return Schedule.forever.pipe(
     Schedule.setInputType<ActionError>(),
