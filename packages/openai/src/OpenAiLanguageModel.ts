@@ -167,6 +167,7 @@ export const responseOf = (
 
 const DIGITS = /^\d+$/
 const MILLIS = /^\d+(?:\.\d+)?$/
+const HTTP_DATE = /^[A-Za-z]{3}.*\b\d{1,2}:\d{2}:\d{2}\b/
 
 /**
  * The wait a 429 (or 503) asks for: `retry-after-ms` (milliseconds), else
@@ -182,6 +183,9 @@ export const retryAfter = (headers: Headers | undefined, nowMs: number): Duratio
   const value = headers?.get("retry-after")?.trim()
   if (value === undefined || value.length === 0) return undefined
   if (DIGITS.test(value)) return Duration.seconds(Number(value))
+  // `Date.parse` accepts far more than HTTP dates ("-5", "1.5"): require a
+  // day or month name and a time of day, as all three HTTP-date forms have.
+  if (!HTTP_DATE.test(value)) return undefined
   const date = Date.parse(value)
   return Number.isFinite(date) ? Duration.millis(Math.max(0, date - nowMs)) : undefined
 }
