@@ -119,9 +119,15 @@ export const requestBody = (request: LanguageModel.Request, model: string): Chat
 const malformed = (action: string, what: string) =>
   new ActionError.ExecutionFailure({ action, message: `${action}: the model API sent a malformed answer: ${what}` })
 
+// Some compatible servers send `arguments` already parsed: keep the contract
+// of a raw string (their JSON), so `Tool.parseArguments` sees one shape.
+const rawArguments = (raw: unknown): string =>
+  typeof raw === "string" ? raw : raw === undefined || raw === null ? "" : JSON.stringify(raw)
+
 /**
  * A chat completion as a provider response: the first choice's content,
- * refusal and tool calls (the raw `arguments` string kept exactly as sent),
+ * refusal and tool calls (the raw `arguments` string kept exactly as sent;
+ * arguments a server sent already parsed are turned back into JSON),
  * its finish reason, the model, and the usage (`prompt_tokens`,
  * `completion_tokens`, `total_tokens`; missing counts are 0). A body without
  * a first choice or message is EXECUTION.
@@ -143,7 +149,7 @@ export const responseOf = (
   const toolCalls: Array<LanguageModel.ToolCall> = []
   for (const call of message.tool_calls ?? []) {
     if (call.type === "function") {
-      toolCalls.push({ id: call.id, name: call.function.name, arguments: call.function.arguments ?? "" })
+      toolCalls.push({ id: call.id, name: call.function.name, arguments: rawArguments(call.function.arguments) })
     } else if (call.type === "custom") {
       toolCalls.push({ id: call.id, name: call.custom.name, arguments: call.custom.input })
     }

@@ -193,6 +193,38 @@ describe("OpenAiLanguageModel (real openai SDK, local endpoint)", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.live("arguments a compatible server sends already parsed come back as their JSON string", () =>
+    Effect.gen(function* () {
+      const completion = {
+        id: "x",
+        object: "chat.completion",
+        created: 0,
+        model: "local",
+        choices: [
+          {
+            index: 0,
+            finish_reason: "tool_calls",
+            message: {
+              role: "assistant",
+              content: null,
+              tool_calls: [
+                { id: "c1", type: "function", function: { name: "nights", arguments: { checkIn: "2026-11-02" } } },
+                { id: "c2", type: "function", function: { name: "version" } }
+              ]
+            }
+          }
+        ]
+      }
+      const server = yield* Server.make([Server.raw(JSON.stringify(completion))])
+      const model = yield* modelFor(server)
+      const response = yield* model.generate(ask)
+      assert.deepStrictEqual(response.toolCalls, [
+        { id: "c1", name: "nights", arguments: '{"checkIn":"2026-11-02"}' },
+        { id: "c2", name: "version", arguments: "" }
+      ])
+    }).pipe(Effect.scoped)
+  )
+
   it.live("a named tool choice is sent as a function choice; usage is reported per call", () =>
     Effect.gen(function* () {
       const server = yield* Server.make([

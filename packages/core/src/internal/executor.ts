@@ -21,7 +21,7 @@ export interface AgentRuntime {
 /**
  * What an executor gets for one attempt. `spec` is the spec of the role the
  * action belongs to (its `model` selects the llm actions' model and
- * temperature).
+ * temperature); absent means `{}`.
  */
 export interface Attempt<X extends Action.Any = Action.Any> {
   readonly name: string
@@ -29,7 +29,7 @@ export interface Attempt<X extends Action.Any = Action.Any> {
   readonly args: Readonly<Record<string, unknown>>
   readonly context: Omit<Action.Context, "signal">
   readonly agent: AgentRuntime
-  readonly spec: Role.Spec
+  readonly spec?: Role.Spec | undefined
 }
 
 /**

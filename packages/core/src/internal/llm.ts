@@ -207,7 +207,7 @@ export const run = (attempt: Attempt<Action.Llm<any, any, any>>): Effect.Effect<
         })
       )
     }
-    const call = request(name, action, attempt.args, attempt.context.knowledge, attempt.spec)
+    const call = request(name, action, attempt.args, attempt.context.knowledge, attempt.spec ?? {})
     return Effect.flatMap(model.value.generate(call), (response): Effect.Effect<unknown, ActionError, unknown> => {
       if (response.refusal !== undefined) {
         return Effect.fail(
