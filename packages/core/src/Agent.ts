@@ -24,6 +24,7 @@ import * as Guardrail from "./Guardrail.ts"
 import * as Hooks from "./Hooks.ts"
 import * as Executor from "./internal/executor.ts"
 import * as Knowledge from "./Knowledge.ts"
+import * as LanguageModel from "./LanguageModel.ts"
 import * as Resilience from "./Resilience.ts"
 import * as Tool from "./Tool.ts"
 import type * as Role from "./Role.ts"
@@ -231,7 +232,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
           policy: policies.resilience,
           attemptTimeout,
           guards,
-          attempt: Executor.execute({ name, action, args, context, agent: runtime }),
+          attempt: Executor.execute({ name, action, args, context, agent: runtime, spec: role.spec }),
           fallback: fallbackOf(name, policies.fallback, args)
         }) // 7
         const output = yield* Guardrail.checkOutput(name, guardrails?.output, result) // 8
@@ -253,11 +254,19 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const execute = (request: ActionRequest): Effect.Effect<ActionResponse, RetrievalFailure, any> =>
       Effect.gen(function* () {
         const start = yield* Clock.currentTimeMillis
-        const outcome = yield* Effect.result(pipeline(request.action, request.params ?? {}, request.approvalToken))
+        // Model usage is metered only for llm actions, so other calls pay nothing for it.
+        const meter =
+          registry.get(request.action)?.action._tag === "llm" ? yield* LanguageModel.makeUsageMeter : undefined
+        const run = pipeline(request.action, request.params ?? {}, request.approvalToken)
+        const outcome = yield* Effect.result(
+          meter === undefined ? run : Effect.provideService(run, LanguageModel.UsageMeter, meter)
+        )
         const durationMs = (yield* Clock.currentTimeMillis) - start
+        const metered = meter === undefined ? undefined : yield* meter.total
         const common = {
           action: request.action,
           durationMs,
+          ...(metered === undefined || metered.calls === 0 ? {} : { usage: metered.usage }),
           ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId })
         }
         if (outcome._tag === "Success") {

@@ -8,6 +8,8 @@ import type * as Action from "../Action.ts"
 import { type ActionError, ValidationError } from "../ActionError.ts"
 import * as ActionResult from "../ActionResult.ts"
 import * as Resilience from "../Resilience.ts"
+import type * as Role from "../Role.ts"
+import * as Llm from "./llm.ts"
 
 /**
  * What the agent holds for the executors: its id and per-agent resources.
@@ -17,7 +19,9 @@ export interface AgentRuntime {
 }
 
 /**
- * What an executor gets for one attempt.
+ * What an executor gets for one attempt. `spec` is the spec of the role the
+ * action belongs to (its `model` selects the llm actions' model and
+ * temperature); absent means `{}`.
  */
 export interface Attempt<X extends Action.Any = Action.Any> {
   readonly name: string
@@ -25,6 +29,7 @@ export interface Attempt<X extends Action.Any = Action.Any> {
   readonly args: Readonly<Record<string, unknown>>
   readonly context: Omit<Action.Context, "signal">
   readonly agent: AgentRuntime
+  readonly spec?: Role.Spec | undefined
 }
 
 /**
@@ -71,7 +76,7 @@ export const execute = (attempt: Attempt): Effect.Effect<unknown, ActionError, a
     case "webService":
       return mapped(attempt, action.mapResult, unavailable(attempt.name, action._tag))
     case "llm":
-      return mapped(attempt, action.mapResult, unavailable(attempt.name, action._tag))
+      return mapped(attempt, action.mapResult, Llm.run({ ...attempt, action }))
     case "mcpTool":
       return mapped(attempt, action.mapResult, unavailable(attempt.name, action._tag))
   }

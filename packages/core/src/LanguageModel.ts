@@ -1,0 +1,498 @@
+/**
+ * The language model service (SPEC §7): one `generate` call takes a list of
+ * messages (and, in chat turns, the tools offered) and returns the model's
+ * text, its tool calls, the token usage and why it stopped.
+ *
+ * Every implementation is built with {@link make} from a provider function —
+ * the openai layer in `@rolecraft/openai` and the scripted model in
+ * `@rolecraft/testing` alike — so what is common lives here once: the
+ * `Rolecraft.model.generate` span, mapping a provider's untyped failure to an
+ * `ActionError`, removing secrets from errors, normalising usage, recording
+ * usage into the current {@link UsageMeter}, and aborting the provider's
+ * request when the call is interrupted (attempt timeouts included).
+ *
+ * @since 0.1.0
+ */
+import { Context, Duration, Effect, Layer, Option, type Redacted, Ref, Schema } from "effect"
+import { type ActionError, ExecutionFailure, TransientFailure } from "./ActionError.ts"
+import type * as ActionResponse from "./ActionResponse.ts"
+import * as Redact from "./internal/redact.ts"
+import * as Resilience from "./Resilience.ts"
+import type * as Tool from "./Tool.ts"
+
+// =============================================================================
+// Messages
+// =============================================================================
+
+/**
+ * A tool call as the model sent it: the call's `id` (answered by exactly one
+ * {@link ToolMessage}), the model-facing tool `name` (`Tool.Toolkit.keyOf`
+ * maps it back) and the raw `arguments` string exactly as sent — possibly
+ * `""`, malformed or not an object; parse it with `Tool.parseArguments`.
+ *
+ * @since 0.1.0
+ */
+export const ToolCall = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  arguments: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ */
+export type ToolCall = typeof ToolCall.Type
+
+/**
+ * The system message: instructions for the whole exchange.
+ *
+ * @since 0.1.0
+ */
+export const SystemMessage = Schema.Struct({
+  role: Schema.Literal("system"),
+  content: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ */
+export type SystemMessage = typeof SystemMessage.Type
+
+/**
+ * A user message.
+ *
+ * @since 0.1.0
+ */
+export const UserMessage = Schema.Struct({
+  role: Schema.Literal("user"),
+  content: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ */
+export type UserMessage = typeof UserMessage.Type
+
+/**
+ * A reply of the model: its text (`""` when it only called tools) and the
+ * tool calls it made, if any.
+ *
+ * @since 0.1.0
+ */
+export const AssistantMessage = Schema.Struct({
+  role: Schema.Literal("assistant"),
+  content: Schema.String,
+  toolCalls: Schema.optionalKey(Schema.Array(ToolCall))
+})
+
+/**
+ * @since 0.1.0
+ */
+export type AssistantMessage = typeof AssistantMessage.Type
+
+/**
+ * The answer to one tool call: `toolCallId` is the call's `id`, `content`
+ * the result (or `{"error":{…}}`) as text.
+ *
+ * @since 0.1.0
+ */
+export const ToolMessage = Schema.Struct({
+  role: Schema.Literal("tool"),
+  toolCallId: Schema.String,
+  content: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ */
+export type ToolMessage = typeof ToolMessage.Type
+
+/**
+ * Any message of a conversation. A schema, so a message list handed back by
+ * a caller (a chat history) can be decoded before it is used.
+ *
+ * @since 0.1.0
+ */
+export const Message = Schema.Union([SystemMessage, UserMessage, AssistantMessage, ToolMessage])
+
+/**
+ * @since 0.1.0
+ */
+export type Message = typeof Message.Type
+
+// =============================================================================
+// Requests and responses
+// =============================================================================
+
+/**
+ * Whether and which tool the model must call: `"auto"` (the provider's
+ * default when tools are given), `"none"`, `"required"` (some tool), or
+ * `{ tool: name }` (that model-facing tool name).
+ *
+ * @since 0.1.0
+ */
+export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string }
+
+/**
+ * One call to the model.
+ *
+ * - `messages`: the conversation so far, in order.
+ * - `tools`: what the model may call (from `Tool.toolkit`); none for an llm
+ *   action.
+ * - `model`: the model name; default the implementation's own (e.g. the
+ *   openai layer's `model`).
+ * - `temperature`: sent only when given; otherwise the provider's own setting
+ *   applies.
+ * - `toolChoice`: see {@link ToolChoice}; sent only when given.
+ * - `action`: on whose behalf the call is made (an action name, or a chat
+ *   turn's); it names the call's errors and span. Default `"LanguageModel"`.
+ *
+ * @since 0.1.0
+ */
+export interface Request {
+  readonly messages: ReadonlyArray<Message>
+  readonly tools?: ReadonlyArray<Tool.Tool> | undefined
+  readonly model?: string | undefined
+  readonly temperature?: number | undefined
+  readonly toolChoice?: ToolChoice | undefined
+  readonly action?: string | undefined
+}
+
+/**
+ * Tokens of one call (or summed over several). Counts are integers >= 0.
+ *
+ * @since 0.1.0
+ */
+export type Usage = ActionResponse.Usage
+
+/**
+ * Why the model stopped: it finished (`"stop"`), hit its token limit
+ * (`"length"`, the text is cut), called tools (`"tool_calls"`), had its reply
+ * filtered (`"content_filter"`), or anything else a provider says (`"other"`).
+ *
+ * @since 0.1.0
+ */
+export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "other"
+
+/**
+ * The model's answer.
+ *
+ * - `text`: the reply's text, `""` when there is none.
+ * - `toolCalls`: the tool calls, in the model's order (empty when none).
+ * - `usage`: this call's tokens (0 for counts the provider did not report;
+ *   `totalTokens` defaults to input + output).
+ * - `finishReason`: see {@link FinishReason}.
+ * - `model`: the model that answered, when the provider says.
+ * - `refusal`: the model's refusal message, when it refused.
+ *
+ * @since 0.1.0
+ */
+export interface Response {
+  readonly text: string
+  readonly toolCalls: ReadonlyArray<ToolCall>
+  readonly usage: Usage
+  readonly finishReason: FinishReason
+  readonly model?: string | undefined
+  readonly refusal?: string | undefined
+}
+
+/**
+ * The language model service.
+ *
+ * `generate(request)` makes one model call. It fails with an `ActionError`
+ * (`action` = `request.action`): TIMEOUT, TRANSIENT (408, 409, 429 with
+ * `retryAfter`, 5xx, connection failures) or EXECUTION (other refusals, a
+ * malformed answer, any other provider failure); interruption aborts the
+ * provider's request and stays interruption. It never retries by itself:
+ * retries belong to the calling action's resilience policy.
+ *
+ * Read optionally by the agent: without it, llm actions and chat turns fail
+ * with VALIDATION ("LanguageModel not provided").
+ *
+ * @since 0.1.0
+ */
+export class LanguageModel extends Context.Service<
+  LanguageModel,
+  {
+    readonly generate: (request: Request) => Effect.Effect<Response, ActionError>
+  }
+>()("@rolecraft/core/LanguageModel") {}
+
+// =============================================================================
+// Usage meter
+// =============================================================================
+
+/**
+ * Sums the usage of every model call made while it is in the context. The
+ * agent provides one per `execute` call of an llm action (for
+ * `ActionResponse.usage`); a chat turn provides one per turn. A meter made
+ * with {@link makeUsageMeter} inside another one also adds to the outer one.
+ *
+ * - `record(usage)`: adds one call's usage.
+ * - `total`: the sum so far, and how many calls were recorded.
+ *
+ * @since 0.1.0
+ */
+export class UsageMeter extends Context.Service<
+  UsageMeter,
+  {
+    readonly record: (usage: Usage) => Effect.Effect<void>
+    readonly total: Effect.Effect<{ readonly usage: Usage; readonly calls: number }>
+  }
+>()("@rolecraft/core/LanguageModel/UsageMeter") {}
+
+const zero: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+
+/**
+ * Adds two usages.
+ *
+ * @since 0.1.0
+ */
+export const addUsage = (self: Usage, that: Usage): Usage => ({
+  inputTokens: self.inputTokens + that.inputTokens,
+  outputTokens: self.outputTokens + that.outputTokens,
+  totalTokens: self.totalTokens + that.totalTokens
+})
+
+/**
+ * A fresh meter at zero. When a meter is already in the context, what is
+ * recorded into the new one is recorded into that one too.
+ *
+ * @since 0.1.0
+ */
+export const makeUsageMeter: Effect.Effect<UsageMeter["Service"]> = Effect.gen(function* () {
+  const parent = yield* Effect.serviceOption(UsageMeter)
+  const state = yield* Ref.make({ usage: zero, calls: 0 })
+  const own = (usage: Usage) => Ref.update(state, (s) => ({ usage: addUsage(s.usage, usage), calls: s.calls + 1 }))
+  return UsageMeter.of({
+    record: Option.isSome(parent) ? (usage) => Effect.andThen(own(usage), parent.value.record(usage)) : own,
+    total: Ref.get(state)
+  })
+})
+
+// =============================================================================
+// Building a model from a provider
+// =============================================================================
+
+/**
+ * What a provider is asked: the `request` as given, the `model` to use
+ * (`request.model`, else the default given to {@link make}; `undefined` when
+ * neither says), the `action` that names errors, and a `signal` aborted when
+ * the call is interrupted (the provider must pass it on to its HTTP request).
+ *
+ * @since 0.1.0
+ */
+export interface ProviderCall {
+  readonly request: Request
+  readonly model: string | undefined
+  readonly action: string
+  readonly signal: AbortSignal
+}
+
+/**
+ * What a provider answers; {@link make} normalises it into a {@link Response}.
+ * Missing or `null` text is `""`; missing tool calls are none; usage counts
+ * that are missing or not finite non-negative numbers are 0, and a missing
+ * total is input + output; a missing finish reason is `"tool_calls"` when
+ * there are tool calls, else `"stop"`; unknown reasons are `"other"`.
+ *
+ * @since 0.1.0
+ */
+export interface ProviderResponse {
+  readonly text?: string | null | undefined
+  readonly toolCalls?: ReadonlyArray<ToolCall> | undefined
+  readonly usage?:
+    | {
+        readonly inputTokens?: number | null | undefined
+        readonly outputTokens?: number | null | undefined
+        readonly totalTokens?: number | null | undefined
+      }
+    | null
+    | undefined
+  readonly finishReason?: string | null | undefined
+  readonly model?: string | null | undefined
+  readonly refusal?: string | null | undefined
+}
+
+/**
+ * A provider: makes one model call. It may return a value, a Promise or an
+ * Effect. An `ActionError` it fails with passes through (build it with
+ * {@link httpFailure} for HTTP statuses); any other failure, throw, rejection
+ * or defect becomes EXECUTION.
+ *
+ * @since 0.1.0
+ */
+export type Provider = (
+  call: ProviderCall
+) => ProviderResponse | PromiseLike<ProviderResponse> | Effect.Effect<ProviderResponse, unknown>
+
+/**
+ * Options of {@link make}.
+ *
+ * - `name`: the provider's name, for the span (`gen_ai.system`); default
+ *   `"unknown"`.
+ * - `model`: the default model name, used when a request names none.
+ * - `secrets`: secrets the provider holds (its API key): every error is
+ *   scrubbed of them (their text, base64 and URL-encoded forms) before it
+ *   leaves, so they never reach errors, spans or logs.
+ *
+ * @since 0.1.0
+ */
+export interface MakeOptions {
+  readonly name?: string | undefined
+  readonly model?: string | undefined
+  readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
+}
+
+const defaultAction = "LanguageModel"
+
+const count = (value: number | null | undefined): number =>
+  typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.floor(value) : 0
+
+const finishReasons: ReadonlySet<string> = new Set(["stop", "length", "tool_calls", "content_filter"])
+
+const normalise = (raw: ProviderResponse): Response => {
+  const toolCalls = raw.toolCalls ?? []
+  const inputTokens = count(raw.usage?.inputTokens)
+  const outputTokens = count(raw.usage?.outputTokens)
+  const total = raw.usage?.totalTokens
+  const finishReason: FinishReason =
+    raw.finishReason === undefined || raw.finishReason === null
+      ? toolCalls.length > 0
+        ? "tool_calls"
+        : "stop"
+      : finishReasons.has(raw.finishReason)
+        ? (raw.finishReason as FinishReason)
+        : "other"
+  return {
+    text: raw.text ?? "",
+    toolCalls,
+    usage: {
+      inputTokens,
+      outputTokens,
+      totalTokens: total === undefined || total === null ? inputTokens + outputTokens : count(total)
+    },
+    finishReason,
+    ...(typeof raw.model === "string" ? { model: raw.model } : {}),
+    ...(typeof raw.refusal === "string" && raw.refusal.length > 0 ? { refusal: raw.refusal } : {})
+  }
+}
+
+/**
+ * Builds the service from a provider (SPEC §7, §12: the openai layer and the
+ * scripted test model are both made with it).
+ *
+ * Each `generate` call:
+ * - runs in a span `Rolecraft.model.generate` with attributes
+ *   `rolecraft.action`, `gen_ai.system`, `gen_ai.request.model`, and on
+ *   success `gen_ai.response.model`, `gen_ai.response.finish_reasons`,
+ *   `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`;
+ * - passes the provider a signal aborted on interruption (an attempt timeout
+ *   interrupts, so the HTTP request is aborted; the provider must honour it);
+ * - maps failures: an `ActionError` passes through; anything else is
+ *   `ExecutionFailure` ("model call failed: …"); every error is scrubbed of
+ *   `options.secrets`;
+ * - normalises the answer (see {@link ProviderResponse}) and records its
+ *   usage into the current {@link UsageMeter}, if any.
+ *
+ * It does not retry and sets no timeout of its own: the calling action's
+ * resilience policy does both.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { LanguageModel } from "@rolecraft/core"
+ *
+ * const echo = LanguageModel.make(({ request }) => ({
+ *   text: request.messages.map((message) => message.content).join("\n"),
+ *   usage: { inputTokens: 3, outputTokens: 3 }
+ * }), { name: "echo" })
+ * const EchoLayer = Layer.succeed(LanguageModel.LanguageModel, echo)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const make = (provider: Provider, options?: MakeOptions): LanguageModel["Service"] => {
+  const secrets = options?.secrets ?? []
+  const system = options?.name ?? "unknown"
+  const generate = (request: Request): Effect.Effect<Response, ActionError> => {
+    const action = request.action ?? defaultAction
+    const model = request.model ?? options?.model
+    return Resilience.fromReturned<ProviderResponse>(action, "model call", (signal) =>
+      provider({ request, model, action, signal })
+    ).pipe(
+      Effect.map(normalise),
+      Effect.tap((response) =>
+        Effect.andThen(
+          Effect.annotateCurrentSpan({
+            "gen_ai.response.model": response.model ?? model ?? "",
+            "gen_ai.response.finish_reasons": [response.finishReason],
+            "gen_ai.usage.input_tokens": response.usage.inputTokens,
+            "gen_ai.usage.output_tokens": response.usage.outputTokens
+          }),
+          Effect.flatMap(Effect.serviceOption(UsageMeter), (meter) =>
+            Option.isSome(meter) ? meter.value.record(response.usage) : Effect.void
+          )
+        )
+      ),
+      Effect.mapError((error) => Redact.scrub(error, secrets)),
+      Effect.withSpan("Rolecraft.model.generate", {
+        attributes: {
+          "rolecraft.action": action,
+          "gen_ai.system": system,
+          "gen_ai.request.model": model ?? ""
+        }
+      })
+    )
+  }
+  return LanguageModel.of({ generate })
+}
+
+/**
+ * A layer of the service made by {@link make}.
+ *
+ * @since 0.1.0
+ */
+export const layer = (provider: Provider, options?: MakeOptions): Layer.Layer<LanguageModel> =>
+  Layer.succeed(LanguageModel, make(provider, options))
+
+/**
+ * The failure of a model call answered with a non-2xx HTTP status, in the
+ * categories of SPEC §7: 408, 409, 429 and 5xx are `TransientFailure`
+ * (retryable; `retryAfter` is the server's requested wait, when given);
+ * every other status is `ExecutionFailure` carrying the status and `excerpt`
+ * (the provider's error message, cut to 200 characters).
+ *
+ * @since 0.1.0
+ */
+export const httpFailure = (options: {
+  readonly action: string
+  readonly status: number
+  readonly message: string
+  readonly retryAfter?: Duration.Duration | undefined
+}): TransientFailure | ExecutionFailure => {
+  const { action, status } = options
+  const excerpt = cut(options.message, 200)
+  if (status === 408 || status === 409 || status === 429 || status >= 500) {
+    return new TransientFailure({
+      action,
+      status,
+      message: `${action}: the model API answered HTTP ${status}${
+        options.retryAfter === undefined ? "" : ` (retry after ${Duration.format(options.retryAfter)})`
+      }: ${excerpt}`,
+      ...(options.retryAfter === undefined ? {} : { retryAfter: options.retryAfter })
+    })
+  }
+  return new ExecutionFailure({
+    action,
+    status,
+    excerpt,
+    message: `${action}: the model API refused the request (HTTP ${status}): ${excerpt}`
+  })
+}
+
+const cut = (text: string, max: number): string => {
+  if (text.length <= max) return text
+  const head = text.slice(0, max - 1)
+  return `${/[\uD800-\uDBFF]$/.test(head) ? head.slice(0, -1) : head}…`
+}

@@ -1,0 +1,292 @@
+/**
+ * A scripted language model for tests (SPEC §12): a queue of steps — text
+ * replies, tool-call replies, failures — answered one per model call, every
+ * request recorded, and a check that the script was used exactly. Built with
+ * `LanguageModel.make`, the constructor the openai layer uses, so the whole
+ * pipeline (span, error mapping, usage metering, interruption) runs under test.
+ *
+ * @since 0.1.0
+ */
+import { ActionError, LanguageModel } from "@rolecraft/core"
+import { Context, Duration, Effect, Layer, Ref, Schema } from "effect"
+
+/**
+ * Token counts a step reports; missing counts are 0 (total: input + output).
+ *
+ * @since 0.1.0
+ */
+export interface StepUsage {
+  readonly inputTokens?: number | undefined
+  readonly outputTokens?: number | undefined
+  readonly totalTokens?: number | undefined
+}
+
+/**
+ * A tool call a step makes. `id` defaults to `call_<n>`, `n` counting the
+ * script's tool calls from 1. `arguments` is an object (sent as its JSON) or
+ * a raw string sent exactly as given — `""`, malformed JSON, `"null"` —
+ * default `"{}"`.
+ *
+ * @since 0.1.0
+ */
+export interface ScriptedToolCall {
+  readonly id?: string | undefined
+  readonly name: string
+  readonly arguments?: string | Readonly<Record<string, unknown>> | undefined
+}
+
+/**
+ * One scripted answer (build with {@link reply}, {@link toolCalls},
+ * {@link fail}, {@link respond}, {@link delayed}).
+ *
+ * @since 0.1.0
+ */
+export type Step =
+  | {
+      readonly _tag: "Reply"
+      readonly text: string
+      readonly usage?: StepUsage | undefined
+      readonly finishReason?: LanguageModel.FinishReason | undefined
+      readonly model?: string | undefined
+    }
+  | {
+      readonly _tag: "ToolCalls"
+      readonly calls: ReadonlyArray<ScriptedToolCall>
+      readonly text?: string | undefined
+      readonly usage?: StepUsage | undefined
+    }
+  | { readonly _tag: "Fail"; readonly failure: unknown; readonly retryAfter?: Duration.Input | undefined }
+  | { readonly _tag: "Respond"; readonly respond: (request: LanguageModel.Request) => Step }
+  | { readonly _tag: "Delayed"; readonly delay: Duration.Input; readonly step: Step }
+
+/**
+ * A text reply (finish reason `"stop"` unless given).
+ *
+ * @since 0.1.0
+ */
+export const reply = (
+  text: string,
+  options?: {
+    readonly usage?: StepUsage | undefined
+    readonly finishReason?: LanguageModel.FinishReason | undefined
+    readonly model?: string | undefined
+  }
+): Step => ({ _tag: "Reply", text, ...options })
+
+/**
+ * A reply calling tools (finish reason `"tool_calls"`), with optional text.
+ *
+ * @since 0.1.0
+ */
+export const toolCalls = (
+  calls: ReadonlyArray<ScriptedToolCall>,
+  options?: { readonly text?: string | undefined; readonly usage?: StepUsage | undefined }
+): Step => ({ _tag: "ToolCalls", calls, ...options })
+
+/**
+ * A failing call. `failure` is an HTTP status (mapped like the openai layer
+ * maps it, with `LanguageModel.httpFailure`: 408/409/429/5xx TRANSIENT with
+ * `retryAfter`, other statuses EXECUTION), an `ActionError` (passed through as
+ * is), or anything else (EXECUTION, as `LanguageModel.make` maps it).
+ *
+ * @since 0.1.0
+ */
+export const fail = (
+  failure: number | ActionError.ActionError | unknown,
+  options?: { readonly retryAfter?: Duration.Input | undefined }
+): Step => ({ _tag: "Fail", failure, ...options })
+
+/**
+ * A step computed from the request (e.g. to echo the prompt).
+ *
+ * @since 0.1.0
+ */
+export const respond = (f: (request: LanguageModel.Request) => Step): Step => ({ _tag: "Respond", respond: f })
+
+/**
+ * A step answered after `delay` (Effect's Clock: under `it.effect`, advance
+ * the TestClock), e.g. to run into an attempt timeout.
+ *
+ * @since 0.1.0
+ */
+export const delayed = (delay: Duration.Input, step: Step): Step => ({ _tag: "Delayed", delay, step })
+
+/**
+ * The script was not used exactly: replies were left unused (`asked <
+ * scripted`) or the model was asked more often than scripted.
+ *
+ * @since 0.1.0
+ */
+export class ScriptMismatch extends Schema.TaggedError<ScriptMismatch>()("ScriptMismatch", {
+  message: Schema.String,
+  asked: Schema.Int,
+  scripted: Schema.Int
+}) {}
+
+/**
+ * A scripted model.
+ *
+ * - `model`: the `LanguageModel` service; `layer` provides it.
+ * - `requests`: every request received so far, in order (also those past
+ *   the end of the script).
+ * - `assertDone`: fails with {@link ScriptMismatch} unless every step was
+ *   used and no call went past the end.
+ *
+ * @since 0.1.0
+ */
+export interface ScriptedModel {
+  readonly model: LanguageModel.LanguageModel["Service"]
+  readonly layer: Layer.Layer<LanguageModel.LanguageModel>
+  readonly requests: Effect.Effect<ReadonlyArray<LanguageModel.Request>>
+  readonly assertDone: Effect.Effect<void, ScriptMismatch>
+}
+
+/**
+ * The recording of a scripted model provided by {@link layer}.
+ *
+ * @since 0.1.0
+ */
+export class Recording extends Context.Service<
+  Recording,
+  {
+    readonly requests: Effect.Effect<ReadonlyArray<LanguageModel.Request>>
+    readonly assertDone: Effect.Effect<void, ScriptMismatch>
+  }
+>()("@rolecraft/testing/ScriptedModel/Recording") {}
+
+const stringify = (args: ScriptedToolCall["arguments"]): string =>
+  args === undefined ? "{}" : typeof args === "string" ? args : JSON.stringify(args)
+
+/**
+ * Makes a scripted model. Each model call takes the next step; a call past
+ * the end fails with `ExecutionFailure` "scripted model exhausted: asked N
+ * times, scripted M" (and `assertDone` reports it).
+ *
+ * - `options.model`: the default model name (requests naming none use it).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ScriptedModel } from "@rolecraft/testing"
+ *
+ * const program = Effect.gen(function* () {
+ *   const scripted = yield* ScriptedModel.make([
+ *     ScriptedModel.fail(429, { retryAfter: "1 second" }),
+ *     ScriptedModel.reply("Pack layers.", { usage: { inputTokens: 12, outputTokens: 3 } })
+ *   ])
+ *   // ... run an agent with Effect.provide(scripted.layer) ...
+ *   yield* scripted.assertDone
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const make = (
+  script: ReadonlyArray<Step>,
+  options?: { readonly model?: string | undefined }
+): Effect.Effect<ScriptedModel> =>
+  Effect.gen(function* () {
+    const steps = [...script]
+    const state = yield* Ref.make<{ readonly requests: ReadonlyArray<LanguageModel.Request>; readonly ids: number }>({
+      requests: [],
+      ids: 0
+    })
+
+    const answer = (
+      step: Step,
+      call: LanguageModel.ProviderCall
+    ): Effect.Effect<LanguageModel.ProviderResponse, unknown> => {
+      switch (step._tag) {
+        case "Reply":
+          return Effect.succeed({
+            text: step.text,
+            usage: step.usage,
+            finishReason: step.finishReason ?? "stop",
+            model: step.model ?? call.model
+          })
+        case "ToolCalls":
+          return Effect.map(
+            Ref.modify(state, (s) => [s.ids, { ...s, ids: s.ids + step.calls.length }]),
+            (before) => ({
+              text: step.text ?? "",
+              toolCalls: step.calls.map((tool, i) => ({
+                id: tool.id ?? `call_${before + i + 1}`,
+                name: tool.name,
+                arguments: stringify(tool.arguments)
+              })),
+              usage: step.usage,
+              finishReason: "tool_calls",
+              model: call.model
+            })
+          )
+        case "Fail":
+          return Effect.fail(
+            typeof step.failure === "number"
+              ? LanguageModel.httpFailure({
+                  action: call.action,
+                  status: step.failure,
+                  message: `scripted HTTP ${step.failure}`,
+                  retryAfter: step.retryAfter === undefined ? undefined : Duration.fromInputUnsafe(step.retryAfter)
+                })
+              : step.failure
+          )
+        case "Respond":
+          return Effect.suspend(() => answer(step.respond(call.request), call))
+        case "Delayed":
+          return Effect.andThen(Effect.sleep(step.delay), answer(step.step, call))
+      }
+    }
+
+    const model = LanguageModel.make(
+      (call) =>
+        Effect.flatMap(
+          Ref.modify(state, (s) => [s.requests.length, { ...s, requests: [...s.requests, call.request] }]),
+          (index) => {
+            const step = steps[index]
+            return step === undefined
+              ? Effect.fail(
+                  new ActionError.ExecutionFailure({
+                    action: call.action,
+                    message: `scripted model exhausted: asked ${index + 1} times, scripted ${steps.length}`
+                  })
+                )
+              : answer(step, call)
+          }
+        ),
+      { name: "scripted", model: options?.model }
+    )
+
+    const requests = Effect.map(Ref.get(state), (s) => s.requests)
+    const assertDone = Effect.flatMap(requests, (received) =>
+      received.length === steps.length
+        ? Effect.void
+        : Effect.fail(
+            new ScriptMismatch({
+              asked: received.length,
+              scripted: steps.length,
+              message:
+                received.length < steps.length
+                  ? `scripted model: ${steps.length - received.length} of ${steps.length} scripted replies left unused (asked ${received.length} times)`
+                  : `scripted model exhausted: asked ${received.length} times, scripted ${steps.length}`
+            })
+          )
+    )
+    return { model, layer: Layer.succeed(LanguageModel.LanguageModel, model), requests, assertDone }
+  })
+
+/**
+ * A layer providing a scripted model and its {@link Recording}.
+ *
+ * @since 0.1.0
+ */
+export const layer = (
+  script: ReadonlyArray<Step>,
+  options?: { readonly model?: string | undefined }
+): Layer.Layer<LanguageModel.LanguageModel | Recording> =>
+  Layer.effectContext(
+    Effect.map(make(script, options), (scripted) =>
+      Context.make(LanguageModel.LanguageModel, scripted.model).pipe(
+        Context.add(Recording, Recording.of({ requests: scripted.requests, assertDone: scripted.assertDone }))
+      )
+    )
+  )
