@@ -14,9 +14,9 @@ import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { getHeapSpaceStatistics } from "node:v8"
-import { type Figures, measureAsync, type Options } from "./measure.ts"
+import { type Figures, measureAsync, type Options, percentile } from "./measure.ts"
 import type { ChatScenarios } from "./peers/scenario.ts"
-import { formatText, isMain, type Section, type Table, times, us, versionOf } from "./report.ts"
+import { formatText, isMain, type Section, type Table, times, us } from "./report.ts"
 
 /** What a peer module exports; `unavailable` says why its scenarios cannot run in this build. */
 export interface PeerModule {
@@ -33,6 +33,19 @@ export const peers = {
 } as const
 
 export type Peer = keyof typeof peers
+
+/** The packages behind each framework, whose versions the report prints. */
+export const frameworkPackages: ReadonlyArray<string> = [
+  "@rolecraft/core",
+  "effect",
+  "ai",
+  "@openai/agents",
+  "@openai/agents-core",
+  "langchain",
+  "@langchain/core",
+  "@langchain/langgraph",
+  "zod"
+]
 
 /** Tool calls in the long run. */
 export const turns = 25
@@ -58,7 +71,6 @@ export interface Memory {
 export interface PeerResult {
   readonly peer: Peer
   readonly name: string
-  readonly packages: ReadonlyArray<string>
   readonly unavailable?: string
   readonly toolCallRun?: Figures
   readonly singleTurn?: Figures
@@ -66,10 +78,7 @@ export interface PeerResult {
   readonly memory?: Memory
 }
 
-const median = (values: ReadonlyArray<number>): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
-}
+const median = (values: ReadonlyArray<number>): number => percentile(values, 0.5)
 
 /** Least-squares slope of `ys` over `xs`. */
 const slope = (xs: ReadonlyArray<number>, ys: ReadonlyArray<number>): number => {
@@ -136,7 +145,7 @@ const probeMemory = async (scenarios: ChatScenarios, repetitions: number): Promi
 export const measurePeer = async (peer: Peer): Promise<PeerResult> => {
   const module = await peers[peer]()
   const { scenarios } = module
-  const base = { peer, name: scenarios.name, packages: scenarios.packages }
+  const base = { peer, name: scenarios.name }
   if (module.unavailable !== undefined) return { ...base, unavailable: module.unavailable }
   const toolCallRun = await measureAsync("tool-call run", scenarios.toolCallRun, plans.toolCallRun)
   const singleTurn = await measureAsync("single turn", scenarios.singleTurn, plans.singleTurn)
@@ -271,7 +280,7 @@ export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
 }
 
 /** Runs every framework's scenarios, one child process each, one after another. */
-export const chatBench = async (only?: ReadonlyArray<Peer>): Promise<Section> => {
+export const bench = async (only?: ReadonlyArray<Peer>): Promise<Section> => {
   const results: Array<PeerResult> = []
   for (const peer of only ?? (Object.keys(peers) as Array<Peer>)) {
     const result = await measureInChild(peer)
@@ -279,13 +288,6 @@ export const chatBench = async (only?: ReadonlyArray<Peer>): Promise<Section> =>
     results.push(result)
   }
   return chatSection(results)
-}
-
-/** The versions of the packages behind each framework, for the report. */
-export const chatVersions = async (): Promise<ReadonlyArray<readonly [string, string]>> => {
-  const names = new Set<string>()
-  for (const load of Object.values(peers)) for (const name of (await load()).scenarios.packages) names.add(name)
-  return [...names].map((name) => [name, versionOf(name)] as const)
 }
 
 if (isMain(import.meta)) {
@@ -296,6 +298,6 @@ if (isMain(import.meta)) {
     console.log(JSON.stringify(await measurePeer(peer)))
   } else {
     const only = process.argv.slice(2).filter((arg): arg is Peer => arg in peers)
-    console.log(formatText(await chatBench(only.length === 0 ? undefined : only)))
+    console.log(formatText(await bench(only.length === 0 ? undefined : only)))
   }
 }

@@ -38,6 +38,13 @@ export interface Options {
 const quantile = (sorted: ReadonlyArray<number>, q: number): number =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN
 
+/** The `q` quantile (0–1) of unsorted `values`, nearest-rank; NaN when empty. */
+export const percentile = (values: ReadonlyArray<number>, q: number): number =>
+  quantile(
+    [...values].sort((a, b) => a - b),
+    q
+  )
+
 /** Median and p95 of per-call costs in µs (unsorted input). */
 export const summarize = (name: string, perCallUs: ReadonlyArray<number>): Figures => {
   const sorted = [...perCallUs].sort((a, b) => a - b)

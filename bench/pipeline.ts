@@ -48,7 +48,7 @@ const overheadOf = (rows: ReadonlyArray<Figures>) => {
 }
 
 /** The pipeline bench as a report section (target: overhead ≤ 3× a traced `Effect.fn`). */
-export const pipelineBench = async (): Promise<Section> => {
+export const bench = async (): Promise<Section> => {
   const rows = await Effect.runPromise(measurePipeline)
   const { overhead, ratio } = overheadOf(rows)
   return {
@@ -70,4 +70,4 @@ export const pipelineBench = async (): Promise<Section> => {
   }
 }
 
-if (isMain(import.meta)) console.log(formatText(await pipelineBench()))
+if (isMain(import.meta)) console.log(formatText(await bench()))

@@ -72,7 +72,6 @@ const chat = async (toolCalls: number, maxSteps: number): Promise<string> => {
 
 export const scenarios: ChatScenarios = {
   name: "Vercel AI SDK",
-  packages: ["ai"],
   toolCallRun: async () => {
     weather.reset()
     weather.expect("toolCallRun", 1, await chat(1, 2))

@@ -84,7 +84,6 @@ const chat = async (toolCalls: number): Promise<string | undefined> => {
 
 export const scenarios: ChatScenarios = {
   name: "LangChain.js",
-  packages: ["langchain", "@langchain/core", "@langchain/langgraph"],
   toolCallRun: async () => {
     weather.reset()
     weather.expect("toolCallRun", 1, await chat(1))

@@ -99,7 +99,6 @@ const chat = async (toolCalls: number, maxTurns: number): Promise<string | undef
 
 export const scenarios: ChatScenarios = {
   name: "OpenAI Agents JS",
-  packages: ["@openai/agents"],
   toolCallRun: async () => {
     weather.reset()
     weather.expect("toolCallRun", 1, await chat(1, 2))

@@ -163,7 +163,6 @@ const chat = async (toolCalls: number, maxSteps: number): Promise<string | undef
 
 export const scenarios: ChatScenarios = {
   name: "Rolecraft",
-  packages: ["@rolecraft/core", "effect"],
   toolCallRun: async () => {
     weather.reset()
     weather.expect("toolCallRun", 1, await chat(1, 2))

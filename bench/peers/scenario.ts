@@ -16,8 +16,6 @@
 export interface ChatScenarios {
   /** The label in tables, e.g. "Vercel AI SDK". */
   readonly name: string
-  /** The npm packages whose versions the report prints. */
-  readonly packages: ReadonlyArray<string>
   /**
    * The model asks for one tool, the framework runs it, the model answers.
    * Rejects unless the tool ran exactly once and the final text arrived.
