@@ -273,9 +273,15 @@ export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
         met: memory === undefined ? undefined : constantGrowth(memory)
       }
     ],
-    notes: results
-      .filter((r) => r.unavailable !== undefined)
-      .map((r) => `${r.name} chat: not available yet (${r.unavailable})`)
+    notes: [
+      "The tool is offered in every scenario; in the single turn the model answers without calling it.",
+      "OpenAI Agents JS runs with tracing disabled: its default exporter posts traces to OpenAI's servers.",
+      "LangChain.js runs over a small `BaseChatModel` subclass, not `fakeModel()` from `@langchain/core/testing`, " +
+        "whose reply queue and call record grow with every call.",
+      ...results
+        .filter((r) => r.unavailable !== undefined)
+        .map((r) => `${r.name} chat: not available yet (${r.unavailable}).`)
+    ]
   }
 }
 

@@ -95,7 +95,10 @@ export const formatText = (section: Section): string => {
 const markdownTable = (table: Table): string => {
   const escapeCell = (cell: string) => cell.replaceAll("|", "\\|")
   const header = `| ${table.columns.map(escapeCell).join(" | ")} |`
-  const rule = `| ${table.columns.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`
+  const numeric = (i: number) =>
+    table.rows.some((row) => (row[i] ?? "") !== "") &&
+    table.rows.every((row) => /^([-\d.,]+ ?(µs|ms|×|KiB)?|—|)$/.test(row[i] ?? ""))
+  const rule = `| ${table.columns.map((_, i) => (numeric(i) ? "---:" : "---")).join(" | ")} |`
   const body = table.rows.map((row) => `| ${row.map(escapeCell).join(" | ")} |`)
   return [header, rule, ...body].join("\n")
 }
