@@ -1,9 +1,11 @@
 /**
  * A small timing harness: warm-up, then samples of batches, reported as the
- * median and p95 of the per-call cost in microseconds. `measure` times an
- * Effect inside one running Effect; `measureAsync` times a Promise-returning
- * call (the other frameworks). Both drive the same sampler, so the plan
- * (warm-up, batches, time budget) and the statistics are one piece of code.
+ * median and p95 of the per-call cost in microseconds. `measure` and
+ * `compare` (several calls, sampled round-robin) time Effects inside one
+ * running Effect; `measureAsync` and `compareAsync` time Promise-returning
+ * calls (the other frameworks, raw SDKs). All drive the same sampler, so the
+ * plan (warm-up, batches, time budget) and the statistics are one piece of
+ * code.
  */
 import { Effect } from "effect"
 
@@ -73,6 +75,40 @@ const sampler = (options: Options) => {
   }
 }
 
+/** A named call to time. */
+export interface Contender<A> {
+  readonly name: string
+  readonly call: () => A
+}
+
+/**
+ * Times several calls side by side inside one running Effect: each is warmed
+ * up, then samples are taken round-robin (one batch of each in turn), so a
+ * change of load on the machine weighs on every contender alike and their
+ * ratios stay meaningful on a busy machine. Figures come back in order.
+ */
+export const compare = (
+  contenders: ReadonlyArray<Contender<Effect.Effect<unknown, unknown>>>,
+  options: Options = {}
+): Effect.Effect<ReadonlyArray<Figures>, unknown> =>
+  Effect.gen(function* () {
+    const plans = contenders.map(() => sampler(options))
+    for (const [i, { call }] of contenders.entries()) {
+      for (let k = 0; k < (plans[i]?.warmup ?? 0); k++) yield* call()
+    }
+    for (const plan of plans) plan.begin()
+    while (plans.some((plan) => plan.more())) {
+      for (const [i, { call }] of contenders.entries()) {
+        const plan = plans[i]
+        if (plan === undefined || !plan.more()) continue
+        const start = plan.start()
+        for (let k = 0; k < plan.batch; k++) yield* call()
+        plan.stop(start)
+      }
+    }
+    return contenders.map(({ name }, i) => plans[i]?.figures(name) ?? summarize(name, []))
+  })
+
 /**
  * Times `call` inside one running Effect: `samples` batches of `batch` calls
  * each, after `warmup` calls.
@@ -82,38 +118,40 @@ export const measure = (
   call: () => Effect.Effect<unknown, unknown>,
   options: Options = {}
 ): Effect.Effect<Figures, unknown> =>
-  Effect.gen(function* () {
-    const plan = sampler(options)
-    for (let i = 0; i < plan.warmup; i++) yield* call()
-    plan.begin()
-    while (plan.more()) {
-      const start = plan.start()
-      for (let i = 0; i < plan.batch; i++) yield* call()
-      plan.stop(start)
-    }
-    return plan.figures(name)
-  })
+  Effect.map(compare([{ name, call }], options), (rows) => rows[0] ?? summarize(name, []))
 
 /**
- * Times a Promise-returning `call` the same way as `measure`: each call is
- * awaited before the next starts. A rejection rejects the measurement (the
- * scenarios assert their tool counters by rejecting).
+ * `compare` for Promise-returning calls (the other frameworks, raw SDKs):
+ * each call is awaited before the next starts. A rejection rejects the
+ * measurement (the scenarios assert their tool counters by rejecting).
  */
+export const compareAsync = async (
+  contenders: ReadonlyArray<Contender<Promise<unknown>>>,
+  options: Options = {}
+): Promise<ReadonlyArray<Figures>> => {
+  const plans = contenders.map(() => sampler(options))
+  for (const [i, { call }] of contenders.entries()) {
+    for (let k = 0; k < (plans[i]?.warmup ?? 0); k++) await call()
+  }
+  for (const plan of plans) plan.begin()
+  while (plans.some((plan) => plan.more())) {
+    for (const [i, { call }] of contenders.entries()) {
+      const plan = plans[i]
+      if (plan === undefined || !plan.more()) continue
+      const start = plan.start()
+      for (let k = 0; k < plan.batch; k++) await call()
+      plan.stop(start)
+    }
+  }
+  return contenders.map(({ name }, i) => plans[i]?.figures(name) ?? summarize(name, []))
+}
+
+/** Times a Promise-returning `call` the same way as `measure`. */
 export const measureAsync = async (
   name: string,
   call: () => Promise<unknown>,
   options: Options = {}
-): Promise<Figures> => {
-  const plan = sampler(options)
-  for (let i = 0; i < plan.warmup; i++) await call()
-  plan.begin()
-  while (plan.more()) {
-    const start = plan.start()
-    for (let i = 0; i < plan.batch; i++) await call()
-    plan.stop(start)
-  }
-  return plan.figures(name)
-}
+): Promise<Figures> => (await compareAsync([{ name, call }], options))[0] ?? summarize(name, [])
 
 export const format = (rows: ReadonlyArray<Figures>): string => {
   const width = Math.max(...rows.map((r) => r.name.length))

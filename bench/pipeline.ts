@@ -8,7 +8,7 @@
  */
 import { Action, Agent, Role } from "@rolecraft/core"
 import { Effect, Schema } from "effect"
-import { type Figures, measure } from "./measure.ts"
+import { compare, type Figures } from "./measure.ts"
 import { figuresTable, formatText, isMain, type Section, times, us } from "./report.ts"
 
 const nights = (checkIn: string, checkOut: string): number =>
@@ -32,13 +32,17 @@ const traced = Effect.fn("nights")(function* (checkIn: string, checkOut: string)
 
 const args = { checkIn: "2026-11-02", checkOut: "2026-11-05" }
 
-/** The three rows, in one running Effect: direct call, traced `Effect.fn`, `executeAction`. */
+/**
+ * The three rows, in one running Effect: direct call, traced `Effect.fn`,
+ * `executeAction`, sampled round-robin so load changes weigh on all three.
+ */
 export const measurePipeline: Effect.Effect<ReadonlyArray<Figures>, unknown> = Effect.gen(function* () {
   const agent = yield* Agent.make({ id: "bench", roles: [travel] })
-  const direct = yield* measure("direct call", () => Effect.sync(() => nights(args.checkIn, args.checkOut)))
-  const fn = yield* measure("traced Effect.fn", () => traced(args.checkIn, args.checkOut))
-  const pipeline = yield* measure("executeAction (local)", () => agent.executeAction("nights", args))
-  return [direct, fn, pipeline]
+  return yield* compare([
+    { name: "direct call", call: () => Effect.sync(() => nights(args.checkIn, args.checkOut)) },
+    { name: "traced Effect.fn", call: () => traced(args.checkIn, args.checkOut) },
+    { name: "executeAction (local)", call: () => agent.executeAction("nights", args) }
+  ])
 }).pipe(Effect.scoped)
 
 const overheadOf = (rows: ReadonlyArray<Figures>) => {
@@ -56,7 +60,8 @@ export const bench = async (): Promise<Section> => {
     description:
       "One running Effect times a direct call of the action's function (wrapped in `Effect.sync`), the same " +
       "function as a traced `Effect.fn`, and `agent.executeAction` on it (the whole SPEC §9 pipeline). " +
-      "Each sample is the mean of a batch of 200 calls, after 20 000 warm-up calls.",
+      "Each sample is the mean of a batch of 200 calls, after 20 000 warm-up calls; samples are taken " +
+      "round-robin (one batch of each in turn).",
     tables: [figuresTable(rows, "traced Effect.fn")],
     targets: [
       {
