@@ -13,11 +13,12 @@
  * Run: node bench/cold-start.ts
  */
 import { execFile } from "node:child_process"
-import { dirname } from "node:path"
+import { readdirSync, readFileSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { percentile } from "./measure.ts"
-import { formatText, isMain, type Section, times } from "./report.ts"
+import { formatText, isMain, repositoryRoot, type Section, times } from "./report.ts"
 
 /** What each row imports, in order, in one child. */
 export const entries: ReadonlyArray<{ readonly name: string; readonly specifiers: ReadonlyArray<string> }> = [
@@ -69,6 +70,38 @@ export const measureColdStart = async (runs = 9) => {
   })
 }
 
+/**
+ * Facts about how @rolecraft/core is loaded that bear on its cold import:
+ * whether it ships TypeScript (so Node strips types at import) and how many
+ * of its modules import the `effect` barrel (which loads all of effect's
+ * modules, where deep imports such as `effect/Effect` load only those used).
+ */
+export const loadingNotes = (): ReadonlyArray<string> => {
+  const core = join(repositoryRoot, "packages/core")
+  const manifest = JSON.parse(readFileSync(join(core, "package.json"), "utf8")) as {
+    readonly exports?: Record<string, unknown>
+  }
+  const sources = readdirSync(join(core, "src"), { recursive: true, encoding: "utf8" }).filter((file) =>
+    file.endsWith(".ts")
+  )
+  const barrel = sources.filter((file) =>
+    /from "effect"/.test(readFileSync(join(core, "src", file), "utf8").replace(/^\s*\*.*$/gm, ""))
+  )
+  return [
+    ...(String(manifest.exports?.["."] ?? "").endsWith(".ts")
+      ? [
+          `@rolecraft/core exports its TypeScript sources: its import includes Node's type stripping of its ${sources.length} modules.`
+        ]
+      : []),
+    ...(barrel.length > 0
+      ? [
+          `${barrel.length} of @rolecraft/core's modules import the \`effect\` barrel, which loads every effect module; ` +
+            "deep imports (`effect/Effect`, `effect/Schema`, …) load only those used."
+        ]
+      : [])
+  ]
+}
+
 /** The cold-start bench as a report section. */
 export const bench = async (runs = 9): Promise<Section> => {
   const rows = await measureColdStart(runs)
@@ -102,7 +135,7 @@ export const bench = async (runs = 9): Promise<Section> => {
         met: Number.isFinite(ratio) ? ratio <= 1.2 : undefined
       }
     ],
-    notes: []
+    notes: loadingNotes()
   }
 }
 

@@ -15,7 +15,7 @@
  *
  * Run: node bench/run.ts
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, writeFileSync } from "node:fs"
 import { loadavg } from "node:os"
 import { join } from "node:path"
 import * as Chat from "./chat.ts"
@@ -106,11 +106,6 @@ for (const entry of entries) {
 const elapsed = (performance.now() - started) / 1000
 
 const host = machine()
-const rootManifest = JSON.parse(readFileSync(join(repositoryRoot, "packages/core/package.json"), "utf8")) as {
-  readonly exports?: Record<string, unknown>
-}
-const shipsTypeScript = String(rootManifest.exports?.["."] ?? "").endsWith(".ts")
-
 const markdown = [
   "# Benchmarks",
   `Written by \`npm run bench\` (\`bench/run.ts\`) on ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC ` +
@@ -135,12 +130,6 @@ const markdown = [
   markdownTable({ columns: ["package", "version"], rows: versions().map(([name, version]) => [name, version]) }),
   "## Targets",
   markdownTable(targetsTable(sections)),
-  ...(shipsTypeScript
-    ? [
-        "Rolecraft's packages export their TypeScript sources, so its cold import includes Node's type stripping " +
-          "of its modules."
-      ]
-    : []),
   ...sections.map(formatMarkdown),
   "## Reproduce",
   "```sh\nnpm ci\nnpm run bench   # node bench/run.ts; also node bench/chat.ts | pipeline.ts | cold-start.ts alone\n```",

@@ -5,8 +5,9 @@
  */
 import * as Core from "@rolecraft/core"
 import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
 import { type Memory, chatSection, constantGrowth, type PeerResult, peers, turns } from "../chat.ts"
-import { percentile, summarize } from "../measure.ts"
+import { compare, compareAsync, percentile, summarize } from "../measure.ts"
 import { counter, finalText, nextMove, toolCallsIn, promptFor } from "../peers/scenario.ts"
 
 const alternatives = ["ai-sdk", "openai-agents", "langchain"] as const
@@ -77,6 +78,31 @@ describe("the statistics and the report", () => {
     const values = Array.from({ length: 100 }, (_, i) => 100 - i)
     assert.deepStrictEqual(summarize("x", values), { name: "x", medianUs: 51, p95Us: 96, samples: 100 })
     assert.isNaN(percentile([], 0.5))
+  })
+
+  it.effect("compare samples every contender round-robin and returns figures in order", () =>
+    Effect.gen(function* () {
+      const calls: Array<string> = []
+      const contender = (name: string) => ({ name, call: () => Effect.sync(() => calls.push(name)) })
+      const rows = yield* compare([contender("a"), contender("b")], { warmup: 1, samples: 3, batch: 2 })
+      assert.deepStrictEqual(
+        rows.map((row) => [row.name, row.samples]),
+        [
+          ["a", 3],
+          ["b", 3]
+        ]
+      )
+      assert.deepStrictEqual(calls.join(""), `ab${"aabb".repeat(3)}`)
+    })
+  )
+
+  it("compareAsync rejects when a call rejects (a scenario failing its counter check)", async () => {
+    const failing = { name: "x", call: () => Promise.reject(new Error("the tool ran 0 times, expected 1")) }
+    let message = ""
+    await compareAsync([failing], { warmup: 0, samples: 1, batch: 1 }).catch((error: Error) => {
+      message = error.message
+    })
+    assert.strictEqual(message, "the tool ran 0 times, expected 1")
   })
 
   it("heap growth is constant when the second half grows no faster than the first (with slack)", () => {
