@@ -97,7 +97,7 @@ const markdownTable = (table: Table): string => {
   const header = `| ${table.columns.map(escapeCell).join(" | ")} |`
   const numeric = (i: number) =>
     table.rows.some((row) => (row[i] ?? "") !== "") &&
-    table.rows.every((row) => /^([-\d.,]+ ?(µs|ms|×|KiB)?|—|)$/.test(row[i] ?? ""))
+    table.rows.every((row) => /^([-\d.,]+ ?(µs|ms|×|KiB)?|—|not .*|)$/.test(row[i] ?? ""))
   const rule = `| ${table.columns.map((_, i) => (numeric(i) ? "---:" : "---")).join(" | ")} |`
   const body = table.rows.map((row) => `| ${row.map(escapeCell).join(" | ")} |`)
   return [header, rule, ...body].join("\n")
