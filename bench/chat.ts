@@ -1,0 +1,309 @@
+/**
+ * The chat scenarios of every framework, each in a fresh child process (so
+ * one framework's JIT state and heap do not colour another's): one mocked
+ * tool-call run, a single turn with no tool call, and a 25-turn run (25 tool
+ * calls in sequence) with its time and retained heap per turn.
+ *
+ * Targets (issue 8): Rolecraft's tool-call run ≤ 0.5× the fastest
+ * alternative's; its heap growth per turn constant over 25 turns.
+ *
+ * Run all: node bench/chat.ts. One framework, as JSON (what `chatBench`
+ * spawns): node --expose-gc bench/chat.ts --child ai-sdk
+ */
+import { execFile } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { getHeapSpaceStatistics } from "node:v8"
+import { type Figures, measureAsync, type Options, percentile } from "./measure.ts"
+import type { ChatScenarios } from "./peers/scenario.ts"
+import { formatText, isMain, type Section, type Table, times, us } from "./report.ts"
+
+/** What a peer module exports; `unavailable` says why its scenarios cannot run in this build. */
+export interface PeerModule {
+  readonly scenarios: ChatScenarios
+  readonly unavailable?: string | undefined
+}
+
+/** The frameworks, Rolecraft first; keys are the modules under `bench/peers/`. */
+export const peers = {
+  rolecraft: (): Promise<PeerModule> => import("./peers/rolecraft.ts"),
+  "ai-sdk": (): Promise<PeerModule> => import("./peers/ai-sdk.ts"),
+  "openai-agents": (): Promise<PeerModule> => import("./peers/openai-agents.ts"),
+  langchain: (): Promise<PeerModule> => import("./peers/langchain.ts")
+} as const
+
+export type Peer = keyof typeof peers
+
+/** The packages behind each framework, whose versions the report prints. */
+export const frameworkPackages: ReadonlyArray<string> = [
+  "@rolecraft/core",
+  "effect",
+  "ai",
+  "@openai/agents",
+  "@openai/agents-core",
+  "langchain",
+  "@langchain/core",
+  "@langchain/langgraph",
+  "zod"
+]
+
+/** Tool calls in the long run. */
+export const turns = 25
+
+/** Sampling plans: every run is awaited alone (batch 1), so p95 is a run's p95. */
+const plans: Record<"toolCallRun" | "singleTurn" | "multiTurn", Options> = {
+  toolCallRun: { warmup: 300, samples: 2000, batch: 1, budgetMs: 3000, minSamples: 50 },
+  singleTurn: { warmup: 300, samples: 2000, batch: 1, budgetMs: 3000, minSamples: 50 },
+  multiTurn: { warmup: 30, samples: 300, batch: 1, budgetMs: 4000, minSamples: 20 }
+}
+
+/** Retained heap per turn of the long run, bytes, from a forced GC inside some tool runs. */
+export interface Memory {
+  /** Growth per turn over the whole run (least-squares slope). */
+  readonly perTurn: number
+  /** Growth per turn over the first half of the turns (slope). */
+  readonly early: number
+  /** Growth per turn over the second half (slope). */
+  readonly late: number
+  readonly repetitions: number
+}
+
+export interface PeerResult {
+  readonly peer: Peer
+  readonly name: string
+  readonly unavailable?: string
+  readonly toolCallRun?: Figures
+  readonly singleTurn?: Figures
+  readonly multiTurn?: Figures
+  readonly memory?: Memory
+}
+
+const median = (values: ReadonlyArray<number>): number => percentile(values, 0.5)
+
+/** Least-squares slope of `ys` over `xs`. */
+const slope = (xs: ReadonlyArray<number>, ys: ReadonlyArray<number>): number => {
+  const mx = xs.reduce((sum, x) => sum + x, 0) / xs.length
+  const my = ys.reduce((sum, y) => sum + y, 0) / ys.length
+  let numerator = 0
+  let denominator = 0
+  xs.forEach((x, i) => {
+    numerator += (x - mx) * ((ys[i] ?? my) - my)
+    denominator += (x - mx) ** 2
+  })
+  return numerator / denominator
+}
+
+/**
+ * Bytes in V8's data spaces (new, old, large objects). Code and trusted
+ * spaces are left out: JIT code and bytecode come and go with optimisation
+ * and flushing, and made readings swing by hundreds of KiB.
+ */
+const liveData = (): number =>
+  getHeapSpaceStatistics()
+    .filter((space) => dataSpaces.has(space.space_name))
+    .reduce((sum, space) => sum + space.space_used_size, 0)
+
+const dataSpaces = new Set(["new_space", "old_space", "large_object_space", "new_large_object_space"])
+
+/** Turns at which the heap is read: 1, then every 4th, and the last (1, 5, …, 25). */
+const checkpoints = Array.from({ length: Math.floor((turns - 1) / 4) + 1 }, (_, i) => 1 + 4 * i)
+
+/**
+ * Runs the long scenario `repetitions` times with a full GC and a reading of
+ * the live data inside the tool run at each checkpoint turn, so each reading is
+ * what the framework keeps alive at that turn; the readings' median over
+ * repetitions gives the curve, whose slope over each half tells constant
+ * growth (a straight line) from growth that rises with the turn (e.g.
+ * copying the whole history each step). A full GC costs tens of ms here,
+ * hence checkpoints rather than every turn. Needs `--expose-gc`;
+ * `undefined` without it.
+ */
+const probeMemory = async (scenarios: ChatScenarios, repetitions: number): Promise<Memory | undefined> => {
+  const gc = globalThis.gc
+  if (gc === undefined) return undefined
+  const readings: Array<ReadonlyArray<number>> = []
+  for (let r = 0; r < repetitions; r++) {
+    const heap: Array<number> = []
+    await scenarios.multiTurn(turns, (turn) => {
+      if (!checkpoints.includes(turn)) return
+      gc()
+      heap.push(liveData())
+    })
+    readings.push(heap.map((value) => value - (heap[0] ?? value)))
+  }
+  const curve = checkpoints.map((_, i) => median(readings.map((heap) => heap[i] ?? Number.NaN)))
+  const half = Math.floor(checkpoints.length / 2)
+  return {
+    perTurn: slope(checkpoints, curve),
+    early: slope(checkpoints.slice(0, half + 1), curve.slice(0, half + 1)),
+    late: slope(checkpoints.slice(half), curve.slice(half)),
+    repetitions
+  }
+}
+
+/** Measures one framework in this process. */
+export const measurePeer = async (peer: Peer): Promise<PeerResult> => {
+  const module = await peers[peer]()
+  const { scenarios } = module
+  const base = { peer, name: scenarios.name }
+  if (module.unavailable !== undefined) return { ...base, unavailable: module.unavailable }
+  const toolCallRun = await measureAsync("tool-call run", scenarios.toolCallRun, plans.toolCallRun)
+  const singleTurn = await measureAsync("single turn", scenarios.singleTurn, plans.singleTurn)
+  const multiTurn = await measureAsync(`${turns}-turn run`, () => scenarios.multiTurn(turns), plans.multiTurn)
+  const memory = await probeMemory(scenarios, 10)
+  return { ...base, toolCallRun, singleTurn, multiTurn, ...(memory === undefined ? {} : { memory }) }
+}
+
+const run = promisify(execFile)
+
+/** Measures one framework in a fresh `node --expose-gc` child. */
+const measureInChild = async (peer: Peer): Promise<PeerResult> => {
+  const { stdout } = await run(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url), "--child", peer], {
+    timeout: 180_000,
+    maxBuffer: 16 * 1024 * 1024
+  })
+  const last = stdout.trim().split("\n").at(-1) ?? ""
+  return JSON.parse(last) as PeerResult
+}
+
+/**
+ * Heap growth per turn is constant when the second half's slope is at most
+ * 1.25× the first half's, plus 1 KiB for the noise of a heap reading. Growth
+ * that rises with the turn number (each step copying the history) fails it.
+ */
+export const constantGrowth = (memory: Memory): boolean => memory.late <= 1.25 * Math.max(memory.early, 0) + 1024
+
+const kib = (bytes: number): string => (Number.isFinite(bytes) ? (bytes / 1024).toFixed(1) : "—")
+
+const scenarioTable = (
+  title: string,
+  results: ReadonlyArray<PeerResult>,
+  pick: (result: PeerResult) => Figures | undefined,
+  perTurn: boolean
+): Table => {
+  const rolecraft = results.find((r) => r.peer === "rolecraft")
+  const reference = rolecraft === undefined ? undefined : pick(rolecraft)
+  return {
+    title,
+    columns: ["framework", "median µs", "p95 µs", "samples", ...(perTurn ? ["µs per turn"] : []), "× Rolecraft"],
+    rows: results.map((result) => {
+      const figures = pick(result)
+      if (figures === undefined) {
+        return [result.name, "not available yet", "", "", ...(perTurn ? [""] : []), ""]
+      }
+      return [
+        result.name,
+        us(figures.medianUs),
+        us(figures.p95Us),
+        String(figures.samples),
+        ...(perTurn ? [us(figures.medianUs / turns)] : []),
+        reference === undefined ? "—" : times(figures.medianUs / reference.medianUs)
+      ]
+    })
+  }
+}
+
+/** Builds the section from the per-framework results (separate from running, so tests can check it). */
+export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
+  const rolecraft = results.find((r) => r.peer === "rolecraft")
+  const alternatives = results.filter((r) => r.peer !== "rolecraft" && r.toolCallRun !== undefined)
+  const fastest = alternatives.reduce<PeerResult | undefined>(
+    (best, r) =>
+      best === undefined || (r.toolCallRun?.medianUs ?? Number.POSITIVE_INFINITY) < (best.toolCallRun?.medianUs ?? 0)
+        ? r
+        : best,
+    undefined
+  )
+  const ours = rolecraft?.toolCallRun
+  const ratio =
+    ours === undefined || fastest?.toolCallRun === undefined ? undefined : ours.medianUs / fastest.toolCallRun.medianUs
+  const memory = rolecraft?.memory
+  return {
+    title: "Chat scenarios against the alternatives",
+    description:
+      "Each framework runs its own idiomatic loop (Rolecraft `agent.chat`, AI SDK `generateText` with `stopWhen`, " +
+      "Agents JS `run`, LangChain `createAgent`) over a fake model at its own model boundary that answers " +
+      "instantly from one script: ask for `get_weather({ city })` until N tool results are in the conversation, " +
+      "then answer. Each run asserts that the tool ran exactly N times and that the final text arrived. Every " +
+      "framework runs in a fresh Node process: warm-up, then runs awaited one at a time (each sample is one run). " +
+      "Heap growth: a forced GC and a heap reading inside the tool run at turns 1, 5, …, 25 of the 25-turn run, " +
+      "median over 10 repetitions, and the least-squares slope of each half.",
+    tables: [
+      scenarioTable("One mocked tool-call run (tool call, tool run, answer)", results, (r) => r.toolCallRun, false),
+      scenarioTable("A single turn with no tool call", results, (r) => r.singleTurn, false),
+      scenarioTable(
+        `A ${turns}-turn run (${turns} tool calls in sequence, then the answer)`,
+        results,
+        (r) => r.multiTurn,
+        true
+      ),
+      {
+        title: `Retained heap growth per turn over the ${turns}-turn run`,
+        columns: ["framework", "KiB per turn", "turns 1–13", "turns 13–25", "constant"],
+        rows: results.map((r) =>
+          r.memory === undefined
+            ? [r.name, r.unavailable === undefined ? "not measured" : "not available yet", "", "", ""]
+            : [
+                r.name,
+                kib(r.memory.perTurn),
+                kib(r.memory.early),
+                kib(r.memory.late),
+                constantGrowth(r.memory) ? "yes" : "no"
+              ]
+        )
+      }
+    ],
+    targets: [
+      {
+        name: "one mocked tool-call run",
+        limit: "≤ 0.5× the fastest alternative",
+        measured:
+          ratio === undefined
+            ? `rolecraft chat: ${rolecraft?.unavailable ?? "not measured"}`
+            : `${us(ours?.medianUs ?? Number.NaN)} µs vs ${fastest?.name} ${us(fastest?.toolCallRun?.medianUs ?? Number.NaN)} µs = ${times(ratio)}`,
+        met: ratio === undefined ? undefined : ratio <= 0.5
+      },
+      {
+        name: `heap growth per turn over ${turns} turns`,
+        limit: "constant (slope of turns 13–25 ≤ 1.25× that of turns 1–13, + 1 KiB)",
+        measured:
+          memory === undefined
+            ? `rolecraft chat: ${rolecraft?.unavailable ?? "not measured"}`
+            : `${kib(memory.early)} KiB then ${kib(memory.late)} KiB per turn`,
+        met: memory === undefined ? undefined : constantGrowth(memory)
+      }
+    ],
+    notes: [
+      "The tool is offered in every scenario; in the single turn the model answers without calling it.",
+      "OpenAI Agents JS runs with tracing disabled: its default exporter posts traces to OpenAI's servers.",
+      "LangChain.js runs over a small `BaseChatModel` subclass, not `fakeModel()` from `@langchain/core/testing`, " +
+        "whose reply queue and call record grow with every call.",
+      ...results
+        .filter((r) => r.unavailable !== undefined)
+        .map((r) => `${r.name} chat: not available yet (${r.unavailable}).`)
+    ]
+  }
+}
+
+/** Runs every framework's scenarios, one child process each, one after another. */
+export const bench = async (only?: ReadonlyArray<Peer>): Promise<Section> => {
+  const results: Array<PeerResult> = []
+  for (const peer of only ?? (Object.keys(peers) as Array<Peer>)) {
+    const result = await measureInChild(peer)
+    if (result.unavailable !== undefined) console.log(`${result.name.toLowerCase()} chat: not available yet`)
+    results.push(result)
+  }
+  return chatSection(results)
+}
+
+if (isMain(import.meta)) {
+  const child = process.argv.indexOf("--child")
+  if (child !== -1) {
+    const peer = process.argv[child + 1] as Peer
+    if (!(peer in peers)) throw new Error(`unknown framework ${peer}; one of ${Object.keys(peers).join(", ")}`)
+    console.log(JSON.stringify(await measurePeer(peer)))
+  } else {
+    const only = process.argv.slice(2).filter((arg): arg is Peer => arg in peers)
+    console.log(formatText(await bench(only.length === 0 ? undefined : only)))
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * Cold start: the time to `import` each framework's entry point in a fresh
+ * Node process. Each child is `node --input-type=module -e …` started in the
+ * bench package (so bare names resolve as they would for a user); inside it,
+ * `performance.now()` is read around the dynamic `import()` calls, so process
+ * start-up is left out and only loading, compiling and evaluating the
+ * modules (and, for Rolecraft, which ships TypeScript sources, Node's type
+ * stripping) is counted. A discarded round warms the disk cache, then
+ * `runs` rounds import each entry once (round-robin); the median is reported.
+ *
+ * Target (issue 8): Rolecraft's cold import ≤ 1.2× `import "effect"`.
+ *
+ * Run: node bench/cold-start.ts
+ */
+import { execFile } from "node:child_process"
+import { readdirSync, readFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { percentile } from "./measure.ts"
+import { formatText, isMain, repositoryRoot, type Section, times } from "./report.ts"
+
+/** What each row imports, in order, in one child. */
+export const entries: ReadonlyArray<{ readonly name: string; readonly specifiers: ReadonlyArray<string> }> = [
+  { name: "effect", specifiers: ["effect"] },
+  { name: "@rolecraft/core", specifiers: ["@rolecraft/core"] },
+  { name: "ai", specifiers: ["ai"] },
+  { name: "@openai/agents", specifiers: ["@openai/agents"] },
+  { name: "langchain + @langchain/core", specifiers: ["langchain", "@langchain/core"] }
+]
+
+const run = promisify(execFile)
+const benchDirectory = dirname(fileURLToPath(import.meta.url))
+
+/** The child's program: import the specifiers, print the elapsed ms. */
+const program = (specifiers: ReadonlyArray<string>): string =>
+  [
+    "const start = performance.now()",
+    ...specifiers.map((specifier) => `await import(${JSON.stringify(specifier)})`),
+    "console.log(String(performance.now() - start))"
+  ].join("\n")
+
+/** One cold import in a fresh process, ms. */
+export const coldImport = async (specifiers: ReadonlyArray<string>): Promise<number> => {
+  const { stdout } = await run(process.execPath, ["--input-type=module", "-e", program(specifiers)], {
+    cwd: benchDirectory,
+    timeout: 60_000
+  })
+  const ms = Number(stdout.trim().split("\n").at(-1))
+  if (!Number.isFinite(ms)) throw new Error(`cold import of ${specifiers.join(", ")} printed ${stdout}`)
+  return ms
+}
+
+/**
+ * Medians of `runs` cold imports per entry, ms. Runs go round-robin (one of
+ * each entry per round) so that a change of load on the machine during the
+ * run weighs on every entry alike; a first round is discarded.
+ */
+export const measureColdStart = async (runs = 9) => {
+  const samples = entries.map(() => [] as Array<number>)
+  for (let round = 0; round <= runs; round++) {
+    for (const [i, entry] of entries.entries()) {
+      const ms = await coldImport(entry.specifiers)
+      if (round > 0) samples[i]?.push(ms)
+    }
+  }
+  return entries.map((entry, i) => {
+    const ms = samples[i] ?? []
+    return { name: entry.name, medianMs: percentile(ms, 0.5), minMs: Math.min(...ms), maxMs: Math.max(...ms) }
+  })
+}
+
+/**
+ * Facts about how @rolecraft/core is loaded that bear on its cold import:
+ * whether it ships TypeScript (so Node strips types at import) and how many
+ * of its modules import the `effect` barrel (which loads all of effect's
+ * modules, where deep imports such as `effect/Effect` load only those used).
+ */
+export const loadingNotes = (): ReadonlyArray<string> => {
+  const core = join(repositoryRoot, "packages/core")
+  const manifest = JSON.parse(readFileSync(join(core, "package.json"), "utf8")) as {
+    readonly exports?: Record<string, unknown>
+  }
+  const sources = readdirSync(join(core, "src"), { recursive: true, encoding: "utf8" }).filter((file) =>
+    file.endsWith(".ts")
+  )
+  const barrel = sources.filter((file) =>
+    /from "effect"/.test(readFileSync(join(core, "src", file), "utf8").replace(/^\s*\*.*$/gm, ""))
+  )
+  return [
+    ...(String(manifest.exports?.["."] ?? "").endsWith(".ts")
+      ? [
+          `@rolecraft/core exports its TypeScript sources: its import includes Node's type stripping of its ${sources.length} modules.`
+        ]
+      : []),
+    ...(barrel.length > 0
+      ? [
+          `${barrel.length} of @rolecraft/core's modules import the \`effect\` barrel, which loads every effect module; ` +
+            "deep imports (`effect/Effect`, `effect/Schema`, …) load only those used."
+        ]
+      : [])
+  ]
+}
+
+/** The cold-start bench as a report section. */
+export const bench = async (runs = 9): Promise<Section> => {
+  const rows = await measureColdStart(runs)
+  const effect = rows.find((row) => row.name === "effect")
+  const rolecraft = rows.find((row) => row.name === "@rolecraft/core")
+  const ratio = (rolecraft?.medianMs ?? Number.NaN) / (effect?.medianMs ?? Number.NaN)
+  return {
+    title: "Cold start: importing each entry point in a fresh process",
+    description:
+      "`node --input-type=module -e` in a fresh process per run; the time is read inside the child around the " +
+      `dynamic \`import()\` (process start-up excluded). One discarded round, then ${runs} rounds importing each ` +
+      "entry once (round-robin, so load changes weigh on all alike); median, with the fastest and slowest run.",
+    tables: [
+      {
+        columns: ["entry point", "median ms", "min ms", "max ms", "× effect", "× Rolecraft"],
+        rows: rows.map((row) => [
+          row.name,
+          row.medianMs.toFixed(0),
+          row.minMs.toFixed(0),
+          row.maxMs.toFixed(0),
+          times(row.medianMs / (effect?.medianMs ?? Number.NaN)),
+          times(row.medianMs / (rolecraft?.medianMs ?? Number.NaN))
+        ])
+      }
+    ],
+    targets: [
+      {
+        name: "Rolecraft's cold import",
+        limit: '≤ 1.2× import "effect"',
+        measured: `${rolecraft?.medianMs.toFixed(0)} ms vs ${effect?.medianMs.toFixed(0)} ms = ${times(ratio)}`,
+        met: Number.isFinite(ratio) ? ratio <= 1.2 : undefined
+      }
+    ],
+    notes: loadingNotes()
+  }
+}
+
+if (isMain(import.meta)) console.log(formatText(await bench()))

@@ -1,0 +1,87 @@
+/**
+ * The Vercel AI SDK's chat scenarios: `generateText` with one `tool` and
+ * `stopWhen: stepCountIs(…)`, over the SDK's own `MockLanguageModelV4` (from
+ * `ai/test`) answering from the shared script.
+ */
+import { generateText, stepCountIs, tool } from "ai"
+import { MockLanguageModelV4 } from "ai/test"
+import { z } from "zod"
+import {
+  type ChatScenarios,
+  counter,
+  finalText,
+  nextMove,
+  promptFor,
+  toolArguments,
+  toolCallsIn,
+  toolDescription,
+  toolName
+} from "./scenario.ts"
+
+type GenerateResult = Awaited<ReturnType<NonNullable<MockLanguageModelV4["doGenerate"]>>>
+type CallOptions = Parameters<MockLanguageModelV4["doGenerate"]>[0]
+
+const usage = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 5, text: 5, reasoning: undefined }
+}
+
+const userText = (options: CallOptions): string => {
+  for (const message of options.prompt) {
+    if (message.role === "user") {
+      for (const part of message.content) if (part.type === "text") return part.text
+    }
+  }
+  return ""
+}
+
+const reply = (options: CallOptions): GenerateResult => {
+  const seen = options.prompt.filter((message) => message.role === "tool").length
+  const move = nextMove(seen, toolCallsIn(userText(options)))
+  return move._tag === "CallTool"
+    ? {
+        content: [{ type: "tool-call", toolCallId: move.id, toolName, input: toolArguments }],
+        finishReason: { unified: "tool-calls", raw: "tool_calls" },
+        usage,
+        warnings: []
+      }
+    : {
+        content: [{ type: "text", text: finalText }],
+        finishReason: { unified: "stop", raw: "stop" },
+        usage,
+        warnings: []
+      }
+}
+
+const model = new MockLanguageModelV4({ doGenerate: async (options) => reply(options) })
+const weather = counter("Vercel AI SDK")
+const tools = {
+  [toolName]: tool({
+    description: toolDescription,
+    inputSchema: z.object({ city: z.string() }),
+    execute: async ({ city }) => weather.run(city)
+  })
+}
+
+const chat = async (toolCalls: number, maxSteps: number): Promise<string> => {
+  // the mock records every call; drop the record so it does not grow across iterations
+  model.doGenerateCalls.length = 0
+  const result = await generateText({ model, tools, prompt: promptFor(toolCalls), stopWhen: stepCountIs(maxSteps) })
+  return result.text
+}
+
+export const scenarios: ChatScenarios = {
+  name: "Vercel AI SDK",
+  toolCallRun: async () => {
+    weather.reset()
+    weather.expect("toolCallRun", 1, await chat(1, 2))
+  },
+  singleTurn: async () => {
+    weather.reset()
+    weather.expect("singleTurn", 0, await chat(0, 1))
+  },
+  multiTurn: async (turns, onTurn) => {
+    weather.reset(onTurn)
+    weather.expect("multiTurn", turns, await chat(turns, turns + 1))
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * What a bench module hands to `run.ts`, and how it is printed: a `Section`
+ * holds tables of preformatted cells and the targets it checked. Each bench
+ * module (`chat.ts`, `pipeline.ts`, `cold-start.ts`, and later
+ * `webservice.ts`, `mcp.ts`) exports one function returning a `Section`, and
+ * still runs standalone (`isMain(import.meta)`), printing its own section.
+ */
+import { execFileSync } from "node:child_process"
+import { existsSync, readFileSync } from "node:fs"
+import * as os from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import type { Figures } from "./measure.ts"
+
+/** A table: a header row and rows of cells, all strings. */
+export interface Table {
+  readonly title?: string
+  readonly columns: ReadonlyArray<string>
+  readonly rows: ReadonlyArray<ReadonlyArray<string>>
+}
+
+/**
+ * One target of the issue and what this run measured for it. `met` is
+ * `undefined` when it could not be measured in this run (say why in
+ * `measured`).
+ */
+export interface Target {
+  readonly name: string
+  readonly limit: string
+  readonly measured: string
+  readonly met: boolean | undefined
+}
+
+export interface Section {
+  readonly title: string
+  /** What was measured and how, in a sentence or two. */
+  readonly description: string
+  readonly tables: ReadonlyArray<Table>
+  readonly targets: ReadonlyArray<Target>
+  readonly notes: ReadonlyArray<string>
+}
+
+/** True when the module `meta` belongs to is the script node was started with. */
+export const isMain = (meta: ImportMeta): boolean =>
+  meta.main === true || (process.argv[1] !== undefined && resolve(process.argv[1]) === meta.filename)
+
+/** µs with a precision that suits the size. */
+export const us = (value: number): string =>
+  !Number.isFinite(value) ? "—" : value >= 100 ? value.toFixed(0) : value >= 10 ? value.toFixed(1) : value.toFixed(2)
+
+/** A ratio as `1.23×`. */
+export const times = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(2)}×` : "—")
+
+/**
+ * The standard table of timed calls: median and p95 per call, samples, and
+ * each row's median as a ratio to `baseline`'s (a row name) when given.
+ */
+export const figuresTable = (rows: ReadonlyArray<Figures>, baseline?: string, title?: string): Table => {
+  const base = rows.find((row) => row.name === baseline)
+  return {
+    ...(title === undefined ? {} : { title }),
+    columns: ["", "median µs", "p95 µs", "samples", ...(base === undefined ? [] : [`× ${base.name}`])],
+    rows: rows.map((row) => [
+      row.name,
+      us(row.medianUs),
+      us(row.p95Us),
+      String(row.samples),
+      ...(base === undefined ? [] : [times(row.medianUs / base.medianUs)])
+    ])
+  }
+}
+
+const verdict = (met: boolean | undefined): string => (met === undefined ? "not measured" : met ? "met" : "MISSED")
+
+/** A section as aligned plain text, for the console. */
+export const formatText = (section: Section): string => {
+  const lines = [`== ${section.title}`]
+  for (const table of section.tables) {
+    if (table.title !== undefined) lines.push(`-- ${table.title}`)
+    const all = [table.columns, ...table.rows]
+    const widths = table.columns.map((_, i) => Math.max(...all.map((row) => (row[i] ?? "").length)))
+    for (const row of all) {
+      lines.push(
+        row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join("  ")
+      )
+    }
+  }
+  for (const target of section.targets) {
+    lines.push(`target: ${target.name} (${target.limit}): ${target.measured} — ${verdict(target.met)}`)
+  }
+  for (const note of section.notes) lines.push(`note: ${note}`)
+  return lines.join("\n")
+}
+
+const markdownTable = (table: Table): string => {
+  const escapeCell = (cell: string) => cell.replaceAll("|", "\\|")
+  const header = `| ${table.columns.map(escapeCell).join(" | ")} |`
+  const numeric = (i: number) =>
+    table.rows.some((row) => (row[i] ?? "") !== "") &&
+    table.rows.every((row) => /^([-\d.,]+ ?(µs|ms|×|KiB)?|—|not .*|)$/.test(row[i] ?? ""))
+  const rule = `| ${table.columns.map((_, i) => (numeric(i) ? "---:" : "---")).join(" | ")} |`
+  const body = table.rows.map((row) => `| ${row.map(escapeCell).join(" | ")} |`)
+  return [header, rule, ...body].join("\n")
+}
+
+/** A section as Markdown, for BENCHMARKS.md. */
+export const formatMarkdown = (section: Section): string => {
+  const parts = [`## ${section.title}`, section.description]
+  for (const table of section.tables) {
+    if (table.title !== undefined) parts.push(`### ${table.title}`)
+    parts.push(markdownTable(table))
+  }
+  if (section.notes.length > 0) parts.push(section.notes.map((note) => `- ${note}`).join("\n"))
+  return parts.join("\n\n")
+}
+
+/** All targets of all sections as one Markdown table. */
+export const targetsTable = (sections: ReadonlyArray<Section>): Table => ({
+  columns: ["target", "limit", "measured", "verdict"],
+  rows: sections.flatMap((section) =>
+    section.targets.map((target) => [target.name, target.limit, target.measured, verdict(target.met)])
+  )
+})
+
+export { markdownTable }
+
+/** The machine the figures come from. */
+export const machine = () => {
+  const cpus = os.cpus()
+  return {
+    cores: cpus.length,
+    availableParallelism: os.availableParallelism(),
+    model: cpus[0]?.model.trim() ?? "unknown",
+    node: process.version,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30)
+  }
+}
+
+const benchDirectory = dirname(fileURLToPath(import.meta.url))
+
+/** The repository root (the bench package's parent). */
+export const repositoryRoot = resolve(benchDirectory, "..")
+
+/**
+ * The installed version of `name`, read from its package.json: found by
+ * resolving the package from the bench package and walking up to the
+ * package.json whose `name` is `name` (some packages do not export
+ * `./package.json`).
+ */
+export const versionOf = (name: string): string => {
+  let directory: string
+  try {
+    directory = dirname(fileURLToPath(import.meta.resolve(name)))
+  } catch {
+    return "not installed"
+  }
+  for (;;) {
+    const candidate = join(directory, "package.json")
+    if (existsSync(candidate)) {
+      const manifest = JSON.parse(readFileSync(candidate, "utf8")) as { name?: string; version?: string }
+      if (manifest.name === name) return manifest.version ?? "unknown"
+    }
+    const parent = dirname(directory)
+    if (parent === directory) return "unknown"
+    directory = parent
+  }
+}
+
+/** The commit the run measured (short hash, `+dirty` when the work tree has changes), or `unknown`. */
+export const commit = (): string => {
+  try {
+    const hash = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: repositoryRoot, encoding: "utf8" })
+    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], {
+      cwd: repositoryRoot,
+      encoding: "utf8"
+    })
+    return `${hash.trim()}${dirty.trim() === "" ? "" : "+dirty"}`
+  } catch {
+    return "unknown"
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * `npm run bench`: every benchmark in one run, printed as it goes, then
+ * BENCHMARKS.md at the repository root: versions, machine, the targets with
+ * their verdicts, and each section's tables with ratios to Rolecraft.
+ *
+ * Each bench module exports `bench(): Promise<Section>` and still runs alone
+ * (`node bench/chat.ts`, `node bench/pipeline.ts`, `node bench/cold-start.ts`).
+ * The webService and mcpTool benches (`bench/webservice.ts`, `bench/mcp.ts`)
+ * are picked up when their files exist; until then their section says "not
+ * available yet" and their targets read "not measured".
+ *
+ * A section that throws (a framework's scenario failing its counter check,
+ * say) is reported as FAILED, the others still run, BENCHMARKS.md is still
+ * written, and the process exits 1.
+ *
+ * Run: node bench/run.ts
+ */
+import { existsSync, writeFileSync } from "node:fs"
+import { loadavg } from "node:os"
+import { join } from "node:path"
+import * as Chat from "./chat.ts"
+import * as ColdStart from "./cold-start.ts"
+import * as Pipeline from "./pipeline.ts"
+import {
+  commit,
+  formatMarkdown,
+  formatText,
+  machine,
+  markdownTable,
+  repositoryRoot,
+  type Section,
+  type Target,
+  targetsTable,
+  versionOf
+} from "./report.ts"
+
+interface Entry {
+  readonly title: string
+  readonly run: () => Promise<Section>
+}
+
+/**
+ * A bench module delivered by another issue: run when its file exists and
+ * exports `bench`; otherwise a section saying so, with its targets unmeasured.
+ */
+const optional = (file: string, title: string, targets: ReadonlyArray<Omit<Target, "measured" | "met">>): Entry => ({
+  title,
+  run: async () => {
+    const path = new URL(file, import.meta.url)
+    if (existsSync(path)) {
+      const module = (await import(path.href)) as { readonly bench?: () => Promise<Section> }
+      if (typeof module.bench === "function") return module.bench()
+    }
+    const reason = `not available yet: bench/${file.replace("./", "")} does not exist or exports no bench()`
+    return {
+      title,
+      description: reason,
+      tables: [],
+      targets: targets.map((target) => ({ ...target, measured: reason, met: undefined })),
+      notes: []
+    }
+  }
+})
+
+const entries: ReadonlyArray<Entry> = [
+  { title: "Chat scenarios against the alternatives", run: () => Chat.bench() },
+  { title: "executeAction on a local action", run: Pipeline.bench },
+  optional("./webservice.ts", "webService against a bare Effect HttpClient call and raw undici", [
+    { name: "webService", limit: "≤ 1.10× a bare Effect HttpClient call" }
+  ]),
+  optional("./mcp.ts", "mcpTool against the raw MCP SDK client", [
+    { name: "mcpTool", limit: "≤ 1.10× the raw SDK client's callTool" }
+  ]),
+  { title: "Cold start", run: () => ColdStart.bench() }
+]
+
+const failed = (title: string, error: unknown): Section => ({
+  title,
+  description: `FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+  tables: [],
+  targets: [],
+  notes: []
+})
+
+/** Package names and versions for the report: every framework, effect and the bench's baselines. */
+const versions = (): ReadonlyArray<readonly [string, string]> =>
+  [...Chat.frameworkPackages, "@effect/platform-node", "@modelcontextprotocol/sdk", "undici"].map(
+    (name) => [name, versionOf(name)] as const
+  )
+
+const started = performance.now()
+const startLoad = loadavg()[0] ?? Number.NaN
+const sections: Array<Section> = []
+let failures = 0
+for (const entry of entries) {
+  console.log(`\n… ${entry.title}`)
+  const sectionStarted = performance.now()
+  const section = await entry.run().catch((error: unknown) => {
+    failures += 1
+    return failed(entry.title, error)
+  })
+  sections.push(section)
+  console.log(formatText(section))
+  console.log(`(${((performance.now() - sectionStarted) / 1000).toFixed(0)} s)`)
+}
+const elapsed = (performance.now() - started) / 1000
+
+const host = machine()
+const markdown = [
+  "# Benchmarks",
+  `Written by \`npm run bench\` (\`bench/run.ts\`) on ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC ` +
+    `at commit ${commit()}, in ${elapsed.toFixed(0)} s. Do not edit by hand: run it again. Figures are medians of ` +
+    "many runs on one machine, each with its baseline measured in the same run; compare the ratios, not the " +
+    "absolute figures, across machines.",
+  "## Machine",
+  markdownTable({
+    columns: ["cores", "CPU", "Node", "platform", "memory", "load average (1 min) at start"],
+    rows: [
+      [
+        `${host.cores} (parallelism ${host.availableParallelism})`,
+        host.model,
+        host.node,
+        host.platform,
+        `${host.memoryGiB} GiB`,
+        startLoad.toFixed(2)
+      ]
+    ]
+  }),
+  "## Versions",
+  markdownTable({ columns: ["package", "version"], rows: versions().map(([name, version]) => [name, version]) }),
+  "## Targets",
+  markdownTable(targetsTable(sections)),
+  ...sections.map(formatMarkdown),
+  "## Reproduce",
+  "```sh\nnpm ci\nnpm run bench   # node bench/run.ts; also node bench/chat.ts | pipeline.ts | cold-start.ts alone\n```",
+  ""
+].join("\n\n")
+
+const output = join(repositoryRoot, "BENCHMARKS.md")
+writeFileSync(output, markdown)
+console.log(`\nwrote ${output} in ${elapsed.toFixed(0)} s${failures > 0 ? `; ${failures} section(s) FAILED` : ""}`)
+if (failures > 0) process.exitCode = 1
