@@ -5,16 +5,11 @@
  * `LanguageModel.make` the openai layer uses) answering from the shared
  * script.
  *
- * The chat loop and `LanguageModel` are delivered by another branch. Until
- * they are merged, `unavailable` says so and `run.ts` prints
- * "rolecraft chat: not available yet" instead of failing. The API this file
- * relies on is declared below (`LanguageModelModule`, `ChatAgent`): once the
- * chat branch is in, replace those declarations with the real imports and
- * finish `mockModel` (marked TODO).
+ * Until `agent.chat` exists (the chat loop of issue 6), `unavailable` says so
+ * and `run.ts` prints "rolecraft chat: not available yet" instead of failing.
  */
-import * as Core from "@rolecraft/core"
-import { Action, Agent, Role } from "@rolecraft/core"
-import { Effect, Layer, ManagedRuntime, Schema, Scope } from "effect"
+import { Action, Agent, LanguageModel, Role } from "@rolecraft/core"
+import { Effect, type Layer, ManagedRuntime, Schema, Scope } from "effect"
 import {
   type ChatScenarios,
   counter,
@@ -27,34 +22,7 @@ import {
   toolName
 } from "./scenario.ts"
 
-// ---------------------------------------------------------------------------
-// The API of the chat branch, as this bench uses it (SPEC §7 and the issue).
-// TODO(lead, at merge): import these from @rolecraft/core instead.
-// ---------------------------------------------------------------------------
-
-/** A message of the conversation a provider receives. */
-interface Message {
-  readonly role: "system" | "user" | "assistant" | "tool"
-  readonly content?: string
-  readonly toolCalls?: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: string }>
-  readonly toolCallId?: string
-}
-
-/** A provider's response. */
-interface Response {
-  readonly text: string
-  readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: string }>
-  readonly usage: { readonly inputTokens: number; readonly outputTokens: number }
-  readonly finishReason: "stop" | "tool_calls"
-}
-
-/** The `LanguageModel` module: a service key and `make(provider)`. */
-interface LanguageModelModule {
-  readonly LanguageModel: unknown
-  readonly make: (provider: never) => unknown
-}
-
-/** What `agent.chat` resolves to. */
+/** What `agent.chat` resolves to (the chat branch delivers `agent.chat`). */
 type ChatResult =
   | { readonly _tag: "Completed"; readonly text: string; readonly messages: ReadonlyArray<unknown> }
   | { readonly _tag: "AwaitingApproval" }
@@ -71,7 +39,7 @@ interface ChatAgent {
 const usage = { inputTokens: 10, outputTokens: 5 }
 
 /** The scripted reply to a conversation: one more tool call, or the answer. */
-export const reply = (messages: ReadonlyArray<Message>): Response => {
+export const reply = (messages: ReadonlyArray<LanguageModel.Message>): LanguageModel.ProviderResponse => {
   const seen = messages.filter((message) => message.role === "tool").length
   const user = messages.find((message) => message.role === "user")?.content ?? ""
   const move = nextMove(seen, toolCallsIn(user))
@@ -85,28 +53,13 @@ export const reply = (messages: ReadonlyArray<Message>): Response => {
     : { text: finalText, toolCalls: [], usage, finishReason: "stop" }
 }
 
-/**
- * TODO(lead, at merge): finish this adapter. It must return a Layer that
- * provides Rolecraft's `LanguageModel` service built with
- * `LanguageModel.make(provider)`, where the provider answers every request
- * with `reply(request.messages)` at once (no I/O, no timers): read the
- * conversation from the request in the provider's message shape (roles
- * system/user/assistant/tool; assistant `toolCalls: [{ id, name, arguments:
- * string }]`), and return `{ text, toolCalls, usage, finishReason }` in the
- * provider's response shape. If `make` returns the service directly, use
- * `Layer.succeed`; if it returns an Effect, `Layer.effect`. Adjust the
- * provider's method name and request shape below to the real ones, then
- * delete `LanguageModelModule` and type this against the real module.
- */
-const mockModel = (module: LanguageModelModule): Layer.Layer<never> => {
-  const provider = {
-    generate: (request: { readonly messages: ReadonlyArray<Message> }) => Effect.succeed(reply(request.messages))
+/** The scripted model: built with the same `LanguageModel.make` the openai layer uses, answering at once. */
+const mockModel: Layer.Layer<LanguageModel.LanguageModel> = LanguageModel.layer(
+  (call) => reply(call.request.messages),
+  {
+    name: "bench"
   }
-  // the key and the service's type come from the chat branch; this cast is the one boundary until then
-  const key = module.LanguageModel as Parameters<typeof Layer.effect>[0]
-  const service = module.make(provider as never) as Effect.Effect<never>
-  return Layer.effect(key, service) as Layer.Layer<never>
-}
+)
 
 // ---------------------------------------------------------------------------
 // The scenarios.
@@ -125,20 +78,16 @@ const forecast = Role.make({
   }
 })
 
-const languageModel = (Core as unknown as { readonly LanguageModel?: LanguageModelModule }).LanguageModel
-
 /** Why Rolecraft's chat cannot run in this build, or `undefined` when it can. */
-export let unavailable: string | undefined =
-  languageModel === undefined ? "@rolecraft/core has no LanguageModel module yet" : undefined
+export let unavailable: string | undefined
 
 interface Session {
-  readonly runtime: ManagedRuntime.ManagedRuntime<never, unknown>
+  readonly runtime: ManagedRuntime.ManagedRuntime<LanguageModel.LanguageModel, never>
   readonly agent: ChatAgent
 }
 
 const open = async (): Promise<Session | undefined> => {
-  if (languageModel === undefined) return undefined
-  const runtime = ManagedRuntime.make(mockModel(languageModel))
+  const runtime = ManagedRuntime.make(mockModel)
   // the agent lives as long as the process: its scope is never closed
   const scope = Effect.runSync(Scope.make())
   const made = await runtime.runPromise(Agent.make({ id: "bench", roles: [forecast] }).pipe(Scope.provide(scope)))
