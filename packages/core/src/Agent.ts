@@ -23,6 +23,8 @@ import * as Conversion from "./Conversion.ts"
 import * as Guardrail from "./Guardrail.ts"
 import * as Hooks from "./Hooks.ts"
 import * as Executor from "./internal/executor.ts"
+import * as McpConnections from "./internal/mcpConnections.ts"
+import * as McpTool from "./internal/mcpTool.ts"
 import * as Knowledge from "./Knowledge.ts"
 import * as Resilience from "./Resilience.ts"
 import * as Tool from "./Tool.ts"
@@ -93,6 +95,12 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
  * - `id`: the agent's id (approval tokens and events are bound to it).
  * - `roles`: its roles; bare action names must be unique across them.
  * - `authority`: allow and deny lists (default: allow all).
+ * - `mcpServers`: MCP servers of the agent itself, `{ key: server }`; each
+ *   acts as an mcpTool action named by its key (SPEC §8). A server is a stdio
+ *   command `{ command, args, env, cwd }` or a streamable HTTP URL (then all
+ *   its tools are allowed, with no credential), or a full `Action.mcpTool`
+ *   (for `apiKeyEnv`, `tools`, `timeout`, policies). Keys share the namespace
+ *   of the roles' action names.
  *
  * @since 0.1.0
  */
@@ -100,6 +108,7 @@ export interface Options<Roles extends ReadonlyArray<Role.Any>> {
   readonly id: string
   readonly roles: Roles
   readonly authority?: Authority.Authority | undefined
+  readonly mcpServers?: Readonly<Record<string, McpTool.ServerOption>> | undefined
 }
 
 interface Registered {
@@ -199,10 +208,11 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
 ): Effect.Effect<Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>, RoleDefinitionError, Scope.Scope> =>
   Effect.gen(function* () {
     const id = options.id
-    const registry = yield* register(id, options.roles)
+    const servers = McpTool.serversRole(options.mcpServers)
+    const registry = yield* register(id, servers === undefined ? options.roles : [...options.roles, servers])
     const authority = Authority.compile(options.authority)
     const available = [...registry.keys()]
-    const runtime: Executor.AgentRuntime = { id }
+    const runtime: Executor.AgentRuntime = { id, mcp: McpConnections.make(yield* Effect.scope) }
 
     const resolve = (name: string): Effect.Effect<Registered, ActionNotFound> => {
       const found = registry.get(name)
