@@ -30,8 +30,10 @@ import type { ChildProcess } from "node:child_process"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { deserializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
+  type JSONRPCMessage,
   ErrorCode,
   McpError,
   PaginatedResultSchema,
@@ -40,7 +42,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import type { Action } from "@rolecraft/core"
 import * as Core from "@rolecraft/core/McpClient"
-import { Deferred, Duration, Effect, Exit, Layer, Predicate, Redacted, type Scope } from "effect"
+import { Deferred, Duration, Effect, Exit, Layer, Predicate, Redacted, Result, type Scope } from "effect"
 import * as z from "zod/v4"
 
 /**
@@ -63,6 +65,8 @@ export interface Diagnostics {
  *   session), or `"memory"`.
  * - `diagnostics()`: exit status and stderr tail, read when it fails.
  * - `received()`: the end of the last payload received (HTTP), for snippets.
+ * - `onNoise(listener)`: where lines that are not JSON-RPC go (stdio
+ *   banners); the connection logs them.
  *
  * @since 0.1.0
  */
@@ -71,6 +75,7 @@ export interface Opened {
   readonly kind: "stdio" | "http" | "memory"
   readonly diagnostics: () => Diagnostics
   readonly received: () => string | undefined
+  readonly onNoise?: ((listener: (line: string) => void) => void) | undefined
 }
 
 /**
@@ -105,6 +110,7 @@ export interface Options {
 }
 
 const stderrLimit = 2_048
+const maxMessageBytes = 10 * 1024 * 1024
 const snippetLimit = 500
 const maxPages = 1_000
 // setTimeout's largest delay; a larger (or infinite) one fires at once.
@@ -126,6 +132,41 @@ const truncate = (text: string, length: number): string =>
 
 const connectError = (message: string, cause?: unknown) =>
   new Core.McpClientError({ reason: "Connect", sent: false, message, ...(cause === undefined ? {} : { cause }) })
+
+/**
+ * Splits a stdio server's stdout into JSON-RPC messages as the SDK's own
+ * `ReadBuffer` does (newline-delimited, 10 MB at most per message), except
+ * that a line that is not a JSON-RPC message is handed to `onNoise` and
+ * skipped instead of being reported as a transport error (case C14).
+ */
+const lineReader = (onNoise: (line: string) => void) => {
+  let buffer: Buffer | undefined
+  return {
+    append(chunk: Buffer) {
+      const size = (buffer?.length ?? 0) + chunk.length
+      if (size > maxMessageBytes) {
+        buffer = undefined
+        throw new Error(`ReadBuffer exceeded maximum size of ${maxMessageBytes} bytes`)
+      }
+      buffer = buffer === undefined ? chunk : Buffer.concat([buffer, chunk])
+    },
+    readMessage(): JSONRPCMessage | null {
+      while (buffer !== undefined) {
+        const index = buffer.indexOf("\n")
+        if (index === -1) return null
+        const line = buffer.toString("utf8", 0, index).replace(/\r$/, "")
+        buffer = buffer.subarray(index + 1)
+        const message = Result.try(() => deserializeMessage(line))
+        if (Result.isSuccess(message)) return message.success
+        if (line.trim() !== "") onNoise(line)
+      }
+      return null
+    },
+    clear() {
+      buffer = undefined
+    }
+  }
+}
 
 /**
  * Spawns a stdio server with the SDK's `StdioClientTransport`: the command
@@ -158,13 +199,16 @@ export const openStdio = (
       stderr = (stderr + chunk.toString()).slice(-stderrLimit)
     })
     let exit: { readonly code: number | null; readonly signal: NodeJS.Signals | null } | undefined
-    // The one boundary with the SDK's internals: the transport keeps its child
-    // process private, and its exit status is what a crash report needs.
+    let noise: (line: string) => void = () => {}
+    // The one boundary with the SDK's internals. The transport keeps private
+    // its child process, whose exit status a crash report needs, and its line
+    // reader, which reports a banner line as an error without the line.
+    const internals = transport as unknown as { _readBuffer: unknown; readonly _process?: ChildProcess }
+    internals._readBuffer = lineReader((line) => noise(line))
     const start = transport.start.bind(transport)
     transport.start = () =>
       start().then(() => {
-        const child = (transport as unknown as { readonly _process?: ChildProcess })._process
-        child?.once("exit", (code, signal) => {
+        internals._process?.once("exit", (code, signal) => {
           exit = { code, signal }
         })
       })
@@ -176,7 +220,10 @@ export const openStdio = (
         ...(exit?.signal === null || exit?.signal === undefined ? {} : { signal: exit.signal }),
         stderr: hide(stderr, secrets)
       }),
-      received: () => undefined
+      received: () => undefined,
+      onNoise: (listener) => {
+        noise = listener
+      }
     } satisfies Opened
   })
 
@@ -370,6 +417,9 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
           return Effect.succeed(make({ reason: "Closed", sent: !notSent(error) }))
         })
 
+      opened.onNoise?.((line) =>
+        log("Warn", `${who} wrote a line on stdout that is not JSON-RPC; skipped: ${truncate(line, 200)}`)
+      )
       client.onclose = () => {
         state.open = false
       }
