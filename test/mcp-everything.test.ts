@@ -15,7 +15,9 @@ const Fx = Role.make({
   actions: {
     currencyTools,
     echoOnly: Action.mcpTool({ description: "Only echo", server: everything, tools: ["echo"] }),
-    shouting: currencyTools.pipe(Action.mapResult((result) => Effect.map(result.asString, (text) => text.toUpperCase()))),
+    shouting: currencyTools.pipe(
+      Action.mapResult((result) => Effect.map(result.asString, (text) => text.toUpperCase()))
+    ),
     guarded: currencyTools.pipe(Action.requireApproval({ reason: "Talks to the outside world" }))
   }
 })
@@ -35,14 +37,19 @@ const Shared = Layer.effect(
 ).pipe(Layer.provideMerge(Sdk))
 
 layer(Shared, { excludeTestServices: true })("server-everything over stdio", (it) => {
-  it.effect("a direct call runs the server's tool: echo and get-sum, arguments converted against its input schema", () =>
-    Effect.gen(function* () {
-      const agent = yield* Everything
-      assert.strictEqual(yield* agent.executeAction("currencyTools", { tool: "echo", arguments: { message: "hi" } }), "Echo: hi")
-      // get-sum declares numbers: the strings a model sends are converted before the server sees them.
-      const sum = yield* agent.executeAction("currencyTools", { tool: "get-sum", arguments: { a: "2", b: " 3.5 " } })
-      assert.strictEqual(sum, "The sum of 2 and 3.5 is 5.5.")
-    })
+  it.effect(
+    "a direct call runs the server's tool: echo and get-sum, arguments converted against its input schema",
+    () =>
+      Effect.gen(function* () {
+        const agent = yield* Everything
+        assert.strictEqual(
+          yield* agent.executeAction("currencyTools", { tool: "echo", arguments: { message: "hi" } }),
+          "Echo: hi"
+        )
+        // get-sum declares numbers: the strings a model sends are converted before the server sees them.
+        const sum = yield* agent.executeAction("currencyTools", { tool: "get-sum", arguments: { a: "2", b: " 3.5 " } })
+        assert.strictEqual(sum, "The sum of 2 and 3.5 is 5.5.")
+      })
   )
 
   it.effect("arguments may be a JSON text; an empty text is {}; anything but a JSON object is VALIDATION", () =>
@@ -126,7 +133,9 @@ layer(Shared, { excludeTestServices: true })("server-everything over stdio", (it
   it.effect("arguments that do not fit the tool's input schema are VALIDATION naming each field; nothing is sent", () =>
     Effect.gen(function* () {
       const agent = yield* Everything
-      const error = yield* Effect.flip(agent.executeAction("currencyTools", { tool: "get-sum", arguments: { a: "two" } }))
+      const error = yield* Effect.flip(
+        agent.executeAction("currencyTools", { tool: "get-sum", arguments: { a: "two" } })
+      )
       assert.strictEqual(error._tag, "ValidationError")
       if (error._tag !== "ValidationError") return
       assert.deepStrictEqual(error.issues.map((issue) => issue.path).sort(), ["a", "b"])
@@ -138,8 +147,13 @@ layer(Shared, { excludeTestServices: true })("server-everything over stdio", (it
       const agent = yield* Everything
       const denied = yield* Effect.flip(agent.executeAction("currencyTools", { tool: "get-env" }))
       assert.strictEqual(denied._tag, "Unauthorized")
-      assert.strictEqual(yield* agent.executeAction("echoOnly", { tool: "echo", arguments: { message: "ok" } }), "Echo: ok")
-      const outside = yield* Effect.flip(agent.executeAction("echoOnly", { tool: "get-sum", arguments: { a: 1, b: 2 } }))
+      assert.strictEqual(
+        yield* agent.executeAction("echoOnly", { tool: "echo", arguments: { message: "ok" } }),
+        "Echo: ok"
+      )
+      const outside = yield* Effect.flip(
+        agent.executeAction("echoOnly", { tool: "get-sum", arguments: { a: 1, b: 2 } })
+      )
       assert.strictEqual(outside._tag, "ActionNotFound")
       assert.deepStrictEqual(outside._tag === "ActionNotFound" && outside.available, ["echo"])
     })
@@ -160,7 +174,10 @@ layer(Shared, { excludeTestServices: true })("server-everything over stdio", (it
   it.effect("Agent.make({ mcpServers }): the server acts as an mcpTool action named by its key", () =>
     Effect.gen(function* () {
       const agent = yield* Everything
-      assert.strictEqual(yield* agent.executeAction("everything", { tool: "echo", arguments: { message: "agent" } }), "Echo: agent")
+      assert.strictEqual(
+        yield* agent.executeAction("everything", { tool: "echo", arguments: { message: "agent" } }),
+        "Echo: agent"
+      )
       const response = yield* agent.execute({ action: "everything", params: { tool: "nope" } })
       assert.isFalse(response.success)
       assert.strictEqual(response.success ? "" : response.error.category, "NOT_FOUND")
@@ -191,7 +208,11 @@ layer(Shared, { excludeTestServices: true })("server-everything over stdio", (it
       const connection = yield* client.connect(everything, { name: "timeouts" })
       // No Effect timeout around these: only the request option bounds them.
       const error = yield* Effect.flip(
-        connection.callTool("trigger-long-running-operation", { duration: 5, steps: 5 }, { timeout: Duration.millis(300) })
+        connection.callTool(
+          "trigger-long-running-operation",
+          { duration: 5, steps: 5 },
+          { timeout: Duration.millis(300) }
+        )
       )
       assert.strictEqual(error.reason, "Timeout")
       const done = yield* connection.callTool(

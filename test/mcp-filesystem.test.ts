@@ -35,7 +35,10 @@ layer(Shared, { excludeTestServices: true })("server-filesystem over stdio", (it
         arguments: { path: join(root, "notes.txt"), head: "1" }
       })
       assert.deepStrictEqual(read, { content: "first line" })
-      yield* agent.executeAction("files", { tool: "write_file", arguments: { path: join(root, "b.txt"), content: "B" } })
+      yield* agent.executeAction("files", {
+        tool: "write_file",
+        arguments: { path: join(root, "b.txt"), content: "B" }
+      })
       const listing = (yield* agent.executeAction("files", { tool: "list_directory", arguments: { path: root } })) as {
         readonly content: string
       }
@@ -47,7 +50,9 @@ layer(Shared, { excludeTestServices: true })("server-filesystem over stdio", (it
   it.effect("a refusal by the tool (isError) is EXECUTION carrying the tool's text", () =>
     Effect.gen(function* () {
       const agent = yield* Archivist
-      const error = yield* Effect.flip(agent.executeAction("files", { tool: "read_text_file", arguments: { path: "/etc/hostname" } }))
+      const error = yield* Effect.flip(
+        agent.executeAction("files", { tool: "read_text_file", arguments: { path: "/etc/hostname" } })
+      )
       assert.strictEqual(error._tag, "ExecutionFailure")
       if (error._tag !== "ExecutionFailure") return
       assert.include(error.message, "files/read_text_file: the tool reported an error: Access denied")

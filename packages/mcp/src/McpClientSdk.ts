@@ -440,7 +440,10 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
             ...(snippet === undefined ? {} : { snippet }),
             cause: error
           })
-          for (const deferred of pending) Deferred.doneUnsafe(deferred, Exit.fail(failure))
+          // Resuming a waiter runs its fiber on: it may register the next call before this loop ends.
+          const failing = [...pending]
+          pending.clear()
+          for (const deferred of failing) Deferred.doneUnsafe(deferred, Exit.fail(failure))
           return
         }
         log("Debug", `${who}: ${error.message}`)
