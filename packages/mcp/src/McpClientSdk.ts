@@ -295,6 +295,10 @@ const ListResult = PaginatedResultSchema.extend({ tools: z.array(z.unknown()) })
 const isParseError = (error: unknown): boolean =>
   error instanceof SyntaxError || (error instanceof Error && error.name === "ZodError")
 
+/** A short reason for a payload that failed to parse (a ZodError's message is a JSON dump of its issues). */
+const parseProblem = (error: Error): string =>
+  error.name === "ZodError" ? "it does not have the shape of a JSON-RPC message" : truncate(error.message, 200)
+
 const isPayloadError = (error: unknown): boolean =>
   isParseError(error) || (error instanceof Error && /unknown message ID|Unexpected content type/.test(error.message))
 
@@ -408,7 +412,18 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
           }
           if (isParseError(error)) {
             const snippet = opened.received()
-            return Effect.succeed(make({ reason: "Protocol", sent, ...(snippet === undefined ? {} : { snippet }) }))
+            return Effect.succeed(
+              new Core.McpClientError({
+                reason: "Protocol",
+                sent,
+                message: hide(
+                  `the server's reply is not a valid JSON-RPC response (${parseProblem(error as Error)})`,
+                  secrets
+                ),
+                ...(snippet === undefined ? {} : { snippet }),
+                cause: error
+              })
+            )
           }
           if (error instanceof Error && error.message === "Not connected") {
             return Effect.succeed(make({ reason: phase === "connect" ? "Connect" : "Closed", sent: false }))
@@ -433,10 +448,7 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
           const failure = new Core.McpClientError({
             reason: "Protocol",
             sent: true,
-            message: hide(
-              `the server's reply is not a valid JSON-RPC response: ${truncate(error.message, 300)}`,
-              secrets
-            ),
+            message: hide(`the server's reply is not a valid JSON-RPC response (${parseProblem(error)})`, secrets),
             ...(snippet === undefined ? {} : { snippet }),
             cause: error
           })
