@@ -105,6 +105,18 @@ describe("mcpTool over streamable HTTP", () => {
       }).pipe(Effect.scoped, Effect.provide(Sdk))
   )
 
+  it.live("C19: a content block of an unknown type becomes a placeholder; the blocks around it are kept", () =>
+    Effect.gen(function* () {
+      const server = yield* HttpServer.start
+      const agent = yield* agentFor(Action.mcpTool({ description: "remote", server: server.url }))
+      assert.deepStrictEqual(yield* agent.executeAction("remote", { tool: "exotic" }), [
+        { type: "text", text: "before" },
+        { type: "hologram", text: "[unsupported content hologram]" },
+        { type: "text", text: "after" }
+      ])
+    }).pipe(Effect.scoped, Effect.provide(Sdk))
+  )
+
   it.live("C17: a call past its timeout is TIMEOUT and the server sees the cancellation", () =>
     Effect.gen(function* () {
       const server = yield* HttpServer.start
