@@ -16,7 +16,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { type CallToolResult, CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { type ActionResponse, Agent, type Role, Tool } from "@rolecraft/core"
 import type { RoleDefinitionError } from "@rolecraft/core/ActionError"
-import { Deferred, Effect, Exit, Schema, type Scope } from "effect"
+import { Deferred, Effect, Exit, Logger, Schema, type Scope } from "effect"
 
 /**
  * How to serve.
@@ -128,14 +128,23 @@ const serveAgent = <R>(
     const run = Effect.runPromiseWith(context)
     const info = { name: options.name ?? agent.id, version: options.version ?? "0.1.0" }
 
-    const call = (name: string, args: Record<string, unknown> | undefined, signal: AbortSignal) =>
-      run(
-        agent.execute({ action: kit.keyOf(name) ?? name, params: args ?? {} }).pipe(
+    const offered = kit.tools.map((tool) => tool.name)
+    const call = (name: string, args: Record<string, unknown> | undefined, signal: AbortSignal) => {
+      const key = kit.keyOf(name)
+      // Only what was offered can be called: an action kept from the model is not reachable either.
+      if (key === undefined) {
+        return Promise.resolve(
+          failureResult("NOT_FOUND", `No tool named ${name}; available: ${offered.join(", ") || "none"}`)
+        )
+      }
+      return run(
+        agent.execute({ action: key, params: args ?? {} }).pipe(
           Effect.map(toResult),
           Effect.catch((failure) => Effect.succeed(failureResult("RETRIEVAL", failure.message)))
         ),
         { signal }
       )
+    }
 
     const makeServer = (): Server => {
       const server = new Server(info, { capabilities: { tools: {} } })
@@ -236,8 +245,12 @@ const serveAgent = <R>(
  *   them). A success is text (a string result) or JSON text plus
  *   `structuredContent` (an object result); a failure is an `isError: true`
  *   result whose text is `{"error":{"category","message"}}` — the nine
- *   categories, or `RETRIEVAL` for a knowledge failure. A call the client
- *   cancels interrupts the action.
+ *   categories, or `RETRIEVAL` for a knowledge failure. A name that was not
+ *   offered (an excluded action included) is `NOT_FOUND` listing the offered
+ *   names. A call the client cancels interrupts the action.
+ *
+ * Over stdio, stdout belongs to the protocol: Effect's built-in loggers are
+ * routed to stderr (`Logger.LogToStderr`) for the calls it serves.
  *
  * Fails with `ServeError` when the HTTP server cannot listen, and with
  * `RoleDefinitionError` when a role's agent cannot be made. Needs a `Scope`
@@ -257,9 +270,12 @@ export const serve: {
     role: X,
     options: Options
   ): Effect.Effect<Served, ServeError | RoleDefinitionError, Scope.Scope | Role.Services<X>>
-} = (target: AnyAgent | Role.Any, options: Options): Effect.Effect<Served, any, any> =>
-  isAgent(target)
+} = (target: AnyAgent | Role.Any, options: Options): Effect.Effect<Served, any, any> => {
+  const served = isAgent(target)
     ? serveAgent(target, options)
     : Effect.flatMap(Agent.make({ id: options.id ?? target.identity.name, roles: [target] }), (agent) =>
         serveAgent(agent, options)
       )
+  // Over stdio, stdout carries the protocol: Effect's own loggers must write to stderr.
+  return options.transport === "stdio" ? Effect.provideService(served, Logger.LogToStderr, true) : served
+}
