@@ -302,6 +302,21 @@ describe("in-memory MCP servers", () => {
     }).pipe(Effect.provide(logs.layer))
   })
 
+  it.effect("C29: a thousand sequential calls leave no abort listeners behind (no MaxListenersExceededWarning)", () => {
+    const warnings: Array<string> = []
+    const onWarning = (warning: Error) => warnings.push(warning.name)
+    return Effect.gen(function* () {
+      process.on("warning", onWarning)
+      const agent = yield* agentOn({ paged: Action.mcpTool({ description: "paged", server: "memory://paged" }) })
+      for (let i = 0; i < 1_000; i++) yield* agent.executeAction("paged", { tool: "t1" })
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      assert.deepStrictEqual(warnings, [])
+    }).pipe(
+      Effect.ensuring(Effect.sync(() => process.off("warning", onWarning))),
+      Effect.provide(InMemoryMcp.layer({ "memory://paged": paged(["t1"], { lists: 0 }) }))
+    )
+  })
+
   it.effect("authority denies by action/tool glob before the tool is looked up", () =>
     Effect.gen(function* () {
       const agent = yield* agentOn(

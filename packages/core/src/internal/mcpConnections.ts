@@ -32,13 +32,13 @@ type Slot =
 
 /**
  * The pool: `get(key, open)` returns the open connection of `key`, opening it
- * with `open` when there is none; `drop(key, connection)` forgets a
+ * with `open()` when there is none; `drop(key, connection)` forgets a
  * connection that failed (and closes it) so the next `get` reconnects.
  */
 export interface Pool {
   readonly get: (
     key: string,
-    open: Effect.Effect<Connection, McpClientError, Scope.Scope>
+    open: () => Effect.Effect<Connection, McpClientError, Scope.Scope>
   ) => Effect.Effect<Connection, McpClientError | BackingOff>
   readonly drop: (key: string, connection: Connection) => Effect.Effect<void>
 }
@@ -60,12 +60,12 @@ export const make = (scope: Scope.Scope): Pool => {
 
   const closeLater = (child: Scope.Closeable) => Effect.asVoid(Effect.forkIn(Scope.close(child, Exit.void), scope))
 
-  const start = (key: string, open: Effect.Effect<Connection, McpClientError, Scope.Scope>, failures: number) => {
+  const start = (key: string, open: () => Effect.Effect<Connection, McpClientError, Scope.Scope>, failures: number) => {
     const deferred = Deferred.makeUnsafe<Connection, McpClientError>()
     slots.set(key, { _tag: "Opening", deferred })
     const opening = Effect.gen(function* () {
       const child = yield* Scope.fork(scope)
-      const exit = yield* Effect.exit(Scope.provide(open, child))
+      const exit = yield* Effect.exit(Scope.provide(open(), child))
       if (Exit.isSuccess(exit)) {
         slots.set(key, { _tag: "Open", connection: exit.value, scope: child })
       } else {
@@ -87,7 +87,7 @@ export const make = (scope: Scope.Scope): Pool => {
   }
 
   const get: Pool["get"] = (key, open) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<Connection, McpClientError | BackingOff> => {
+    Effect.suspend((): Effect.Effect<Connection, McpClientError | BackingOff> => {
       const slot = slots.get(key)
       switch (slot?._tag) {
         case "Open": {
@@ -98,9 +98,14 @@ export const make = (scope: Scope.Scope): Pool => {
         case "Opening":
           return Deferred.await(slot.deferred)
         case "Failed":
-          return now < slot.retryAt
-            ? Effect.fail<BackingOff>({ _tag: "BackingOff", error: slot.error, retryAfterMs: slot.retryAt - now })
-            : start(key, open, slot.failures)
+          return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+            // Another call may have started opening while the clock was read.
+            const latest = slots.get(key)
+            if (latest !== slot) return get(key, open)
+            return now < slot.retryAt
+              ? Effect.fail<BackingOff>({ _tag: "BackingOff", error: slot.error, retryAfterMs: slot.retryAt - now })
+              : start(key, open, slot.failures)
+          })
         default:
           return start(key, open, 0)
       }

@@ -197,30 +197,44 @@ const backingOff = (name: string, action: Action.McpTool<any, any>, failure: Bac
     cause: failure.error
   })
 
+/** What a call needs of its action, computed once per action value. */
+interface Prepared {
+  readonly serverKey: string
+  readonly timeout: Duration.Duration
+  readonly allowList: ReadonlySet<string> | undefined
+}
+
+const preparedByAction = new WeakMap<Action.McpTool<any, any>, Prepared>()
+
+const prepare = (action: Action.McpTool<any, any>): Prepared => {
+  let prepared = preparedByAction.get(action)
+  if (prepared === undefined) {
+    prepared = {
+      serverKey: serverKey(action.server, action.apiKeyEnv),
+      timeout: timeoutOf(action),
+      allowList: action.tools === undefined ? undefined : new Set(action.tools)
+    }
+    preparedByAction.set(action, prepared)
+  }
+  return prepared
+}
+
 const connectionOf = (call: Call, client: McpClient["Service"], credential: Credential | undefined) => {
   const { name, action } = call
-  const key = `${clientId(client)}|${serverKey(action.server, action.apiKeyEnv)}`
-  const open = client.connect(action.server, { name, ...(credential === undefined ? {} : { credential }) })
-  const get = call.agent.mcp
-    .get(key, open)
-    .pipe(
-      Effect.mapError((error) =>
-        error._tag === "BackingOff"
-          ? backingOff(name, action, error)
-          : toActionError(name, name, error, { idempotent: true, timeout: timeoutOf(action) })
-      )
-    )
+  const key = `${clientId(client)}|${prepare(action).serverKey}`
+  const open = () => client.connect(action.server, { name, ...(credential === undefined ? {} : { credential }) })
+  const get = Effect.mapError(call.agent.mcp.get(key, open), (error) =>
+    error._tag === "BackingOff"
+      ? backingOff(name, action, error)
+      : toActionError(name, name, error, { idempotent: true, timeout: prepare(action).timeout })
+  )
   return { key, get }
 }
 
 const listed = (call: Call, connection: Connection, refresh: boolean) =>
-  connection
-    .listTools({ refresh })
-    .pipe(
-      Effect.mapError((error) =>
-        toActionError(call.name, call.name, error, { idempotent: true, timeout: timeoutOf(call.action) })
-      )
-    )
+  Effect.mapError(connection.listTools({ refresh }), (error) =>
+    toActionError(call.name, call.name, error, { idempotent: true, timeout: prepare(call.action).timeout })
+  )
 
 const notFound = (call: Call, tool: string, tools: ReadonlyArray<ToolDefinition>) => {
   const available = names(allowed(call.action, tools))
@@ -233,26 +247,35 @@ const notFound = (call: Call, tool: string, tools: ReadonlyArray<ToolDefinition>
   })
 }
 
+const indexes = new WeakMap<ReadonlyArray<ToolDefinition>, ReadonlyMap<string, ToolDefinition>>()
+
+/** A listed tool by name (lists are cached by the connection, so each is indexed once). */
+const lookup = (tools: ReadonlyArray<ToolDefinition>, name: string): ToolDefinition | undefined => {
+  let index = indexes.get(tools)
+  if (index === undefined) {
+    index = new Map(tools.map((tool) => [tool.name, tool]))
+    indexes.set(tools, index)
+  }
+  return index.get(name)
+}
+
 /** The tool, from the cached list or, when it is not there, from a refreshed one (C16: removed tools). */
 const findTool = (call: Call, connection: Connection, tool: string) =>
-  Effect.gen(function* () {
-    const tools = yield* listed(call, connection, false)
-    const outsideAllowList = call.action.tools !== undefined && !call.action.tools.includes(tool)
-    const found = outsideAllowList ? undefined : tools.find((candidate) => candidate.name === tool)
-    if (found !== undefined) return found
-    if (outsideAllowList) return yield* notFound(call, tool, tools)
-    const refreshed = yield* listed(call, connection, true)
-    const again = refreshed.find((candidate) => candidate.name === tool)
-    return again === undefined ? yield* notFound(call, tool, refreshed) : again
+  Effect.flatMap(listed(call, connection, false), (tools) => {
+    const allowList = prepare(call.action).allowList
+    if (allowList !== undefined && !allowList.has(tool)) return Effect.fail(notFound(call, tool, tools))
+    const found = lookup(tools, tool)
+    if (found !== undefined) return Effect.succeed(found)
+    return Effect.flatMap(listed(call, connection, true), (refreshed) => {
+      const again = lookup(refreshed, tool)
+      return again === undefined ? Effect.fail(notFound(call, tool, refreshed)) : Effect.succeed(again)
+    })
   })
 
-const argumentsOf = (label: string, raw: unknown): Effect.Effect<Record<string, unknown>, ValidationError> => {
-  if (raw === undefined) return Effect.succeed({})
-  if (typeof raw === "string") {
-    const parsed = Tool.parseArguments(raw, { tool: label })
-    return Result.isSuccess(parsed) ? Effect.succeed(parsed.success) : Effect.fail(parsed.failure)
-  }
-  return Effect.succeed(raw as Record<string, unknown>)
+const argumentsOf = (label: string, raw: unknown): Result.Result<Record<string, unknown>, ValidationError> => {
+  if (raw === undefined) return Result.succeed({})
+  if (typeof raw === "string") return Tool.parseArguments(raw, { tool: label })
+  return Result.succeed(raw as Record<string, unknown>)
 }
 
 const isInvalidParamsText = (text: string) => /^MCP error -32602\b/.test(text)
@@ -262,20 +285,23 @@ const run = (call: Call, client: McpClient["Service"], credential: Credential | 
     const { name, action, args } = call
     const tool = String(args.tool)
     const label = `${name}/${tool}`
-    const timeout = timeoutOf(action)
+    const { timeout } = prepare(action)
     const connection = connectionOf(call, client, credential)
     let current = yield* connection.get
     const definition = yield* findTool(call, current, tool)
-    const raw = yield* argumentsOf(label, args.arguments)
-    const converted = yield* Conversion.decode(Conversion.fromJsonSchema(definition.inputSchema), raw, {
+    const raw = argumentsOf(label, args.arguments)
+    if (Result.isFailure(raw)) return yield* raw.failure
+    const converted = yield* Conversion.decode(Conversion.fromJsonSchema(definition.inputSchema), raw.success, {
       action: label
     })
+    const mapped = (error: McpClientError) =>
+      toActionError(name, label, error, { idempotent: action.idempotent, timeout })
     // Refused arguments, or a tool that vanished since it was listed: NOT_FOUND when a fresh list lacks it.
     const refused = (message: string, cause: unknown) =>
       Effect.flatMap(
         listed(call, current, true),
         (tools): Effect.Effect<never, ActionError> =>
-          tools.some((candidate) => candidate.name === tool)
+          lookup(tools, tool) !== undefined
             ? Effect.fail(
                 new ValidationError({
                   action: name,
@@ -286,27 +312,23 @@ const run = (call: Call, client: McpClient["Service"], credential: Credential | 
               )
             : Effect.fail(notFound(call, tool, tools))
       )
-    const once = (target: Connection) => target.callTool(tool, converted, { timeout })
-    const result: CallToolResult = yield* once(current).pipe(
-      Effect.catch((error): Effect.Effect<CallToolResult, McpClientError | ActionError> => {
+    const failed = (error: McpClientError): Effect.Effect<never, ActionError> => {
+      if (error.reason === "InvalidParams") return refused(error.message, error)
+      // A lost connection is forgotten, so the next call reconnects (C16).
+      if (error.reason === "Closed" || error.reason === "SessionExpired") {
+        return Effect.andThen(call.agent.mcp.drop(connection.key, current), Effect.fail(mapped(error)))
+      }
+      return Effect.fail(mapped(error))
+    }
+    const result: CallToolResult = yield* current.callTool(tool, converted, { timeout }).pipe(
+      Effect.catch((error) => {
         // C20: an expired HTTP session never ran the request: reconnect and retry once.
-        if (error.reason !== "SessionExpired") return Effect.fail(error)
+        if (error.reason !== "SessionExpired") return failed(error)
         return Effect.gen(function* () {
           yield* call.agent.mcp.drop(connection.key, current)
           current = yield* connection.get
-          return yield* once(current)
+          return yield* Effect.catch(current.callTool(tool, converted, { timeout }), failed)
         })
-      }),
-      Effect.catch((error): Effect.Effect<CallToolResult, ActionError> => {
-        if (error._tag !== "McpClientError") return Effect.fail(error)
-        if (error.reason === "InvalidParams") return refused(error.message, error)
-        if (error.reason === "Closed" || error.reason === "SessionExpired") {
-          return Effect.andThen(
-            call.agent.mcp.drop(connection.key, current),
-            Effect.fail(toActionError(name, label, error, { idempotent: action.idempotent, timeout }))
-          )
-        }
-        return Effect.fail(toActionError(name, label, error, { idempotent: action.idempotent, timeout }))
       })
     )
     if (result.isError === true) {
@@ -326,12 +348,14 @@ const withService = <A>(
   action: Action.McpTool<any, any>,
   body: (client: McpClient["Service"], credential: Credential | undefined) => Effect.Effect<A, ActionError>
 ): Effect.Effect<A, ActionError> =>
-  Effect.gen(function* () {
-    const client = yield* Effect.serviceOption(McpClient)
-    if (Option.isNone(client)) return yield* notProvided(name)
-    const credential = yield* readCredential(name, action.apiKeyEnv)
-    const secrets = credential === undefined ? [] : [credential.value]
-    return yield* Effect.mapError(body(client.value, credential), (error) => Redact.scrub(error, secrets))
+  Effect.flatMap(Effect.serviceOption(McpClient), (client) => {
+    if (Option.isNone(client)) return Effect.fail(notProvided(name))
+    if (action.apiKeyEnv === undefined) return body(client.value, undefined)
+    return Effect.flatMap(readCredential(name, action.apiKeyEnv), (credential) =>
+      Effect.mapError(body(client.value, credential), (error) =>
+        credential === undefined ? error : Redact.scrub(error, [credential.value])
+      )
+    )
   })
 
 /**
