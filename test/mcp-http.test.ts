@@ -5,9 +5,9 @@
  */
 import { inspect } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
-import { Action, Agent, Role } from "@rolecraft/core"
+import { Action, Agent, McpClient, Role } from "@rolecraft/core"
 import { McpClientSdk } from "@rolecraft/mcp"
-import { ConfigProvider, Effect, Schedule } from "effect"
+import { ConfigProvider, Duration, Effect, Schedule } from "effect"
 import * as HttpServer from "./fixtures/mcp-http-server.ts"
 
 const agentFor = (action: Action.Any) =>
@@ -103,6 +103,31 @@ describe("mcpTool over streamable HTTP", () => {
           "Echo: ok"
         )
       }).pipe(Effect.scoped, Effect.provide(Sdk))
+  )
+
+  it.live("notifications/tools/list_changed over the session's stream refreshes the cached list", () =>
+    Effect.gen(function* () {
+      const server = yield* HttpServer.start
+      const client = yield* McpClient.McpClient
+      const connection = yield* client.connect(server.url, { name: "remote" })
+      const before = yield* connection.listTools()
+      assert.strictEqual(yield* connection.listTools(), before, "cached")
+      assert.notInclude(
+        before.map((tool) => tool.name),
+        "fresh"
+      )
+      yield* connection.callTool("add-tool", {}, { timeout: Duration.seconds(5) })
+      const after = yield* connection
+        .listTools()
+        .pipe(
+          Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: (tools) => tools !== before }),
+          Effect.timeout("3 seconds")
+        )
+      assert.include(
+        after.map((tool) => tool.name),
+        "fresh"
+      )
+    }).pipe(Effect.scoped, Effect.provide(Sdk))
   )
 
   it.live("C19: a content block of an unknown type becomes a placeholder; the blocks around it are kept", () =>
