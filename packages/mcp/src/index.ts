@@ -6,3 +6,4 @@
  */
 export * as Mcp from "./Mcp.ts"
 export * as McpClientSdk from "./McpClientSdk.ts"
+export * as McpTransport from "./McpTransport.ts"
