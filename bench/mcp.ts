@@ -6,14 +6,22 @@
  * Prints figures; asserts nothing. Target (issue 5): median ≤ 1.10× the raw
  * SDK call.
  *
+ * A second pair runs the same calls against the SDK's McpServer over its
+ * InMemoryTransport (no process, no pipe): there the difference is Rolecraft's
+ * own CPU cost per call (pipeline, executor, layer), apart from I/O.
+ *
  * Run: node bench/mcp.ts
  */
 import { fileURLToPath } from "node:url"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { Action, Agent, McpClient, Role } from "@rolecraft/core"
 import { McpClientSdk } from "@rolecraft/mcp"
+import { InMemoryMcp } from "@rolecraft/testing"
 import { Effect } from "effect"
+import { z } from "zod/v4"
 import { type Figures, format } from "./measure.ts"
 
 const entry = fileURLToPath(
@@ -95,4 +103,42 @@ const program = Effect.gen(function* () {
 
 let rawClient: Client | undefined
 
-Effect.runPromise(program)
+const echoServer = () => {
+  const server = new McpServer({ name: "echo", version: "1.0.0" })
+  server.registerTool("echo", { inputSchema: { message: z.string() } }, ({ message }) => ({
+    content: [{ type: "text", text: `Echo: ${message}` }]
+  }))
+  return server
+}
+
+const inMemory = Effect.gen(function* () {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+  const client = new Client({ name: "bench", version: "0.0.0" })
+  yield* Effect.promise(() => echoServer().connect(serverSide))
+  yield* Effect.promise(() => client.connect(clientSide))
+  const role = Role.make({
+    identity: { name: "bench", goal: "Measure", domain: "bench" },
+    actions: { echo: Action.mcpTool({ description: "echo", server: "memory://echo", timeout: "10 seconds" }) }
+  })
+  const agent = yield* Agent.make({ id: "bench-memory", roles: [role] })
+  const rawCall = Effect.promise(() => client.callTool({ name: "echo", arguments: { message: "hello" } }))
+  const agentCall = agent.executeAction("echo", { tool: "echo", arguments: { message: "hello" } })
+  for (let i = 0; i < 2_000; i++) {
+    yield* rawCall
+    yield* agentCall
+  }
+  const rawSamples: Array<number> = []
+  const agentSamples: Array<number> = []
+  for (let round = 0; round < rounds; round++) {
+    for (let i = 0; i < calls / rounds; i++) rawSamples.push(yield* timed(rawCall))
+    for (let i = 0; i < calls / rounds; i++) agentSamples.push(yield* timed(agentCall))
+  }
+  const raw = figures("raw SDK client.callTool (in memory)", rawSamples)
+  const ours = figures("agent.executeAction (in memory)", agentSamples)
+  console.log(`\nThe same over the SDK's InMemoryTransport (no process): Rolecraft's own CPU cost`)
+  console.log(format([raw, ours]))
+  console.log(`overhead ${(ours.medianUs - raw.medianUs).toFixed(1)} µs per call`)
+  yield* Effect.promise(() => client.close())
+}).pipe(Effect.scoped, Effect.provide(InMemoryMcp.layer({ "memory://echo": echoServer })))
+
+Effect.runPromise(Effect.andThen(program, inMemory))

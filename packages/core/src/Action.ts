@@ -489,6 +489,9 @@ export const llm = <const P extends ParametersInput, S extends Schema.Top | unde
  *   is NOT_FOUND.
  * - `timeout`: per attempt (default 60 seconds), passed to the MCP request
  *   itself: when it passes the request is cancelled on the server (TIMEOUT).
+ *   Opening the connection (spawn and `initialize`, on the first call or
+ *   after a crash) is bounded by the client's own connect timeout instead
+ *   (`McpClientSdk` default 30 seconds).
  * - `idempotent`: allows retrying a failure whose outcome is unknown (the
  *   server exited or the transport broke after the request was sent).
  *
