@@ -161,6 +161,28 @@ describe("mcpTool over streamable HTTP", () => {
     }).pipe(Effect.scoped, Effect.provide(Sdk))
   )
 
+  it.live("an interrupted call (the resilience deadline passes) is cancelled on the server too", () =>
+    Effect.gen(function* () {
+      const server = yield* HttpServer.start
+      const agent = yield* agentFor(
+        Action.mcpTool({ description: "remote", server: server.url, timeout: "30 seconds" }).pipe(
+          Action.resilience({ timeout: "400 millis" })
+        )
+      )
+      yield* agent
+        .executeAction("remote", { tool: "echo", arguments: { message: "warm" } })
+        .pipe(Effect.retry({ times: 3 }))
+      const error = yield* Effect.flip(agent.executeAction("remote", { tool: "slow", arguments: { ms: 30_000 } }))
+      assert.strictEqual(error._tag, "Timeout")
+      assert.include(error.message, "run step timed out")
+      yield* Effect.sync(() => server.cancelled.length).pipe(
+        Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: (count) => count > 0 }),
+        Effect.timeout("3 seconds")
+      )
+      assert.strictEqual(server.cancelled.length, 1)
+    }).pipe(Effect.scoped, Effect.provide(Sdk))
+  )
+
   it.live("HTTP 503 after sending is TRANSIENT with outcome unknown (not retryable); 429 is retryable", () =>
     Effect.gen(function* () {
       const server = yield* HttpServer.start
