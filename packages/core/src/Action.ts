@@ -240,13 +240,15 @@ export type McpServer =
 
 /**
  * The fixed parameters of an mcpTool action: the server's own tool name and
- * that tool's arguments.
+ * that tool's arguments — an object, or a JSON text as models send it (`""`
+ * is `{}`; anything that is not a JSON object is VALIDATION); absent is `{}`.
+ * The arguments are then converted against the tool's own input schema.
  *
  * @since 0.1.0
  */
 export const McpToolParameters = Schema.Struct({
   tool: Schema.String,
-  arguments: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
+  arguments: Schema.optionalKey(Schema.Union([Schema.Record(Schema.String, Schema.Unknown), Schema.String]))
 })
 
 /**
@@ -483,10 +485,35 @@ export const llm = <const P extends ParametersInput, S extends Schema.Top | unde
  * - `server`: a stdio command `{ command, args, env, cwd }` or a streamable
  *   HTTP URL.
  * - `apiKeyEnv`: the variable sent as the server's credential.
- * - `tools`: an allow-list of tool names (default: all).
- * - `timeout`: per attempt; `idempotent`: allows retrying unknown outcomes.
+ * - `tools`: an allow-list of tool names (default: all); a tool outside it
+ *   is NOT_FOUND.
+ * - `timeout`: per attempt (default 60 seconds), passed to the MCP request
+ *   itself: when it passes the request is cancelled on the server (TIMEOUT).
+ *   Opening the connection (spawn and `initialize`, on the first call or
+ *   after a crash) is bounded by the client's own connect timeout instead
+ *   (`McpClientSdk` default 30 seconds).
+ * - `idempotent`: allows retrying a failure whose outcome is unknown (the
+ *   server exited or the transport broke after the request was sent).
+ *
+ * A direct call is `agent.executeAction(key, { tool, arguments })`, `tool`
+ * being the server's own tool name; the result is the tool's valid
+ * `structuredContent`, else its text, else its content parts
+ * (`McpContent.toValue`). Authority sees both `key` and `key/tool`.
  *
  * Needs `McpClient` at call time (read optionally; missing → VALIDATION).
+ *
+ * @example
+ * ```ts
+ * import { Action } from "@rolecraft/core"
+ *
+ * const currencyTools = Action.mcpTool({
+ *   description: "Currency tools",
+ *   server: "https://mcp.example.com/mcp",
+ *   apiKeyEnv: "FX_API_KEY",
+ *   timeout: "10 seconds"
+ * })
+ * // agent.executeAction("currencyTools", { tool: "convert", arguments: { from: "EUR", to: "USD", amount: 5 } })
+ * ```
  *
  * @since 0.1.0
  */

@@ -23,6 +23,8 @@ import * as Conversion from "./Conversion.ts"
 import * as Guardrail from "./Guardrail.ts"
 import * as Hooks from "./Hooks.ts"
 import * as Executor from "./internal/executor.ts"
+import * as McpConnections from "./internal/mcpConnections.ts"
+import * as McpTool from "./internal/mcpTool.ts"
 import * as Knowledge from "./Knowledge.ts"
 import * as LanguageModel from "./LanguageModel.ts"
 import * as Resilience from "./Resilience.ts"
@@ -94,6 +96,12 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
  * - `id`: the agent's id (approval tokens and events are bound to it).
  * - `roles`: its roles; bare action names must be unique across them.
  * - `authority`: allow and deny lists (default: allow all).
+ * - `mcpServers`: MCP servers of the agent itself, `{ key: server }`; each
+ *   acts as an mcpTool action named by its key (SPEC §8). A server is a stdio
+ *   command `{ command, args, env, cwd }` or a streamable HTTP URL (then all
+ *   its tools are allowed, with no credential), or a full `Action.mcpTool`
+ *   (for `apiKeyEnv`, `tools`, `timeout`, policies). Keys share the namespace
+ *   of the roles' action names.
  *
  * @since 0.1.0
  */
@@ -101,6 +109,7 @@ export interface Options<Roles extends ReadonlyArray<Role.Any>> {
   readonly id: string
   readonly roles: Roles
   readonly authority?: Authority.Authority | undefined
+  readonly mcpServers?: Readonly<Record<string, McpTool.ServerOption>> | undefined
 }
 
 interface Registered {
@@ -112,8 +121,13 @@ interface Registered {
   readonly attemptTimeout: Duration.Input | undefined
 }
 
+// An mcpTool action's timeout bounds the MCP request itself (the executor
+// passes it to the client, which cancels the request on the server), so no
+// second timer races it here: that race costs ~20 µs a call.
 const defaultAttemptTimeout = (action: Action.Any): Duration.Input | undefined =>
-  action._tag === "local" ? undefined : (action.timeout ?? (action._tag === "webService" ? "30 seconds" : undefined))
+  action._tag === "local" || action._tag === "mcpTool"
+    ? undefined
+    : (action.timeout ?? (action._tag === "webService" ? "30 seconds" : undefined))
 
 const register = (id: string, roles: ReadonlyArray<Role.Any>) =>
   Effect.gen(function* () {
@@ -200,10 +214,11 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
 ): Effect.Effect<Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>, RoleDefinitionError, Scope.Scope> =>
   Effect.gen(function* () {
     const id = options.id
-    const registry = yield* register(id, options.roles)
+    const servers = McpTool.serversRole(options.mcpServers)
+    const registry = yield* register(id, servers === undefined ? options.roles : [...options.roles, servers])
     const authority = Authority.compile(options.authority)
     const available = [...registry.keys()]
-    const runtime: Executor.AgentRuntime = { id }
+    const runtime: Executor.AgentRuntime = { id, mcp: McpConnections.make(yield* Effect.scope) }
 
     const resolve = (name: string): Effect.Effect<Registered, ActionNotFound> => {
       const found = registry.get(name)

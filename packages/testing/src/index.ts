@@ -6,4 +6,5 @@
  * @since 0.1.0
  */
 export * as ChatCompletionsServer from "./ChatCompletionsServer.ts"
+export * as InMemoryMcp from "./InMemoryMcp.ts"
 export * as ScriptedModel from "./ScriptedModel.ts"

@@ -10,12 +10,16 @@ import * as ActionResult from "../ActionResult.ts"
 import * as Resilience from "../Resilience.ts"
 import type * as Role from "../Role.ts"
 import * as Llm from "./llm.ts"
+import type * as McpConnections from "./mcpConnections.ts"
+import * as McpTool from "./mcpTool.ts"
 
 /**
- * What the agent holds for the executors: its id and per-agent resources.
+ * What the agent holds for the executors: its id and per-agent resources
+ * (`mcp`: its MCP connections, closed with its scope).
  */
 export interface AgentRuntime {
   readonly id: string
+  readonly mcp: McpConnections.Pool
 }
 
 /**
@@ -78,6 +82,6 @@ export const execute = (attempt: Attempt): Effect.Effect<unknown, ActionError, a
     case "llm":
       return mapped(attempt, action.mapResult, Llm.run({ ...attempt, action }))
     case "mcpTool":
-      return mapped(attempt, action.mapResult, unavailable(attempt.name, action._tag))
+      return mapped(attempt, action.mapResult, McpTool.execute({ ...attempt, action }))
   }
 }

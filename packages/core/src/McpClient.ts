@@ -1,0 +1,229 @@
+/**
+ * The `McpClient` service (SPEC §8): what the agent needs from an MCP client
+ * to run mcpTool actions — open a connection to a server, list its tools and
+ * call one. Core holds only the contract; `@rolecraft/mcp` implements it over
+ * `@modelcontextprotocol/sdk` (`McpClientSdk.layer`), and `@rolecraft/testing`
+ * runs the SDK's own server in memory behind the same implementation.
+ *
+ * The agent reads the service optionally: with none provided, an mcpTool call
+ * fails with VALIDATION ("McpClient not provided") inside the run step, so a
+ * fallback still runs (the seeds' "no LLMClient" rule, applied to all).
+ *
+ * @since 0.1.0
+ */
+import { Context, type Duration, type Effect, type Redacted, Schema, type Scope } from "effect"
+import type * as Action from "./Action.ts"
+
+/**
+ * A tool as an MCP server lists it (`tools/list`).
+ *
+ * - `name`: the server's own name for it (1–64 characters of
+ *   `[A-Za-z0-9_.\-/]` under SEP-986, but any string is kept as given).
+ * - `inputSchema`: the JSON Schema of its arguments, as the server sent it
+ *   (`{ "type": "object" }` when the server sent none).
+ * - `outputSchema`: the JSON Schema its `structuredContent` follows, if any.
+ *
+ * @since 0.1.0
+ */
+export interface ToolDefinition {
+  readonly name: string
+  readonly title?: string | undefined
+  readonly description?: string | undefined
+  readonly inputSchema: Readonly<Record<string, unknown>>
+  readonly outputSchema?: Readonly<Record<string, unknown>> | undefined
+}
+
+/**
+ * One block of a tool result's `content`: `text`, `image`, `audio`,
+ * `resource` (embedded), `resource_link`, or a type this client does not
+ * know, kept as the server sent it.
+ *
+ * @since 0.1.0
+ */
+export interface ContentBlock {
+  readonly type: string
+  readonly [field: string]: unknown
+}
+
+/**
+ * The result of `tools/call` as the server sent it. `isError: true` means the
+ * tool ran and reported a failure (SPEC §8: EXECUTION).
+ *
+ * @since 0.1.0
+ */
+export interface CallToolResult {
+  readonly content: ReadonlyArray<ContentBlock>
+  readonly structuredContent?: Readonly<Record<string, unknown>> | undefined
+  readonly isError?: boolean | undefined
+}
+
+/**
+ * What a server says about itself when the connection is initialised.
+ *
+ * @since 0.1.0
+ */
+export interface ServerInfo {
+  readonly name: string
+  readonly version: string
+  readonly instructions?: string | undefined
+}
+
+/**
+ * Why an MCP operation failed. The agent turns each into one of the nine
+ * categories (see `reason`); the service never decides categories itself.
+ *
+ * - `Connect`: the server could not be reached or did not initialise
+ *   (spawn failure, refused connection, a failed `initialize`).
+ * - `Closed`: the transport closed or the server process exited; `exitCode`
+ *   or `signal` and the tail of its stderr (`stderr`, at most ~2 KB) are kept.
+ * - `Timeout`: the request's timeout passed; it was cancelled on the server.
+ * - `InvalidParams`: JSON-RPC -32602 (the server refused the arguments, or
+ *   does not know the tool).
+ * - `MethodNotFound`: JSON-RPC -32601 (e.g. the server has no tools).
+ * - `SessionExpired`: streamable HTTP answered 404 to a request that carried
+ *   a session id: the session is gone and the request was never executed.
+ * - `Protocol`: a reply that is not a valid JSON-RPC response to the request;
+ *   `snippet` holds the start of what was received.
+ * - `Http`: streamable HTTP answered another non-2xx `status`.
+ * - `Rpc`: any other JSON-RPC error `code` the server answered with.
+ *
+ * `sent` says whether the request may have reached the server: `false` only
+ * when it certainly did not (so retrying cannot run the tool twice).
+ *
+ * @since 0.1.0
+ */
+export class McpClientError extends Schema.TaggedError<McpClientError>()("McpClientError", {
+  reason: Schema.Literals([
+    "Connect",
+    "Closed",
+    "Timeout",
+    "InvalidParams",
+    "MethodNotFound",
+    "SessionExpired",
+    "Protocol",
+    "Http",
+    "Rpc"
+  ]),
+  message: Schema.String,
+  sent: Schema.Boolean,
+  code: Schema.optionalKey(Schema.Int),
+  status: Schema.optionalKey(Schema.Int),
+  exitCode: Schema.optionalKey(Schema.Int),
+  signal: Schema.optionalKey(Schema.String),
+  stderr: Schema.optionalKey(Schema.String),
+  snippet: Schema.optionalKey(Schema.String),
+  cause: Schema.optionalKey(Schema.Defect())
+}) {}
+
+/**
+ * Options of one `callTool`.
+ *
+ * - `timeout`: the request's timeout, passed to the client itself (the SDK's
+ *   own 60-second default never applies); when it passes the request is
+ *   cancelled on the server (`notifications/cancelled`) and the call fails
+ *   with reason `Timeout`. Progress notifications do not extend it.
+ *
+ * Interrupting the returned Effect cancels the request on the server too.
+ *
+ * @since 0.1.0
+ */
+export interface CallOptions {
+  readonly timeout: Duration.Duration
+}
+
+/**
+ * An open connection to one MCP server, shared by every call of an agent to
+ * that server. It lives until the scope it was opened in closes (then the
+ * server process, if any, is stopped).
+ *
+ * - `server`: what the server said about itself at initialisation.
+ * - `isOpen()`: `false` once the transport closed or the process exited; the
+ *   agent then drops it and the next call reconnects.
+ * - `listTools(options)`: every page of `tools/list`, cached for the life of
+ *   the connection and refetched after the server sends
+ *   `notifications/tools/list_changed`, or when `refresh: true` is asked.
+ * - `callTool(name, args, options)`: one `tools/call`; see {@link CallOptions}.
+ *
+ * @since 0.1.0
+ */
+export interface Connection {
+  readonly server: ServerInfo
+  readonly isOpen: () => boolean
+  readonly listTools: (options?: {
+    readonly refresh?: boolean | undefined
+  }) => Effect.Effect<ReadonlyArray<ToolDefinition>, McpClientError>
+  readonly callTool: (
+    name: string,
+    args: Readonly<Record<string, unknown>>,
+    options: CallOptions
+  ) => Effect.Effect<CallToolResult, McpClientError>
+}
+
+/**
+ * Options of `connect`.
+ *
+ * - `name`: who the connection is for (an action key), used in logs.
+ * - `credential`: the server's credential, read by the agent from the
+ *   variable `variable` (the action's `apiKeyEnv`) through Effect `Config`:
+ *   sent as `Authorization: Bearer <value>` over HTTP and put in the child's
+ *   environment under `variable` over stdio. Never logged.
+ *
+ * @since 0.1.0
+ */
+export interface ConnectOptions {
+  readonly name: string
+  readonly credential?:
+    | {
+        readonly variable: string
+        readonly value: Redacted.Redacted<string>
+      }
+    | undefined
+}
+
+/**
+ * The service: `connect(server, options)` opens a connection (spawning a
+ * stdio server, or initialising a streamable HTTP session) that stays open
+ * until the given `Scope` closes. Fails with {@link McpClientError} (reason
+ * `Connect` or `Closed`, usually).
+ *
+ * Implementations: `McpClientSdk.layer` in `@rolecraft/mcp`, and the
+ * in-memory test layer in `@rolecraft/testing`.
+ *
+ * @since 0.1.0
+ */
+export class McpClient extends Context.Service<
+  McpClient,
+  {
+    readonly connect: (
+      server: Action.McpServer,
+      options: ConnectOptions
+    ) => Effect.Effect<Connection, McpClientError, Scope.Scope>
+  }
+>()("@rolecraft/core/McpClient") {}
+
+/**
+ * A server as a short text for messages and logs: its URL, or its command
+ * line (arguments included, environment left out: it may hold secrets).
+ *
+ * @since 0.1.0
+ */
+export const describeServer = (server: Action.McpServer): string =>
+  typeof server === "string" ? server : [server.command, ...(server.args ?? [])].join(" ")
+
+/**
+ * The canonical key of a server and its credential variable: two actions
+ * with equal keys share one connection per agent. URLs are normalised by
+ * `URL`; a stdio server is keyed by command, arguments, environment (sorted)
+ * and working directory.
+ *
+ * @since 0.1.0
+ */
+export const serverKey = (server: Action.McpServer, apiKeyEnv?: string | undefined): string => {
+  const credential = apiKeyEnv === undefined ? "" : ` key:${apiKeyEnv}`
+  if (typeof server === "string") {
+    const url = URL.canParse(server) ? new URL(server).href : server
+    return `url:${url}${credential}`
+  }
+  const env = Object.entries(server.env ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return `stdio:${JSON.stringify([server.command, server.args ?? [], env, server.cwd ?? null])}${credential}`
+}

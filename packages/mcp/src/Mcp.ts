@@ -1,0 +1,281 @@
+/**
+ * Serving a role — or a whole agent — as an MCP server (SPEC §2, §8): each
+ * model-visible action becomes an MCP tool, and each `tools/call` runs through
+ * the agent's full pipeline (authority, approval, hooks, guardrails,
+ * conversion, contracts, resilience, fallback). Over stdio or streamable HTTP,
+ * with the MCP SDK's low-level `Server` (it takes raw JSON Schemas, which is
+ * what the `Tool` module projects).
+ *
+ * @since 0.1.0
+ */
+import { createServer, type IncomingMessage, type Server as NodeServer, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import { type CallToolResult, CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import { type ActionResponse, Agent, type Role, Tool } from "@rolecraft/core"
+import type { RoleDefinitionError } from "@rolecraft/core/ActionError"
+import { Deferred, Effect, Exit, Logger, Schema, type Scope } from "effect"
+
+/**
+ * How to serve.
+ *
+ * - `transport`: `"stdio"` (this process's stdin and stdout), or
+ *   `{ http: { port, host, path } }` — streamable HTTP on a `node:http`
+ *   server, stateless (each POST is handled by a fresh SDK server), `port`
+ *   default 0 (an ephemeral port), `host` default `"127.0.0.1"`, `path`
+ *   default `"/mcp"`.
+ * - `name`, `version`: what the server says at `initialize` (default the
+ *   agent's id, `"0.1.0"`).
+ * - `id`: the id of the agent made when serving a role (default the role's
+ *   name).
+ *
+ * @since 0.1.0
+ */
+export interface Options {
+  readonly transport:
+    | "stdio"
+    | {
+        readonly http: {
+          readonly port?: number | undefined
+          readonly host?: string | undefined
+          readonly path?: string | undefined
+        }
+      }
+  readonly name?: string | undefined
+  readonly version?: string | undefined
+  readonly id?: string | undefined
+}
+
+/**
+ * A running server.
+ *
+ * - `url`: where it listens (HTTP), `undefined` for stdio.
+ * - `tools`: what it offers, each MCP tool `name` with the action `key` it
+ *   runs.
+ * - `closed`: completes when the stdio client disconnects (stdin ends); never
+ *   for HTTP, which stops when the scope closes.
+ *
+ * @since 0.1.0
+ */
+export interface Served {
+  readonly url: string | undefined
+  readonly tools: ReadonlyArray<{ readonly name: string; readonly key: string }>
+  readonly closed: Effect.Effect<void>
+}
+
+/**
+ * The HTTP server could not listen (port in use, bad host).
+ *
+ * @since 0.1.0
+ */
+export class ServeError extends Schema.TaggedError<ServeError>()("ServeError", {
+  message: Schema.String,
+  cause: Schema.optionalKey(Schema.Defect())
+}) {}
+
+type AnyAgent = Agent.Agent<any, any>
+
+const isAgent = (u: unknown): u is AnyAgent => typeof u === "object" && u !== null && Agent.TypeId in u
+
+/** The text of a failure, as chat turns send it back to a model (SPEC §7). */
+const failureResult = (category: string, message: string): CallToolResult => ({
+  isError: true,
+  content: [{ type: "text", text: JSON.stringify({ error: { category, message } }) }]
+})
+
+const isPlainObject = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && Object.getPrototypeOf(u) === Object.prototype
+
+const successResult = (value: unknown): CallToolResult => {
+  if (typeof value === "string") return { content: [{ type: "text", text: value }] }
+  const text = JSON.stringify(value) ?? "null"
+  return isPlainObject(value)
+    ? { content: [{ type: "text", text }], structuredContent: value }
+    : { content: [{ type: "text", text }] }
+}
+
+const toResult = (response: ActionResponse.ActionResponse): CallToolResult =>
+  response.success ? successResult(response.value) : failureResult(response.error.category, response.error.message)
+
+/** The model-visible actions of the agent's roles as a toolkit; excluded ones are logged. */
+const toolkitOf = (agent: AnyAgent) =>
+  Effect.gen(function* () {
+    const entries: Array<Tool.Entry> = []
+    const seen = new Set<string>()
+    for (const role of agent.roles) {
+      for (const entry of role.entries) {
+        if (entry.action.policies.excludeFromModel === true || seen.has(entry.name)) continue
+        seen.add(entry.name)
+        entries.push({ key: entry.name, description: entry.action.description, parameters: entry.action.parameters })
+      }
+    }
+    const kit = Tool.toolkit(entries)
+    for (const excluded of kit.excluded) {
+      yield* Effect.logWarning(`action ${excluded.key} is not served as an MCP tool: ${excluded.reason}`)
+    }
+    return kit
+  })
+
+const serveAgent = <R>(
+  agent: Agent.Agent<any, R>,
+  options: Options
+): Effect.Effect<Served, ServeError, Scope.Scope | R> =>
+  Effect.gen(function* () {
+    const kit = yield* toolkitOf(agent)
+    const context = yield* Effect.context<R>()
+    const run = Effect.runPromiseWith(context)
+    const info = { name: options.name ?? agent.id, version: options.version ?? "0.1.0" }
+
+    const offered = kit.tools.map((tool) => tool.name)
+    const call = (name: string, args: Record<string, unknown> | undefined, signal: AbortSignal) => {
+      const key = kit.keyOf(name)
+      // Only what was offered can be called: an action kept from the model is not reachable either.
+      if (key === undefined) {
+        return Promise.resolve(
+          failureResult("NOT_FOUND", `No tool named ${name}; available: ${offered.join(", ") || "none"}`)
+        )
+      }
+      return run(
+        agent.execute({ action: key, params: args ?? {} }).pipe(
+          Effect.map(toResult),
+          Effect.catch((failure) => Effect.succeed(failureResult("RETRIEVAL", failure.message)))
+        ),
+        { signal }
+      )
+    }
+
+    const makeServer = (): Server => {
+      const server = new Server(info, { capabilities: { tools: {} } })
+      server.setRequestHandler(ListToolsRequestSchema, () => ({
+        tools: kit.tools.map((tool) => ({
+          name: tool.name,
+          description: tool.description,
+          inputSchema: tool.parameters
+        }))
+      }))
+      server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+        call(request.params.name, request.params.arguments, extra.signal)
+      )
+      return server
+    }
+
+    const tools = kit.tools.map((tool) => ({ name: tool.name, key: tool.key }))
+    if (options.transport === "stdio") {
+      const server = makeServer()
+      const closed = Deferred.makeUnsafe<void>()
+      server.onclose = () => Deferred.doneUnsafe(closed, Exit.void)
+      const onEnd = () => void server.close()
+      process.stdin.once("end", onEnd)
+      yield* Effect.acquireRelease(
+        Effect.tryPromise({
+          try: () => server.connect(new StdioServerTransport()),
+          catch: (cause) => new ServeError({ message: `could not serve over stdio: ${String(cause)}`, cause })
+        }),
+        () =>
+          Effect.andThen(
+            Effect.sync(() => process.stdin.off("end", onEnd)),
+            Effect.ignore(Effect.tryPromise(() => server.close()))
+          )
+      )
+      return { url: undefined, tools, closed: Deferred.await(closed) }
+    }
+
+    const { port = 0, host = "127.0.0.1", path = "/mcp" } = options.transport.http
+    const handle = (request: IncomingMessage, response: ServerResponse) => {
+      const pathname = new URL(request.url ?? "/", "http://localhost").pathname
+      if (pathname !== path) {
+        response.writeHead(404, { "content-type": "text/plain" }).end("Not found")
+        return
+      }
+      if (request.method !== "POST") {
+        response
+          .writeHead(405, { "content-type": "application/json", allow: "POST" })
+          .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed." }, id: null }))
+        return
+      }
+      const server = makeServer()
+      const transport = new StreamableHTTPServerTransport({})
+      response.on("close", () => {
+        void transport.close()
+        void server.close()
+      })
+      server
+        .connect(transport)
+        .then(() => transport.handleRequest(request, response))
+        .catch((error: unknown) => {
+          if (!response.headersSent) {
+            response
+              .writeHead(500, { "content-type": "application/json" })
+              .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32603, message: String(error) }, id: null }))
+          }
+        })
+    }
+    const listening = yield* Effect.acquireRelease(
+      Effect.callback<NodeServer, ServeError>((resume) => {
+        const server = createServer(handle)
+        server.once("error", (cause) =>
+          resume(
+            Effect.fail(new ServeError({ message: `could not listen on ${host}:${port}: ${cause.message}`, cause }))
+          )
+        )
+        server.listen(port, host, () => resume(Effect.succeed(server)))
+      }),
+      (server) =>
+        Effect.callback<void>((resume) => {
+          server.closeAllConnections()
+          server.close(() => resume(Effect.void))
+        })
+    )
+    const address = listening.address() as AddressInfo
+    const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address
+    return { url: `http://${shownHost}:${address.port}${path}`, tools, closed: Effect.never }
+  })
+
+/**
+ * Serves an agent's roles — or one role, through an agent made for it — as
+ * an MCP server, until the scope closes.
+ *
+ * - Tools: every action of the roles not marked `Action.excludeFromModel`,
+ *   named by {@link Tool.toolkit} (valid, unique, at most 64 characters) with
+ *   the `Tool.jsonSchema` projection of its parameters as `inputSchema`; an
+ *   action whose schema cannot be projected is left out with a warning.
+ * - Calls: `agent.execute` with the arguments as given (the pipeline converts
+ *   them). A success is text (a string result) or JSON text plus
+ *   `structuredContent` (an object result); a failure is an `isError: true`
+ *   result whose text is `{"error":{"category","message"}}` — the nine
+ *   categories, or `RETRIEVAL` for a knowledge failure. A name that was not
+ *   offered (an excluded action included) is `NOT_FOUND` listing the offered
+ *   names. A call the client cancels interrupts the action.
+ *
+ * Over stdio, stdout belongs to the protocol: Effect's built-in loggers are
+ * routed to stderr (`Logger.LogToStderr`) for the calls it serves.
+ *
+ * Fails with `ServeError` when the HTTP server cannot listen, and with
+ * `RoleDefinitionError` when a role's agent cannot be made. Needs a `Scope`
+ * and what the actions' own effects require.
+ *
+ * @example
+ * ```ts
+ * const served = yield* Mcp.serve(TravelRole, { transport: { http: { port: 0 } } })
+ * // an MCP client connects to served.url
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const serve: {
+  <R>(agent: Agent.Agent<any, R>, options: Options): Effect.Effect<Served, ServeError, Scope.Scope | R>
+  <X extends Role.Any>(
+    role: X,
+    options: Options
+  ): Effect.Effect<Served, ServeError | RoleDefinitionError, Scope.Scope | Role.Services<X>>
+} = (target: AnyAgent | Role.Any, options: Options): Effect.Effect<Served, any, any> => {
+  const served = isAgent(target)
+    ? serveAgent(target, options)
+    : Effect.flatMap(Agent.make({ id: options.id ?? target.identity.name, roles: [target] }), (agent) =>
+        serveAgent(agent, options)
+      )
+  // Over stdio, stdout carries the protocol: Effect's own loggers must write to stderr.
+  return options.transport === "stdio" ? Effect.provideService(served, Logger.LogToStderr, true) : served
+}

@@ -1,0 +1,381 @@
+/**
+ * The `McpClient` service over `@modelcontextprotocol/sdk` (SPEC §8): stdio
+ * servers spawned with the SDK's `StdioClientTransport`, streamable HTTP
+ * servers with its `StreamableHTTPClientTransport`, one SDK `Client` per
+ * connection. `make` also takes any other transport (the in-memory test layer
+ * of `@rolecraft/testing` uses it with the SDK's `InMemoryTransport`).
+ *
+ * What it adds to the SDK:
+ * - `tools/list` follows every page, is cached per connection and refetched
+ *   after `notifications/tools/list_changed`; a listed tool that is not a
+ *   usable definition is left out with a warning, the others are kept;
+ * - results are read loosely: a content block of an unknown type is kept
+ *   (the SDK's own schema would reject the whole result, case C19);
+ *   `structuredContent` is not validated here (the agent checks it against
+ *   the tool's `outputSchema` and falls back to the content when it fails);
+ * - every failure becomes an `McpClientError` with its reason; a stdio
+ *   server's exit code or signal and the last ~2 KB of its stderr go into
+ *   `Closed` failures (case C16);
+ * - a stdio server's non-JSON lines on stdout (banners, case C14) are logged
+ *   with the server's name and skipped; the frames around them still work;
+ * - over HTTP, a 404 to a request that carried a session id is
+ *   `SessionExpired` (the agent re-initialises and retries once, case C20a);
+ *   a 2xx whose payload is not a JSON-RPC response fails the pending calls at
+ *   once with `Protocol` and a snippet of the payload (C20b), instead of
+ *   leaving them to time out.
+ *
+ * @since 0.1.0
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import {
+  ErrorCode,
+  McpError,
+  PaginatedResultSchema,
+  ResultSchema,
+  ToolListChangedNotificationSchema
+} from "@modelcontextprotocol/sdk/types.js"
+import type { Action } from "@rolecraft/core"
+import * as Core from "@rolecraft/core/McpClient"
+import { Deferred, Duration, Effect, Exit, Layer, Predicate, type Scope } from "effect"
+import * as z from "zod/v4"
+import { hide, secretsOf } from "./internal/redact.ts"
+import * as McpTransport from "./McpTransport.ts"
+
+/**
+ * Options of {@link make} and {@link layer}.
+ *
+ * - `clientInfo`: the name and version sent at `initialize` (default
+ *   `{ name: "rolecraft", version: "0.1.0" }`).
+ * - `connectTimeout`: bounds spawning and `initialize` (default 30 seconds).
+ * - `listTimeout`: bounds each `tools/list` page (default 30 seconds).
+ * - `open`: how a server is reached (default `McpTransport.openDefault`:
+ *   stdio for a command, streamable HTTP for a URL).
+ *
+ * @since 0.1.0
+ */
+export interface Options {
+  readonly clientInfo?: { readonly name: string; readonly version: string } | undefined
+  readonly connectTimeout?: Duration.Input | undefined
+  readonly listTimeout?: Duration.Input | undefined
+  readonly open?: McpTransport.Open | undefined
+}
+
+const maxPages = 1_000
+// setTimeout's largest delay; a larger (or infinite) one fires at once.
+const maxTimerMs = 2_147_483_647
+
+const toMillis = (input: Duration.Input | undefined, fallback: number): number => {
+  const ms = input === undefined ? fallback : Duration.toMillis(Duration.fromInputUnsafe(input))
+  return Math.min(Math.max(0, ms), maxTimerMs)
+}
+
+const truncate = (text: string, length: number): string =>
+  text.length <= length ? text : `${text.slice(0, length - 1)}…`
+
+const CallResult = ResultSchema.extend({
+  content: z.array(z.looseObject({ type: z.string() })).default([]),
+  structuredContent: z.unknown().optional(),
+  isError: z.unknown().optional()
+})
+
+const ListResult = PaginatedResultSchema.extend({ tools: z.array(z.unknown()) })
+
+const isParseError = (error: unknown): boolean =>
+  error instanceof SyntaxError || (error instanceof Error && error.name === "ZodError")
+
+/** A short reason for a payload that failed to parse (a ZodError's message is a JSON dump of its issues). */
+const parseProblem = (error: Error): string =>
+  error.name === "ZodError" ? "it does not have the shape of a JSON-RPC message" : truncate(error.message, 200)
+
+const isPayloadError = (error: unknown): boolean =>
+  isParseError(error) || (error instanceof Error && /unknown message ID|Unexpected content type/.test(error.message))
+
+const isRecord = (u: unknown): u is Record<string, unknown> => Predicate.isObject(u) && !Array.isArray(u)
+
+/** A listed tool as a definition, or why it cannot be one. */
+const toDefinition = (entry: unknown): Core.ToolDefinition | string => {
+  if (!isRecord(entry)) return "a tool entry that is not an object"
+  const { name, title, description, inputSchema, outputSchema } = entry
+  if (typeof name !== "string" || name === "") return "a tool entry without a name"
+  if (inputSchema !== undefined && !isRecord(inputSchema)) return `tool ${name}: its inputSchema is not an object`
+  return {
+    name,
+    ...(typeof title === "string" ? { title } : {}),
+    ...(typeof description === "string" ? { description } : {}),
+    inputSchema: inputSchema ?? { type: "object" },
+    ...(isRecord(outputSchema) ? { outputSchema } : {})
+  }
+}
+
+type Phase = "connect" | "list" | "call"
+
+const networkCodes = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"])
+
+/** Whether a fetch failure happened before the request could be sent. */
+const notSent = (error: unknown): boolean => {
+  const cause = error instanceof Error ? (error.cause as { readonly code?: unknown } | undefined) : undefined
+  return typeof cause?.code === "string" && networkCodes.has(cause.code)
+}
+
+/**
+ * Makes the service. Each `connect` creates one SDK `Client`, connects it
+ * over the transport `open` gives (bounded by `connectTimeout`), and closes
+ * it — stopping a stdio server — when the scope closes.
+ *
+ * @since 0.1.0
+ */
+export const make = (options?: Options): Core.McpClient["Service"] => {
+  const clientInfo = options?.clientInfo ?? { name: "rolecraft", version: "0.1.0" }
+  const connectTimeoutMs = toMillis(options?.connectTimeout, 30_000)
+  const listTimeoutMs = toMillis(options?.listTimeout, 30_000)
+  const open = options?.open ?? McpTransport.openDefault
+
+  const connect = (
+    server: Action.McpServer,
+    connectOptions: Core.ConnectOptions
+  ): Effect.Effect<Core.Connection, Core.McpClientError, Scope.Scope> =>
+    Effect.gen(function* () {
+      const opened = yield* open(server, connectOptions)
+      const secrets = secretsOf(connectOptions)
+      const who = `MCP server ${connectOptions.name} (${Core.describeServer(server)})`
+      const context = yield* Effect.context<never>()
+      const log = (level: "Warn" | "Debug", message: string) => {
+        const text = hide(message, secrets)
+        Effect.runForkWith(context)(level === "Warn" ? Effect.logWarning(text) : Effect.logDebug(text))
+      }
+
+      const client = new Client(clientInfo, { capabilities: {} })
+      const state = { open: true, generation: 0, tools: undefined as ReadonlyArray<Core.ToolDefinition> | undefined }
+      const pending = new Set<Deferred.Deferred<never, Core.McpClientError>>()
+
+      const toError = (error: unknown, phase: Phase): Effect.Effect<Core.McpClientError> =>
+        Effect.suspend(() => {
+          if (error instanceof Core.McpClientError) return Effect.succeed(error)
+          const sent = phase !== "connect"
+          const message = hide(error instanceof Error ? error.message : String(error), secrets)
+          const make = (fields: Omit<ConstructorParameters<typeof Core.McpClientError>[0], "message">) =>
+            new Core.McpClientError({ ...fields, message, cause: error })
+          if (error instanceof McpError) {
+            switch (error.code) {
+              case ErrorCode.ConnectionClosed:
+                // The child's last words may still be in its stderr pipe: let them arrive.
+                return Effect.map(
+                  Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve))),
+                  () => {
+                    const { exitCode, signal, stderr } = opened.diagnostics()
+                    return make({
+                      reason: phase === "connect" ? "Connect" : "Closed",
+                      sent,
+                      code: error.code,
+                      ...(exitCode === undefined ? {} : { exitCode }),
+                      ...(signal === undefined ? {} : { signal }),
+                      ...(stderr === undefined || stderr === "" ? {} : { stderr })
+                    })
+                  }
+                )
+              case ErrorCode.RequestTimeout:
+                return Effect.succeed(
+                  make({ reason: phase === "connect" ? "Connect" : "Timeout", sent, code: error.code })
+                )
+              case ErrorCode.InvalidParams:
+                return Effect.succeed(make({ reason: "InvalidParams", sent, code: error.code }))
+              case ErrorCode.MethodNotFound:
+                return Effect.succeed(make({ reason: "MethodNotFound", sent, code: error.code }))
+              default:
+                return Effect.succeed(make({ reason: "Rpc", sent, code: error.code }))
+            }
+          }
+          if (error instanceof StreamableHTTPError) {
+            const status = error.code ?? -1
+            const session =
+              opened.transport instanceof StreamableHTTPClientTransport ? opened.transport.sessionId : undefined
+            if (status === 404 && session !== undefined && phase !== "connect") {
+              return Effect.succeed(make({ reason: "SessionExpired", sent: false, status }))
+            }
+            if (status < 100) {
+              const snippet = opened.received()
+              return Effect.succeed(make({ reason: "Protocol", sent, ...(snippet === undefined ? {} : { snippet }) }))
+            }
+            return Effect.succeed(make({ reason: "Http", sent, status }))
+          }
+          if (isParseError(error)) {
+            const snippet = opened.received()
+            return Effect.succeed(
+              new Core.McpClientError({
+                reason: "Protocol",
+                sent,
+                message: hide(
+                  `the server's reply is not a valid JSON-RPC response (${parseProblem(error as Error)})`,
+                  secrets
+                ),
+                ...(snippet === undefined ? {} : { snippet }),
+                cause: error
+              })
+            )
+          }
+          if (error instanceof Error && error.message === "Not connected") {
+            return Effect.succeed(make({ reason: phase === "connect" ? "Connect" : "Closed", sent: false }))
+          }
+          if (phase === "connect") return Effect.succeed(make({ reason: "Connect", sent: false }))
+          return Effect.succeed(make({ reason: "Closed", sent: !notSent(error) }))
+        })
+
+      opened.onNoise?.((line) =>
+        log("Warn", `${who} wrote a line on stdout that is not JSON-RPC; skipped: ${truncate(line, 200)}`)
+      )
+      client.onclose = () => {
+        state.open = false
+      }
+      client.onerror = (error) => {
+        if (opened.kind === "stdio" && isParseError(error)) {
+          log("Warn", `${who} wrote a line on stdout that is not JSON-RPC; skipped: ${truncate(error.message, 200)}`)
+          return
+        }
+        if (opened.kind === "http" && isPayloadError(error) && pending.size > 0) {
+          const snippet = opened.received()
+          const failure = new Core.McpClientError({
+            reason: "Protocol",
+            sent: true,
+            message: hide(`the server's reply is not a valid JSON-RPC response (${parseProblem(error)})`, secrets),
+            ...(snippet === undefined ? {} : { snippet }),
+            cause: error
+          })
+          // Resuming a waiter runs its fiber on: it may register the next call before this loop ends.
+          const failing = [...pending]
+          pending.clear()
+          for (const deferred of failing) Deferred.doneUnsafe(deferred, Exit.fail(failure))
+          return
+        }
+        log("Debug", `${who}: ${error.message}`)
+      }
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        state.generation++
+        state.tools = undefined
+      })
+
+      yield* Effect.addFinalizer(() =>
+        Effect.tryPromise(() => client.close()).pipe(
+          Effect.ignore,
+          Effect.andThen(Effect.sync(() => (state.open = false)))
+        )
+      )
+      yield* Effect.tryPromise({
+        try: (signal) => client.connect(opened.transport, { signal, timeout: connectTimeoutMs }),
+        catch: (error) => error
+      }).pipe(Effect.catch((error) => Effect.flatMap(toError(error, "connect"), Effect.fail)))
+
+      const version = client.getServerVersion()
+      const instructions = client.getInstructions()
+      const info: Core.ServerInfo = {
+        name: version?.name ?? Core.describeServer(server),
+        version: version?.version ?? "",
+        ...(instructions === undefined ? {} : { instructions })
+      }
+
+      /** Fails the request at once when the HTTP transport reports a broken payload for it. */
+      const guarded = <A>(request: Effect.Effect<A, Core.McpClientError>): Effect.Effect<A, Core.McpClientError> => {
+        if (opened.kind !== "http") return request
+        return Effect.suspend(() => {
+          const failure = Deferred.makeUnsafe<never, Core.McpClientError>()
+          pending.add(failure)
+          return Effect.raceFirst(request, Deferred.await(failure)).pipe(
+            Effect.ensuring(Effect.sync(() => pending.delete(failure)))
+          )
+        })
+      }
+
+      const request = <A>(phase: Phase, send: (signal: AbortSignal) => Promise<A>) =>
+        guarded(
+          Effect.tryPromise({ try: send, catch: (error) => error }).pipe(
+            Effect.catch((error) => Effect.flatMap(toError(error, phase), Effect.fail))
+          )
+        )
+
+      const page = (cursor: string | undefined) =>
+        request("list", (signal) =>
+          client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ListResult, {
+            signal,
+            timeout: listTimeoutMs
+          })
+        )
+
+      const fetchTools = Effect.gen(function* () {
+        const tools: Array<Core.ToolDefinition> = []
+        const names = new Set<string>()
+        const cursors = new Set<string>()
+        let cursor: string | undefined
+        for (let index = 0; index < maxPages; index++) {
+          const result = yield* page(cursor)
+          for (const entry of result.tools) {
+            const tool = toDefinition(entry)
+            if (typeof tool === "string") yield* Effect.logWarning(`${who} listed ${tool}; it is left out`)
+            else if (!names.has(tool.name)) {
+              names.add(tool.name)
+              tools.push(tool)
+            }
+          }
+          cursor = result.nextCursor
+          if (cursor === undefined || cursors.has(cursor)) break
+          cursors.add(cursor)
+        }
+        return tools as ReadonlyArray<Core.ToolDefinition>
+      })
+
+      const listTools: Core.Connection["listTools"] = (listOptions) =>
+        Effect.suspend(() => {
+          if (listOptions?.refresh !== true && state.tools !== undefined) return Effect.succeed(state.tools)
+          const generation = state.generation
+          return Effect.tap(fetchTools, (tools) =>
+            Effect.sync(() => {
+              if (generation === state.generation) state.tools = tools
+            })
+          )
+        })
+
+      const callTool: Core.Connection["callTool"] = (name, args, callOptions) =>
+        Effect.map(
+          request("call", (signal) =>
+            client.request(
+              // The SDK's request type wants a mutable record; the arguments are not changed.
+              { method: "tools/call", params: { name, arguments: args as Record<string, unknown> } },
+              CallResult,
+              { signal, timeout: toMillis(callOptions.timeout, 0), resetTimeoutOnProgress: false }
+            )
+          ),
+          (result): Core.CallToolResult => ({
+            content: result.content,
+            ...(isRecord(result.structuredContent) ? { structuredContent: result.structuredContent } : {}),
+            ...(result.isError === true ? { isError: true } : {})
+          })
+        )
+
+      return {
+        server: info,
+        isOpen: () => state.open,
+        listTools,
+        callTool
+      } satisfies Core.Connection
+    })
+
+  return Core.McpClient.of({ connect })
+}
+
+/**
+ * The `McpClient` layer over the MCP SDK. See {@link Options} for defaults.
+ *
+ * @example
+ * ```ts
+ * import { Action, Agent, Role } from "@rolecraft/core"
+ * import { McpClientSdk } from "@rolecraft/mcp"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "fx", roles: [], mcpServers: { everything: { command: "node", args: ["server.js"] } } })
+ *   return yield* agent.executeAction("everything", { tool: "echo", arguments: { message: "hi" } })
+ * }).pipe(Effect.scoped, Effect.provide(McpClientSdk.layer()))
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layer = (options?: Options): Layer.Layer<Core.McpClient> => Layer.succeed(Core.McpClient, make(options))

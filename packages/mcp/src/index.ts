@@ -1,0 +1,9 @@
+/**
+ * @rolecraft/mcp — Rolecraft's `McpClient` over `@modelcontextprotocol/sdk`,
+ * and serving a role (or an agent) as an MCP server.
+ *
+ * @since 0.1.0
+ */
+export * as Mcp from "./Mcp.ts"
+export * as McpClientSdk from "./McpClientSdk.ts"
+export * as McpTransport from "./McpTransport.ts"

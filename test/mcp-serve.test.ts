@@ -1,0 +1,138 @@
+/**
+ * Mcp.serve: a role's actions as MCP tools, listed and called by the SDK's own
+ * Client over streamable HTTP and over stdio, every call through the agent's
+ * pipeline; failures as isError results with their category.
+ */
+import { fileURLToPath } from "node:url"
+import { assert, describe, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Action, Agent, Role } from "@rolecraft/core"
+import { Mcp, McpClientSdk } from "@rolecraft/mcp"
+import { Effect } from "effect"
+import { alive } from "./fixtures/mcp.ts"
+import { TravelRole } from "./fixtures/travel-role.ts"
+
+type Result = {
+  readonly content: ReadonlyArray<{ readonly type: string; readonly text?: string }>
+  readonly isError?: boolean
+  readonly structuredContent?: unknown
+}
+
+/** An SDK client over a transport, closed with the scope. */
+const sdkClient = (transport: StdioClientTransport | StreamableHTTPClientTransport) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new Client({ name: "sdk-test-client", version: "1.0.0" })
+      await client.connect(transport)
+      return client
+    }),
+    (client) => Effect.promise(() => client.close())
+  )
+
+const call = (client: Client, name: string, args: Record<string, unknown>) =>
+  Effect.promise(() => client.callTool({ name, arguments: args }) as Promise<Result>)
+
+const errorOf = (result: Result) =>
+  JSON.parse(result.content[0]?.text ?? "{}").error as { category: string; message: string }
+
+/** The checks both transports must pass. */
+const exercise = (client: Client) =>
+  Effect.gen(function* () {
+    const { tools } = yield* Effect.promise(() => client.listTools())
+    assert.deepStrictEqual(tools.map((tool) => tool.name).sort(), [
+      "availability",
+      "book",
+      "nights",
+      "quote",
+      "rates_v2_eu"
+    ])
+    const nights = tools.find((tool) => tool.name === "nights")
+    assert.deepStrictEqual(nights?.inputSchema.required, ["checkIn", "checkOut"])
+    assert.strictEqual(nights?.description, "Count the nights between two dates")
+
+    const counted = yield* call(client, "nights", { checkIn: "2026-11-02", checkOut: "2026-11-05" })
+    assert.deepStrictEqual(counted.content, [{ type: "text", text: "3" }])
+    const quoted = yield* call(client, "quote", { nights: "3", guests: 2 })
+    assert.deepStrictEqual(quoted.structuredContent, { total: 540, currency: "EUR" })
+    assert.strictEqual((yield* call(client, "rates_v2_eu", {})).content[0]?.text, "rates")
+
+    const cases: ReadonlyArray<readonly [string, Record<string, unknown>, string]> = [
+      ["book", { hotelId: "h-1" }, "APPROVAL"],
+      ["availability", { hotelId: "h-1" }, "TRANSIENT"],
+      ["nights", { checkIn: "2026-11-02" }, "VALIDATION"],
+      ["quote", { nights: "3.5", guests: 2 }, "VALIDATION"],
+      ["audit", {}, "NOT_FOUND"],
+      ["nope", {}, "NOT_FOUND"]
+    ]
+    for (const [name, args, category] of cases) {
+      const result = yield* call(client, name, args)
+      assert.isTrue(result.isError, name)
+      assert.strictEqual(errorOf(result).category, category, name)
+    }
+    assert.include(errorOf(yield* call(client, "nights", { checkIn: "2026-11-02" })).message, "checkOut: missing")
+  })
+
+describe("Mcp.serve", () => {
+  it.live("serves a role over streamable HTTP on 127.0.0.1: listed and called by an SDK client", () =>
+    Effect.gen(function* () {
+      const served = yield* Mcp.serve(TravelRole, { transport: { http: {} } })
+      assert.match(served.url ?? "", /^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
+      const client = yield* sdkClient(new StreamableHTTPClientTransport(new URL(served.url ?? "")))
+      assert.strictEqual(client.getServerVersion()?.name, "travel")
+      yield* exercise(client)
+    }).pipe(Effect.scoped)
+  )
+
+  it.live(
+    "serves a role over stdio: a child process listed and called by an SDK client, gone once the client closes",
+    () =>
+      Effect.gen(function* () {
+        const transport = new StdioClientTransport({
+          command: process.execPath,
+          args: [fileURLToPath(new URL("./fixtures/serve-role.ts", import.meta.url))],
+          stderr: "pipe"
+        })
+        const pid = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const client = yield* sdkClient(transport)
+            yield* exercise(client)
+            return transport.pid ?? 0
+          })
+        )
+        assert.isAbove(pid, 0)
+        assert.isFalse(alive(pid))
+      })
+  )
+
+  it.live(
+    "serving an agent keeps its authority; a Rolecraft agent can call the served tools as an mcpTool action",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* Agent.make({ id: "travel-desk", roles: [TravelRole], authority: { deny: ["quote"] } })
+        const served = yield* Mcp.serve(server, { transport: { http: {} } })
+        const caller = yield* Agent.make({
+          id: "assistant",
+          roles: [
+            Role.make({
+              identity: { name: "assistant", goal: "Help", domain: "travel" },
+              actions: { desk: Action.mcpTool({ description: "The travel desk", server: served.url ?? "" }) }
+            })
+          ]
+        })
+        assert.strictEqual(
+          yield* caller.executeAction("desk", {
+            tool: "nights",
+            arguments: { checkIn: "2026-11-02", checkOut: "2026-11-04" }
+          }),
+          "2"
+        )
+        const denied = yield* Effect.flip(
+          caller.executeAction("desk", { tool: "quote", arguments: { nights: 1, guests: 1 } })
+        )
+        assert.strictEqual(denied._tag, "ExecutionFailure")
+        assert.include(denied.message, '"category":"AUTHORITY"')
+      }).pipe(Effect.scoped, Effect.provide(McpClientSdk.layer()))
+  )
+})
