@@ -230,6 +230,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
           action: name,
           policy: policies.resilience,
           attemptTimeout,
+          timeoutRetryable: Executor.timeoutRetryable(action),
           guards,
           attempt: Executor.execute({ name, action, args, context, agent: runtime }),
           fallback: fallbackOf(name, policies.fallback, args)

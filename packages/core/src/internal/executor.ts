@@ -8,6 +8,7 @@ import type * as Action from "../Action.ts"
 import { type ActionError, ValidationError } from "../ActionError.ts"
 import * as ActionResult from "../ActionResult.ts"
 import * as Resilience from "../Resilience.ts"
+import * as WebService from "./webService.ts"
 
 /**
  * What the agent holds for the executors: its id and per-agent resources.
@@ -69,10 +70,18 @@ export const execute = (attempt: Attempt): Effect.Effect<unknown, ActionError, a
     case "local":
       return runLocal({ ...attempt, action })
     case "webService":
-      return mapped(attempt, action.mapResult, unavailable(attempt.name, action._tag))
+      return mapped(attempt, action.mapResult, WebService.run(attempt.name, action, attempt.args))
     case "llm":
       return mapped(attempt, action.mapResult, unavailable(attempt.name, action._tag))
     case "mcpTool":
       return mapped(attempt, action.mapResult, unavailable(attempt.name, action._tag))
   }
 }
+
+/**
+ * Whether an attempt cut off by its timeout may be retried: not for a
+ * webService call whose request may have reached the server and that is not
+ * idempotent (SPEC §6, C28).
+ */
+export const timeoutRetryable = (action: Action.Any): boolean =>
+  action._tag === "webService" ? WebService.isSafeToRepeat(action) : true
