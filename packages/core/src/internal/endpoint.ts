@@ -171,15 +171,16 @@ export const build = (
   paramType: ParamType
 ): Result.Result<Built, Array<Issue>> => {
   const issues: Array<Issue> = []
-  const fill = (name: string): string => {
+  // The encoded value of a placeholder, or undefined (with an issue) when it has none.
+  const fill = (name: string): string | undefined => {
     const text = scalar(args[name])
     if (Result.isFailure(text)) {
       issues.push({ path: name, message: text.failure })
-      return ""
+      return undefined
     }
     if (text.success === undefined) {
       issues.push({ path: name, message: `a value is required for the placeholder {${name}}` })
-      return ""
+      return undefined
     }
     return encode(text.success)
   }
@@ -187,15 +188,18 @@ export const build = (
   const segments: Array<string> = []
   for (const tokens of template.segments) {
     let segment = ""
+    let filled = true
     const names: Array<string> = []
     for (const token of tokens) {
       if (typeof token === "string") segment += token
       else {
         names.push(token.placeholder)
-        segment += fill(token.placeholder)
+        const value = fill(token.placeholder)
+        if (value === undefined) filled = false
+        else segment += value
       }
     }
-    if (names.length > 0 && (segment === "" || segment === "." || segment === "..")) {
+    if (filled && names.length > 0 && (segment === "" || segment === "." || segment === "..")) {
       for (const name of names) {
         issues.push({
           path: name,
@@ -208,7 +212,7 @@ export const build = (
   let query =
     template.query === undefined
       ? undefined
-      : template.query.map((token) => (typeof token === "string" ? token : fill(token.placeholder))).join("")
+      : template.query.map((token) => (typeof token === "string" ? token : (fill(token.placeholder) ?? ""))).join("")
 
   let body: string | undefined
   switch (paramType) {
