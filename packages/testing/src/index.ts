@@ -1,0 +1,8 @@
+/**
+ * @rolecraft/testing — test layers that replace Rolecraft's real
+ * dependencies, each built with the same constructor the real one uses, so
+ * the whole pipeline runs under test (SPEC §12).
+ *
+ * @since 0.1.0
+ */
+export * as HttpRoutes from "./HttpRoutes.ts"
