@@ -205,18 +205,21 @@ export const run = (
     const built = Endpoint.build(template, fields, args, paramType)
     if (Result.isFailure(built)) return Effect.fail(invalid(name, "invalid arguments for the request", built.failure))
     const { url, body } = built.success
-    return Effect.flatMap(credentialsOf(name, action), ({ secret, secrets }) => {
+    const send = ({ secret, secrets }: Credentials) => {
       let request = HttpClientRequest.make(action.method)(url)
-      request = HttpClientRequest.setHeaders(request, action.headers)
+      if (Object.keys(action.headers).length > 0) request = HttpClientRequest.setHeaders(request, action.headers)
       if (body !== undefined) request = HttpClientRequest.bodyText(request, body, "application/json")
       request = authorize(request, action.auth, secret)
       const call: Call = { name, action, method: action.method, target: targetOf(url), safe, secrets }
-      return client.value.execute(request).pipe(
-        Effect.mapError((error) => requestFailure(call, error)),
-        Effect.flatMap((response) => respond(call, response)),
-        Effect.mapError((error) => Redact.scrub(error, secrets))
-      )
-    })
+      return Effect.matchEffect(client.value.execute(request), {
+        onFailure: (error) => Effect.fail(requestFailure(call, error)),
+        onSuccess: (response) => respond(call, response)
+      })
+    }
+    if (action.auth === "NO_AUTH") return send(none)
+    return Effect.flatMap(credentialsOf(name, action), (credentials) =>
+      Effect.mapError(send(credentials), (error) => Redact.scrub(error, credentials.secrets))
+    )
   })
 
 // The URL without its query and fragment, for messages.
@@ -306,29 +309,32 @@ const connectionFailure = (call: Call, cause: unknown): TransientFailure => {
 // =============================================================================
 
 const respond = (call: Call, response: HttpClientResponse.HttpClientResponse): Effect.Effect<unknown, ActionError> =>
-  Effect.gen(function* () {
-    const status = response.status
-    const buffer = yield* Effect.mapError(response.arrayBuffer, (error) => connectionFailure(call, error.reason.cause))
-    const bytes = new Uint8Array(buffer)
-    const media = mediaTypeOf(response.headers["content-type"])
-    if (status >= 200 && status < 300) return yield* success(call, status, media, bytes)
-    if (status === 408 || status === 429 || status >= 500) {
-      const retryAfter = retryAfterOf(response.headers, yield* Clock.currentTimeMillis)
-      return yield* Effect.fail(transient(call, status, retryAfter, excerptOf(bytes, media)))
+  Effect.matchEffect(response.arrayBuffer, {
+    onFailure: (error) => Effect.fail(connectionFailure(call, error.reason.cause)),
+    onSuccess: (buffer) => {
+      const status = response.status
+      const bytes = new Uint8Array(buffer)
+      const media = mediaTypeOf(response.headers["content-type"])
+      if (status >= 200 && status < 300) return success(call, status, media, bytes)
+      if (status === 408 || status === 429 || status >= 500) {
+        return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.fail(transient(call, status, retryAfterOf(response.headers, now), excerptOf(bytes, media)))
+        )
+      }
+      const excerpt = excerptOf(bytes, media)
+      const redirect = status >= 300 && status < 400 ? response.headers.location : undefined
+      return Effect.fail(
+        new ExecutionFailure({
+          action: call.name,
+          message:
+            `${call.name}: ${call.method} ${call.target} was refused with status ${status}` +
+            (redirect === undefined ? "" : ` (a redirect to ${redirect}, which is not followed)`) +
+            (excerpt === "" ? "" : `: ${shorten(excerpt, messageExcerptLength)}`),
+          status,
+          ...(excerpt === "" ? {} : { excerpt })
+        })
+      )
     }
-    const excerpt = excerptOf(bytes, media)
-    const redirect = status >= 300 && status < 400 ? response.headers.location : undefined
-    return yield* Effect.fail(
-      new ExecutionFailure({
-        action: call.name,
-        message:
-          `${call.name}: ${call.method} ${call.target} was refused with status ${status}` +
-          (redirect === undefined ? "" : ` (a redirect to ${redirect}, which is not followed)`) +
-          (excerpt === "" ? "" : `: ${shorten(excerpt, messageExcerptLength)}`),
-        status,
-        ...(excerpt === "" ? {} : { excerpt })
-      })
-    )
   })
 
 const transient = (
