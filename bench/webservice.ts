@@ -204,7 +204,12 @@ async function main(): Promise<void> {
     console.log(
       `  memory: rss ${mb(before.rss)} before, peak ${mb(maxRss)}; heap used ${mb(before.heapUsed)} before, peak ${mb(maxHeap)}`
     )
-    console.log(`  peak concurrent requests seen by the server: ${serverPeak}`)
+    console.log(
+      `  peak concurrent requests seen by the server: ${serverPeak}` +
+        (serverPeak > 64
+          ? " — more than maxConcurrent: the agent in this build does not enforce the bulkhead (Resilience.noGuards)"
+          : " — within maxConcurrent")
+    )
   }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layerUndici))
 
   await Effect.runPromise(program)
