@@ -129,7 +129,7 @@ const notProvided = (name: string): ValidationError =>
     issues: [{ path: "", message: "HttpClient not provided" }]
   })
 
-// The secrets of one call: the secret itself and, for BASIC, the password alone.
+// The secrets of one call: the secret itself and, for BASIC, the password alone (when 4+ characters).
 interface Credentials {
   readonly secret: Redacted.Redacted<string> | undefined
   readonly secrets: ReadonlyArray<Redacted.Redacted<string>>
@@ -150,7 +150,8 @@ const credentialsOf = (name: string, action: WebService): Effect.Effect<Credenti
       const text = Redacted.value(secret)
       const colon = text.indexOf(":")
       const password = colon < 0 ? "" : text.slice(colon + 1)
-      const secrets = password.length > 0 ? [secret, Redacted.make(password)] : [secret]
+      // The password alone is redacted too, unless so short that hiding it would garble every message.
+      const secrets = password.length >= 4 ? [secret, Redacted.make(password)] : [secret]
       const fault =
         action.auth === "BASIC" && colon < 0
           ? `the value of ${variable} is not of the form user:password`
