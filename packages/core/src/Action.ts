@@ -423,9 +423,9 @@ type SuccessOf<S> = S extends Schema.Top ? S["Type"] : unknown
  * - `success`: optional schema the result is decoded with (mismatch →
  *   VALIDATION naming each path).
  *
- * The result: a 2xx JSON body (by content type) parsed, other text decoded by
- * its charset, other content as a `Uint8Array`, and `null` for 204/205 or an
- * empty body. Errors: 408, 429, 5xx and connection failures are TRANSIENT
+ * The result: a 2xx JSON body (by content type) parsed (a body that is not
+ * JSON is EXECUTION with an excerpt), other text decoded by its charset,
+ * other content as a `Uint8Array`, and `null` for 204/205 or an empty body. Errors: 408, 429, 5xx and connection failures are TRANSIENT
  * (`status`, `retryAfter` from `Retry-After`/`retry-after-ms`); other 4xx
  * (and an unfollowed 3xx) are EXECUTION with `status` and a short `excerpt`.
  * A failure after the request may have reached the server (a dropped
