@@ -396,19 +396,66 @@ type SuccessOf<S> = S extends Schema.Top ? S["Type"] : unknown
 
 /**
  * A webService action: one HTTP call described by its options (SPEC §6, the
- * seeds' `@WebService`).
+ * seeds' `@WebService`), made over Effect's `HttpClient`.
  *
- * - `endpoint`: URL, may hold `{name}` placeholders (not in scheme or host).
+ * - `endpoint`: an absolute http(s) URL, or a path starting with `/` for a
+ *   client that resolves it. `{name}` placeholders fill path segments and
+ *   query values with that argument, encoded (`encodeURIComponent`) so it
+ *   stays inside its segment or value. A placeholder in the scheme, host,
+ *   port or fragment, or naming no parameter, is VALIDATION; so is a value
+ *   that would make a path segment empty, `.` or `..`.
  * - `method`: default `"GET"`.
  * - `paramType`: `"QUERY"`, `"PATH"` or `"BODY"`; default `"BODY"` for POST,
- *   PUT and PATCH, `"QUERY"` otherwise. It applies to every argument.
- * - `auth`: `"NO_AUTH"` (default), `"BEARER"` or `"BASIC"`; `authTokenEnv`
- *   names the variable holding the secret, read at call time through Config.
- * - `headers`: fixed headers. `timeout`: per attempt, default 30 seconds.
- * - `idempotent`: allows retrying a failure whose outcome is unknown.
- * - `success`: optional schema the response body is decoded with.
+ *   PUT and PATCH, `"QUERY"` otherwise. It sends every argument, placeholder
+ *   ones included, in declared order: QUERY as `key=value` pairs (an array as
+ *   repeated keys, `[]` omits the key, `null` elements are dropped), PATH as
+ *   one encoded segment per value, BODY as one JSON object
+ *   (`content-type: application/json`; not allowed on GET or HEAD). `null`
+ *   and absent values are left out of QUERY and PATH; objects there are
+ *   VALIDATION naming the field.
+ * - `auth`: `"NO_AUTH"` (default), `"BEARER"` or `"BASIC"` (the secret is
+ *   `user:password`); `authTokenEnv` names the variable holding the secret,
+ *   read at call time through `Config` (an unset variable is VALIDATION
+ *   naming it). Secrets never appear in errors or logs.
+ * - `headers`: fixed headers. `timeout`: per attempt, default 30 seconds; it
+ *   covers reading the body, and aborts the request (TIMEOUT).
+ * - `idempotent`: default `false`; `true` allows retrying a failure whose
+ *   outcome is unknown on a POST or PATCH (GET, HEAD, PUT, DELETE and
+ *   OPTIONS are idempotent already).
+ * - `success`: optional schema the result is decoded with (mismatch →
+ *   VALIDATION naming each path).
  *
- * Needs `HttpClient` at call time (read optionally; missing → VALIDATION).
+ * The result: a 2xx JSON body (by content type) parsed (a body that is not
+ * JSON is EXECUTION with an excerpt), other text decoded by its charset,
+ * other content as a `Uint8Array`, and `null` for 204/205 or an empty body. Errors: 408, 429, 5xx and connection failures are TRANSIENT
+ * (`status`, `retryAfter` from `Retry-After`/`retry-after-ms`); other 4xx
+ * (and an unfollowed 3xx) are EXECUTION with `status` and a short `excerpt`.
+ * A failure after the request may have reached the server (a dropped
+ * connection, a 5xx, an attempt timeout) is not retried unless the method
+ * is idempotent or `idempotent` is `true`; failures before sending
+ * (connection refused, DNS) and 408/429/503-with-Retry-After always are.
+ *
+ * Needs `HttpClient` at call time (read optionally; missing → VALIDATION
+ * inside the run step, so a fallback still runs), e.g.
+ * `NodeHttpClient.layerUndici` from `@effect/platform-node`, or
+ * `HttpRoutes.layer` from `@rolecraft/testing` in tests.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const forecast = Action.webService({
+ *   description: "Get the forecast for a city",
+ *   parameters: { city: Schema.String },
+ *   endpoint: "https://api.example.com/v1/forecast",
+ *   paramType: "PATH",
+ *   auth: "BEARER",
+ *   authTokenEnv: "WEATHER_API_KEY",
+ *   headers: { Accept: "application/json" },
+ *   timeout: 5000
+ * })
+ * ```
  *
  * @since 0.1.0
  */

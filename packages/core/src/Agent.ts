@@ -246,6 +246,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
           action: name,
           policy: policies.resilience,
           attemptTimeout,
+          timeoutRetryable: Executor.timeoutRetryable(action),
           guards,
           attempt: Executor.execute({ name, action, args, context, agent: runtime, spec: role.spec }),
           fallback: fallbackOf(name, policies.fallback, args)

@@ -179,7 +179,14 @@ export const schedule = (
 }
 
 const timeoutError = (action: string, after: Duration.Duration, what: string, retryable: boolean) =>
-  new Timeout({ action, after, retryable, message: `${action}: ${what} timed out after ${Duration.format(after)}` })
+  new Timeout({
+    action,
+    after,
+    retryable,
+    message:
+      `${action}: ${what} timed out after ${Duration.format(after)}` +
+      (retryable || what !== "attempt" ? "" : "; the request may have been processed, so it is not retried")
+  })
 
 /**
  * Runs one call's run step under its policy, nested as SPEC §9 step 7 says.
@@ -188,6 +195,9 @@ const timeoutError = (action: string, after: Duration.Duration, what: string, re
  * - `attemptTimeout`: the action's default per-attempt timeout, used when the
  *   policy sets none.
  * - `guards`: the agent's circuit breaker and bulkhead for this action.
+ * - `timeoutRetryable`: whether an attempt cut off by its timeout may be
+ *   retried (default `true`); `false` for a call whose request may already
+ *   have reached a server and that is not idempotent (SPEC §6, C28).
  * - `fallback`: runs when the step still fails (not on interruption). Its own
  *   failure is `ExecutionFailure` whose `cause` is an `AggregateError` of
  *   both failures.
@@ -202,6 +212,7 @@ export const run = <A, R, B = A, R2 = never>(options: {
   readonly policy: Policy | undefined
   readonly attemptTimeout: Duration.Input | undefined
   readonly guards: Guards
+  readonly timeoutRetryable?: boolean | undefined
   readonly attempt: Effect.Effect<A, ActionError, R>
   readonly fallback?: ((error: ActionError) => Effect.Effect<B, ActionError, R2>) | undefined
 }): Effect.Effect<A | B, ActionError, R | R2> => {
@@ -214,7 +225,7 @@ export const run = <A, R, B = A, R2 = never>(options: {
     const after = Duration.fromInputUnsafe(attemptTimeout)
     step = Effect.timeoutOrElse(step, {
       duration: after,
-      orElse: () => Effect.fail(timeoutError(action, after, "attempt", true))
+      orElse: () => Effect.fail(timeoutError(action, after, "attempt", options.timeoutRetryable ?? true))
     })
   }
   step = guards.circuitBreaker(guards.bulkhead(step))

@@ -6,5 +6,6 @@
  * @since 0.1.0
  */
 export * as ChatCompletionsServer from "./ChatCompletionsServer.ts"
+export * as HttpRoutes from "./HttpRoutes.ts"
 export * as InMemoryMcp from "./InMemoryMcp.ts"
 export * as ScriptedModel from "./ScriptedModel.ts"

@@ -12,6 +12,7 @@ import type * as Role from "../Role.ts"
 import * as Llm from "./llm.ts"
 import type * as McpConnections from "./mcpConnections.ts"
 import * as McpTool from "./mcpTool.ts"
+import * as WebService from "./webService.ts"
 
 /**
  * What the agent holds for the executors: its id and per-agent resources
@@ -78,10 +79,18 @@ export const execute = (attempt: Attempt): Effect.Effect<unknown, ActionError, a
     case "local":
       return runLocal({ ...attempt, action })
     case "webService":
-      return mapped(attempt, action.mapResult, unavailable(attempt.name, action._tag))
+      return mapped(attempt, action.mapResult, WebService.run(attempt.name, action, attempt.args))
     case "llm":
       return mapped(attempt, action.mapResult, Llm.run({ ...attempt, action }))
     case "mcpTool":
       return mapped(attempt, action.mapResult, McpTool.execute({ ...attempt, action }))
   }
 }
+
+/**
+ * Whether an attempt cut off by its timeout may be retried: not for a
+ * webService call whose request may have reached the server and that is not
+ * idempotent (SPEC §6, C28).
+ */
+export const timeoutRetryable = (action: Action.Any): boolean =>
+  action._tag === "webService" ? WebService.isSafeToRepeat(action) : true
