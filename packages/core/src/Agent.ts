@@ -161,14 +161,10 @@ const register = (id: string, roles: ReadonlyArray<Role.Any>) =>
           }
         }
         const { policies } = entry.action
-        yield* Effect.mapError(
-          Guardrail.validate(entry.name, policies.guardrails ?? role.guardrails),
-          (error) => new RoleDefinitionError({ ...error, role: role.identity.name })
-        )
-        const guards = yield* Effect.mapError(
-          Resilience.makeGuards(entry.name, policies.resilience),
-          (error) => new RoleDefinitionError({ ...error, role: role.identity.name })
-        )
+        const inRole = (error: RoleDefinitionError) =>
+          new RoleDefinitionError({ role: role.identity.name, key: entry.name, message: error.message })
+        yield* Effect.mapError(Guardrail.validate(entry.name, policies.guardrails ?? role.guardrails), inRole)
+        const guards = yield* Effect.mapError(Resilience.makeGuards(entry.name, policies.resilience), inRole)
         registry.set(entry.name, {
           name: entry.name,
           action: entry.action,
