@@ -113,11 +113,9 @@ describe("Guardrail", () => {
         const long = yield* Effect.flip(agent.executeAction("echo", { text: "123456789" }))
         assert.deepStrictEqual([long._tag, (long as GuardrailViolation).stage], ["GuardrailViolation", "output"])
         assert.strictEqual(yield* agent.executeAction("own", { text: "ok", meta: { tag: "forbidden" } }), "ok")
-        assert.strictEqual(yield* agent.executeAction("own", { text: "abc" }), "abc")
-        assert.strictEqual(
-          (yield* Effect.flip(agent.executeAction("own", { text: "abcd" })))._tag,
-          "GuardrailViolation"
-        )
+        assert.strictEqual(yield* agent.executeAction("own", { text: "123456789" }), "123456789", "no output limit")
+        const own = yield* Effect.flip(agent.executeAction("own", { text: "x".repeat(13) }))
+        assert.deepStrictEqual([own._tag, (own as GuardrailViolation).rule], ["GuardrailViolation", "maxLength"])
       })
     )
 
