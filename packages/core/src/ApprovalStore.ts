@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import { createHash, randomBytes } from "node:crypto"
-import { DatabaseSync } from "node:sqlite"
+import type { DatabaseSync } from "node:sqlite"
 import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { ApprovalCheck } from "./ActionError.ts"
 
@@ -500,7 +500,11 @@ export const layerSqlite = (options: {
         })
       const database = yield* Effect.acquireRelease(
         Effect.try({
-          try: () => new DatabaseSync(options.filename, { timeout: options.busyTimeout ?? 5000 }),
+          // Loaded here, not at import: importing the package must not load `node:sqlite`.
+          try: () => {
+            const { DatabaseSync } = process.getBuiltinModule("node:sqlite")
+            return new DatabaseSync(options.filename, { timeout: options.busyTimeout ?? 5000 })
+          },
           catch: failed
         }),
         (database) => Effect.sync(() => database.isOpen && database.close())
