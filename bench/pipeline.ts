@@ -1,28 +1,93 @@
 /**
  * The cost of Rolecraft's pipeline: `executeAction` on a local action next to
  * a direct call of the same function and one traced `Effect.fn` call, all in
- * this run. Prints figures; asserts nothing. Target (issue 2): the overhead of
- * `executeAction` over the direct call is at most 3× one traced `Effect.fn`.
+ * this run; then the same action with every policy on. Prints figures;
+ * asserts nothing. Targets: the overhead of `executeAction` over the direct
+ * call is at most 3× one traced `Effect.fn` (issue 2); with every policy on,
+ * at most 8× (issue 3).
+ *
+ * "Every policy on": role hooks (before and after), input and output
+ * guardrails, a contract (pre, post, invariants, state invariants), retrieval
+ * (top 3 of a 12-document in-memory corpus, minisearch), resilience (retry
+ * policy, circuit breaker, bulkhead), and an approval. An approval token is
+ * single-use, so each timed call carries its own: the tokens are requested
+ * and approved before timing starts, and the timed figure includes consuming
+ * one (digest of the arguments, binding checks, the atomic burn). It is shown
+ * with and without the approval step.
  *
  * Run: node bench/pipeline.ts
  */
-import { Action, Agent, Role } from "@rolecraft/core"
-import { Effect, Schema } from "effect"
+import { Action, Agent, Approval, KnowledgeBase, Role } from "@rolecraft/core"
+import { Effect, Layer, Ref, Schema } from "effect"
 import { format, measure } from "./measure.ts"
 
 const nights = (checkIn: string, checkOut: string): number =>
   Math.round((Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000)
+
+const parameters = { checkIn: Schema.String, checkOut: Schema.String }
 
 const travel = Role.make({
   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
   actions: {
     nights: Action.local({
       description: "Count the nights between two dates",
-      parameters: { checkIn: Schema.String, checkOut: Schema.String },
+      parameters,
       run: ({ checkIn, checkOut }) => nights(checkIn, checkOut)
     })
   }
 })
+
+const guarded = (name: string) =>
+  Action.local({
+    description: `Count the nights between two dates (${name})`,
+    parameters,
+    run: ({ checkIn, checkOut }, context: Action.Context<{ readonly calls: number }>) =>
+      Effect.as(
+        Ref.update(context.state, (s) => ({ calls: s.calls + 1 })),
+        nights(checkIn, checkOut)
+      )
+  }).pipe(
+    Action.guardrails({
+      input: { maxLength: 64, blockedPatterns: [/<script/i, /\b\d{13,16}\b/] },
+      output: { maxCharacters: 100, blockedPatterns: [/secret/] }
+    }),
+    Action.contract({
+      pre: [{ rule: "check-out follows check-in", check: (args: any) => args.checkOut > args.checkIn }],
+      invariants: [{ rule: "state is a record", check: (_args: any, state: any) => typeof state === "object" }],
+      post: [{ rule: "a whole number of nights", check: (result: any) => Number.isInteger(result) }],
+      checkState: true
+    }),
+    Action.retrieval({ topK: 3, query: () => "late checkout nights" }),
+    Action.resilience({
+      retry: { maxAttempts: 2 },
+      circuitBreaker: { window: 20, minimumCalls: 10 },
+      bulkhead: { maxConcurrent: 8, maxQueued: 8 }
+    })
+  )
+
+const strict = Role.make({
+  identity: { name: "strict", goal: "Plan trips carefully", domain: "travel" },
+  spec: { knowledge: ["bench-corpus"] },
+  state: {
+    initial: { calls: 0 },
+    invariants: [{ rule: "calls are counted", check: (s: { calls: number }) => s.calls >= 0 }]
+  },
+  hooks: { before: (_action, args) => args, after: () => undefined },
+  actions: {
+    everyPolicy: guarded("every policy").pipe(Action.requireApproval({ reason: "bench" })),
+    everyPolicyButApproval: guarded("every policy but approval")
+  }
+})
+
+const corpus = Array.from({ length: 12 }, (_, i) => ({
+  source: `doc-${i}`,
+  text: [
+    "Late checkout is possible until noon on request.",
+    "Nights are counted from check-in to check-out.",
+    "Breakfast is served in the lobby from seven.",
+    "Pets are welcome for a small fee per night."
+  ][i % 4]!.concat(` Section ${i}.`)
+}))
 
 // biome-ignore lint/correctness/useYield: the traced function under test does no effectful work
 const traced = Effect.fn("nights")(function* (checkIn: string, checkOut: string) {
@@ -30,18 +95,43 @@ const traced = Effect.fn("nights")(function* (checkIn: string, checkOut: string)
 })
 
 const args = { checkIn: "2026-11-02", checkOut: "2026-11-05" }
+const warmup = 20_000
+const samples = 200
+const batch = 200
 
 const program = Effect.gen(function* () {
-  const agent = yield* Agent.make({ id: "bench", roles: [travel] })
+  const agent = yield* Agent.make({ id: "bench", roles: [travel, strict] })
   const direct = yield* measure("direct call", () => Effect.sync(() => nights(args.checkIn, args.checkOut)))
   const fn = yield* measure("traced Effect.fn", () => traced(args.checkIn, args.checkOut))
   const pipeline = yield* measure("executeAction (local)", () => agent.executeAction("nights", args))
-  console.log(format([direct, fn, pipeline]))
-  const overhead = pipeline.medianUs - direct.medianUs
-  const ratio = overhead / fn.medianUs
-  console.log(
-    `\nexecuteAction overhead: ${overhead.toFixed(2)} µs = ${ratio.toFixed(2)}× one traced Effect.fn call (target ≤ 3×)`
+  const noApproval = yield* measure("every policy but approval", () =>
+    agent.executeAction("everyPolicyButApproval", args)
   )
-}).pipe(Effect.scoped)
+
+  // One approved token per timed call, made before timing starts.
+  const binding = yield* Approval.bindingOf("bench", "everyPolicy", undefined, args)
+  const calls = warmup + samples * batch
+  const withTokens: Array<Readonly<Record<string, unknown>>> = []
+  for (let i = 0; i < calls; i++) {
+    const token = yield* agent.approvals.request(binding, "bench")
+    yield* agent.approvals.approve(token, "bench")
+    withTokens.push({ ...args, _approval_token: token })
+  }
+  let next = 0
+  const everything = yield* measure("every policy on", () => agent.executeAction("everyPolicy", withTokens[next++]!), {
+    warmup,
+    samples,
+    batch
+  })
+
+  console.log(format([direct, fn, pipeline, noApproval, everything]))
+  const ratio = (figures: typeof direct) => (figures.medianUs - direct.medianUs) / fn.medianUs
+  const line = (figures: typeof direct, target: number) =>
+    `${figures.name} overhead: ${(figures.medianUs - direct.medianUs).toFixed(2)} µs = ${ratio(figures).toFixed(2)}× one traced Effect.fn call (target ≤ ${target}×)`
+  console.log(`\n${line(pipeline, 3)}\n${line(noApproval, 8)}\n${line(everything, 8)}`)
+}).pipe(
+  Effect.scoped,
+  Effect.provide(Layer.effect(KnowledgeBase.KnowledgeBase, KnowledgeBase.make({ load: () => Effect.succeed(corpus) })))
+)
 
 Effect.runPromise(program)

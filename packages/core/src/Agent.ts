@@ -285,9 +285,12 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         Effect.tapError((error) =>
           isActionError(error) ? Effect.annotateCurrentSpan("rolecraft.category", error.category) : Effect.void
         ),
-        Effect.withSpan("Rolecraft.executeAction", {
-          attributes: spanAttributes(id, name, registry.get(name), correlationId)
-        }),
+        // The call site is always this pipeline: a stack trace would say nothing and costs a capture per call.
+        Effect.withSpan(
+          "Rolecraft.executeAction",
+          { attributes: spanAttributes(id, name, registry.get(name), correlationId) },
+          { captureStackTrace: false }
+        ),
         Events.observe(hub, () => subjectOf(id, name, registry.get(name), correlationId))
       )
 

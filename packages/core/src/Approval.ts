@@ -7,7 +7,7 @@
  */
 import type { Duration } from "effect"
 import { Effect, Option } from "effect"
-import { ApprovalRequired, ValidationError } from "./ActionError.ts"
+import { type ApprovalCheck, ApprovalRequired, ValidationError } from "./ActionError.ts"
 import * as ApprovalStore from "./ApprovalStore.ts"
 
 /**
@@ -62,17 +62,28 @@ export const bindingOf = (
   action: string,
   tool: string | undefined,
   params: Readonly<Record<string, unknown>>
-): Effect.Effect<ApprovalStore.Binding, ValidationError> =>
-  Effect.try({
-    try: () => ({ agentId, action, tool, argumentsDigest: ApprovalStore.digest(params) }),
-    catch: (cause) =>
-      new ValidationError({
-        action,
-        message: `${action}: the arguments cannot be bound to an approval token: ${cause instanceof Error ? cause.message : String(cause)}`,
-        issues: [{ path: "", message: "the arguments cannot be serialised as JSON" }],
-        cause
-      })
-  })
+): Effect.Effect<ApprovalStore.Binding, ValidationError> => {
+  const binding = bind(agentId, action, tool, params)
+  return binding instanceof ValidationError ? Effect.fail(binding) : Effect.succeed(binding)
+}
+
+const bind = (
+  agentId: string,
+  action: string,
+  tool: string | undefined,
+  params: Readonly<Record<string, unknown>>
+): ApprovalStore.Binding | ValidationError => {
+  try {
+    return { agentId, action, tool, argumentsDigest: ApprovalStore.digest(params) }
+  } catch (cause) {
+    return new ValidationError({
+      action,
+      message: `${action}: the arguments cannot be bound to an approval token: ${cause instanceof Error ? cause.message : String(cause)}`,
+      issues: [{ path: "", message: "the arguments cannot be serialised as JSON" }],
+      cause
+    })
+  }
+}
 
 /**
  * The store a call uses: the `ApprovalStore` provided to the call, else the
@@ -126,28 +137,21 @@ export const verify = (options: {
 }): Effect.Effect<void, ApprovalRequired | ValidationError> => {
   const { policy, action, token } = options
   if (policy === undefined) return Effect.void
-  return Effect.gen(function* () {
-    const binding = yield* bindingOf(options.agentId, action, options.tool, options.params)
-    const store = yield* storeOf(options.store)
-    if (token === undefined) {
-      const pendingTokenId = yield* store.request(binding, policy.reason, policy.ttl ?? ApprovalStore.defaultTtl)
-      return yield* new ApprovalRequired({
-        action,
-        message: `${action} requires approval (${policy.reason}): ${ApprovalStore.describeCheck("missing")}`,
-        reason: policy.reason,
-        check: "missing",
-        pendingTokenId
-      })
-    }
-    yield* Effect.mapError(
-      store.consume(token, binding),
-      (refusal) =>
-        new ApprovalRequired({
-          action,
-          message: `${action} requires approval (${policy.reason}): ${refusal.message}`,
-          reason: policy.reason,
-          check: refusal.check
-        })
-    )
-  })
+  const binding = bind(options.agentId, action, options.tool, options.params)
+  if (binding instanceof ValidationError) return Effect.fail(binding)
+  const refused = (check: ApprovalCheck, pendingTokenId?: string) =>
+    new ApprovalRequired({
+      action,
+      message: `${action} requires approval (${policy.reason}): ${ApprovalStore.describeCheck(check)}`,
+      reason: policy.reason,
+      check,
+      ...(pendingTokenId === undefined ? {} : { pendingTokenId })
+    })
+  return Effect.flatMap(storeOf(options.store), (store) =>
+    token === undefined
+      ? Effect.flatMap(store.request(binding, policy.reason, policy.ttl ?? ApprovalStore.defaultTtl), (pending) =>
+          Effect.fail(refused("missing", pending))
+        )
+      : Effect.mapError(Effect.asVoid(store.consume(token, binding)), (refusal) => refused(refusal.check))
+  )
 }

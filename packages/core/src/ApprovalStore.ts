@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { createHash, randomBytes } from "node:crypto"
+import { hash, randomBytes } from "node:crypto"
 import type { DatabaseSync } from "node:sqlite"
 import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { ApprovalCheck } from "./ActionError.ts"
@@ -173,7 +173,7 @@ const write = (value: unknown, seen: Set<object>): string | undefined => {
  *
  * @since 0.1.0
  */
-export const digest = (value: unknown): string => createHash("sha256").update(canonicalJson(value)).digest("hex")
+export const digest = (value: unknown): string => hash("sha256", canonicalJson(value), "hex")
 
 /**
  * A fresh token id: 24 random bytes from `node:crypto`, base64url (32
@@ -199,6 +199,9 @@ export interface Storage {
 }
 
 const refused = (check: ApprovalCheck, message: string) => new ApprovalTokenError({ check, message })
+
+const refusal = (check: ApprovalCheck): Effect.Effect<never, ApprovalTokenError> =>
+  Effect.fail(new ApprovalTokenError({ check, message: checkMessages[check] }))
 
 /** Which check, if any, refuses consuming `token` for `binding` at `now`. */
 const consumeCheck = (token: Token | undefined, binding: Binding, now: number): ApprovalCheck | undefined => {
@@ -296,21 +299,19 @@ export const make = (storage: Storage): ApprovalStore["Service"] => {
         rejection: why
       })),
     consume: (tokenId, binding) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const token = yield* storage.find(tokenId)
-        const check = consumeCheck(token, binding, now)
-        if (check !== undefined || token === undefined) {
-          const why = check ?? "unknown"
-          return yield* refused(why, checkMessages[why])
-        }
-        const used: Token = { ...token, status: "used", usedAt: now }
-        if (yield* storage.transition(tokenId, "approved", used)) return used
-        // Someone else consumed (or rejected) it first.
-        const after = yield* storage.find(tokenId)
-        const why = consumeCheck(after, binding, now) ?? "used"
-        return yield* refused(why, checkMessages[why])
-      }),
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.flatMap(storage.find(tokenId), (token) => {
+          const check = consumeCheck(token, binding, now)
+          if (check !== undefined || token === undefined) return refusal(check ?? "unknown")
+          const used: Token = { ...token, status: "used", usedAt: now }
+          return Effect.flatMap(storage.transition(tokenId, "approved", used), (burnt) =>
+            burnt
+              ? Effect.succeed(used)
+              : // Someone else consumed (or rejected) it first.
+                Effect.flatMap(storage.find(tokenId), (after) => refusal(consumeCheck(after, binding, now) ?? "used"))
+          )
+        })
+      ),
     get: (tokenId) => Effect.map(storage.find(tokenId), Option.fromUndefinedOr)
   })
 }
@@ -385,7 +386,7 @@ interface Row {
 
 // Rows are keyed by the SHA-256 of the token id, so a copy of the database
 // file does not hand out usable tokens.
-const keyOf = (tokenId: string): string => createHash("sha256").update(tokenId).digest("hex")
+const keyOf = (tokenId: string): string => hash("sha256", tokenId, "hex")
 
 const orUndefined = <A>(value: A | null): A | undefined => (value === null ? undefined : value)
 

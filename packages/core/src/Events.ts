@@ -275,7 +275,7 @@ export type Step =
 export type StepTracer = <A, E, R>(name: Step, step: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
 const untraced: StepTracer = (_name, step) => step
-const traced: StepTracer = (name, step) => Effect.withSpan(step, `Rolecraft.step.${name}`)
+const traced: StepTracer = (name, step) => Effect.withSpan(step, `Rolecraft.step.${name}`, { captureStackTrace: false })
 
 /**
  * The step tracer of an agent: spans per step only when asked for.

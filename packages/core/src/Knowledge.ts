@@ -83,26 +83,40 @@ export const retrieve = (options: {
 }): Effect.Effect<ReadonlyArray<Passage>, RetrievalFailure> => {
   const { policy, action } = options
   if (policy === undefined) return Effect.succeed(none)
-  return Effect.gen(function* () {
-    const query = policy.query
-    const text = yield* query === undefined
-      ? Effect.succeed(defaultQuery(options.args))
-      : Effect.try({
-          try: () => String(query(options.args)),
-          catch: (cause) =>
-            new RetrievalFailure({
-              action,
-              message: `${action}: the retrieval query failed: ${cause instanceof Error ? cause.message : String(cause)}`,
-              cause
-            })
-        })
-    const base = Option.getOrElse(yield* Effect.serviceOption(KnowledgeBase.KnowledgeBase), () => options.base)
-    return yield* base.search({
+  const query = policy.query
+  let text: string
+  if (query === undefined) {
+    text = defaultQuery(options.args)
+  } else {
+    const asked = queryOf(action, query, options.args)
+    if (typeof asked !== "string") return Effect.fail(asked)
+    text = asked
+  }
+  const search = {
+    action,
+    role: options.role.identity.name,
+    sources: options.role.spec.knowledge ?? noSources,
+    text,
+    topK: policy.topK ?? 5
+  }
+  return Effect.flatMap(Effect.serviceOption(KnowledgeBase.KnowledgeBase), (provided) =>
+    (provided._tag === "Some" ? provided.value : options.base).search(search)
+  )
+}
+
+/** Runs the user's query function; a throw is the step's failure. */
+const queryOf = (
+  action: string,
+  query: (args: any) => string,
+  args: Readonly<Record<string, unknown>>
+): string | RetrievalFailure => {
+  try {
+    return String(query(args))
+  } catch (cause) {
+    return new RetrievalFailure({
       action,
-      role: options.role.identity.name,
-      sources: options.role.spec.knowledge ?? noSources,
-      text,
-      topK: policy.topK ?? 5
+      message: `${action}: the retrieval query failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+      cause
     })
-  })
+  }
 }

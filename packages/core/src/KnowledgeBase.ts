@@ -85,13 +85,14 @@ export class KnowledgeBase extends Context.Service<
  */
 export type Loader = (sources: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Document>, SourceError>
 
-const searchOptions = { prefix: true, fuzzy: 0.2 } as const
-
-const index = (documents: ReadonlyArray<Document>): MiniSearch<Document & { readonly id: number }> => {
+const index = (
+  documents: ReadonlyArray<Document>,
+  fuzzy: number | undefined
+): MiniSearch<Document & { readonly id: number }> => {
   const search = new MiniSearch<Document & { readonly id: number }>({
     fields: ["text"],
     storeFields: ["source", "text"],
-    searchOptions
+    searchOptions: { prefix: true, ...(fuzzy === undefined || fuzzy <= 0 ? {} : { fuzzy }) }
   })
   search.addAll(documents.map((document, id) => ({ id, source: document.source, text: document.text })))
   return search
@@ -104,6 +105,11 @@ const noPassages: ReadonlyArray<Passage> = []
  * list of sources loads and indexes them (concurrent first searches share
  * the load); later searches reuse the index. A failed load is not cached, so
  * a source that appears later is picked up by the next search.
+ *
+ * Query terms match whole words and word prefixes (`breakf` finds
+ * "breakfast"). `fuzzy` (default off) also matches words within that share
+ * of edits of a term (minisearch's `fuzzy`, e.g. `0.2`); it costs several
+ * times more per search.
  *
  * `topK` is floored; `topK < 1` or an empty query returns no passages.
  * Fails `RetrievalFailure` (with `source`) when the loader fails.
@@ -120,24 +126,58 @@ const noPassages: ReadonlyArray<Passage> = []
  *
  * @since 0.1.0
  */
-export const make = (options: { readonly load: Loader }): Effect.Effect<KnowledgeBase["Service"]> =>
-  Effect.map(
-    Cache.makeWith((key: string) => Effect.map(options.load(JSON.parse(key) as Array<string>), index), {
-      capacity: 1024,
-      timeToLive: (exit) => (Exit.isSuccess(exit) ? Duration.infinity : Duration.zero)
-    }),
+export const make = (options: {
+  readonly load: Loader
+  readonly fuzzy?: number | undefined
+}): Effect.Effect<KnowledgeBase["Service"]> => Effect.suspend(() => makeNow(options))
+
+type Index = ReturnType<typeof index>
+
+const makeNow = (options: {
+  readonly load: Loader
+  readonly fuzzy?: number | undefined
+}): Effect.Effect<KnowledgeBase["Service"]> => {
+  // Indexes already built, read without an effect on the hot path; the Cache
+  // loads each missing one once (concurrent searches share it) and keeps no
+  // failure.
+  const ready = new Map<string, Index>()
+  const keys = new WeakMap<ReadonlyArray<string>, string>()
+  const keyOf = (sources: ReadonlyArray<string>): string => {
+    let key = keys.get(sources)
+    if (key === undefined) {
+      key = JSON.stringify(sources)
+      keys.set(sources, key)
+    }
+    return key
+  }
+  const passages = (search: Index, query: Query, topK: number): ReadonlyArray<Passage> =>
+    search
+      .search(query.text)
+      .slice(0, topK)
+      .map((hit) => ({ source: hit.source as string, text: hit.text as string, score: hit.score }))
+  return Effect.map(
+    Cache.makeWith(
+      (key: string) =>
+        Effect.map(options.load(JSON.parse(key) as Array<string>), (documents) => {
+          const built = index(documents, options.fuzzy)
+          ready.set(key, built)
+          return built
+        }),
+      {
+        capacity: 1024,
+        timeToLive: (exit) => (Exit.isSuccess(exit) ? Duration.infinity : Duration.zero)
+      }
+    ),
     (cache) =>
       KnowledgeBase.of({
         search: (query) => {
           const topK = Math.floor(query.topK)
           if (topK < 1 || query.text.trim() === "") return Effect.succeed(noPassages)
-          return Cache.get(cache, JSON.stringify(query.sources)).pipe(
-            Effect.map((search) =>
-              search
-                .search(query.text)
-                .slice(0, topK)
-                .map((hit) => ({ source: hit.source as string, text: hit.text as string, score: hit.score }))
-            ),
+          const key = keyOf(query.sources)
+          const built = ready.get(key)
+          if (built !== undefined) return Effect.sync(() => passages(built, query, topK))
+          return Cache.get(cache, key).pipe(
+            Effect.map((search) => passages(search, query, topK)),
             Effect.mapError(
               (error) =>
                 new RetrievalFailure({
@@ -151,6 +191,7 @@ export const make = (options: { readonly load: Loader }): Effect.Effect<Knowledg
         }
       })
   )
+}
 
 const reason = (cause: unknown): string =>
   typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"

@@ -176,6 +176,9 @@ export const schedule = (
   )
 }
 
+// A policy's retry schedule is a pure description: built once per policy.
+const schedules = new WeakMap<Policy, Schedule.Schedule<unknown, ActionError>>()
+
 const timeoutError = (action: string, after: Duration.Duration, what: string, retryable: boolean) =>
   new Timeout({ action, after, retryable, message: `${action}: ${what} timed out after ${Duration.format(after)}` })
 
@@ -217,7 +220,12 @@ export const run = <A, R, B = A, R2 = never>(options: {
   }
   step = guards.circuitBreaker(guards.bulkhead(step))
   if (policy?.retry !== undefined && (policy.retry.maxAttempts ?? 0) > 0) {
-    step = Effect.retry(step, schedule(policy.retry, deadline === undefined ? undefined : Duration.toMillis(deadline)))
+    let retry = schedules.get(policy)
+    if (retry === undefined) {
+      retry = schedule(policy.retry, deadline === undefined ? undefined : Duration.toMillis(deadline))
+      schedules.set(policy, retry)
+    }
+    step = Effect.retry(step, retry)
   }
   if (deadline !== undefined) {
     step = Effect.timeoutOrElse(step, {
@@ -255,28 +263,31 @@ export const fromReturned = <A, R = never>(
   call: (signal: AbortSignal) => unknown
 ): Effect.Effect<A, ActionError, R> =>
   Effect.suspend(() => {
-    const controller = new AbortController()
+    // Only a callback that takes the signal gets a controller (hooks and mappers do not).
+    const controller = call.length > 0 ? new AbortController() : undefined
     let returned: unknown
     try {
-      returned = call(controller.signal)
+      returned = call(controller === undefined ? neverAborted : controller.signal)
     } catch (thrown) {
       return Effect.fail(toActionError(action, what, thrown))
     }
+    // A plain value can neither fail nor be interrupted.
+    if (!Effect.isEffect(returned) && !isPromiseLike(returned)) return Effect.succeed(returned as A)
     const effect: Effect.Effect<unknown, unknown, R> = Effect.isEffect(returned)
       ? (returned as Effect.Effect<unknown, unknown, R>)
-      : isPromiseLike(returned)
-        ? Effect.tryPromise({ try: () => returned as PromiseLike<unknown>, catch: (rejected) => rejected })
-        : Effect.succeed(returned)
-    return effect.pipe(
+      : Effect.tryPromise({ try: () => returned as PromiseLike<unknown>, catch: (rejected) => rejected })
+    const mapped = effect.pipe(
       Effect.catchCause((cause) =>
         Cause.hasInterruptsOnly(cause)
           ? Effect.failCause(cause as Cause.Cause<never>)
           : Effect.fail(toActionError(action, what, Cause.squash(cause)))
       ),
-      Effect.onInterrupt(() => Effect.sync(() => controller.abort())),
       Effect.map((value) => value as A)
     )
+    return controller === undefined ? mapped : Effect.onInterrupt(mapped, () => Effect.sync(() => controller.abort()))
   })
+
+const neverAborted: AbortSignal = new AbortController().signal
 
 const isPromiseLike = (u: unknown): u is PromiseLike<unknown> =>
   typeof u === "object" && u !== null && "then" in u && typeof u.then === "function"

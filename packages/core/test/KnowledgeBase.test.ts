@@ -81,15 +81,26 @@ describe("KnowledgeBase", () => {
       const passages = yield* base.search(query("refund for a cancelled booking", [dir]))
       assert.strictEqual(passages[0]!.source, join(dir, "refunds.md"))
       assert.isAbove(passages[0]!.score, 0)
-      const fuzzyPrefix = yield* base.search(query("breakfas lobb", [dir], 1))
+      const prefixes = yield* base.search(query("breakfas lobb", [dir], 1))
       assert.deepStrictEqual(
-        fuzzyPrefix.map((p) => p.source),
+        prefixes.map((p) => p.source),
         [join(dir, "nested", "deeper", "breakfast.md")]
       )
       assert.deepStrictEqual(yield* base.search(query("hotel", [dir], 0)), [])
       assert.deepStrictEqual(yield* base.search(query("   ", [dir])), [])
       assert.deepStrictEqual(yield* base.search(query("zebra", [dir])), [])
       rmSync(dir, { recursive: true })
+    })
+  )
+
+  it.effect("prefix matches always; typos only with fuzzy", () =>
+    Effect.gen(function* () {
+      const load = () => Effect.succeed([{ source: "menu", text: "Breakfast is served in the lobby." }])
+      const exact = yield* KnowledgeBase.make({ load })
+      const fuzzy = yield* KnowledgeBase.make({ load, fuzzy: 0.2 })
+      assert.strictEqual((yield* exact.search(query("breakf", []))).length, 1)
+      assert.strictEqual((yield* exact.search(query("brekfast", []))).length, 0)
+      assert.strictEqual((yield* fuzzy.search(query("brekfast", []))).length, 1)
     })
   )
 
