@@ -264,16 +264,11 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         const retrieval = { action: name, policy: policies.retrieval, args, role, base: knowledgeBase }
         const knowledge = yield* step("retrieval", Knowledge.retrieve(retrieval)) // 6
         const context = { agentId: id, role: role.identity.name, action: name, state, knowledge }
+        const attempt = Executor.execute({ name, action, args, context, agent: runtime })
+        const run = { action: name, policy: policies.resilience, attemptTimeout, guards, attempt }
         const result = yield* step(
           "run",
-          Resilience.run({
-            action: name,
-            policy: policies.resilience,
-            attemptTimeout,
-            guards,
-            attempt: Executor.execute({ name, action, args, context, agent: runtime }),
-            fallback: fallbackOf(name, policies.fallback, args)
-          })
+          Resilience.run({ ...run, fallback: fallbackOf(name, policies.fallback, args) })
         ) // 7
         const output = yield* step("outputGuardrail", Guardrail.checkOutput(name, guardrails?.output, result)) // 8
         const after = yield* Ref.get(state)

@@ -318,14 +318,25 @@ export const make = (storage: Storage): ApprovalStore["Service"] => {
 
 /**
  * A {@link Storage} in process memory. Every operation is synchronous, so a
- * `transition` is atomic within the process.
+ * `transition` is atomic within the process. Expired tokens are swept when
+ * the store has grown past 10,000 tokens (and then past twice its size after
+ * the last sweep); a swept token is then refused as `"unknown"`.
  *
  * @since 0.1.0
  */
 export const memoryStorage = (): Storage => {
   const tokens = new Map<string, Token>()
+  let sweepAt = 10_000
+  const sweep = (now: number) => {
+    for (const [id, token] of tokens) if (now >= token.expiresAt) tokens.delete(id)
+    sweepAt = Math.max(10_000, tokens.size * 2)
+  }
   return {
-    insert: (token) => Effect.sync(() => void tokens.set(token.id, token)),
+    insert: (token) =>
+      Effect.sync(() => {
+        if (tokens.size >= sweepAt) sweep(token.requestedAt)
+        tokens.set(token.id, token)
+      }),
     find: (tokenId) => Effect.sync(() => tokens.get(tokenId)),
     transition: (tokenId, from, next) =>
       Effect.sync(() => {

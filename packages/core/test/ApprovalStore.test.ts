@@ -191,6 +191,22 @@ describe("ApprovalStore", () => {
     )
   }
 
+  it.effect("memory: expired tokens are swept once the store grows past 10,000; live ones stay", () =>
+    Effect.gen(function* () {
+      const storage = ApprovalStore.memoryStorage()
+      const store = ApprovalStore.make(storage)
+      const old = yield* store.request(binding, "why", "1 minute")
+      for (let i = 0; i < 9_998; i++) yield* store.request(binding, "why", "1 minute")
+      const live = yield* store.request(binding, "why", "1 hour")
+      yield* TestClock.adjust("2 minutes")
+      assert.strictEqual(checkOf(yield* Effect.exit(store.consume(old, binding))), "expired")
+      yield* store.request(binding, "why")
+      assert.strictEqual(checkOf(yield* Effect.exit(store.consume(old, binding))), "unknown")
+      yield* store.approve(live, "alice")
+      assert.strictEqual(checkOf(yield* Effect.exit(store.consume(live, binding))), "ok")
+    })
+  )
+
   describe("sqlite durability", () => {
     it.effect("a token requested and approved before a restart is consumed once after it", () =>
       Effect.gen(function* () {
