@@ -265,11 +265,9 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         const knowledge = yield* step("retrieval", Knowledge.retrieve(retrieval)) // 6
         const context = { agentId: id, role: role.identity.name, action: name, state, knowledge }
         const attempt = Executor.execute({ name, action, args, context, agent: runtime })
-        const run = { action: name, policy: policies.resilience, attemptTimeout, guards, attempt }
-        const result = yield* step(
-          "run",
-          Resilience.run({ ...run, fallback: fallbackOf(name, policies.fallback, args) })
-        ) // 7
+        const fallback = fallbackOf(name, policies.fallback, args)
+        const run = { action: name, policy: policies.resilience, attemptTimeout, guards, attempt, fallback }
+        const result = yield* step("run", Resilience.run(run)) // 7
         const output = yield* step("outputGuardrail", Guardrail.checkOutput(name, guardrails?.output, result)) // 8
         const after = yield* Ref.get(state)
         const invariants = role.state?.invariants
