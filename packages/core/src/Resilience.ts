@@ -52,10 +52,13 @@ export interface RetryPolicy {
 /**
  * Circuit breaker policy, per agent and action: opens when the failure rate
  * over the last `window` calls (default 20) reaches `failureRateThreshold`
- * (default 0.5) with at least `minimumCalls` (default 10) recorded; while
- * open, calls fail at once with TRANSIENT; after `resetAfter` (default 30
- * seconds) one probe call is let through (half-open), and its outcome closes
- * or re-opens the circuit.
+ * (default 0.5, in (0, 1]) with at least `minimumCalls` (default 10, at most
+ * `window`) recorded; while open, calls fail at once with TRANSIENT
+ * (`retryAfter`: the time left); after `resetAfter` (default 30 seconds, on
+ * Effect's `Clock`) one probe call is let through (half-open), and its
+ * outcome closes or re-opens the circuit. Only TIMEOUT, TRANSIENT and
+ * EXECUTION failures count as failures (see `recordedCategories`); a full
+ * bulkhead's rejection does not.
  *
  * @since 0.1.0
  */
