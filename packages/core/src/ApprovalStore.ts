@@ -128,9 +128,10 @@ export const defaultTtl: Duration.Duration = Duration.minutes(15)
  *
  * @since 0.1.0
  */
-export const canonicalJson = (value: unknown): string => write(value, new Set()) ?? "null"
+export const canonicalJson = (value: unknown): string => write(value, []) ?? "null"
 
-const write = (value: unknown, seen: Set<object>): string | undefined => {
+// `path` holds the objects being written (the ancestors), to find cycles.
+const write = (value: unknown, path: Array<object>): string | undefined => {
   switch (typeof value) {
     case "string":
       return JSON.stringify(value)
@@ -143,23 +144,25 @@ const write = (value: unknown, seen: Set<object>): string | undefined => {
     case "object": {
       if (value === null) return "null"
       if (typeof (value as { toJSON?: unknown }).toJSON === "function") {
-        return write((value as { toJSON: () => unknown }).toJSON(), seen)
+        return write((value as { toJSON: () => unknown }).toJSON(), path)
       }
-      if (seen.has(value)) throw new TypeError("canonicalJson: the value has a cycle")
-      seen.add(value)
+      if (path.includes(value)) throw new TypeError("canonicalJson: the value has a cycle")
+      path.push(value)
       let out: string
       if (Array.isArray(value)) {
-        out = `[${value.map((item) => write(item, seen) ?? "null").join(",")}]`
+        out = "["
+        for (let i = 0; i < value.length; i++) out += `${i === 0 ? "" : ","}${write(value[i], path) ?? "null"}`
+        out += "]"
       } else {
         const record = value as Record<string, unknown>
-        const parts: Array<string> = []
+        out = "{"
         for (const key of Object.keys(record).sort()) {
-          const written = write(record[key], seen)
-          if (written !== undefined) parts.push(`${JSON.stringify(key)}:${written}`)
+          const written = write(record[key], path)
+          if (written !== undefined) out += `${out === "{" ? "" : ","}${JSON.stringify(key)}:${written}`
         }
-        out = `{${parts.join(",")}}`
+        out += "}"
       }
-      seen.delete(value)
+      path.pop()
       return out
     }
     default:
