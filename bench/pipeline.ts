@@ -1,29 +1,97 @@
 /**
  * The cost of Rolecraft's pipeline: `executeAction` on a local action next to
  * a direct call of the same function and one traced `Effect.fn` call, all in
- * this run. Prints figures; asserts nothing. Target (issue 2): the overhead of
- * `executeAction` over the direct call is at most 3× one traced `Effect.fn`.
+ * this run; then the same action with every policy on. Prints figures;
+ * asserts nothing. Targets: the overhead of `executeAction` over the direct
+ * call is at most 3× one traced `Effect.fn` (issue 2); with every policy on,
+ * at most 8× (issue 3).
+ *
+ * "Every policy on": role hooks (before and after), input and output
+ * guardrails, a contract (pre, post, invariants, state invariants), retrieval
+ * (top 3 of a 12-document in-memory corpus, minisearch), resilience (retry
+ * policy, circuit breaker, bulkhead), and an approval. An approval token is
+ * single-use, so each timed call carries its own: the tokens are requested
+ * and approved before timing starts, and the timed figure includes consuming
+ * one (digest of the arguments, binding checks, the atomic burn). It is shown
+ * with and without the approval step.
+ *
+ * Samples are taken round-robin (one batch of each contender in turn), so load
+ * changes on the machine weigh on every row alike.
  *
  * Run: node bench/pipeline.ts
  */
-import { Action, Agent, Role } from "@rolecraft/core"
-import { Effect, Schema } from "effect"
+import { Action, Agent, Approval, KnowledgeBase, Role } from "@rolecraft/core"
+import { Effect, Layer, Ref, Schema } from "effect"
 import { compare, type Figures } from "./measure.ts"
 import { figuresTable, formatText, isMain, type Section, times, us } from "./report.ts"
 
 const nights = (checkIn: string, checkOut: string): number =>
   Math.round((Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000)
 
+const parameters = { checkIn: Schema.String, checkOut: Schema.String }
+
 const travel = Role.make({
   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
   actions: {
     nights: Action.local({
       description: "Count the nights between two dates",
-      parameters: { checkIn: Schema.String, checkOut: Schema.String },
+      parameters,
       run: ({ checkIn, checkOut }) => nights(checkIn, checkOut)
     })
   }
 })
+
+const guarded = (name: string) =>
+  Action.local({
+    description: `Count the nights between two dates (${name})`,
+    parameters,
+    run: ({ checkIn, checkOut }, context: Action.Context<{ readonly calls: number }>) =>
+      Effect.as(
+        Ref.update(context.state, (s) => ({ calls: s.calls + 1 })),
+        nights(checkIn, checkOut)
+      )
+  }).pipe(
+    Action.guardrails({
+      input: { maxLength: 64, blockedPatterns: [/<script/i, /\b\d{13,16}\b/] },
+      output: { maxCharacters: 100, blockedPatterns: [/secret/] }
+    }),
+    Action.contract({
+      pre: [{ rule: "check-out follows check-in", check: (args: any) => args.checkOut > args.checkIn }],
+      invariants: [{ rule: "state is a record", check: (_args: any, state: any) => typeof state === "object" }],
+      post: [{ rule: "a whole number of nights", check: (result: any) => Number.isInteger(result) }],
+      checkState: true
+    }),
+    Action.retrieval({ topK: 3, query: () => "late checkout nights" }),
+    Action.resilience({
+      retry: { maxAttempts: 2 },
+      circuitBreaker: { window: 20, minimumCalls: 10 },
+      bulkhead: { maxConcurrent: 8, maxQueued: 8 }
+    })
+  )
+
+const strict = Role.make({
+  identity: { name: "strict", goal: "Plan trips carefully", domain: "travel" },
+  spec: { knowledge: ["bench-corpus"] },
+  state: {
+    initial: { calls: 0 },
+    invariants: [{ rule: "calls are counted", check: (s: { calls: number }) => s.calls >= 0 }]
+  },
+  hooks: { before: (_action, args) => args, after: () => undefined },
+  actions: {
+    everyPolicy: guarded("every policy").pipe(Action.requireApproval({ reason: "bench" })),
+    everyPolicyButApproval: guarded("every policy but approval")
+  }
+})
+
+const corpus = Array.from({ length: 12 }, (_, i) => ({
+  source: `doc-${i}`,
+  text: [
+    "Late checkout is possible until noon on request.",
+    "Nights are counted from check-in to check-out.",
+    "Breakfast is served in the lobby from seven.",
+    "Pets are welcome for a small fee per night."
+  ][i % 4]!.concat(` Section ${i}.`)
+}))
 
 // biome-ignore lint/correctness/useYield: the traced function under test does no effectful work
 const traced = Effect.fn("nights")(function* (checkIn: string, checkOut: string) {
@@ -31,46 +99,64 @@ const traced = Effect.fn("nights")(function* (checkIn: string, checkOut: string)
 })
 
 const args = { checkIn: "2026-11-02", checkOut: "2026-11-05" }
+const options = { warmup: 20_000, samples: 200, batch: 200 }
 
 /**
- * The three rows, in one running Effect: direct call, traced `Effect.fn`,
- * `executeAction`, sampled round-robin so load changes weigh on all three.
+ * The rows, in one running Effect: direct call, traced `Effect.fn`,
+ * `executeAction` plain, with every policy but approval, and with every policy.
  */
 export const measurePipeline: Effect.Effect<ReadonlyArray<Figures>, unknown> = Effect.gen(function* () {
-  const agent = yield* Agent.make({ id: "bench", roles: [travel] })
-  return yield* compare([
-    { name: "direct call", call: () => Effect.sync(() => nights(args.checkIn, args.checkOut)) },
-    { name: "traced Effect.fn", call: () => traced(args.checkIn, args.checkOut) },
-    { name: "executeAction (local)", call: () => agent.executeAction("nights", args) }
-  ])
-}).pipe(Effect.scoped)
+  const agent = yield* Agent.make({ id: "bench", roles: [travel, strict] })
+  // One approved token per call of the approval row, made before timing starts.
+  const binding = yield* Approval.bindingOf("bench", "everyPolicy", undefined, args)
+  const calls = options.warmup + options.samples * options.batch
+  const withTokens: Array<Readonly<Record<string, unknown>>> = []
+  for (let i = 0; i < calls; i++) {
+    const token = yield* agent.approvals.request(binding, "bench")
+    yield* agent.approvals.approve(token, "bench")
+    withTokens.push({ ...args, _approval_token: token })
+  }
+  let next = 0
+  return yield* compare(
+    [
+      { name: "direct call", call: () => Effect.sync(() => nights(args.checkIn, args.checkOut)) },
+      { name: "traced Effect.fn", call: () => traced(args.checkIn, args.checkOut) },
+      { name: "executeAction (local)", call: () => agent.executeAction("nights", args) },
+      { name: "every policy but approval", call: () => agent.executeAction("everyPolicyButApproval", args) },
+      { name: "every policy on", call: () => agent.executeAction("everyPolicy", withTokens[next++]!) }
+    ],
+    options
+  )
+}).pipe(
+  Effect.scoped,
+  Effect.provide(Layer.effect(KnowledgeBase.KnowledgeBase, KnowledgeBase.make({ load: () => Effect.succeed(corpus) })))
+)
 
-const overheadOf = (rows: ReadonlyArray<Figures>) => {
-  const [direct, fn, pipeline] = rows
-  const overhead = (pipeline?.medianUs ?? Number.NaN) - (direct?.medianUs ?? Number.NaN)
-  return { overhead, ratio: overhead / (fn?.medianUs ?? Number.NaN) }
-}
-
-/** The pipeline bench as a report section (target: overhead ≤ 3× a traced `Effect.fn`). */
+/** The pipeline bench as a report section (targets: ≤ 3× and ≤ 8× a traced `Effect.fn`). */
 export const bench = async (): Promise<Section> => {
   const rows = await Effect.runPromise(measurePipeline)
-  const { overhead, ratio } = overheadOf(rows)
+  const [direct, fn] = rows
+  const target = (row: Figures | undefined, limit: number) => {
+    const overhead = (row?.medianUs ?? Number.NaN) - (direct?.medianUs ?? Number.NaN)
+    const ratio = overhead / (fn?.medianUs ?? Number.NaN)
+    return {
+      name: `${row?.name ?? "?"}: overhead over a direct call`,
+      limit: `≤ ${limit}× one traced Effect.fn`,
+      measured: `${us(overhead)} µs = ${times(ratio)}`,
+      met: Number.isFinite(ratio) ? ratio <= limit : undefined
+    }
+  }
   return {
     title: "executeAction on a local action",
     description:
       "One running Effect times a direct call of the action's function (wrapped in `Effect.sync`), the same " +
-      "function as a traced `Effect.fn`, and `agent.executeAction` on it (the whole SPEC §9 pipeline). " +
+      "function as a traced `Effect.fn`, and `agent.executeAction` on it (the whole SPEC §9 pipeline), plain and " +
+      "with every policy on (hooks, guardrails, contract with state, retrieval over 12 documents, retry, circuit " +
+      "breaker, bulkhead, and approval: each call consumes its own token, approved before timing starts). " +
       "Each sample is the mean of a batch of 200 calls, after 20 000 warm-up calls; samples are taken " +
       "round-robin (one batch of each in turn).",
     tables: [figuresTable(rows, "traced Effect.fn")],
-    targets: [
-      {
-        name: "executeAction overhead over a direct call",
-        limit: "≤ 3× one traced Effect.fn",
-        measured: `${us(overhead)} µs = ${times(ratio)}`,
-        met: Number.isFinite(ratio) ? ratio <= 3 : undefined
-      }
-    ],
+    targets: [target(rows[2], 3), target(rows[3], 8), target(rows[4], 8)],
     notes: []
   }
 }

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, type Duration, Effect, Ref, Result, type Scope } from "effect"
+import { Clock, type Duration, Effect, Ref, Result, type Scope, type Stream } from "effect"
 import type * as Action from "./Action.ts"
 import {
   type ActionError,
@@ -17,9 +17,11 @@ import {
 import type { ActionRequest } from "./ActionRequest.ts"
 import type { ActionResponse } from "./ActionResponse.ts"
 import * as Approval from "./Approval.ts"
+import type * as ApprovalStore from "./ApprovalStore.ts"
 import * as Authority from "./Authority.ts"
 import * as Contract from "./Contract.ts"
 import * as Conversion from "./Conversion.ts"
+import * as Events from "./Events.ts"
 import * as Guardrail from "./Guardrail.ts"
 import * as Hooks from "./Hooks.ts"
 import * as Executor from "./internal/executor.ts"
@@ -88,6 +90,18 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    * `ActionResponse`. Only a `RetrievalFailure` (and interruption) escape.
    */
   readonly execute: (request: ActionRequest) => Effect.Effect<ActionResponse, RetrievalFailure, R>
+  /**
+   * The agent's events (SPEC §5): every event published after the stream
+   * starts, until the agent's scope closes. Events carry names, categories,
+   * messages and durations — never arguments or results.
+   */
+  readonly events: Stream.Stream<Events.Event>
+  /**
+   * The approval store the agent uses when none is provided to a call: the
+   * `ApprovalStore` provided to `Agent.make`, else an in-memory store of its
+   * own. Approve or reject the `pendingTokenId` of an `ApprovalRequired` here.
+   */
+  readonly approvals: ApprovalStore.ApprovalStore["Service"]
 }
 
 /**
@@ -102,6 +116,8 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
  *   its tools are allowed, with no credential), or a full `Action.mcpTool`
  *   (for `apiKeyEnv`, `tools`, `timeout`, policies). Keys share the namespace
  *   of the roles' action names.
+ * - `traceSteps`: also run each pipeline step in a child span
+ *   `Rolecraft.step.<step>` (default `false`: one span per call).
  *
  * @since 0.1.0
  */
@@ -110,6 +126,7 @@ export interface Options<Roles extends ReadonlyArray<Role.Any>> {
   readonly roles: Roles
   readonly authority?: Authority.Authority | undefined
   readonly mcpServers?: Readonly<Record<string, McpTool.ServerOption>> | undefined
+  readonly traceSteps?: boolean | undefined
 }
 
 interface Registered {
@@ -158,12 +175,17 @@ const register = (id: string, roles: ReadonlyArray<Role.Any>) =>
             })
           }
         }
+        const { policies } = entry.action
+        const inRole = (error: RoleDefinitionError) =>
+          new RoleDefinitionError({ role: role.identity.name, key: entry.name, message: error.message })
+        yield* Effect.mapError(Guardrail.validate(entry.name, policies.guardrails ?? role.guardrails), inRole)
+        const guards = yield* Effect.mapError(Resilience.makeGuards(entry.name, policies.resilience), inRole)
         registry.set(entry.name, {
           name: entry.name,
           action: entry.action,
           role,
           state,
-          guards: Resilience.noGuards,
+          guards,
           attemptTimeout: defaultAttemptTimeout(entry.action)
         })
       }
@@ -181,9 +203,13 @@ const toolOf = (
  * Makes an agent for the life of the current scope.
  *
  * Fails with `RoleDefinitionError` when two roles declare the same action
- * name. Needs a `Scope`; calls need the services the local actions require,
- * and read Rolecraft's own services (`HttpClient`, `LanguageModel`,
- * `McpClient`, `KnowledgeBase`, `ApprovalStore`) optionally.
+ * name, or an action's resilience or guardrail policy is out of range. Needs
+ * a `Scope`; calls need the services the local actions require, and read
+ * Rolecraft's own services (`HttpClient`, `LanguageModel`, `McpClient`,
+ * `KnowledgeBase`, `ApprovalStore`) optionally. With no `ApprovalStore` (or
+ * `KnowledgeBase`) provided to a call, the agent uses the one provided to
+ * `Agent.make`, else an in-memory one of its own (`agent.approvals`; a
+ * knowledge base over the roles' file sources, each loaded once).
  *
  * @example
  * ```ts
@@ -219,6 +245,10 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const authority = Authority.compile(options.authority)
     const available = [...registry.keys()]
     const runtime: Executor.AgentRuntime = { id, mcp: McpConnections.make(yield* Effect.scope) }
+    const approvals = yield* Approval.defaultStore
+    const knowledgeBase = yield* Knowledge.defaultBase
+    const hub = yield* Events.makeHub
+    const step = Events.stepTracer(options.traceSteps)
 
     const resolve = (name: string): Effect.Effect<Registered, ActionNotFound> => {
       const found = registry.get(name)
@@ -228,41 +258,58 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     }
 
     // The pipeline of SPEC §9, one step per line.
-    const pipeline = (name: string, rawParams: Readonly<Record<string, unknown>>, requestToken?: string) =>
+    const pipeline = (
+      name: string,
+      rawParams: Readonly<Record<string, unknown>>,
+      requestToken?: string,
+      correlationId?: string
+    ) =>
       Effect.gen(function* () {
         const { params: raw, token } = Approval.strip(rawParams, requestToken)
-        yield* Authority.check(authority, name, toolOf(name, raw, registry)) // 1
+        const tool = toolOf(name, raw, registry)
+        yield* step("authority", Authority.check(authority, name, tool)) // 1
         const { action, role, state, guards, attemptTimeout } = yield* resolve(name)
         const { policies } = action
-        yield* Approval.verify({ action: name, policy: policies.approval, token }) // 2
-        const hooked = yield* Hooks.before(role.hooks, name, raw) // 3
+        const approval = { agentId: id, action: name, tool, policy: policies.approval, token, store: approvals }
+        yield* step("approval", Approval.verify({ ...approval, params: raw })) // 2
+        const hooked = yield* step("beforeHook", Hooks.before(role.hooks, name, raw)) // 3
         const guardrails = policies.guardrails ?? role.guardrails
-        const guarded = yield* Guardrail.checkInput(name, guardrails?.input, hooked)
-        const args = yield* Conversion.decode(action.parameters, guarded, { action: name }) // 4
-        yield* Contract.checkPre(name, policies.contract, args, yield* Ref.get(state)) // 5
-        const knowledge = yield* Knowledge.retrieve(name, policies.retrieval, args) // 6
+        const guarded = yield* step("inputGuardrail", Guardrail.checkInput(name, guardrails?.input, hooked))
+        const args = yield* step("conversion", Conversion.decode(action.parameters, guarded, { action: name })) // 4
+        yield* step("precondition", Contract.checkPre(name, policies.contract, args, yield* Ref.get(state))) // 5
+        const retrieval = { action: name, policy: policies.retrieval, args, role, base: knowledgeBase }
+        const knowledge = yield* step("retrieval", Knowledge.retrieve(retrieval)) // 6
         const context = { agentId: id, role: role.identity.name, action: name, state, knowledge }
-        const result = yield* Resilience.run({
+        const attempt = Executor.execute({ name, action, args, context, agent: runtime, spec: role.spec })
+        const fallback = fallbackOf(name, policies.fallback, args)
+        const timeoutRetryable = Executor.timeoutRetryable(action)
+        const run = {
           action: name,
           policy: policies.resilience,
           attemptTimeout,
-          timeoutRetryable: Executor.timeoutRetryable(action),
+          timeoutRetryable,
           guards,
-          attempt: Executor.execute({ name, action, args, context, agent: runtime, spec: role.spec }),
-          fallback: fallbackOf(name, policies.fallback, args)
-        }) // 7
-        const output = yield* Guardrail.checkOutput(name, guardrails?.output, result) // 8
+          attempt,
+          fallback
+        }
+        const result = yield* step("run", Resilience.run(run)) // 7
+        const output = yield* step("outputGuardrail", Guardrail.checkOutput(name, guardrails?.output, result)) // 8
         const after = yield* Ref.get(state)
-        yield* Contract.checkPost(name, policies.contract, output, args, after, role.state?.invariants) // 9
-        yield* Hooks.after(role.hooks, name, args, output) // 10
+        const invariants = role.state?.invariants
+        yield* step("postcondition", Contract.checkPost(name, policies.contract, output, args, after, invariants)) // 9
+        yield* step("afterHook", Hooks.after(role.hooks, name, args, output)) // 10
         return output
       }).pipe(
-        Effect.withSpan("Rolecraft.executeAction", {
-          attributes: { "rolecraft.agent": id, "rolecraft.action": name, ...spanAttributes(registry.get(name)) }
-        }),
         Effect.tapError((error) =>
           isActionError(error) ? Effect.annotateCurrentSpan("rolecraft.category", error.category) : Effect.void
-        )
+        ),
+        // The call site is always this pipeline: a stack trace would say nothing and costs a capture per call.
+        Effect.withSpan(
+          "Rolecraft.executeAction",
+          { attributes: spanAttributes(id, name, registry.get(name), correlationId) },
+          { captureStackTrace: false }
+        ),
+        Events.observe(hub, () => subjectOf(id, name, registry.get(name), correlationId))
       )
 
     const executeAction = (name: string, params: Readonly<Record<string, unknown>> = {}) => pipeline(name, params)
@@ -273,7 +320,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         // Model usage is metered only for llm actions, so other calls pay nothing for it.
         const meter =
           registry.get(request.action)?.action._tag === "llm" ? yield* LanguageModel.makeUsageMeter : undefined
-        const run = pipeline(request.action, request.params ?? {}, request.approvalToken)
+        const run = pipeline(request.action, request.params ?? {}, request.approvalToken, request.correlationId)
         const outcome = yield* Effect.result(
           meter === undefined ? run : Effect.provideService(run, LanguageModel.UsageMeter, meter)
         )
@@ -298,15 +345,40 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       id,
       roles: options.roles,
       executeAction: executeAction as Agent<Record<string, Action.Any>, any>["executeAction"],
-      execute
+      execute,
+      events: hub.events,
+      approvals
     }
     return agent as unknown as Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>
   })
 
-const spanAttributes = (registered: Registered | undefined): Record<string, string> =>
-  registered === undefined
-    ? {}
-    : { "rolecraft.role": registered.role.identity.name, "rolecraft.type": registered.action._tag }
+const spanAttributes = (
+  agentId: string,
+  action: string,
+  registered: Registered | undefined,
+  correlationId: string | undefined
+): Record<string, string> => {
+  const attributes: Record<string, string> = { "rolecraft.agent": agentId, "rolecraft.action": action }
+  if (registered !== undefined) {
+    attributes["rolecraft.role"] = registered.role.identity.name
+    attributes["rolecraft.type"] = registered.action._tag
+  }
+  if (correlationId !== undefined) attributes["rolecraft.correlation_id"] = correlationId
+  return attributes
+}
+
+const subjectOf = (
+  agentId: string,
+  action: string,
+  registered: Registered | undefined,
+  correlationId: string | undefined
+): Events.Subject => ({
+  agentId,
+  action,
+  role: registered?.role.identity.name,
+  type: registered?.action._tag,
+  correlationId
+})
 
 const fallbackOf = (
   name: string,

@@ -6,12 +6,13 @@
  *
  * @since 0.1.0
  */
-import { Cause, Duration, Effect, Random, Schedule } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Option, Random, Schedule, Semaphore } from "effect"
 import {
   type ActionError,
   type Category,
   ExecutionFailure,
   isActionError,
+  RoleDefinitionError,
   Timeout,
   TransientFailure
 } from "./ActionError.ts"
@@ -51,10 +52,13 @@ export interface RetryPolicy {
 /**
  * Circuit breaker policy, per agent and action: opens when the failure rate
  * over the last `window` calls (default 20) reaches `failureRateThreshold`
- * (default 0.5) with at least `minimumCalls` (default 10) recorded; while
- * open, calls fail at once with TRANSIENT; after `resetAfter` (default 30
- * seconds) one probe call is let through (half-open), and its outcome closes
- * or re-opens the circuit.
+ * (default 0.5, in (0, 1]) with at least `minimumCalls` (default 10, at most
+ * `window`) recorded; while open, calls fail at once with TRANSIENT
+ * (`retryAfter`: the time left); after `resetAfter` (default 30 seconds, on
+ * Effect's `Clock`) one probe call is let through (half-open), and its
+ * outcome closes or re-opens the circuit. Only TIMEOUT, TRANSIENT and
+ * EXECUTION failures count as failures (see `recordedCategories`); a full
+ * bulkhead's rejection does not.
  *
  * @since 0.1.0
  */
@@ -178,6 +182,9 @@ export const schedule = (
   )
 }
 
+// A policy's retry schedule is a pure description: built once per policy.
+const schedules = new WeakMap<Policy, Schedule.Schedule<unknown, ActionError>>()
+
 const timeoutError = (action: string, after: Duration.Duration, what: string, retryable: boolean) =>
   new Timeout({
     action,
@@ -230,7 +237,12 @@ export const run = <A, R, B = A, R2 = never>(options: {
   }
   step = guards.circuitBreaker(guards.bulkhead(step))
   if (policy?.retry !== undefined && (policy.retry.maxAttempts ?? 0) > 0) {
-    step = Effect.retry(step, schedule(policy.retry, deadline === undefined ? undefined : Duration.toMillis(deadline)))
+    let retry = schedules.get(policy)
+    if (retry === undefined) {
+      retry = schedule(policy.retry, deadline === undefined ? undefined : Duration.toMillis(deadline))
+      schedules.set(policy, retry)
+    }
+    step = Effect.retry(step, retry)
   }
   if (deadline !== undefined) {
     step = Effect.timeoutOrElse(step, {
@@ -268,28 +280,31 @@ export const fromReturned = <A, R = never>(
   call: (signal: AbortSignal) => unknown
 ): Effect.Effect<A, ActionError, R> =>
   Effect.suspend(() => {
-    const controller = new AbortController()
+    // Only a callback that takes the signal gets a controller (hooks and mappers do not).
+    const controller = call.length > 0 ? new AbortController() : undefined
     let returned: unknown
     try {
-      returned = call(controller.signal)
+      returned = call(controller === undefined ? neverAborted : controller.signal)
     } catch (thrown) {
       return Effect.fail(toActionError(action, what, thrown))
     }
+    // A plain value can neither fail nor be interrupted.
+    if (!Effect.isEffect(returned) && !isPromiseLike(returned)) return Effect.succeed(returned as A)
     const effect: Effect.Effect<unknown, unknown, R> = Effect.isEffect(returned)
       ? (returned as Effect.Effect<unknown, unknown, R>)
-      : isPromiseLike(returned)
-        ? Effect.tryPromise({ try: () => returned as PromiseLike<unknown>, catch: (rejected) => rejected })
-        : Effect.succeed(returned)
-    return effect.pipe(
+      : Effect.tryPromise({ try: () => returned as PromiseLike<unknown>, catch: (rejected) => rejected })
+    const mapped = effect.pipe(
       Effect.catchCause((cause) =>
         Cause.hasInterruptsOnly(cause)
           ? Effect.failCause(cause as Cause.Cause<never>)
           : Effect.fail(toActionError(action, what, Cause.squash(cause)))
       ),
-      Effect.onInterrupt(() => Effect.sync(() => controller.abort())),
       Effect.map((value) => value as A)
     )
+    return controller === undefined ? mapped : Effect.onInterrupt(mapped, () => Effect.sync(() => controller.abort()))
   })
+
+const neverAborted: AbortSignal = new AbortController().signal
 
 const isPromiseLike = (u: unknown): u is PromiseLike<unknown> =>
   typeof u === "object" && u !== null && "then" in u && typeof u.then === "function"
@@ -303,10 +318,217 @@ const toActionError = (action: string, what: string, failure: unknown): ActionEr
         cause: failure
       })
 
+const guardRejections = new WeakSet<object>()
+
 /**
- * A transient failure raised by a guard (open circuit, full bulkhead).
+ * A transient failure raised by a guard (open circuit, full bulkhead), with
+ * the wait the guard suggests as `retryAfter` when it knows one. A circuit
+ * breaker does not count such a failure against the action.
  *
  * @since 0.1.0
  */
-export const rejected = (action: string, message: string): TransientFailure =>
-  new TransientFailure({ action, message: `${action}: ${message}` })
+export const rejected = (action: string, message: string, retryAfter?: Duration.Duration): TransientFailure => {
+  const error = new TransientFailure({
+    action,
+    message: `${action}: ${message}`,
+    ...(retryAfter === undefined ? {} : { retryAfter })
+  })
+  guardRejections.add(error)
+  return error
+}
+
+/**
+ * The categories a circuit breaker records as failures: those that say the
+ * work reached something that failed (TIMEOUT, TRANSIENT, EXECUTION). Other
+ * failures (VALIDATION, a misconfiguration), guard rejections and
+ * interruptions are not recorded at all.
+ *
+ * @since 0.1.0
+ */
+export const recordedCategories: ReadonlySet<Category> = new Set<Category>(["TIMEOUT", "TRANSIENT", "EXECUTION"])
+
+type Outcome = "success" | "failure" | "ignored"
+
+const outcomeOf = (exit: Exit.Exit<unknown, ActionError>): Outcome => {
+  if (Exit.isSuccess(exit)) return "success"
+  const error = Cause.findErrorOption(exit.cause)
+  return Option.isSome(error) && recordedCategories.has(error.value.category) && !guardRejections.has(error.value)
+    ? "failure"
+    : "ignored"
+}
+
+const invalid = (action: string, message: string) =>
+  new RoleDefinitionError({ key: action, message: `Action ${action}: ${message}` })
+
+const isCount = (n: number, min: number) => Number.isInteger(n) && n >= min
+
+/**
+ * A circuit breaker for one agent and action (see
+ * {@link CircuitBreakerPolicy}): a state machine held in memory.
+ *
+ * - closed: every call runs; outcomes of {@link recordedCategories} and
+ *   successes fill a window of the last `window` calls; when at least
+ *   `minimumCalls` are recorded and the failure share reaches
+ *   `failureRateThreshold`, the circuit opens (at that moment on `Clock`).
+ * - open: calls fail at once with TRANSIENT (`retryAfter` the time left).
+ * - after `resetAfter`, half-open: one probe call runs (others fail at once);
+ *   its success closes the circuit with an empty window, its recorded
+ *   failure re-opens it, anything else (interruption, VALIDATION) lets the
+ *   next call probe.
+ *
+ * Fails `RoleDefinitionError` for a policy out of range.
+ *
+ * @since 0.1.0
+ */
+export const circuitBreaker = (
+  action: string,
+  policy: CircuitBreakerPolicy
+): Effect.Effect<Guards["circuitBreaker"], RoleDefinitionError> => {
+  const threshold = policy.failureRateThreshold ?? 0.5
+  const minimumCalls = policy.minimumCalls ?? 10
+  const size = policy.window ?? 20
+  if (!(threshold > 0 && threshold <= 1)) {
+    return Effect.fail(invalid(action, `circuitBreaker.failureRateThreshold must be in (0, 1], got ${threshold}`))
+  }
+  if (!isCount(size, 1))
+    return Effect.fail(invalid(action, `circuitBreaker.window must be an integer >= 1, got ${size}`))
+  if (!isCount(minimumCalls, 1) || minimumCalls > size) {
+    return Effect.fail(
+      invalid(action, `circuitBreaker.minimumCalls must be an integer from 1 to window (${size}), got ${minimumCalls}`)
+    )
+  }
+  const resetAfter = Duration.fromInput(policy.resetAfter ?? Duration.seconds(30))
+  if (Option.isNone(resetAfter) || !Duration.isFinite(resetAfter.value)) {
+    return Effect.fail(invalid(action, "circuitBreaker.resetAfter must be a finite duration"))
+  }
+  const resetAfterMs = Duration.toMillis(resetAfter.value)
+
+  // The window is a ring of the last `size` recorded outcomes (1 = failure).
+  const outcomes = new Uint8Array(size)
+  let recorded = 0
+  let failures = 0
+  let next = 0
+  let state: "closed" | "open" | "halfOpen" = "closed"
+  let openedAt = 0
+  let probing = false
+
+  const record = (failed: boolean): boolean => {
+    if (recorded === size) failures -= outcomes[next]!
+    else recorded += 1
+    outcomes[next] = failed ? 1 : 0
+    failures += outcomes[next]!
+    next = (next + 1) % size
+    return recorded >= minimumCalls && failures / recorded >= threshold
+  }
+  const open = Effect.map(Clock.currentTimeMillis, (now) => {
+    state = "open"
+    openedAt = now
+  })
+  const close = () => {
+    outcomes.fill(0)
+    recorded = 0
+    failures = 0
+    next = 0
+    state = "closed"
+  }
+  const closedCall = <A, R>(attempt: Effect.Effect<A, ActionError, R>) =>
+    Effect.onExit(attempt, (exit) =>
+      Effect.suspend(() => {
+        const outcome = outcomeOf(exit)
+        if (outcome === "ignored" || state !== "closed") return Effect.void
+        return record(outcome === "failure") ? open : Effect.void
+      })
+    )
+  const probe = <A, R>(attempt: Effect.Effect<A, ActionError, R>) =>
+    Effect.onExit(attempt, (exit) =>
+      Effect.suspend(() => {
+        probing = false
+        const outcome = outcomeOf(exit)
+        if (outcome === "failure") return open
+        if (outcome === "success") close()
+        return Effect.void
+      })
+    )
+
+  return Effect.succeed(<A, R>(attempt: Effect.Effect<A, ActionError, R>) =>
+    Effect.suspend(() => {
+      if (state === "closed") return closedCall(attempt)
+      return Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<A, ActionError, R> => {
+        if (state === "closed") return closedCall(attempt)
+        if (state === "open") {
+          const left = openedAt + resetAfterMs - now
+          if (left > 0) return Effect.fail(rejected(action, "the circuit breaker is open", Duration.millis(left)))
+          state = "halfOpen"
+          probing = false
+        }
+        if (probing)
+          return Effect.fail(rejected(action, "the circuit breaker is half-open and its probe call is running"))
+        probing = true
+        return probe(attempt)
+      })
+    })
+  )
+}
+
+/**
+ * A bulkhead for one agent and action (see {@link BulkheadPolicy}): an
+ * Effect `Semaphore` of `maxConcurrent` permits, and a count of the calls
+ * admitted (running or waiting for a permit). A call that finds
+ * `maxConcurrent + maxQueued` admitted fails at once with TRANSIENT; an
+ * interrupted waiter leaves the queue.
+ *
+ * Fails `RoleDefinitionError` for a policy out of range.
+ *
+ * @since 0.1.0
+ */
+export const bulkhead = (
+  action: string,
+  policy: BulkheadPolicy
+): Effect.Effect<Guards["bulkhead"], RoleDefinitionError> => {
+  const max = policy.maxConcurrent
+  const queued = policy.maxQueued ?? 0
+  if (!isCount(max, 1))
+    return Effect.fail(invalid(action, `bulkhead.maxConcurrent must be an integer >= 1, got ${max}`))
+  if (!isCount(queued, 0))
+    return Effect.fail(invalid(action, `bulkhead.maxQueued must be an integer >= 0, got ${queued}`))
+  return Effect.map(Semaphore.make(max), (semaphore) => {
+    const limit = max + queued
+    let admitted = 0
+    const admit = Effect.suspend(() => {
+      if (admitted >= limit) {
+        return Effect.fail(rejected(action, `the bulkhead is full (${max} running, ${queued} waiting at most)`))
+      }
+      admitted += 1
+      return Effect.void
+    })
+    const leave = Effect.sync(() => {
+      admitted -= 1
+    })
+    const run = semaphore.withPermits(1)
+    return <A, R>(attempt: Effect.Effect<A, ActionError, R>) =>
+      Effect.acquireUseRelease(
+        admit,
+        () => run(attempt),
+        () => leave
+      )
+  })
+}
+
+/**
+ * The guards of one agent's action: its circuit breaker and bulkhead when
+ * the policy has them, {@link noGuards} otherwise (no per-call cost). The
+ * agent makes them once per action, so their state is per agent and action.
+ *
+ * Fails `RoleDefinitionError` for a policy out of range.
+ *
+ * @since 0.1.0
+ */
+export const makeGuards = (action: string, policy: Policy | undefined): Effect.Effect<Guards, RoleDefinitionError> => {
+  if (policy?.circuitBreaker === undefined && policy?.bulkhead === undefined) return Effect.succeed(noGuards)
+  return Effect.gen(function* () {
+    const breaker =
+      policy.circuitBreaker === undefined ? undefined : yield* circuitBreaker(action, policy.circuitBreaker)
+    const limit = policy.bulkhead === undefined ? undefined : yield* bulkhead(action, policy.bulkhead)
+    return { circuitBreaker: breaker ?? noGuards.circuitBreaker, bulkhead: limit ?? noGuards.bulkhead }
+  })
+}

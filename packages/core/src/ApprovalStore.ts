@@ -1,0 +1,529 @@
+/**
+ * The approval store (SPEC §9 step 2, the seeds' approval tokens): where
+ * approval tokens are requested, decided and consumed. Two implementations:
+ * {@link layerMemory} (process memory) and {@link layerSqlite} (a SQLite file
+ * through Node's built-in `node:sqlite`, so approvals survive a restart).
+ *
+ * A token is an unguessable id (192 random bits from `node:crypto`, base64url)
+ * bound to an agent id, an action (and tool) and the SHA-256 of the canonical
+ * JSON of the call's raw arguments. It expires on Effect's `Clock` and is
+ * single-use: only a fully matching {@link ApprovalStore} `consume` burns it,
+ * atomically (of two concurrent uses, one wins).
+ *
+ * @since 0.1.0
+ */
+import { hash, randomBytes } from "node:crypto"
+import type { DatabaseSync } from "node:sqlite"
+import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { ApprovalCheck } from "./ActionError.ts"
+
+/**
+ * What a token is bound to: the agent's id, the action's name, the MCP tool
+ * name for mcpTool actions, and {@link digest} of the raw arguments without
+ * the token (for mcpTool actions, of `{ tool, arguments }`).
+ *
+ * @since 0.1.0
+ */
+export interface Binding {
+  readonly agentId: string
+  readonly action: string
+  readonly tool?: string | undefined
+  readonly argumentsDigest: string
+}
+
+/**
+ * A token's decision state. Expiry is not a status: a token whose
+ * `expiresAt` has passed is refused as `"expired"` whatever its status.
+ *
+ * @since 0.1.0
+ */
+export type Status = "pending" | "approved" | "rejected" | "used"
+
+/**
+ * A token as the store holds it. Times are epoch milliseconds on the store's
+ * `Clock`. `approver` and `decidedAt` are set once approved or rejected,
+ * `rejection` (the approver's reason) once rejected, `usedAt` once consumed.
+ *
+ * @since 0.1.0
+ */
+export interface Token {
+  readonly id: string
+  readonly binding: Binding
+  readonly reason: string
+  readonly status: Status
+  readonly requestedAt: number
+  readonly expiresAt: number
+  readonly approver: string | undefined
+  readonly decidedAt: number | undefined
+  readonly rejection: string | undefined
+  readonly usedAt: number | undefined
+}
+
+/**
+ * A store operation refused a token. `check` says why: `"unknown"` (no such
+ * token), `"expired"`, `"used"`, `"rejected"`, `"pending"` (not approved yet,
+ * from `consume`), or a binding mismatch — `"agent"`, `"action"` (action or
+ * tool), `"arguments"`. The message never holds the token id.
+ *
+ * @since 0.1.0
+ */
+export class ApprovalTokenError extends Schema.TaggedError<ApprovalTokenError>()("ApprovalTokenError", {
+  check: ApprovalCheck,
+  message: Schema.String
+}) {}
+
+/**
+ * The store could not be opened (a bad SQLite file name or a file that is not
+ * a database).
+ *
+ * @since 0.1.0
+ */
+export class ApprovalStorageError extends Schema.TaggedError<ApprovalStorageError>()("ApprovalStorageError", {
+  message: Schema.String,
+  cause: Schema.optionalKey(Schema.Defect())
+}) {}
+
+/**
+ * The approval store service.
+ *
+ * - `request(binding, reason, ttl?)`: records a pending token that expires
+ *   after `ttl` (default 15 minutes) and returns its id.
+ * - `approve(tokenId, approver)`: approves a pending token (approving an
+ *   approved one again is a no-op); fails `ApprovalTokenError` when it is
+ *   unknown, expired, used or rejected.
+ * - `reject(tokenId, approver, why)`: rejects a pending or approved token;
+ *   fails when it is unknown, expired, used or already rejected.
+ * - `consume(tokenId, binding)`: burns an approved, unexpired, unused token
+ *   whose binding matches in full, atomically; any other case fails with the
+ *   check that refused and leaves the token as it was.
+ * - `get(tokenId)`: the token, if the store knows it.
+ *
+ * Storage faults after the store is open are defects.
+ *
+ * @since 0.1.0
+ */
+export class ApprovalStore extends Context.Service<
+  ApprovalStore,
+  {
+    readonly request: (binding: Binding, reason: string, ttl?: Duration.Input | undefined) => Effect.Effect<string>
+    readonly approve: (tokenId: string, approver: string) => Effect.Effect<Token, ApprovalTokenError>
+    readonly reject: (tokenId: string, approver: string, why: string) => Effect.Effect<Token, ApprovalTokenError>
+    readonly consume: (tokenId: string, binding: Binding) => Effect.Effect<Token, ApprovalTokenError>
+    readonly get: (tokenId: string) => Effect.Effect<Option.Option<Token>>
+  }
+>()("@rolecraft/core/ApprovalStore") {}
+
+/**
+ * The default time to live of a requested token: 15 minutes.
+ *
+ * @since 0.1.0
+ */
+export const defaultTtl: Duration.Duration = Duration.minutes(15)
+
+/**
+ * The canonical JSON of a value: object keys sorted by code unit at every
+ * depth, no whitespace, `undefined`, functions and symbols left out of
+ * objects (and `null` in arrays), non-finite numbers as `null`, bigints as
+ * decimal strings, `toJSON` honoured. Throws `TypeError` on a cycle.
+ *
+ * @since 0.1.0
+ */
+export const canonicalJson = (value: unknown): string => write(value, []) ?? "null"
+
+// `path` holds the objects being written (the ancestors), to find cycles.
+const write = (value: unknown, path: Array<object>): string | undefined => {
+  switch (typeof value) {
+    case "string":
+      return JSON.stringify(value)
+    case "number":
+      return Number.isFinite(value) ? JSON.stringify(value) : "null"
+    case "boolean":
+      return value ? "true" : "false"
+    case "bigint":
+      return JSON.stringify(value.toString())
+    case "object": {
+      if (value === null) return "null"
+      if (typeof (value as { toJSON?: unknown }).toJSON === "function") {
+        return write((value as { toJSON: () => unknown }).toJSON(), path)
+      }
+      if (path.includes(value)) throw new TypeError("canonicalJson: the value has a cycle")
+      path.push(value)
+      let out: string
+      if (Array.isArray(value)) {
+        out = "["
+        for (let i = 0; i < value.length; i++) out += `${i === 0 ? "" : ","}${write(value[i], path) ?? "null"}`
+        out += "]"
+      } else {
+        const record = value as Record<string, unknown>
+        out = "{"
+        for (const key of Object.keys(record).sort()) {
+          const written = write(record[key], path)
+          if (written !== undefined) out += `${out === "{" ? "" : ","}${JSON.stringify(key)}:${written}`
+        }
+        out += "}"
+      }
+      path.pop()
+      return out
+    }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * The SHA-256 (lower-case hex) of the {@link canonicalJson} of a value: the
+ * `argumentsDigest` of a {@link Binding}. Throws `TypeError` on a cycle.
+ *
+ * @since 0.1.0
+ */
+export const digest = (value: unknown): string => hash("sha256", canonicalJson(value), "hex")
+
+/**
+ * A fresh token id: 24 random bytes from `node:crypto`, base64url (32
+ * characters, 192 bits).
+ *
+ * @since 0.1.0
+ */
+export const newTokenId = (): string => randomBytes(24).toString("base64url")
+
+/**
+ * What a store implementation keeps. `insert` adds a new token; `find` reads
+ * one; `transition` is a compare-and-set: it writes `next` only when the
+ * stored status is still `from`, and says whether it did. {@link make} builds
+ * the service's rules on top, so a storage only has to make `transition`
+ * atomic.
+ *
+ * @since 0.1.0
+ */
+export interface Storage {
+  readonly insert: (token: Token) => Effect.Effect<void>
+  readonly find: (tokenId: string) => Effect.Effect<Token | undefined>
+  readonly transition: (tokenId: string, from: Status, next: Token) => Effect.Effect<boolean>
+}
+
+const refused = (check: ApprovalCheck, message: string) => new ApprovalTokenError({ check, message })
+
+const refusal = (check: ApprovalCheck): Effect.Effect<never, ApprovalTokenError> =>
+  Effect.fail(new ApprovalTokenError({ check, message: checkMessages[check] }))
+
+/** Which check, if any, refuses consuming `token` for `binding` at `now`. */
+const consumeCheck = (token: Token | undefined, binding: Binding, now: number): ApprovalCheck | undefined => {
+  if (token === undefined) return "unknown"
+  const bound = token.binding
+  if (bound.agentId !== binding.agentId) return "agent"
+  if (bound.action !== binding.action || (bound.tool ?? "") !== (binding.tool ?? "")) return "action"
+  if (bound.argumentsDigest !== binding.argumentsDigest) return "arguments"
+  if (token.status === "rejected") return "rejected"
+  if (token.status === "used") return "used"
+  if (now >= token.expiresAt) return "expired"
+  if (token.status === "pending") return "pending"
+  return undefined
+}
+
+const checkMessages: Record<ApprovalCheck, string> = {
+  missing: "no approval token was given",
+  unknown: "the approval token is unknown",
+  pending: "the approval token has not been approved yet",
+  rejected: "the approval token was rejected",
+  expired: "the approval token has expired",
+  used: "the approval token has already been used",
+  agent: "the approval token was issued for another agent",
+  action: "the approval token was issued for another action",
+  arguments: "the approval token was issued for other arguments"
+}
+
+/**
+ * The message of a refusal by `check`, for callers that report it.
+ *
+ * @since 0.1.0
+ */
+export const describeCheck = (check: ApprovalCheck): string => checkMessages[check]
+
+/**
+ * Builds the store's rules (expiry on `Clock`, binding checks, single use)
+ * on a {@link Storage}.
+ *
+ * @since 0.1.0
+ */
+export const make = (storage: Storage): ApprovalStore["Service"] => {
+  const decide = (
+    tokenId: string,
+    what: "approve" | "reject",
+    next: (token: Token, now: number) => Token
+  ): Effect.Effect<Token, ApprovalTokenError> =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      for (;;) {
+        const token = yield* storage.find(tokenId)
+        if (token === undefined) return yield* refused("unknown", checkMessages.unknown)
+        if (token.status === "used") return yield* refused("used", checkMessages.used)
+        if (token.status === "rejected") return yield* refused("rejected", checkMessages.rejected)
+        if (now >= token.expiresAt) return yield* refused("expired", checkMessages.expired)
+        if (what === "approve" && token.status === "approved") return token
+        const updated = next(token, now)
+        if (yield* storage.transition(tokenId, token.status, updated)) return updated
+        // Another writer changed the token between find and transition: look again.
+      }
+    })
+
+  return ApprovalStore.of({
+    request: (binding, reason, ttl) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const id = newTokenId()
+        const lifetime = ttl === undefined ? defaultTtl : Duration.fromInputUnsafe(ttl)
+        yield* storage.insert({
+          id,
+          binding: {
+            agentId: binding.agentId,
+            action: binding.action,
+            tool: binding.tool,
+            argumentsDigest: binding.argumentsDigest
+          },
+          reason,
+          status: "pending",
+          requestedAt: now,
+          expiresAt: now + Duration.toMillis(lifetime),
+          approver: undefined,
+          decidedAt: undefined,
+          rejection: undefined,
+          usedAt: undefined
+        })
+        return id
+      }),
+    approve: (tokenId, approver) =>
+      decide(tokenId, "approve", (token, now) => ({ ...token, status: "approved", approver, decidedAt: now })),
+    reject: (tokenId, approver, why) =>
+      decide(tokenId, "reject", (token, now) => ({
+        ...token,
+        status: "rejected",
+        approver,
+        decidedAt: now,
+        rejection: why
+      })),
+    consume: (tokenId, binding) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.flatMap(storage.find(tokenId), (token) => {
+          const check = consumeCheck(token, binding, now)
+          if (check !== undefined || token === undefined) return refusal(check ?? "unknown")
+          const used: Token = { ...token, status: "used", usedAt: now }
+          return Effect.flatMap(storage.transition(tokenId, "approved", used), (burnt) =>
+            burnt
+              ? Effect.succeed(used)
+              : // Someone else consumed (or rejected) it first.
+                Effect.flatMap(storage.find(tokenId), (after) => refusal(consumeCheck(after, binding, now) ?? "used"))
+          )
+        })
+      ),
+    get: (tokenId) => Effect.map(storage.find(tokenId), Option.fromUndefinedOr)
+  })
+}
+
+/**
+ * A {@link Storage} in process memory. Every operation is synchronous, so a
+ * `transition` is atomic within the process. Expired tokens are swept when
+ * the store has grown past 10,000 tokens (and then past twice its size after
+ * the last sweep); a swept token is then refused as `"unknown"`.
+ *
+ * @since 0.1.0
+ */
+export const memoryStorage = (): Storage => {
+  const tokens = new Map<string, Token>()
+  let sweepAt = 10_000
+  const sweep = (now: number) => {
+    for (const [id, token] of tokens) if (now >= token.expiresAt) tokens.delete(id)
+    sweepAt = Math.max(10_000, tokens.size * 2)
+  }
+  return {
+    insert: (token) =>
+      Effect.sync(() => {
+        if (tokens.size >= sweepAt) sweep(token.requestedAt)
+        tokens.set(token.id, token)
+      }),
+    find: (tokenId) => Effect.sync(() => tokens.get(tokenId)),
+    transition: (tokenId, from, next) =>
+      Effect.sync(() => {
+        if (tokens.get(tokenId)?.status !== from) return false
+        tokens.set(tokenId, next)
+        return true
+      })
+  }
+}
+
+/**
+ * A fresh in-memory store (what an agent uses when no `ApprovalStore` is
+ * provided). Tokens live as long as the store value.
+ *
+ * @since 0.1.0
+ */
+export const makeMemory = (): ApprovalStore["Service"] => make(memoryStorage())
+
+/**
+ * An in-memory store as a layer; each build of the layer is a fresh store.
+ *
+ * @since 0.1.0
+ */
+export const layerMemory: Layer.Layer<ApprovalStore> = Layer.sync(ApprovalStore, makeMemory)
+
+const table = "rolecraft_approval_tokens"
+
+const schemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
+  key TEXT PRIMARY KEY,
+  agent_id TEXT NOT NULL,
+  action TEXT NOT NULL,
+  tool TEXT,
+  arguments_digest TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  status TEXT NOT NULL,
+  requested_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  approver TEXT,
+  decided_at INTEGER,
+  rejection TEXT,
+  used_at INTEGER
+) STRICT`
+
+interface Row {
+  readonly agent_id: string
+  readonly action: string
+  readonly tool: string | null
+  readonly arguments_digest: string
+  readonly reason: string
+  readonly status: string
+  readonly requested_at: number
+  readonly expires_at: number
+  readonly approver: string | null
+  readonly decided_at: number | null
+  readonly rejection: string | null
+  readonly used_at: number | null
+}
+
+// Rows are keyed by the SHA-256 of the token id, so a copy of the database
+// file does not hand out usable tokens.
+const keyOf = (tokenId: string): string => hash("sha256", tokenId, "hex")
+
+const orUndefined = <A>(value: A | null): A | undefined => (value === null ? undefined : value)
+
+const fromRow = (id: string, row: Row): Token => ({
+  id,
+  binding: {
+    agentId: row.agent_id,
+    action: row.action,
+    tool: orUndefined(row.tool),
+    argumentsDigest: row.arguments_digest
+  },
+  reason: row.reason,
+  status: row.status as Status,
+  requestedAt: row.requested_at,
+  expiresAt: row.expires_at,
+  approver: orUndefined(row.approver),
+  decidedAt: orUndefined(row.decided_at),
+  rejection: orUndefined(row.rejection),
+  usedAt: orUndefined(row.used_at)
+})
+
+/**
+ * A {@link Storage} on an open `node:sqlite` database (the table
+ * `rolecraft_approval_tokens` is created if missing). `transition` is one
+ * conditional `UPDATE`, atomic across processes sharing the file.
+ *
+ * @since 0.1.0
+ */
+export const sqliteStorage = (database: DatabaseSync): Storage => {
+  database.exec(schemaSql)
+  const insert = database.prepare(
+    `INSERT INTO ${table} (key, agent_id, action, tool, arguments_digest, reason, status, requested_at, expires_at,
+       approver, decided_at, rejection, used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+  )
+  const find = database.prepare(`SELECT * FROM ${table} WHERE key = ?`)
+  const transition = database.prepare(
+    `UPDATE ${table} SET status = ?, approver = ?, decided_at = ?, rejection = ?, used_at = ?
+     WHERE key = ? AND status = ?`
+  )
+  return {
+    insert: (token) =>
+      Effect.sync(() => {
+        insert.run(
+          keyOf(token.id),
+          token.binding.agentId,
+          token.binding.action,
+          token.binding.tool ?? null,
+          token.binding.argumentsDigest,
+          token.reason,
+          token.status,
+          token.requestedAt,
+          token.expiresAt,
+          token.approver ?? null,
+          token.decidedAt ?? null,
+          token.rejection ?? null,
+          token.usedAt ?? null
+        )
+      }),
+    find: (tokenId) =>
+      Effect.sync(() => {
+        const row = find.get(keyOf(tokenId)) as Row | undefined
+        return row === undefined ? undefined : fromRow(tokenId, row)
+      }),
+    transition: (tokenId, from, next) =>
+      Effect.sync(
+        () =>
+          transition.run(
+            next.status,
+            next.approver ?? null,
+            next.decidedAt ?? null,
+            next.rejection ?? null,
+            next.usedAt ?? null,
+            keyOf(tokenId),
+            from
+          ).changes === 1
+      )
+  }
+}
+
+/**
+ * A durable store in a SQLite file through Node's built-in `node:sqlite` (no
+ * dependency): tokens survive a restart of the process. The database is
+ * opened when the layer is built and closed when its scope closes; `filename`
+ * may be `":memory:"`. Concurrent writers wait up to `busyTimeout`
+ * milliseconds (default 5000) for a lock.
+ *
+ * Fails with `ApprovalStorageError` when the file cannot be opened or is not
+ * a database.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ApprovalStore } from "@rolecraft/core"
+ *
+ * const durable = ApprovalStore.layerSqlite({ filename: "approvals.db" })
+ * const withApprovals = <A, E, R>(program: Effect.Effect<A, E, R>) => Effect.provide(program, durable)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerSqlite = (options: {
+  readonly filename: string
+  readonly busyTimeout?: number | undefined
+}): Layer.Layer<ApprovalStore, ApprovalStorageError> =>
+  Layer.effect(
+    ApprovalStore,
+    Effect.gen(function* () {
+      const failed = (cause: unknown) =>
+        new ApprovalStorageError({
+          message: `Cannot open the approval store ${options.filename}: ${cause instanceof Error ? cause.message : String(cause)}`,
+          cause
+        })
+      const database = yield* Effect.acquireRelease(
+        Effect.try({
+          // Loaded here, not at import: importing the package must not load `node:sqlite`.
+          try: () => {
+            const { DatabaseSync } = process.getBuiltinModule("node:sqlite")
+            return new DatabaseSync(options.filename, { timeout: options.busyTimeout ?? 5000 })
+          },
+          catch: failed
+        }),
+        (database) => Effect.sync(() => database.isOpen && database.close())
+      )
+      return make(yield* Effect.try({ try: () => sqliteStorage(database), catch: failed }))
+    })
+  )

@@ -1,0 +1,285 @@
+/**
+ * Events and spans of an agent (SPEC §5). Every call publishes
+ * `ActionStarted`, then `ActionSucceeded`, `ActionFailed` or
+ * `ActionInterrupted`, to `agent.events` (a `Stream`); every call runs in one
+ * span `Rolecraft.executeAction`, and, when the agent is made with
+ * `traceSteps: true`, each pipeline step in a child span
+ * `Rolecraft.step.<step>`.
+ *
+ * Events and spans never hold argument values or results, only names,
+ * categories, messages (already free of secrets: executors scrub them) and
+ * durations.
+ *
+ * @since 0.1.0
+ */
+import { Cause, Clock, Effect, Exit, PubSub, type Scope, Stream } from "effect"
+import type * as Action from "./Action.ts"
+import { type Category, isActionError } from "./ActionError.ts"
+import type { Usage } from "./ActionResponse.ts"
+
+/**
+ * What every action event carries.
+ *
+ * - `agentId`, `action`: the agent and the name called.
+ * - `role`, `type`: the role declaring the action and its type; `undefined`
+ *   when no action has that name.
+ * - `correlationId`: the request's, when given (`agent.execute`).
+ * - `timestamp`: epoch milliseconds on Effect's `Clock` when the event was
+ *   made.
+ *
+ * @since 0.1.0
+ */
+export interface Common {
+  readonly agentId: string
+  readonly action: string
+  readonly role: string | undefined
+  readonly type: Action.Type | undefined
+  readonly correlationId: string | undefined
+  readonly timestamp: number
+}
+
+/**
+ * A call entered the pipeline.
+ *
+ * @since 0.1.0
+ */
+export interface ActionStarted extends Common {
+  readonly _tag: "ActionStarted"
+}
+
+/**
+ * A call succeeded after `durationMs` (Clock milliseconds); `usage` holds the
+ * model tokens it used, when it made model calls.
+ *
+ * @since 0.1.0
+ */
+export interface ActionSucceeded extends Common {
+  readonly _tag: "ActionSucceeded"
+  readonly durationMs: number
+  readonly usage: Usage | undefined
+}
+
+/**
+ * A call failed after `durationMs`: `error` is the error's tag, `category`
+ * its category (`undefined` for `RetrievalFailure` and defects), `message`
+ * its message.
+ *
+ * @since 0.1.0
+ */
+export interface ActionFailed extends Common {
+  readonly _tag: "ActionFailed"
+  readonly durationMs: number
+  readonly error: string
+  readonly category: Category | undefined
+  readonly message: string
+}
+
+/**
+ * A call was interrupted after `durationMs` (interruption is never a
+ * category).
+ *
+ * @since 0.1.0
+ */
+export interface ActionInterrupted extends Common {
+  readonly _tag: "ActionInterrupted"
+  readonly durationMs: number
+}
+
+/**
+ * A chat turn started running a model's tool call (SPEC §7).
+ *
+ * @since 0.1.0
+ */
+export interface ToolCallStarted {
+  readonly _tag: "ToolCallStarted"
+  readonly agentId: string
+  readonly toolCallId: string
+  readonly tool: string
+  readonly action: string
+  readonly timestamp: number
+}
+
+/**
+ * A chat turn answered a model's tool call (SPEC §7).
+ *
+ * @since 0.1.0
+ */
+export interface ToolCallFinished {
+  readonly _tag: "ToolCallFinished"
+  readonly agentId: string
+  readonly toolCallId: string
+  readonly tool: string
+  readonly action: string
+  readonly success: boolean
+  readonly durationMs: number
+  readonly timestamp: number
+}
+
+/**
+ * A chat turn finished one model step (SPEC §7).
+ *
+ * @since 0.1.0
+ */
+export interface ChatStep {
+  readonly _tag: "ChatStep"
+  readonly agentId: string
+  readonly step: number
+  readonly toolCalls: number
+  readonly usage: Usage | undefined
+  readonly timestamp: number
+}
+
+/**
+ * Any event of an agent.
+ *
+ * @since 0.1.0
+ */
+export type Event =
+  | ActionStarted
+  | ActionSucceeded
+  | ActionFailed
+  | ActionInterrupted
+  | ToolCallStarted
+  | ToolCallFinished
+  | ChatStep
+
+/**
+ * How many events a subscriber may fall behind before the oldest ones are
+ * dropped for it.
+ *
+ * @since 0.1.0
+ */
+export const bufferSize = 1024
+
+/**
+ * An agent's event hub: a sliding `PubSub` and the number of live
+ * subscribers (when there are none, calls make no events at all).
+ *
+ * @since 0.1.0
+ */
+export interface Hub {
+  readonly pubsub: PubSub.PubSub<Event>
+  readonly subscribers: () => number
+  /** Every event published after the stream starts; ends when the hub's scope closes. */
+  readonly events: Stream.Stream<Event>
+}
+
+/**
+ * Makes a hub for the life of the current scope.
+ *
+ * @since 0.1.0
+ */
+export const makeHub: Effect.Effect<Hub, never, Scope.Scope> = Effect.gen(function* () {
+  const pubsub = yield* Effect.acquireRelease(PubSub.sliding<Event>(bufferSize), PubSub.shutdown)
+  let subscribers = 0
+  const events = Stream.unwrap(
+    Effect.gen(function* () {
+      const subscription = yield* PubSub.subscribe(pubsub)
+      yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          subscribers += 1
+        }),
+        () =>
+          Effect.sync(() => {
+            subscribers -= 1
+          })
+      )
+      return Stream.fromSubscription(subscription)
+    })
+  )
+  return { pubsub, subscribers: () => subscribers, events }
+})
+
+/**
+ * Publishes one event (dropped when nobody subscribes).
+ *
+ * @since 0.1.0
+ */
+export const publish = (hub: Hub, event: Event): Effect.Effect<void> =>
+  hub.subscribers() === 0 ? Effect.void : Effect.asVoid(PubSub.publish(hub.pubsub, event))
+
+/**
+ * Who a call is about, for its events.
+ *
+ * @since 0.1.0
+ */
+export type Subject = Omit<Common, "timestamp">
+
+const finished = (subject: Subject, exit: Exit.Exit<unknown, unknown>, now: number, start: number): Event => {
+  const durationMs = now - start
+  if (Exit.isSuccess(exit)) return { _tag: "ActionSucceeded", ...subject, timestamp: now, durationMs, usage: undefined }
+  if (Cause.hasInterruptsOnly(exit.cause)) return { _tag: "ActionInterrupted", ...subject, timestamp: now, durationMs }
+  const error = Cause.squash(exit.cause)
+  return {
+    _tag: "ActionFailed",
+    ...subject,
+    timestamp: now,
+    durationMs,
+    error: hasTag(error) ? error._tag : "Defect",
+    category: isActionError(error) ? error.category : undefined,
+    message: error instanceof Error ? error.message : String(error)
+  }
+}
+
+const hasTag = (u: unknown): u is { readonly _tag: string } =>
+  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string"
+
+/**
+ * Wraps one call so that it publishes its start and its end to the hub. When
+ * nobody subscribes, the call runs as it is: no clock read, no event made.
+ * `subject` is computed only when there is a subscriber.
+ *
+ * @since 0.1.0
+ */
+export const observe =
+  (hub: Hub, subject: () => Subject) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.suspend(() => {
+      if (hub.subscribers() === 0) return self
+      const about = subject()
+      return Effect.flatMap(Clock.currentTimeMillis, (start) =>
+        publish(hub, { _tag: "ActionStarted", ...about, timestamp: start }).pipe(
+          Effect.andThen(self),
+          Effect.onExit((exit) =>
+            Effect.flatMap(Clock.currentTimeMillis, (now) => publish(hub, finished(about, exit, now, start)))
+          )
+        )
+      )
+    })
+
+/**
+ * The names of the pipeline's steps (SPEC §9), as used in step spans
+ * `Rolecraft.step.<name>`.
+ *
+ * @since 0.1.0
+ */
+export type Step =
+  | "authority"
+  | "approval"
+  | "beforeHook"
+  | "inputGuardrail"
+  | "conversion"
+  | "precondition"
+  | "retrieval"
+  | "run"
+  | "outputGuardrail"
+  | "postcondition"
+  | "afterHook"
+
+/**
+ * Wraps a pipeline step: in a child span `Rolecraft.step.<name>` when
+ * `traced`, else the step itself (no cost).
+ *
+ * @since 0.1.0
+ */
+export type StepTracer = <A, E, R>(name: Step, step: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+const untraced: StepTracer = (_name, step) => step
+const traced: StepTracer = (name, step) => Effect.withSpan(step, `Rolecraft.step.${name}`, { captureStackTrace: false })
+
+/**
+ * The step tracer of an agent: spans per step only when asked for.
+ *
+ * @since 0.1.0
+ */
+export const stepTracer = (traceSteps: boolean | undefined): StepTracer => (traceSteps === true ? traced : untraced)

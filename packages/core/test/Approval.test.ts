@@ -1,0 +1,307 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, Option, Ref, Schema } from "effect"
+import { TestClock } from "effect/testing"
+import * as Action from "../src/Action.ts"
+import type { ApprovalRequired } from "../src/ActionError.ts"
+import * as Agent from "../src/Agent.ts"
+import * as Approval from "../src/Approval.ts"
+import * as ApprovalStore from "../src/ApprovalStore.ts"
+import * as Role from "../src/Role.ts"
+
+const identity = (name: string) => ({ name, goal: "goal", domain: "domain" })
+
+/** The seeds' approval-guarded `book`, counting the bookings it makes. */
+const makeTravel = (booked: Ref.Ref<number>, seen?: Ref.Ref<ReadonlyArray<unknown>>) =>
+  Role.make({
+    identity: identity("travel"),
+    hooks: {
+      before: (_action, args) =>
+        seen === undefined
+          ? args
+          : Effect.as(
+              Ref.update(seen, (all) => [...all, args]),
+              args
+            )
+    },
+    actions: {
+      book: Action.local({
+        description: "Book a hotel room",
+        parameters: { hotelId: Schema.String, checkIn: Schema.String },
+        run: ({ hotelId, checkIn }) =>
+          Effect.as(
+            Ref.update(booked, (n) => n + 1),
+            `booked ${hotelId} from ${checkIn}`
+          )
+      }).pipe(Action.requireApproval({ reason: "Books and charges a hotel", ttl: "10 minutes" })),
+      cancel: Action.local({
+        description: "Cancel a booking",
+        parameters: { hotelId: Schema.String, checkIn: Schema.String },
+        run: ({ hotelId }) => `cancelled ${hotelId}`
+      }).pipe(Action.requireApproval({ reason: "Cancels a booking" })),
+      nights: Action.local({
+        description: "Count nights",
+        parameters: { n: Schema.Number },
+        run: ({ n }) => n
+      })
+    }
+  })
+
+const args = { hotelId: "h-42", checkIn: "2026-11-02" }
+
+const approvalError = <A, E>(exit: Exit.Exit<A, E>): ApprovalRequired => {
+  const error = Option.getOrThrow(Exit.findErrorOption(exit)) as { _tag: string }
+  assert.strictEqual(error._tag, "ApprovalRequired")
+  return error as unknown as ApprovalRequired
+}
+
+/** Calls `book` without a token and approves the pending token it gets back. */
+const approvedToken = (agent: Agent.Agent<any, any>, params: Readonly<Record<string, unknown>> = args) =>
+  Effect.gen(function* () {
+    const refused = approvalError(yield* Effect.exit(agent.executeAction("book", params)))
+    const id = refused.pendingTokenId!
+    yield* agent.approvals.approve(id, "alice")
+    return id
+  })
+
+describe("Approval (SPEC §9 step 2)", () => {
+  it("strip removes the reserved parameter without mutating; the request's token wins", () => {
+    const params = { a: 1, _approval_token: "t-param" }
+    assert.deepStrictEqual(Approval.strip(params), { params: { a: 1 }, token: "t-param" })
+    assert.deepStrictEqual(Approval.strip(params, "t-request"), { params: { a: 1 }, token: "t-request" })
+    assert.deepStrictEqual(params, { a: 1, _approval_token: "t-param" })
+    assert.deepStrictEqual(Approval.strip({ a: 1, _approval_token: 7 }), { params: { a: 1 }, token: "" })
+    assert.deepStrictEqual(Approval.strip({ a: 1 }), { params: { a: 1 }, token: undefined })
+  })
+
+  it.effect("without a token: APPROVAL with check missing, reason and a pending token bound to the call", () =>
+    Effect.gen(function* () {
+      const booked = yield* Ref.make(0)
+      const agent = yield* Agent.make({ id: "planner", roles: [makeTravel(booked)] })
+      yield* TestClock.adjust("5 seconds")
+      const error = approvalError(yield* Effect.exit(agent.executeAction("book", args)))
+      assert.deepStrictEqual(
+        [error.category, error.check, error.reason],
+        ["APPROVAL", "missing", "Books and charges a hotel"]
+      )
+      const token = Option.getOrThrow(yield* agent.approvals.get(error.pendingTokenId!))
+      assert.deepStrictEqual(token.binding, {
+        agentId: "planner",
+        action: "book",
+        tool: undefined,
+        argumentsDigest: ApprovalStore.digest(args)
+      })
+      assert.deepStrictEqual([token.status, token.requestedAt, token.expiresAt], ["pending", 5000, 5000 + 600_000])
+      assert.strictEqual(yield* Ref.get(booked), 0)
+    })
+  )
+
+  it.effect("an approved token runs the action once; replay, pending, unknown and rejected tokens are refused", () =>
+    Effect.gen(function* () {
+      const booked = yield* Ref.make(0)
+      const agent = yield* Agent.make({ id: "planner", roles: [makeTravel(booked)] })
+      const call = (token: string) => Effect.exit(agent.executeAction("book", { ...args, _approval_token: token }))
+
+      const pending = approvalError(yield* Effect.exit(agent.executeAction("book", args))).pendingTokenId!
+      assert.strictEqual(approvalError(yield* call(pending)).check, "pending")
+      yield* agent.approvals.approve(pending, "alice")
+      assert.deepStrictEqual(yield* call(pending), Exit.succeed("booked h-42 from 2026-11-02"))
+      const replay = approvalError(yield* call(pending))
+      assert.strictEqual(replay.check, "used")
+      assert.strictEqual(replay.pendingTokenId, undefined)
+      assert.strictEqual(approvalError(yield* call("made-up-token")).check, "unknown")
+
+      const toReject = approvalError(yield* Effect.exit(agent.executeAction("book", args))).pendingTokenId!
+      yield* agent.approvals.reject(toReject, "alice", "over budget")
+      assert.strictEqual(approvalError(yield* call(toReject)).check, "rejected")
+      assert.strictEqual(yield* Ref.get(booked), 1)
+    })
+  )
+
+  it.effect("a token bound to other arguments, another action or another agent is refused and not burnt", () =>
+    Effect.gen(function* () {
+      const booked = yield* Ref.make(0)
+      const role = makeTravel(booked)
+      const agent = yield* Agent.make({ id: "planner", roles: [role] })
+      const other = yield* Agent.make({ id: "intruder", roles: [role] })
+      const token = yield* approvedToken(agent)
+      const changed = { ...args, checkIn: "2026-11-03" }
+      const refusals = [
+        yield* Effect.exit(agent.executeAction("book", { ...changed, _approval_token: token })),
+        yield* Effect.exit(agent.executeAction("book", { ...args, extra: "x", _approval_token: token })),
+        yield* Effect.exit(agent.executeAction("cancel", { ...args, _approval_token: token })),
+        yield* Effect.exit(
+          Effect.provideService(
+            other.executeAction("book", { ...args, _approval_token: token }),
+            ApprovalStore.ApprovalStore,
+            agent.approvals
+          )
+        )
+      ].map((exit) => approvalError(exit).check)
+      assert.deepStrictEqual(refusals, ["arguments", "arguments", "action", "agent"])
+      assert.strictEqual(yield* Ref.get(booked), 0)
+      assert.strictEqual(
+        yield* agent.executeAction("book", { ...args, _approval_token: token }),
+        "booked h-42 from 2026-11-02"
+      )
+    })
+  )
+
+  it.effect("the digest is of the raw arguments: key order does not matter, a converted form does", () =>
+    Effect.gen(function* () {
+      const booked = yield* Ref.make(0)
+      const agent = yield* Agent.make({ id: "planner", roles: [makeTravel(booked)] })
+      const token = yield* approvedToken(agent, { checkIn: "2026-11-02", hotelId: "h-42" })
+      assert.strictEqual(
+        yield* agent.executeAction("book", { ...args, _approval_token: token }),
+        "booked h-42 from 2026-11-02"
+      )
+      const numeric = yield* Agent.make({ id: "n", roles: [makeTravel(booked)] })
+      const asString = approvalError(yield* Effect.exit(numeric.executeAction("book", { hotelId: 42, checkIn: "x" })))
+      yield* numeric.approvals.approve(asString.pendingTokenId!, "alice")
+      const exit = yield* Effect.exit(
+        numeric.executeAction("book", { hotelId: "42", checkIn: "x", _approval_token: asString.pendingTokenId! })
+      )
+      assert.strictEqual(approvalError(exit).check, "arguments")
+    })
+  )
+
+  it.effect("an expired token is refused (TestClock past the action's ttl)", () =>
+    Effect.gen(function* () {
+      const booked = yield* Ref.make(0)
+      const agent = yield* Agent.make({ id: "planner", roles: [makeTravel(booked)] })
+      const token = yield* approvedToken(agent)
+      yield* TestClock.adjust("10 minutes")
+      assert.strictEqual(
+        approvalError(yield* Effect.exit(agent.executeAction("book", { ...args, _approval_token: token }))).check,
+        "expired"
+      )
+      const fresh = yield* approvedToken(agent)
+      yield* TestClock.adjust("9 minutes")
+      assert.strictEqual(
+        yield* agent.executeAction("book", { ...args, _approval_token: fresh }),
+        "booked h-42 from 2026-11-02"
+      )
+      assert.strictEqual(yield* Ref.get(booked), 1)
+    })
+  )
+
+  it.effect("100 concurrent calls with one approved token: exactly one runs", () =>
+    Effect.gen(function* () {
+      const booked = yield* Ref.make(0)
+      const agent = yield* Agent.make({ id: "planner", roles: [makeTravel(booked)] })
+      const token = yield* approvedToken(agent)
+      const exits = yield* Effect.forEach(
+        Array.from({ length: 100 }),
+        () => Effect.exit(agent.executeAction("book", { ...args, _approval_token: token })),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(exits.filter(Exit.isSuccess).length, 1)
+      assert.deepStrictEqual(
+        [...new Set(exits.filter(Exit.isFailure).map((exit) => approvalError(exit).check))],
+        ["used"]
+      )
+      assert.strictEqual(yield* Ref.get(booked), 1)
+    })
+  )
+
+  it.effect("the reserved parameter is removed before the before hook sees the arguments", () =>
+    Effect.gen(function* () {
+      const booked = yield* Ref.make(0)
+      const seen = yield* Ref.make<ReadonlyArray<unknown>>([])
+      const agent = yield* Agent.make({ id: "planner", roles: [makeTravel(booked, seen)] })
+      const token = yield* approvedToken(agent)
+      yield* agent.executeAction("book", { ...args, _approval_token: token })
+      yield* agent.executeAction("nights", { n: 2, _approval_token: "ignored without a policy" })
+      assert.deepStrictEqual(yield* Ref.get(seen), [args, { n: 2 }])
+    })
+  )
+
+  it.effect("ActionRequest.approvalToken carries the token; the response reports a refusal", () =>
+    Effect.gen(function* () {
+      const booked = yield* Ref.make(0)
+      const agent = yield* Agent.make({ id: "planner", roles: [makeTravel(booked)] })
+      const refused = yield* agent.execute({ action: "book", params: args })
+      assert.isFalse(refused.success)
+      const pending = refused.success ? "" : (refused.error as ApprovalRequired).pendingTokenId!
+      yield* agent.approvals.approve(pending, "alice")
+      const response = yield* agent.execute({ action: "book", params: args, approvalToken: pending })
+      assert.deepStrictEqual([response.success, response.value], [true, "booked h-42 from 2026-11-02"])
+    })
+  )
+
+  it.effect("an ApprovalStore provided to the call is used instead of the agent's own", () =>
+    Effect.gen(function* () {
+      const booked = yield* Ref.make(0)
+      const agent = yield* Agent.make({ id: "planner", roles: [makeTravel(booked)] })
+      const shared = ApprovalStore.makeMemory()
+      const exit = yield* Effect.exit(
+        Effect.provideService(agent.executeAction("book", args), ApprovalStore.ApprovalStore, shared)
+      )
+      const pending = approvalError(exit).pendingTokenId!
+      assert.isTrue(Option.isSome(yield* shared.get(pending)))
+      assert.isTrue(Option.isNone(yield* agent.approvals.get(pending)))
+    })
+  )
+
+  it.effect("mcpTool actions bind the tool: a token for one tool is refused for another", () =>
+    Effect.gen(function* () {
+      const role = Role.make({
+        identity: identity("fx"),
+        actions: {
+          currency: Action.mcpTool({ description: "Currency tools", server: "http://127.0.0.1:1/mcp" }).pipe(
+            Action.requireApproval({ reason: "Moves money" })
+          )
+        }
+      })
+      const agent = yield* Agent.make({ id: "fx-agent", roles: [role] })
+      const params = { tool: "convert", arguments: { amount: 10, from: "EUR", to: "USD" } }
+      const pending = approvalError(yield* Effect.exit(agent.executeAction("currency", params))).pendingTokenId!
+      const token = Option.getOrThrow(yield* agent.approvals.get(pending))
+      assert.deepStrictEqual(token.binding, {
+        agentId: "fx-agent",
+        action: "currency",
+        tool: "convert",
+        argumentsDigest: ApprovalStore.digest(params)
+      })
+      yield* agent.approvals.approve(pending, "alice")
+      const otherTool = yield* Effect.exit(
+        agent.executeAction("currency", { ...params, tool: "transfer", _approval_token: pending })
+      )
+      assert.strictEqual(approvalError(otherTool).check, "action")
+      const passed = yield* Effect.exit(agent.executeAction("currency", { ...params, _approval_token: pending }))
+      const afterApproval = Option.getOrThrow(Exit.findErrorOption(passed)) as { _tag: string }
+      assert.notStrictEqual(afterApproval._tag, "ApprovalRequired", "the approval step passed; the run step decides")
+    })
+  )
+
+  it.effect("a durable store: a token approved before a restart runs the action after it, once", () =>
+    Effect.gen(function* () {
+      const dir = mkdtempSync(join(tmpdir(), "rolecraft-approval-"))
+      const durable = ApprovalStore.layerSqlite({ filename: join(dir, "approvals.db") })
+      const booked = yield* Ref.make(0)
+      const role = makeTravel(booked)
+      const token = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const agent = yield* Agent.make({ id: "planner", roles: [role] })
+          const pending = approvalError(yield* Effect.exit(agent.executeAction("book", args))).pendingTokenId!
+          yield* agent.approvals.approve(pending, "alice")
+          return pending
+        }).pipe(Effect.provide(durable))
+      )
+      const afterRestart = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const agent = yield* Agent.make({ id: "planner", roles: [role] })
+          const first = yield* agent.executeAction("book", { ...args, _approval_token: token })
+          const replay = yield* Effect.exit(agent.executeAction("book", { ...args, _approval_token: token }))
+          return [first, approvalError(replay).check]
+        }).pipe(Effect.provide(durable))
+      )
+      assert.deepStrictEqual(afterRestart, ["booked h-42 from 2026-11-02", "used"])
+      assert.strictEqual(yield* Ref.get(booked), 1)
+      rmSync(dir, { recursive: true })
+    })
+  )
+})

@@ -1,0 +1,144 @@
+/**
+ * Approval helpers for tests (SPEC §12): approve or reject the pending token
+ * an `ApprovalRequired` carries, pre-approve a token for exact arguments, and
+ * a recording store (optionally approving every request at once) built with
+ * `ApprovalStore.make`, the constructor of the real stores.
+ *
+ * @since 0.1.0
+ */
+import { type ActionError, Approval, ApprovalStore } from "@rolecraft/core"
+import { Context, type Duration, Effect, Layer } from "effect"
+
+type Store = ApprovalStore.ApprovalStore["Service"]
+
+const pendingOf = (error: unknown): Effect.Effect<string, ApprovalStore.ApprovalTokenError> => {
+  const failure = error as Partial<ActionError.ApprovalRequired> | undefined
+  return failure?._tag === "ApprovalRequired" && typeof failure.pendingTokenId === "string"
+    ? Effect.succeed(failure.pendingTokenId)
+    : Effect.fail(
+        new ApprovalStore.ApprovalTokenError({
+          check: "missing",
+          message: "the error is not an ApprovalRequired carrying a pendingTokenId"
+        })
+      )
+}
+
+/**
+ * Approves the `pendingTokenId` of an `ApprovalRequired` error (what a call
+ * without a token fails with) in `store` — `agent.approvals` or the
+ * `ApprovalStore` the calls use — and returns the token id to send as
+ * `_approval_token`.
+ *
+ * Fails `ApprovalTokenError` when `error` has no pending token (`check:
+ * "missing"`) or the store refuses (expired, unknown, …).
+ *
+ * @since 0.1.0
+ */
+export const approvePending = (
+  store: Store,
+  error: unknown,
+  approver = "test"
+): Effect.Effect<string, ApprovalStore.ApprovalTokenError> =>
+  Effect.flatMap(pendingOf(error), (id) => Effect.as(store.approve(id, approver), id))
+
+/**
+ * Rejects the `pendingTokenId` of an `ApprovalRequired` error in `store`;
+ * returns the token id. Fails as {@link approvePending} does.
+ *
+ * @since 0.1.0
+ */
+export const rejectPending = (
+  store: Store,
+  error: unknown,
+  why = "rejected in a test",
+  approver = "test"
+): Effect.Effect<string, ApprovalStore.ApprovalTokenError> =>
+  Effect.flatMap(pendingOf(error), (id) => Effect.as(store.reject(id, approver, why), id))
+
+/**
+ * Requests and approves, in `store`, a token bound to one call — agent,
+ * action, tool (for mcpTool actions) and these raw `params` (without the
+ * token) — and returns its id. `ttl` defaults to 15 minutes.
+ *
+ * Fails `ValidationError` when `params` cannot be serialised.
+ *
+ * @since 0.1.0
+ */
+export const preapprove = (
+  store: Store,
+  options: {
+    readonly agentId: string
+    readonly action: string
+    readonly tool?: string | undefined
+    readonly params: Readonly<Record<string, unknown>>
+    readonly reason?: string | undefined
+    readonly ttl?: Duration.Input | undefined
+    readonly approver?: string | undefined
+  }
+): Effect.Effect<string, ActionError.ValidationError> =>
+  Effect.gen(function* () {
+    const binding = yield* Approval.bindingOf(options.agentId, options.action, options.tool, options.params)
+    const id = yield* store.request(binding, options.reason ?? "pre-approved in a test", options.ttl)
+    yield* Effect.orDie(store.approve(id, options.approver ?? "test"))
+    return id
+  })
+
+/**
+ * What the recording store saw: every token requested, as it was when
+ * requested (after auto-approval, when on).
+ *
+ * @since 0.1.0
+ */
+export class Recorder extends Context.Service<
+  Recorder,
+  { readonly requests: Effect.Effect<ReadonlyArray<ApprovalStore.Token>> }
+>()("@rolecraft/testing/Approvals/Recorder") {}
+
+/**
+ * A recording in-memory store: the real store's rules (`ApprovalStore.make`)
+ * over memory, recording each request. With `autoApprove`, every requested
+ * token is approved at once by `approver` (default `"test"`): a call without
+ * a token still fails `ApprovalRequired` (`check: "missing"`), and its
+ * `pendingTokenId` is then usable as is.
+ *
+ * @since 0.1.0
+ */
+export const make = (
+  options: { readonly autoApprove?: boolean | undefined; readonly approver?: string | undefined } = {}
+): { readonly store: Store; readonly recorder: Recorder["Service"] } => {
+  const memory = ApprovalStore.memoryStorage()
+  const requests: Array<ApprovalStore.Token> = []
+  const storage: ApprovalStore.Storage = {
+    ...memory,
+    insert: (token) => {
+      const stored: ApprovalStore.Token =
+        options.autoApprove === true
+          ? { ...token, status: "approved", approver: options.approver ?? "test", decidedAt: token.requestedAt }
+          : token
+      return Effect.andThen(
+        Effect.sync(() => requests.push(stored)),
+        memory.insert(stored)
+      )
+    }
+  }
+  return {
+    store: ApprovalStore.make(storage),
+    recorder: Recorder.of({ requests: Effect.sync(() => [...requests]) })
+  }
+}
+
+/**
+ * {@link make} as a layer providing `ApprovalStore` and its `Recorder`; each
+ * build is a fresh store.
+ *
+ * @since 0.1.0
+ */
+export const layer = (
+  options: { readonly autoApprove?: boolean | undefined; readonly approver?: string | undefined } = {}
+): Layer.Layer<ApprovalStore.ApprovalStore | Recorder> =>
+  Layer.effectContext(
+    Effect.sync(() => {
+      const { store, recorder } = make(options)
+      return Context.make(ApprovalStore.ApprovalStore, store).pipe(Context.add(Recorder, recorder))
+    })
+  )

@@ -1,0 +1,49 @@
+/**
+ * A fixed knowledge base (SPEC §12): the in-memory `KnowledgeBase` of
+ * `@rolecraft/core`, built by the same `KnowledgeBase.make`, over documents
+ * given in the test instead of files.
+ *
+ * @since 0.1.0
+ */
+import { KnowledgeBase } from "@rolecraft/core"
+import { Effect, Layer } from "effect"
+
+/**
+ * The documents: a list of `{ source, text }`, or a record from source to
+ * text.
+ *
+ * @since 0.1.0
+ */
+export type Documents = ReadonlyArray<KnowledgeBase.Document> | Readonly<Record<string, string>>
+
+const toList = (documents: Documents): ReadonlyArray<KnowledgeBase.Document> =>
+  Array.isArray(documents)
+    ? (documents as ReadonlyArray<KnowledgeBase.Document>)
+    : Object.entries(documents).map(([source, text]) => ({ source, text }))
+
+/**
+ * A knowledge base that searches `documents` for every role, whatever its
+ * `spec.knowledge` lists (sources are not read). Search, ranking and `topK`
+ * are the real ones (minisearch).
+ *
+ * @example
+ * ```ts
+ * import { FixedKnowledge } from "@rolecraft/testing"
+ *
+ * const knowledge = FixedKnowledge.layer({ "faq#refunds": "Refunds are paid within 30 days." })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const make = (documents: Documents): Effect.Effect<KnowledgeBase.KnowledgeBase["Service"]> => {
+  const list = toList(documents)
+  return KnowledgeBase.make({ load: () => Effect.succeed(list) })
+}
+
+/**
+ * {@link make} as a layer providing `KnowledgeBase`.
+ *
+ * @since 0.1.0
+ */
+export const layer = (documents: Documents): Layer.Layer<KnowledgeBase.KnowledgeBase> =>
+  Layer.effect(KnowledgeBase.KnowledgeBase, make(documents))
