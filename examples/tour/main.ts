@@ -64,18 +64,20 @@ const listTools = (name: string, server: Action.McpServer) =>
       const client = yield* McpClient.McpClient
       const connection = yield* client.connect(server, { name })
       const tools = yield* connection.listTools()
-      return `${connection.server.name} ${connection.server.version}: ${tools.length} tools (${tools.map((tool) => tool.name).join(", ")})`
+      return {
+        server: `${connection.server.name} ${connection.server.version}`,
+        tools: tools.map((tool) => tool.name)
+      }
     })
-  ).pipe(Effect.catch((error) => Effect.succeed(`could not list tools: ${error.message}`)))
+  ).pipe(Effect.catch((error) => Effect.succeed({ server: `could not list tools: ${error.message}`, tools: [] })))
 
-const describeRole = (role: Role.Any): string =>
-  Role.actions(role)
-    .map((entry) => {
-      if (entry.source._tag === "Capability") return `${entry.name} (${entry.action._tag}, ${entry.source.capability})`
-      const overridden = role.capabilities.find((capability) => Capability.flatten(capability).has(entry.name))
-      return `${entry.name} (${entry.action._tag}, own${overridden === undefined ? "" : `, overrides ${overridden.name}`})`
-    })
-    .join(" · ")
+/** A role's actions, each with its type and where it came from. */
+const describeRole = (role: Role.Any): ReadonlyArray<string> =>
+  Role.actions(role).map((entry) => {
+    if (entry.source._tag === "Capability") return `${entry.name} (${entry.action._tag}, ${entry.source.capability})`
+    const overridden = role.capabilities.find((capability) => Capability.flatten(capability).has(entry.name))
+    return `${entry.name} (${entry.action._tag}, own${overridden === undefined ? "" : `, overrides ${overridden.name}`})`
+  })
 
 const failedWith =
   (category: string, detail?: string) =>
@@ -94,11 +96,13 @@ const succeeded =
 
 const program = Effect.gen(function* () {
   const { line } = transcript
-  // One setup fact: a name, then text wrapped under it.
-  const fact = (name: string, text: string) =>
-    Effect.forEach(Transcript.wrap(text, 108, 6), (part, i) => line(`  ${(i === 0 ? name : "").padEnd(8)} ${part}`), {
-      discard: true
-    })
+  // One setup fact: a name, then text (or items) wrapped under it.
+  const fact = (name: string, text: string | ReadonlyArray<string>) =>
+    Effect.forEach(
+      typeof text === "string" ? Transcript.wrap(text, 108, 6) : Transcript.wrapItems(text, 108),
+      (part, i) => line(`  ${(i === 0 ? name : "").padEnd(8)} ${part}`),
+      { discard: true }
+    )
   yield* line("Rolecraft tour: one agent, every kind of action, on real input")
   yield* line()
 
@@ -120,10 +124,16 @@ const program = Effect.gen(function* () {
     [listTools("files", files.server), listTools("toolbox", toolbox.server)],
     { concurrency: 2 }
   )
-  yield* fact("MCP", `server-filesystem over stdio, on the folder: ${filesystemTools}`)
-  yield* fact("", `server-everything over stdio: ${everythingTools}`)
-  yield* fact("roles", `${TravelAgent.identity.name}: ${describeRole(TravelAgent)}`)
-  yield* fact("", `${Archivist.identity.name}: ${describeRole(Archivist)}`)
+  const listing = (what: string, { server, tools }: { server: string; tools: ReadonlyArray<string> }) => {
+    const [first = "", ...rest] = tools
+    return [`${what}: ${server}, ${tools.length} tools: ${first}`, ...rest]
+  }
+  yield* fact("MCP", listing("server-filesystem over stdio, on the folder", filesystemTools))
+  yield* fact("", listing("server-everything over stdio", everythingTools))
+  for (const [i, role] of [TravelAgent, Archivist].entries()) {
+    const [first = "", ...rest] = describeRole(role)
+    yield* fact(i === 0 ? "roles" : "", [`${role.identity.name}: ${first}`, ...rest])
+  }
 
   const agent = yield* Agent.make({ id: "tour", roles: [TravelAgent, Archivist] })
   // The capabilities' endpoints are paths: this client resolves them against the API's base URL.
@@ -273,11 +283,14 @@ const program = Effect.gen(function* () {
       Effect.flatMap((outcome) =>
         Effect.map(api.traffic, (traffic) => ({
           ...outcome,
-          notes: [`the API recorded ${traffic.bookings.length} booking${traffic.bookings.length === 1 ? "" : "s"}`]
+          notes: [`the API recorded ${traffic.bookings.length} booking${traffic.bookings.length === 1 ? "" : "s"}`],
+          facts: { bookings: traffic.bookings.length }
         }))
       )
     ),
-    must: (outcome) => failedWith("APPROVAL", "used")(outcome)
+    must: (outcome) =>
+      failedWith("APPROVAL", "used")(outcome) ??
+      (outcome.facts?.bookings === 1 ? undefined : `expected 1 booking on the API, saw ${outcome.facts?.bookings}`)
   })
 
   yield* transcript.heading("Failures: resilience, fallback, and errors reported in the response")
@@ -292,15 +305,18 @@ const program = Effect.gen(function* () {
       Effect.flatMap((outcome) =>
         Effect.map(api.traffic, (traffic) => ({
           ...outcome,
-          notes: [`the radar route was called ${traffic.hits["GET /v1/radar"] ?? 0} times (1 attempt + 1 retry)`]
+          notes: [`the radar route was called ${traffic.hits["GET /v1/radar"] ?? 0} times (1 attempt + 1 retry)`],
+          facts: { radarCalls: traffic.hits["GET /v1/radar"] ?? 0 }
         }))
       )
     ),
-    must: succeeded((conditions) =>
-      conditions?.source === "fallback" && conditions?.because === "TRANSIENT"
-        ? undefined
-        : "expected the fallback's answer after a TRANSIENT failure"
-    )
+    must: (outcome) =>
+      succeeded((conditions) =>
+        conditions?.source === "fallback" && conditions?.because === "TRANSIENT"
+          ? undefined
+          : "expected the fallback's answer after a TRANSIENT failure"
+      )(outcome) ??
+      (outcome.facts?.radarCalls === 2 ? undefined : `expected 2 calls to the radar, saw ${outcome.facts?.radarCalls}`)
   })
   yield* step({
     title: "An ActionRequest for an unknown city: the 404 comes back in the ActionResponse",

@@ -94,7 +94,7 @@ export const TravelAgent = Role.make({
       Action.fallback(
         ({ city }, error): Conditions => ({
           city,
-          sky: "unknown: radar unavailable, try the forecast",
+          sky: "unknown (radar down)",
           source: "fallback",
           because: error.category
         })

@@ -17,21 +17,27 @@ import { styleText } from "node:util"
 import type { ActionResponse } from "@rolecraft/core"
 import { Clock, Effect, Fiber, Redacted, Schedule } from "effect"
 
-/** What a step's run produced: a success value, or a typed failure. */
-export type Outcome =
+/**
+ * What a step's run produced: a success value, or a typed failure. `notes`
+ * are printed under the result; `facts` are what else the step observed (a
+ * count on the API, say), for its `must` check.
+ */
+export type Outcome = (
   | {
       readonly ok: true
       readonly value: unknown
       readonly usage?: ActionResponse.Usage | undefined
-      readonly notes?: ReadonlyArray<string> | undefined
     }
   | {
       readonly ok: false
       readonly category: string
       readonly detail?: string | undefined
       readonly message: string
-      readonly notes?: ReadonlyArray<string> | undefined
     }
+) & {
+  readonly notes?: ReadonlyArray<string> | undefined
+  readonly facts?: Readonly<Record<string, number>> | undefined
+}
 
 /**
  * One step of the tour. `must(outcome)` returns `undefined` when the step
@@ -115,6 +121,22 @@ export const wrap = (text: string, width: number, maxLines = 4): ReadonlyArray<s
     const last = lines[lines.length - 1] ?? ""
     lines[lines.length - 1] = `${last.slice(0, Math.max(0, width - 1))}…`
   }
+  return lines
+}
+
+/** Items joined with `separator` into lines of at most `width` characters, never breaking an item. */
+export const wrapItems = (items: ReadonlyArray<string>, width: number, separator = " · "): ReadonlyArray<string> => {
+  const lines: Array<string> = []
+  let current = ""
+  for (const item of items) {
+    if (current === "") current = item
+    else if (current.length + separator.length + item.length <= width) current += separator + item
+    else {
+      lines.push(current + separator.trimEnd())
+      current = item
+    }
+  }
+  if (current !== "") lines.push(current)
   return lines
 }
 
