@@ -29,7 +29,9 @@ interface Listed {
 /** A low-level SDK server listing `tools` exactly as given and recording every call. */
 const recorder = (name: string, tools: ReadonlyArray<Listed>, received: Array<Received>) => () => {
   const server = new Server({ name, version: "1.0.0" }, { capabilities: { tools: {} } })
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools as Array<Listed & { inputSchema: { type: "object" } }> }))
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: tools as Array<Listed & { inputSchema: { type: "object" } }>
+  }))
   server.setRequestHandler(CallToolRequestSchema, (request) => {
     received.push({ server: name, tool: request.params.name, arguments: request.params.arguments })
     return { content: [{ type: "text" as const, text: `${name} ran ${request.params.name}` }] }
@@ -42,7 +44,11 @@ const long = `hosting_restartNode.jsApplicationV1_${"x".repeat(40)}`
 const helper = Role.make({
   identity: { name: "helper", goal: "Use tools", domain: "tools" },
   actions: {
-    lookup: Action.local({ description: "Look a word up", parameters: { word: Schema.String }, run: ({ word }) => word }),
+    lookup: Action.local({
+      description: "Look a word up",
+      parameters: { word: Schema.String },
+      run: ({ word }) => word
+    }),
     "srv-a": Action.mcpTool({ description: "Server A", server: "memory://a" }),
     "srv-b": Action.mcpTool({ description: "Server B", server: "memory://b" })
   }
@@ -54,7 +60,11 @@ const setup = () => {
     "memory://a": recorder(
       "a",
       [
-        { name: "send_email", description: "Send through A", inputSchema: { type: "object", properties: { to: { type: "string" } } } },
+        {
+          name: "send_email",
+          description: "Send through A",
+          inputSchema: { type: "object", properties: { to: { type: "string" } } }
+        },
         { name: "get_server_version", inputSchema: { type: "object" } },
         { name: "calendar.respondToEvent", inputSchema: { type: "object" } },
         { name: "user-profile/update", inputSchema: { type: "object" } },
@@ -72,7 +82,9 @@ const setup = () => {
           inputSchema: {
             type: "object",
             properties: { root: { $ref: "#/$defs/Node" } },
-            $defs: { Node: { type: "object", properties: { children: { type: "array", items: { $ref: "#/$defs/Node" } } } } }
+            $defs: {
+              Node: { type: "object", properties: { children: { type: "array", items: { $ref: "#/$defs/Node" } } } }
+            }
           }
         },
         {
@@ -88,7 +100,13 @@ const setup = () => {
     ),
     "memory://b": recorder(
       "b",
-      [{ name: "send_email", description: "Send through B", inputSchema: { type: "object", properties: { to: { type: "string" } } } }],
+      [
+        {
+          name: "send_email",
+          description: "Send through B",
+          inputSchema: { type: "object", properties: { to: { type: "string" } } }
+        }
+      ],
       received
     )
   }
@@ -131,7 +149,11 @@ describe("chat turns with MCP tools (in-memory servers)", () => {
         type: "object",
         properties: {
           start: { type: "object", properties: { lat: { type: "number" }, lon: { type: "number" } } },
-          end: { type: "object", properties: { lat: { type: "number" }, lon: { type: "number" } }, description: "where to" }
+          end: {
+            type: "object",
+            properties: { lat: { type: "number" }, lon: { type: "number" } },
+            description: "where to"
+          }
         }
       })
       assert.strictEqual(tool("srv-b_send_email")?.description, "Send through B")
@@ -146,16 +168,14 @@ describe("chat turns with MCP tools (in-memory servers)", () => {
       const agent = yield* Agent.make({ id: "mcp-chat", roles: [helper] })
       const scripted = yield* ScriptedModel.make([
         ScriptedModel.respond((request) =>
-          ScriptedModel.toolCalls(
-            [
-              { name: "srv-b_send_email", arguments: { to: "ana" } },
-              { name: "srv-a_send_email", arguments: { to: "bo" } },
-              { name: "srv-a_calendar_respondToEvent" },
-              { name: "srv-a_user-profile_update" },
-              { name: offeredNames(request).find((name) => name.startsWith("srv-a_hosting")) ?? "missing" },
-              { name: "lookup", arguments: { word: "tide" } }
-            ]
-          )
+          ScriptedModel.toolCalls([
+            { name: "srv-b_send_email", arguments: { to: "ana" } },
+            { name: "srv-a_send_email", arguments: { to: "bo" } },
+            { name: "srv-a_calendar_respondToEvent" },
+            { name: "srv-a_user-profile_update" },
+            { name: offeredNames(request).find((name) => name.startsWith("srv-a_hosting")) ?? "missing" },
+            { name: "lookup", arguments: { word: "tide" } }
+          ])
         ),
         ScriptedModel.reply("sent")
       ])
@@ -179,7 +199,7 @@ describe("chat turns with MCP tools (in-memory servers)", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("C07: a tool whose schema has no properties, called with arguments \"\", receives {}", () => {
+  it.effect('C07: a tool whose schema has no properties, called with arguments "", receives {}', () => {
     const { layer, received } = setup()
     return Effect.gen(function* () {
       const agent = yield* Agent.make({ id: "mcp-chat", roles: [helper] })
@@ -257,7 +277,11 @@ describe("chat turns with MCP tools (in-memory servers)", () => {
       assert.include(offeredNames(first), "srv-b_send_email")
       assert.isFalse(offeredNames(first).some((name) => name.startsWith("nowhere")))
       assert.isTrue(
-        logs.lines.some((line) => /^Warn: Chat: the tools of nowhere are not offered in this step: .*no in-memory MCP server named memory:\/\/nowhere/.test(line))
+        logs.lines.some((line) =>
+          /^Warn: Chat: the tools of nowhere are not offered in this step: .*no in-memory MCP server named memory:\/\/nowhere/.test(
+            line
+          )
+        )
       )
     }).pipe(Effect.provide(layer), Effect.provide(logs.layer))
   })
