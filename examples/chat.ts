@@ -132,9 +132,9 @@ const program = Effect.gen(function* () {
 
   if (result._tag !== "Completed") return yield* Effect.die(new Error(`the turn ended with ${result._tag}`))
   for (const line of transcript(result.messages)) yield* Console.log(line)
-  const offered = ((yield* endpoint.requests)[0]?.body as { tools?: ReadonlyArray<{ function: { name: string } }> })
-    .tools
-  yield* Console.log(`\nTools offered: ${offered?.map((tool) => tool.function.name).join(", ")}`)
+  const [first] = yield* endpoint.requests
+  const offered = (first?.body as { tools?: ReadonlyArray<{ function: { name: string } }> } | undefined)?.tools ?? []
+  yield* Console.log(`\nTools offered: ${offered.map((tool) => tool.function.name).join(", ")}`)
   yield* Console.log(`${result.steps} model calls, ${result.usage.totalTokens} tokens.`)
 }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(NodeHttpClient.layerUndici, McpClientSdk.layer())))
 
