@@ -32,18 +32,18 @@ import {
   isActionError,
   type RetrievalFailure,
   Unauthorized,
-  ValidationError
+  type ValidationError
 } from "./ActionError.ts"
 import * as Approval from "./Approval.ts"
 import * as ApprovalStore from "./ApprovalStore.ts"
 import * as Authority from "./Authority.ts"
 import * as Conversion from "./Conversion.ts"
 import * as Events from "./Events.ts"
+import * as ChatMessages from "./internal/chatMessages.ts"
+import * as ChatToolkit from "./internal/chatToolkit.ts"
 import type { AgentRuntime } from "./internal/executor.ts"
-import * as McpTool from "./internal/mcpTool.ts"
 import * as LanguageModel from "./LanguageModel.ts"
-import type { ToolDefinition } from "./McpClient.ts"
-import * as McpToolkit from "./McpToolkit.ts"
+import type * as McpToolkit from "./McpToolkit.ts"
 import * as Resilience from "./Resilience.ts"
 import type * as Role from "./Role.ts"
 import * as Tool from "./Tool.ts"
@@ -302,96 +302,6 @@ const chatAction = "chat"
 
 const zero: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
 
-const invalid = (action: string, path: string, message: string) =>
-  new ValidationError({ action, message: `${action}: ${message}`, issues: [{ path, message }] })
-
-/**
- * Checks that every tool call in a history is answered exactly once, by a
- * tool message after it and before the next assistant message; `open` lists
- * the calls of the last assistant message that may stay unanswered (a paused
- * turn's pending calls).
- */
-const checkHistory = (
-  action: string,
-  messages: ReadonlyArray<LanguageModel.Message>,
-  open: ReadonlySet<string>
-): ValidationError | undefined => {
-  if (messages.length === 0) return invalid(action, "messages", "the message list is empty")
-  let waiting = new Set<string>()
-  let last = -1
-  const unanswered = (at: number) =>
-    invalid(
-      action,
-      `messages[${at}]`,
-      `tool calls ${[...waiting].join(", ")} are never answered (every tool call needs one tool message)`
-    )
-  for (const [i, message] of messages.entries()) {
-    if (message.role === "assistant") {
-      if (waiting.size > 0) return unanswered(i)
-      waiting = new Set((message.toolCalls ?? []).map((call) => call.id))
-      last = i
-    } else if (message.role === "tool") {
-      if (!waiting.delete(message.toolCallId)) {
-        return invalid(
-          action,
-          `messages[${i}].toolCallId`,
-          `the tool message answers ${message.toolCallId}, which is not an unanswered call of the assistant message before it`
-        )
-      }
-    } else if (waiting.size > 0) {
-      return unanswered(i)
-    }
-  }
-  for (const id of open) waiting.delete(id)
-  if (waiting.size > 0) return unanswered(last)
-  return undefined
-}
-
-const History = Schema.Struct({ messages: Schema.Array(LanguageModel.Message) })
-
-/** A caller's message list: decoded, checked, and given a system message when it has none. */
-const historyOf = (input: unknown, system: string): Effect.Effect<Array<LanguageModel.Message>, ValidationError> =>
-  Effect.flatMap(Conversion.decode(History, { messages: input }, { action: chatAction }), ({ messages }) => {
-    const problem = checkHistory(chatAction, messages, new Set())
-    if (problem !== undefined) return Effect.fail(problem)
-    const out: Array<LanguageModel.Message> = messages.some((message) => message.role === "system")
-      ? [...messages]
-      : [{ role: "system", content: system }, ...messages]
-    return Effect.succeed(out)
-  })
-
-// Gives empty or repeated call ids of one step fresh ones, so that every call
-// can be answered exactly once by id.
-const withUniqueIds = (
-  calls: ReadonlyArray<LanguageModel.ToolCall>,
-  step: number
-): ReadonlyArray<LanguageModel.ToolCall> => {
-  if (calls.length === 1 && calls[0]?.id !== "") return calls
-  const seen = new Set<string>()
-  return calls.map((call, i) => {
-    let id = call.id
-    if (id === "" || seen.has(id)) {
-      let n = 0
-      do id = `${call.id === "" ? "call" : call.id}_${step}_${i}${n++ === 0 ? "" : `_${n}`}`
-      while (seen.has(id) || calls.some((other) => other.id === id))
-    }
-    seen.add(id)
-    return id === call.id ? call : { ...call, id }
-  })
-}
-
-const contentOf = (value: unknown): string => {
-  if (typeof value === "string") return value
-  if (value === undefined) return "null"
-  const json = Result.try(() => JSON.stringify(value))
-  return Result.isSuccess(json) && typeof json.success === "string" ? json.success : String(value)
-}
-
-const errorContent = (error: ActionError | RetrievalFailure): string =>
-  JSON.stringify({
-    error: { category: isActionError(error) ? error.category : "RETRIEVAL", message: error.message }
-  })
-
 // =============================================================================
 // The loop
 // =============================================================================
@@ -471,7 +381,7 @@ const positiveInt = (
     ? Result.succeed(fallback)
     : Number.isInteger(value) && value >= 1
       ? Result.succeed(value)
-      : Result.fail(invalid(chatAction, name, `${name} must be an integer >= 1, got ${value}`))
+      : Result.fail(ChatMessages.invalid(chatAction, name, `${name} must be an integer >= 1, got ${value}`))
 
 const settingsOf = (
   options: ChatOptions | undefined,
@@ -500,7 +410,7 @@ const settingsOf = (
   })
 }
 
-const modelNotProvided = invalid(
+const modelNotProvided = ChatMessages.invalid(
   chatAction,
   "",
   "LanguageModel not provided: provide a LanguageModel layer (e.g. @rolecraft/openai) to chat"
@@ -520,14 +430,14 @@ interface Answered {
 }
 
 const answered = (toolCallId: string, value: unknown): Answered => ({
-  message: { role: "tool", toolCallId, content: contentOf(value) },
+  message: { role: "tool", toolCallId, content: ChatMessages.contentOf(value) },
   category: undefined,
   success: true,
   pending: undefined
 })
 
 const failed = (toolCallId: string, error: ActionError | RetrievalFailure, pending?: PendingCall): Answered => ({
-  message: { role: "tool", toolCallId, content: errorContent(error) },
+  message: { role: "tool", toolCallId, content: ChatMessages.errorContent(error) },
   category: isActionError(error) ? error.category : undefined,
   success: false,
   pending
@@ -542,8 +452,6 @@ interface Turn {
   readonly meter: LanguageModel.UsageMeter["Service"]
 }
 
-const emptyList: ReadonlyArray<ToolDefinition> = []
-
 /**
  * Builds an agent's chat turns (`Agent.make` calls it once per agent).
  *
@@ -552,64 +460,7 @@ const emptyList: ReadonlyArray<ToolDefinition> = []
 export const make = <R>(host: Host<R>): Chats<R> => {
   const { id, hub, authority } = host
   const system = systemPrompt(id, host.roles)
-  const offered = [...host.actions].filter(([, { action }]) => action.policies.excludeFromModel !== true)
-  const actionEntries = (strict: boolean): ReadonlyArray<Tool.Entry> =>
-    offered
-      .filter(([name, { action }]) => action._tag !== "mcpTool" && Authority.allows(authority, name))
-      .map(([name, { action }]) => ({
-        key: name,
-        description: action.description,
-        parameters: action.parameters,
-        strict
-      }))
-  // An mcpTool action whose name authority denies (with no allow list to let
-  // a tool through) is not even listed.
-  const servers = offered.filter(
-    ([name, { action }]) =>
-      action._tag === "mcpTool" && (Authority.allows(authority, name) || authority.allow.length > 0)
-  ) as ReadonlyArray<readonly [string, { readonly action: Action.McpTool<any, any> }]>
-
-  const listed = (name: string, action: Action.McpTool<any, any>) =>
-    McpTool.listTools({ name, action, agent: host.runtime }).pipe(
-      Effect.catch((error) =>
-        Effect.as(
-          Effect.logWarning(`Chat: the tools of ${name} are not offered in this step: ${error.message}`),
-          emptyList
-        )
-      )
-    )
-
-  let cached:
-    | {
-        readonly strict: boolean
-        readonly lists: ReadonlyArray<ReadonlyArray<ToolDefinition>>
-        readonly kit: McpToolkit.McpToolkit
-      }
-    | undefined
-  const toolkitOf = (strict: boolean): Effect.Effect<McpToolkit.McpToolkit> =>
-    Effect.flatMap(
-      servers.length === 0
-        ? Effect.succeed(emptyList as unknown as ReadonlyArray<ReadonlyArray<ToolDefinition>>)
-        : Effect.forEach(servers, ([name, { action }]) => listed(name, action), { concurrency: "unbounded" }),
-      (lists) => {
-        if (
-          cached !== undefined &&
-          cached.strict === strict &&
-          cached.lists.length === lists.length &&
-          cached.lists.every((list, i) => list === lists[i])
-        ) {
-          return Effect.succeed(cached.kit)
-        }
-        const tools = servers.map(([name], i) => ({
-          action: name,
-          tools: (lists[i] ?? emptyList).filter((tool) => Authority.allows(authority, name, tool.name))
-        }))
-        return Effect.map(McpToolkit.make(tools, { strict, actions: actionEntries(strict) }), (kit) => {
-          cached = { strict, lists, kit }
-          return kit
-        })
-      }
-    )
+  const toolkitOf = ChatToolkit.make(host)
 
   // ---------------------------------------------------------------------------
   // One tool call
@@ -766,7 +617,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
         const kit = yield* toolkitOf(turn.settings.strict)
         const response = yield* generate(model, turn, kit)
         turn.steps += 1
-        const calls = withUniqueIds(response.toolCalls, turn.steps)
+        const calls = ChatMessages.withUniqueIds(response.toolCalls, turn.steps)
         turn.messages.push(
           calls.length === 0
             ? { role: "assistant", content: response.text }
@@ -831,7 +682,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
               { role: "system", content: start },
               { role: "user", content: input }
             ]
-          : yield* historyOf(input, start)
+          : yield* ChatMessages.historyOf(chatAction, input, start)
       return yield* metered((meter) =>
         loop(model, { messages, steps: 0, prior: zero, settings: settings.success, meter })
       )
@@ -877,36 +728,9 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   const resume: Chats<R>["resume"] = (raw, decisions, options) =>
     Effect.gen(function* () {
       const state = yield* Conversion.decode(PausedState, raw, { action: "resume" })
-      const problem = checkHistory("resume", state.messages, new Set(state.pending.map((call) => call.toolCallId)))
-      if (problem !== undefined) return yield* problem
-      const lastAssistant = state.messages.findLast((message) => message.role === "assistant")
-      const calls = lastAssistant?.role === "assistant" ? (lastAssistant.toolCalls ?? []) : []
-      const answeredIds = new Set(
-        state.messages.flatMap((message) => (message.role === "tool" ? [message.toolCallId] : []))
-      )
-      for (const call of state.pending) {
-        if (!calls.some((c) => c.id === call.toolCallId) || answeredIds.has(call.toolCallId)) {
-          return yield* invalid(
-            "resume",
-            "pending",
-            `${call.toolCallId} is not an unanswered call of the last assistant message`
-          )
-        }
-      }
-      const missing = state.pending.filter((call) => !Object.hasOwn(decisions, call.toolCallId))
-      const unknown = Object.keys(decisions).filter((key) => !state.pending.some((call) => call.toolCallId === key))
-      if (missing.length > 0 || unknown.length > 0) {
-        return yield* invalid(
-          "resume",
-          "decisions",
-          [
-            missing.length === 0 ? "" : `no decision for ${missing.map((call) => call.toolCallId).join(", ")}`,
-            unknown.length === 0 ? "" : `no pending call ${unknown.join(", ")}`
-          ]
-            .filter((part) => part !== "")
-            .join("; ")
-        )
-      }
+      const checked = ChatMessages.checkPaused("resume", state.messages, state.pending, decisions)
+      if (Result.isFailure(checked)) return yield* checked.failure
+      const calls = checked.success
       const settings = settingsOf(options, host.roles, state.maxSteps)
       if (Result.isFailure(settings)) return yield* settings.failure
       const model = yield* requireModel
@@ -923,23 +747,10 @@ export const make = <R>(host: Host<R>): Chats<R> => {
               ),
             { concurrency: settings.success.concurrency }
           )
-          // The last step's answers, before and after the pause, in the order of its calls.
-          const cut = state.messages.lastIndexOf(lastAssistant as LanguageModel.Message)
-          const byId = new Map(
-            [
-              ...state.messages
-                .slice(cut + 1)
-                .filter((message): message is LanguageModel.ToolMessage => message.role === "tool"),
-              ...answers.map((answer) => answer.message)
-            ].map((message) => [message.toolCallId, message])
+          const messages = ChatMessages.withAnswers(
+            state.messages,
+            answers.map((answer) => answer.message)
           )
-          const messages: Array<LanguageModel.Message> = [
-            ...state.messages.slice(0, cut + 1),
-            ...calls.flatMap((call) => {
-              const message = byId.get(call.id)
-              return message === undefined ? [] : [message]
-            })
-          ]
           return yield* loop(model, {
             messages,
             steps: state.steps,
