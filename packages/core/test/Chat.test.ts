@@ -7,7 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ScriptedModel } from "@rolecraft/testing"
-import { Chunk, Effect, Fiber, Option, Schema, Stream } from "effect"
+import { Chunk, Effect, Fiber, Option, Schema, Stream, Tracer } from "effect"
 import { TestClock } from "effect/testing"
 import * as Action from "../src/Action.ts"
 import { ExecutionFailure, Timeout, TransientFailure, ValidationError } from "../src/ActionError.ts"
@@ -828,6 +828,33 @@ describe("Chat: events and usage", () => {
       assert.deepStrictEqual(result.usage, { inputTokens: 33, outputTokens: 11, totalTokens: 44 })
       assert.strictEqual(counts.book, 1)
       yield* scripted.assertDone
+    })
+  )
+
+  it.effect("a turn runs in one span Rolecraft.chat holding its model calls and its tool calls", () =>
+    Effect.gen(function* () {
+      const spans: Array<Tracer.NativeSpan> = []
+      const tracer = Tracer.make({
+        span(options) {
+          const span = new Tracer.NativeSpan(options)
+          spans.push(span)
+          return span
+        }
+      })
+      const { travel } = fixture()
+      const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+      const scripted = yield* ScriptedModel.make([
+        ScriptedModel.toolCalls([{ name: "ping" }]),
+        ScriptedModel.reply("ok")
+      ])
+      yield* agent.chat("Go").pipe(Effect.provide(scripted.layer), Effect.withTracer(tracer))
+      const root = spans.find((span) => span.name === "Rolecraft.chat")
+      assert.strictEqual(root?.attributes.get("rolecraft.agent"), "planner")
+      const children = spans.filter((span) => span.parent._tag === "Some" && span.parent.value.spanId === root?.spanId)
+      assert.deepStrictEqual(
+        children.map((span) => span.name),
+        ["Rolecraft.model.generate", "Rolecraft.executeAction", "Rolecraft.model.generate"]
+      )
     })
   )
 })
