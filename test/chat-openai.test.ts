@@ -381,6 +381,17 @@ describe("chat turns through the openai SDK against a local endpoint", () => {
     })
   )
 
+  it.live("a refusal completes the turn with the refusal message and no text", () =>
+    Effect.gen(function* () {
+      const { result } = yield* turn([Server.reply(null, { refusal: "I can't help with that." })], (agent) =>
+        agent.chat("Do something bad")
+      )
+      expectTag(result, "Completed")
+      assert.strictEqual(result.text, "")
+      assert.strictEqual(result.refusal, "I can't help with that.")
+    })
+  )
+
   it.live("a 429 then a success under the chat's retry policy", () =>
     Effect.gen(function* () {
       const { result, requests } = yield* turn(

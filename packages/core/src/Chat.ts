@@ -202,7 +202,8 @@ export type Decisions = Readonly<Record<string, Decision>>
  * `messages` the whole conversation (system message first; pass it back,
  * with a new user message, as the next turn's input), `usage` the turn's
  * tokens, `steps` its model calls, `finishReason` the last call's (e.g.
- * `"length"` when the text was cut).
+ * `"length"` when the text was cut), and `refusal` the model's refusal
+ * message when it refused (its `text` is then usually `""`).
  *
  * @since 0.1.0
  */
@@ -213,6 +214,7 @@ export interface Completed {
   readonly usage: Usage
   readonly steps: number
   readonly finishReason: LanguageModel.FinishReason
+  readonly refusal?: string | undefined
 }
 
 /**
@@ -639,7 +641,8 @@ export const make = <R>(host: Host<R>): Chats<R> => {
             messages: turn.messages,
             usage: yield* usageOf(turn),
             steps: turn.steps,
-            finishReason: response.finishReason
+            finishReason: response.finishReason,
+            ...(response.refusal === undefined ? {} : { refusal: response.refusal })
           })
         }
         const answers = yield* answerAll(calls, kit, turn)
