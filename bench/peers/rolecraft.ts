@@ -4,9 +4,6 @@
  * { maxSteps })` over a scripted `LanguageModel` (built with the same
  * `LanguageModel.make` the openai layer uses) answering from the shared
  * script.
- *
- * Until `agent.chat` exists (the chat loop of issue 6), `unavailable` says so
- * and `run.ts` prints "rolecraft chat: not available yet" instead of failing.
  */
 import { Action, Agent, LanguageModel, Role } from "@rolecraft/core"
 import { Effect, type Layer, ManagedRuntime, Schema, Scope } from "effect"
@@ -21,16 +18,6 @@ import {
   toolDescription,
   toolName
 } from "./scenario.ts"
-
-/** What `agent.chat` resolves to (the chat branch delivers `agent.chat`). */
-type ChatResult =
-  | { readonly _tag: "Completed"; readonly text: string; readonly messages: ReadonlyArray<unknown> }
-  | { readonly _tag: "AwaitingApproval" }
-  | { readonly _tag: "StepLimitReached" }
-
-interface ChatAgent {
-  readonly chat?: (input: string, options: { readonly maxSteps: number }) => Effect.Effect<ChatResult, unknown, never>
-}
 
 // ---------------------------------------------------------------------------
 // The model's side of the script, in the provider's message shape (complete).
@@ -78,35 +65,13 @@ const forecast = Role.make({
   }
 })
 
-/** Why Rolecraft's chat cannot run in this build, or `undefined` when it can. */
-export let unavailable: string | undefined
-
-interface Session {
-  readonly runtime: ManagedRuntime.ManagedRuntime<LanguageModel.LanguageModel, never>
-  readonly agent: ChatAgent
-}
-
-const open = async (): Promise<Session | undefined> => {
-  const runtime = ManagedRuntime.make(mockModel)
-  // the agent lives as long as the process: its scope is never closed
-  const scope = Effect.runSync(Scope.make())
-  const made = await runtime.runPromise(Agent.make({ id: "bench", roles: [forecast] }).pipe(Scope.provide(scope)))
-  // TODO(lead, at merge): `Agent` has `chat` then; drop this widening
-  const agent = made as unknown as ChatAgent
-  if (typeof agent.chat !== "function") {
-    unavailable = "agent.chat is missing"
-    return undefined
-  }
-  return { runtime, agent }
-}
-
-const session = await open()
+const runtime = ManagedRuntime.make(mockModel)
+// the agent lives as long as the process: its scope is never closed
+const scope = Effect.runSync(Scope.make())
+const agent = await runtime.runPromise(Agent.make({ id: "bench", roles: [forecast] }).pipe(Scope.provide(scope)))
 
 const chat = async (toolCalls: number, maxSteps: number): Promise<string | undefined> => {
-  if (session === undefined || session.agent.chat === undefined) {
-    throw new Error(`rolecraft chat: not available yet (${unavailable})`)
-  }
-  const result = await session.runtime.runPromise(session.agent.chat(promptFor(toolCalls), { maxSteps }))
+  const result = await runtime.runPromise(agent.chat(promptFor(toolCalls), { maxSteps }))
   return result._tag === "Completed" ? result.text : undefined
 }
 

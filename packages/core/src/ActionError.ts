@@ -67,8 +67,8 @@ export class ActionNotFound extends Schema.TaggedError<ActionNotFound>()("Action
 
 /**
  * VALIDATION: bad or missing arguments, or a misconfiguration found at call
- * time (a service not provided, an unset secret variable, a bad placeholder,
- * a missing executor). `issues` names each failing field path. Not retryable.
+ * time (a service not provided, an unset secret variable, a bad placeholder).
+ * `issues` names each failing field path. Not retryable.
  *
  * @since 0.1.0
  */

@@ -19,6 +19,7 @@ import type { ActionResponse } from "./ActionResponse.ts"
 import * as Approval from "./Approval.ts"
 import type * as ApprovalStore from "./ApprovalStore.ts"
 import * as Authority from "./Authority.ts"
+import * as Chat from "./Chat.ts"
 import * as Contract from "./Contract.ts"
 import * as Conversion from "./Conversion.ts"
 import * as Events from "./Events.ts"
@@ -90,6 +91,26 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    * `ActionResponse`. Only a `RetrievalFailure` (and interruption) escape.
    */
   readonly execute: (request: ActionRequest) => Effect.Effect<ActionResponse, RetrievalFailure, R>
+  /**
+   * Runs one chat turn (SPEC §7): the model is offered the agent's actions
+   * and MCP tools, each tool call runs through the pipeline, until the model
+   * answers (`Completed`), a call needs approval (`AwaitingApproval`) or
+   * `maxSteps` is reached (`StepLimitReached`). Needs a `LanguageModel`. See
+   * `Chat.Chats` for the rules and `Chat.ChatOptions` for the options.
+   */
+  readonly chat: (
+    input: string | ReadonlyArray<LanguageModel.Message>,
+    options?: Chat.ChatOptions
+  ) => Effect.Effect<Chat.ChatResult, ActionError, R>
+  /**
+   * Continues a turn paused for approvals with one `Chat.approve` or
+   * `Chat.reject` decision per pending tool call id.
+   */
+  readonly resume: (
+    state: Chat.PausedState,
+    decisions: Chat.Decisions,
+    options?: Chat.ChatOptions
+  ) => Effect.Effect<Chat.ChatResult, ActionError, R>
   /**
    * The agent's events (SPEC §5): every event published after the stream
    * starts, until the agent's scope closes. Events carry names, categories,
@@ -340,12 +361,24 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         return { ...common, success: false, value: undefined, error } as const
       })
 
+    const chats = Chat.make({
+      id,
+      roles: options.roles,
+      actions: registry,
+      authority,
+      approvals,
+      hub,
+      runtime,
+      executeAction
+    })
     const agent: Agent<Record<string, Action.Any>, any> = {
       [TypeId]: TypeId,
       id,
       roles: options.roles,
       executeAction: executeAction as Agent<Record<string, Action.Any>, any>["executeAction"],
       execute,
+      chat: chats.chat,
+      resume: chats.resume,
       events: hub.events,
       approvals
     }

@@ -4,7 +4,9 @@
  * `ActionInterrupted`, to `agent.events` (a `Stream`); every call runs in one
  * span `Rolecraft.executeAction`, and, when the agent is made with
  * `traceSteps: true`, each pipeline step in a child span
- * `Rolecraft.step.<step>`.
+ * `Rolecraft.step.<step>`. A chat turn (`agent.chat`, `agent.resume`) adds
+ * `ChatStep` after each model call and `ToolCallStarted`/`ToolCallFinished`
+ * around each tool call it answers.
  *
  * Events and spans never hold argument values or results, only names,
  * categories, messages (already free of secrets: executors scrub them) and
@@ -86,37 +88,59 @@ export interface ActionInterrupted extends Common {
 }
 
 /**
- * A chat turn started running a model's tool call (SPEC §7).
+ * A chat turn started answering one of the model's tool calls (SPEC §7).
+ *
+ * - `step`: the turn's model step that made the call (1-based, counted across
+ *   an approval pause).
+ * - `toolCallId`: the call's id, as the model sent it.
+ * - `tool`: the model-facing tool name the model called.
+ * - `action`: the agent's action that runs it (for an MCP tool, its mcpTool
+ *   action); `undefined` when the name was never offered.
+ * - `mcpTool`: the server's own tool name, for an MCP tool.
+ *
+ * The action's own events (`ActionStarted`, …) come from the pipeline.
  *
  * @since 0.1.0
  */
 export interface ToolCallStarted {
   readonly _tag: "ToolCallStarted"
   readonly agentId: string
+  readonly step: number
   readonly toolCallId: string
   readonly tool: string
-  readonly action: string
+  readonly action: string | undefined
+  readonly mcpTool: string | undefined
   readonly timestamp: number
 }
 
 /**
- * A chat turn answered a model's tool call (SPEC §7).
+ * A chat turn answered one of the model's tool calls after `durationMs`
+ * (Clock milliseconds). `success` is `false` when the answer is an error
+ * message; `category` is then its category (`undefined` for a
+ * `RetrievalFailure`). A call paused for approval finishes with category
+ * `APPROVAL`.
  *
  * @since 0.1.0
  */
 export interface ToolCallFinished {
   readonly _tag: "ToolCallFinished"
   readonly agentId: string
+  readonly step: number
   readonly toolCallId: string
   readonly tool: string
-  readonly action: string
+  readonly action: string | undefined
+  readonly mcpTool: string | undefined
   readonly success: boolean
+  readonly category: Category | undefined
   readonly durationMs: number
   readonly timestamp: number
 }
 
 /**
- * A chat turn finished one model step (SPEC §7).
+ * A chat turn finished one model step (SPEC §7): `step` is its number
+ * (1-based, counted across an approval pause), `toolCalls` how many tool calls
+ * the model made in it (answered after this event), `usage` the tokens of
+ * that model call.
  *
  * @since 0.1.0
  */
@@ -125,7 +149,7 @@ export interface ChatStep {
   readonly agentId: string
   readonly step: number
   readonly toolCalls: number
-  readonly usage: Usage | undefined
+  readonly usage: Usage
   readonly timestamp: number
 }
 

@@ -436,13 +436,18 @@ export const make = (provider: Provider, options?: MakeOptions): LanguageModel["
         )
       ),
       Effect.mapError((error) => Redact.scrub(error, secrets)),
-      Effect.withSpan("Rolecraft.model.generate", {
-        attributes: {
-          "rolecraft.action": action,
-          "gen_ai.system": system,
-          "gen_ai.request.model": model ?? ""
-        }
-      })
+      // The call site is always `generate`: a stack trace would say nothing and costs a capture per call.
+      Effect.withSpan(
+        "Rolecraft.model.generate",
+        {
+          attributes: {
+            "rolecraft.action": action,
+            "gen_ai.system": system,
+            "gen_ai.request.model": model ?? ""
+          }
+        },
+        { captureStackTrace: false }
+      )
     )
   }
   return LanguageModel.of({ generate })

@@ -2,7 +2,8 @@
  * What a model is offered of MCP servers' tools (SPEC §7 "Chat turns", §8;
  * cases C07, C11, C12): the tools of several mcpTool actions projected through
  * the {@link Tool} module under namespaced keys `<action>/<tool>`, each
- * model-facing name mapped back to its own action and server tool.
+ * model-facing name mapped back to its own action and server tool. A chat
+ * turn passes the agent's other actions too, so one toolkit names them all.
  *
  * @since 0.1.0
  */
@@ -24,13 +25,14 @@ export interface ServerTools {
 
 /**
  * Where a model-facing name goes: the action to run, and the server's own
- * tool name to pass as its `tool` parameter.
+ * tool name to pass as its `tool` parameter (absent for an action offered as
+ * itself through `options.actions`).
  *
  * @since 0.1.0
  */
 export interface Route {
   readonly action: string
-  readonly tool: string
+  readonly tool?: string
 }
 
 /**
@@ -60,6 +62,12 @@ export interface McpToolkit extends Tool.Toolkit {
  *   and the others are still offered.
  * - The description is the tool's `description`, else its `title`, else
  *   `"<tool> (MCP tool of <action>)"`.
+ * - `options.actions`: entries offered alongside the MCP tools, keyed by
+ *   action name (a chat turn's local, webService and llm actions), placed
+ *   first and projected in the same {@link Tool.toolkit}, so names are unique
+ *   across actions and MCP tools; each routes to `{ action: key }`.
+ * - `options.strict`: strict mode for the MCP tools (default `false`); action
+ *   entries carry their own `strict`.
  *
  * Never fails; logs one warning per excluded tool.
  *
@@ -76,11 +84,15 @@ export interface McpToolkit extends Tool.Toolkit {
  */
 export const make = (
   servers: ReadonlyArray<ServerTools>,
-  options?: { readonly strict?: boolean | undefined }
+  options?: { readonly strict?: boolean | undefined; readonly actions?: ReadonlyArray<Tool.Entry> | undefined }
 ): Effect.Effect<McpToolkit> =>
   Effect.gen(function* () {
     const routes = new Map<string, Route>()
     const entries: Array<Tool.Entry> = []
+    for (const entry of options?.actions ?? []) {
+      if (!routes.has(entry.key)) routes.set(entry.key, { action: entry.key })
+      entries.push(entry)
+    }
     for (const server of servers) {
       for (const tool of server.tools) {
         const key = `${server.action}/${tool.name}`
@@ -95,7 +107,8 @@ export const make = (
     }
     const kit = Tool.toolkit(entries)
     for (const excluded of kit.excluded) {
-      yield* Effect.logWarning(`MCP tool ${excluded.key} is not offered to the model: ${excluded.reason}`)
+      const what = routes.get(excluded.key)?.tool === undefined ? "Action" : "MCP tool"
+      yield* Effect.logWarning(`${what} ${excluded.key} is not offered to the model: ${excluded.reason}`)
     }
     return {
       ...kit,

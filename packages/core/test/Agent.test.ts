@@ -118,7 +118,7 @@ describe("Agent", () => {
     })
   )
 
-  it.effect("a dispatched action with no executor yet fails with VALIDATION naming it, so a fallback runs", () =>
+  it.effect("an llm action with no LanguageModel fails with VALIDATION naming it, so a fallback runs", () =>
     Effect.gen(function* () {
       const summarize = Action.llm({ description: "Summarise", parameters: { text: Schema.String } })
       const role = Role.make({
@@ -129,7 +129,7 @@ describe("Agent", () => {
       const agent = yield* Agent.make({ id: "a", roles: [role] })
       const error = yield* Effect.flip(agent.executeAction("summarize", { text: "hello" }))
       assert.instanceOf(error, ValidationError)
-      assert.match(error.message, /llm/)
+      assert.match(error.message, /^summarize: LanguageModel not provided/)
       assert.strictEqual(yield* agent.executeAction("safe", { text: "hello" }), "hel")
     })
   )

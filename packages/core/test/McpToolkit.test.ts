@@ -56,4 +56,17 @@ describe("McpToolkit", () => {
         assert.strictEqual(kit.tools[0]?.description, "get_server_version (MCP tool of go)")
       })
   )
+
+  it.effect("actions offered alongside get names unique across actions and MCP tools, each routed to its own", () =>
+    Effect.gen(function* () {
+      const kit = yield* McpToolkit.make([{ action: "srv-a", tools: [tool("send_email", "Send through A")] }], {
+        actions: [{ key: "srv-a_send_email", description: "A local action", parameters: { type: "object" } }]
+      })
+      const [action, mcp] = kit.tools
+      assert.strictEqual(action?.name, "srv-a_send_email")
+      assert.match(mcp?.name ?? "", /^srv-a_send_email_[0-9a-f]{8}$/)
+      assert.deepStrictEqual(kit.route(action?.name ?? ""), { action: "srv-a_send_email" })
+      assert.deepStrictEqual(kit.route(mcp?.name ?? ""), { action: "srv-a", tool: "send_email" })
+    })
+  )
 })

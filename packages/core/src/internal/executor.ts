@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import type * as Action from "../Action.ts"
-import { type ActionError, ValidationError } from "../ActionError.ts"
+import type { ActionError } from "../ActionError.ts"
 import * as ActionResult from "../ActionResult.ts"
 import * as Resilience from "../Resilience.ts"
 import type * as Role from "../Role.ts"
@@ -36,18 +36,6 @@ export interface Attempt<X extends Action.Any = Action.Any> {
   readonly agent: AgentRuntime
   readonly spec?: Role.Spec | undefined
 }
-
-/**
- * The VALIDATION failure of a dispatched type whose executor is missing.
- */
-export const unavailable = (name: string, type: Action.Type): Effect.Effect<never, ValidationError> =>
-  Effect.fail(
-    new ValidationError({
-      action: name,
-      message: `${name}: no executor for ${type} actions is available in this version of Rolecraft`,
-      issues: [{ path: "", message: `the ${type} executor is missing` }]
-    })
-  )
 
 const runLocal = (attempt: Attempt<Action.Local<any, any, any>>): Effect.Effect<unknown, ActionError, any> =>
   Resilience.fromReturned(attempt.name, "run", (signal) =>
