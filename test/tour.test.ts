@@ -49,7 +49,8 @@ const steps: ReadonlyArray<readonly [label: string, action: string, type: string
   ["approval: replay", "book", "webService", "APPROVAL (used)"],
   ["fallback", "liveWeather", "webService", "ok"],
   ["response: 404", "forecast", "webService", "EXECUTION (404)"],
-  ["response: invalid", "quote", "webService", "VALIDATION"]
+  ["response: invalid", "quote", "webService", "VALIDATION"],
+  ["chat turn", "agent.chat", "chat", "ok"]
 ]
 
 /** The summary row of a step, as a pattern: label, action, type, outcome, a time, the mark. */
@@ -99,6 +100,11 @@ describe("the tour", () => {
     assert.include(flat, '"authorization":"Bearer [REDACTED]"')
     assert.include(stdout, 'VALIDATION: Invalid arguments for quote: nights: expected an integer, got "three"')
     assert.include(stdout, '"approvalToken":"‹redacted›"')
+    assert.include(stdout, '"Completed after 2 model calls, 3 tool calls"')
+    assert.include(stdout, '→ nights (local) {"checkIn":"2026-05-12","checkOut":"2026-05-15"} ⇒ 3')
+    assert.include(stdout, '→ searchHotels (webService) {"city":"Lisbon","maxPrice":"150"} ⇒ {"city":"Lisbon"')
+    assert.match(stdout, /→ files_read_text_file \(mcpTool\) \{"path":"[^"]*trip-notes/)
+    assert.include(flat, "answer: That is 3 nights. Hotels that fit: Casa Alfama (95 EUR a night), Belém River Inn")
 
     assert.notInclude(stdout + stderr, secret)
     assert.notInclude(stdout, "\x1b[", "no terminal escapes when stdout is not a terminal")
@@ -108,10 +114,25 @@ describe("the tour", () => {
     "against a stand-in for a real endpoint (its own script): only what must hold is checked, exit code 0",
     () =>
       Effect.gen(function* () {
+        const usage = { prompt_tokens: 30, completion_tokens: 4, total_tokens: 34 }
         const server = yield* ChatCompletionsServer.make([
-          ChatCompletionsServer.reply("Bring an umbrella.", {
-            usage: { prompt_tokens: 30, completion_tokens: 4, total_tokens: 34 }
-          })
+          // the llm step
+          ChatCompletionsServer.reply("Bring an umbrella.", { usage }),
+          // the chat turn: a tool that does not exist, broken JSON, a good call, and a booking (needs approval)
+          ChatCompletionsServer.toolCalls(
+            [
+              { id: "c1", name: "launch_rocket", arguments: {} },
+              { id: "c2", name: "nights", arguments: '{"checkIn": "2026-05-12"' },
+              { id: "c3", name: "searchHotels", arguments: { city: "Lisbon" } },
+              {
+                id: "c4",
+                name: "book",
+                arguments: { hotelId: "lis-alfama", checkIn: "2026-05-12", nights: 3, guest: "Bo" }
+              }
+            ],
+            { usage }
+          ),
+          ChatCompletionsServer.reply("Sorry, I could only search hotels.", { usage })
         ])
         const apiKey = "sk-stand-in-0123456789"
         const { code, stdout, stderr } = yield* Effect.promise(() =>
@@ -123,13 +144,28 @@ describe("the tour", () => {
         assert.include(stdout, '"Bring an umbrella."')
         assert.include(stdout, "usage: 34 tokens (30 in, 4 out)")
         for (const [i, step] of steps.entries()) assert.match(stdout, row(i + 1, step, "✓"))
+        assert.include(stdout, "The real model chooses its tools; every call it makes is answered, whatever it says")
+        assert.include(stdout, '"Completed after 2 model calls, 4 tool calls"')
+        assert.include(stdout, "usage: 68 tokens (60 in, 8 out)")
+        assert.include(stdout, "→ launch_rocket (unknown tool) {} ⇒ ✗ NOT_FOUND: ")
+        assert.include(stdout, '→ nights (local) {"checkIn": "2026-05-12" ⇒ ✗ VALIDATION: ')
+        assert.match(stdout, /→ book \(webService\) \{"hotelId":"lis-alfama".* ⇒ ✗ APPROVAL: /)
+        assert.include(stdout, '→ searchHotels (webService) {"city":"Lisbon"} ⇒ {"city":"Lisbon","hotels"')
+        assert.include(stdout, "1 call needing approval rejected by the tour")
+        assert.include(stdout, "answer: Sorry, I could only search hotels.")
+        assert.include(stdout, "The API served 8 requests; 1 booking made.")
         assert.notInclude(stdout + stderr, apiKey)
 
+        // What the endpoint saw: the key, the model, and one answer for each of the four calls.
         const requests = yield* server.requests
-        assert.strictEqual(requests.length, 1)
-        const llm = requests[0]!
-        assert.strictEqual(llm.headers.authorization, `Bearer ${apiKey}`)
-        assert.strictEqual((llm.body as { model?: string }).model, "stand-in-model")
+        assert.strictEqual(requests.length, 3)
+        for (const request of requests) {
+          assert.strictEqual(request.headers.authorization, `Bearer ${apiKey}`)
+          assert.strictEqual((request.body as { model?: string }).model, "stand-in-model")
+        }
+        const last = requests[2]!.body as { messages: ReadonlyArray<{ role: string; tool_call_id?: string }> }
+        const answered = last.messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id)
+        assert.deepStrictEqual([...answered].sort(), ["c1", "c2", "c3", "c4"])
       }).pipe(Effect.scoped),
     60_000
   )
@@ -149,7 +185,9 @@ describe("the tour", () => {
         assert.include(stdout, "did not do what it must: expected success, got EXECUTION")
         assert.match(stdout, row(5, ["llm action", "packingTip", "llm", "EXECUTION (401)"], "✗"))
         assert.match(stdout, row(1, steps[0]!, "✓"))
-        assert.match(stdout, new RegExp(`${steps.length} steps, ${steps.length - 1} did what they must, 1 did not`))
+        assert.match(stdout, /EXECUTION: chat: .*Incorrect API key provided/)
+        assert.match(stdout, row(15, ["chat turn", "agent.chat", "chat", "EXECUTION"], "✗"))
+        assert.match(stdout, new RegExp(`${steps.length} steps, ${steps.length - 2} did what they must, 2 did not`))
       }).pipe(Effect.scoped),
     60_000
   )

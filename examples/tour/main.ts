@@ -31,6 +31,7 @@ import { McpClientSdk } from "@rolecraft/mcp"
 import { ConfigProvider, Effect, Exit, Layer, Redacted, Ref } from "effect"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as Chat from "./chat.ts"
 import * as Model from "./model.ts"
 import { archivist, TravelAgent } from "./roles.ts"
 import * as Service from "./service.ts"
@@ -339,6 +340,25 @@ const program = Effect.gen(function* () {
     args: { hotelId: "lis-belem", nights: "three", guests: 2 },
     run: call({ action: "quote", params: { hotelId: "lis-belem", nights: "three", guests: 2 } }),
     must: failedWith("VALIDATION")
+  })
+
+  yield* transcript.heading("A chat turn: the model picks the tools, the agent runs each through its pipeline")
+  const question =
+    "I'm travelling to Lisbon from 2026-05-12 to 2026-05-15. How many nights is that, which hotels cost at most " +
+    `150 EUR a night, and what do my notes in ${notes} say?`
+  yield* step({
+    title: model.offline
+      ? "The scripted model calls a local action, a webService action and an MCP tool in one step, then answers"
+      : "The real model chooses its tools; every call it makes is answered, whatever it says",
+    label: "chat turn",
+    action: "agent.chat",
+    type: "chat",
+    args: { input: question, maxSteps: 6 },
+    run: Chat.turn(agent, question, { maxSteps: 6 }).pipe(
+      Effect.provideService(HttpClient.HttpClient, http),
+      Effect.provide(model.layer)
+    ),
+    must: model.offline ? Chat.mustOffline : Chat.mustAlways
   })
 
   const traffic = yield* api.traffic
