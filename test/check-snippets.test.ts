@@ -1,0 +1,63 @@
+/**
+ * The documentation snippet check (scripts/check-snippets.ts): which blocks
+ * it takes, and that a snippet that does not compile is reported at its
+ * place in the Markdown file.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { check, documentation, extract } from "../scripts/check-snippets.ts"
+
+const markdown = [
+  "# Title", //  1
+  "", //  2
+  "```ts", //  3
+  'import { Schema } from "effect"', //  4
+  "const n: number = 1", //  5
+  "```", //  6
+  "", //  7
+  "```sh", //  8
+  "npm start", //  9
+  "```", // 10
+  "", // 11
+  "~~~typescript", // 12
+  "const s: string = 'x'", // 13
+  "~~~", // 14
+  "", // 15
+  "````md", // 16
+  "```ts", // 17
+  "not code, an example of Markdown", // 18
+  "```", // 19
+  "````", // 20
+  "```ts", // 21
+  'const wrong: number = "one"', // 22
+  "```" // 23
+].join("\n")
+
+describe("documentation snippets", () => {
+  it("takes ts and typescript blocks with the line their code starts on, and nothing inside other blocks", () => {
+    const snippets = extract("doc.md", markdown)
+    assert.deepStrictEqual(
+      snippets.map((snippet) => [snippet.line, snippet.code]),
+      [
+        [4, 'import { Schema } from "effect"\nconst n: number = 1\n'],
+        [13, "const s: string = 'x'\n"],
+        [22, 'const wrong: number = "one"\n']
+      ]
+    )
+  })
+
+  it("a snippet that does not compile is reported at its Markdown line and column; the others pass", () => {
+    const snippets = extract("doc.md", markdown)
+    const good = check(snippets.slice(0, 2), ".snippets-test")
+    assert.isTrue(good.ok, good.report)
+    const bad = check(snippets, ".snippets-test")
+    assert.isFalse(bad.ok)
+    assert.match(bad.report, /^doc\.md:22:7: error TS2322: Type 'string' is not assignable to type 'number'\./m)
+    assert.notInclude(bad.report, "doc.md:4:")
+  })
+
+  it("checks the README and every page under docs/", () => {
+    const files = documentation()
+    assert.strictEqual(files[0], "README.md")
+    assert.isTrue(files.slice(1).every((file) => file.startsWith("docs/") && file.endsWith(".md")))
+  })
+})
