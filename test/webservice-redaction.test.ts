@@ -2,13 +2,13 @@
  * SPEC §6: secrets are redacted everywhere. A real local server echoes the
  * credential back in every place it can reach — error bodies, an HTML error
  * page, a response header that ends up in a log line — and the test searches
- * every error, span and log line for the secret in all its forms.
+ * every error, event, span and log line for the secret in all its forms.
  */
 import { inspect } from "node:util"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Action, type ActionError, Agent, Role } from "@rolecraft/core"
+import { Action, type ActionError, Agent, type Events, Role } from "@rolecraft/core"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Logger, Schema, Tracer } from "effect"
+import { ConfigProvider, Effect, Logger, Schema, Stream, Tracer } from "effect"
 import * as LocalServer from "../packages/core/test/support/LocalServer.ts"
 
 const token = "s3cr3t-Tok3n/with+chars=="
@@ -134,8 +134,11 @@ describe("webService redaction", () => {
       })
 
       const errors: Array<ActionError.ActionError | ActionError.RetrievalFailure> = []
+      const events: Array<Events.Event> = []
       const program = Effect.gen(function* () {
         const agent = yield* Agent.make({ id: "redaction", roles: [role] })
+        yield* Effect.forkScoped(Stream.runForEach(agent.events, (event) => Effect.sync(() => events.push(event))))
+        for (let i = 0; i < 10; i++) yield* Effect.yieldNow
         for (const name of ["reject", "page", "drop", "missing", "basic", "basicPage"]) {
           errors.push(yield* Effect.flip(agent.executeAction(name, name.startsWith("basic") ? {} : { note: "n" })))
         }
@@ -143,7 +146,8 @@ describe("webService redaction", () => {
         assert.strictEqual(decoded, "hello")
         const response = yield* agent.execute({ action: "reject", params: { note: "n" } })
         if (!response.success) errors.push(response.error)
-      })
+        for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      }).pipe(Effect.scoped)
       yield* program.pipe(
         Effect.provide(NodeHttpClient.layerUndici),
         Effect.provide(Logger.layer([logger])),
@@ -173,8 +177,14 @@ describe("webService redaction", () => {
       assert.isTrue(logs.some((line) => line.includes("unknown charset")))
       assert.isTrue(spans.some((span) => span.name === "Rolecraft.executeAction"))
 
-      // Add a source here to search it too (the agent's events arrive with the policies issue).
+      // 8 calls, each a started and a finished event
+      assert.strictEqual(events.length, 16)
+      assert.isTrue(events.some((event) => event._tag === "ActionFailed"))
       const sources: ReadonlyArray<{ readonly name: string; readonly text: string }> = [
+        {
+          name: "events",
+          text: events.map((event) => safely(() => JSON.stringify(event)) + inspect(event)).join("\n")
+        },
         { name: "errors", text: errors.map(showError).join("\n") },
         {
           name: "span attributes and events",
