@@ -7,8 +7,9 @@
 import { inspect } from "node:util"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Action, type ActionError, Agent, type Events, Role } from "@rolecraft/core"
+import { Telemetry } from "@rolecraft/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Logger, Schema, Stream, Tracer } from "effect"
+import { ConfigProvider, Effect, Schema, Stream } from "effect"
 import * as LocalServer from "../packages/core/test/support/LocalServer.ts"
 
 const token = "s3cr3t-Tok3n/with+chars=="
@@ -119,19 +120,8 @@ describe("webService redaction", () => {
         }
       })
 
-      const spans: Array<Tracer.NativeSpan> = []
-      const tracer = Tracer.make({
-        span(options) {
-          const span = new Tracer.NativeSpan(options)
-          spans.push(span)
-          return span
-        }
-      })
-      const logs: Array<string> = []
-      const logger = Logger.make((options) => {
-        logs.push(safely(() => JSON.stringify({ message: options.message, level: options.logLevel })))
-        logs.push(inspect(options.message, { depth: 8 }))
-      })
+      const recorder = Telemetry.make()
+      const { spans, tracer } = recorder
 
       const errors: Array<ActionError.ActionError | ActionError.RetrievalFailure> = []
       const events: Array<Events.Event> = []
@@ -150,7 +140,7 @@ describe("webService redaction", () => {
       }).pipe(Effect.scoped)
       yield* program.pipe(
         Effect.provide(NodeHttpClient.layerUndici),
-        Effect.provide(Logger.layer([logger])),
+        Effect.provide(recorder.layer),
         Effect.withTracer(tracer),
         Effect.provideService(
           ConfigProvider.ConfigProvider,
@@ -174,7 +164,7 @@ describe("webService redaction", () => {
         ]
       )
       assert.isTrue(errors.some((error) => error.message.includes("[REDACTED]")))
-      assert.isTrue(logs.some((line) => line.includes("unknown charset")))
+      assert.isTrue(recorder.logs.some((line) => line.message.includes("unknown charset")))
       assert.isTrue(spans.some((span) => span.name === "Rolecraft.executeAction"))
 
       // 8 calls, each a started and a finished event
@@ -211,7 +201,7 @@ describe("webService redaction", () => {
             )
             .join("\n")
         },
-        { name: "log lines", text: logs.join("\n") }
+        { name: "log lines", text: recorder.logs.map((line) => `${line.message}\n${line.cause}`).join("\n") }
       ]
       for (const source of sources) {
         assert.isAbove(source.text.length, 0, source.name)

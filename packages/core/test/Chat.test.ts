@@ -6,8 +6,8 @@
  * under the chat's retry policy, histories, events and usage.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ScriptedModel } from "@rolecraft/testing"
-import { Chunk, Effect, Fiber, Option, Schema, Stream, Tracer } from "effect"
+import { ScriptedModel, Telemetry } from "@rolecraft/testing"
+import { Chunk, Effect, Fiber, Option, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as Action from "../src/Action.ts"
 import { ExecutionFailure, Timeout, TransientFailure, ValidationError } from "../src/ActionError.ts"
@@ -833,14 +833,7 @@ describe("Chat: events and usage", () => {
 
   it.effect("a turn runs in one span Rolecraft.chat holding its model calls and its tool calls", () =>
     Effect.gen(function* () {
-      const spans: Array<Tracer.NativeSpan> = []
-      const tracer = Tracer.make({
-        span(options) {
-          const span = new Tracer.NativeSpan(options)
-          spans.push(span)
-          return span
-        }
-      })
+      const { spans, tracer } = Telemetry.make()
       const { travel } = fixture()
       const agent = yield* Agent.make({ id: "planner", roles: [travel] })
       const scripted = yield* ScriptedModel.make([

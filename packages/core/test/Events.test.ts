@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Schema, Stream, Tracer } from "effect"
+import { Telemetry } from "@rolecraft/testing"
+import { Chunk, Effect, Fiber, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as Action from "../src/Action.ts"
 import { TransientFailure } from "../src/ActionError.ts"
@@ -34,19 +35,6 @@ const collect = (agent: Agent.Agent<any, any>, n: number) =>
     for (let i = 0; i < 10; i++) yield* Effect.yieldNow
     return Effect.map(Fiber.join(fiber), (events) => Chunk.toReadonlyArray(Chunk.fromIterable(events)))
   })
-
-/** A tracer that keeps every span it makes. */
-const recordingTracer = () => {
-  const spans: Array<Tracer.NativeSpan> = []
-  const tracer = Tracer.make({
-    span(options) {
-      const span = new Tracer.NativeSpan(options)
-      spans.push(span)
-      return span
-    }
-  })
-  return { spans, tracer }
-}
 
 describe("Events and spans (SPEC §5)", () => {
   it.effect("a call publishes started then succeeded or failed, with duration on the Clock and the request's ids", () =>
@@ -135,7 +123,7 @@ describe("Events and spans (SPEC §5)", () => {
 
   it.effect("one span Rolecraft.executeAction per call with agent, role, action, type; category on failure", () =>
     Effect.gen(function* () {
-      const { spans, tracer } = recordingTracer()
+      const { spans, tracer } = Telemetry.make()
       yield* Effect.gen(function* () {
         const agent = yield* Agent.make({ id: "planner", roles: [travel] })
         yield* Effect.exit(agent.executeAction("flaky", { card: secret }))
@@ -160,7 +148,7 @@ describe("Events and spans (SPEC §5)", () => {
 
   it.effect("traceSteps: each step in a child span Rolecraft.step.<step>, in pipeline order", () =>
     Effect.gen(function* () {
-      const { spans, tracer } = recordingTracer()
+      const { spans, tracer } = Telemetry.make()
       yield* Effect.gen(function* () {
         const untraced = yield* Agent.make({ id: "quiet", roles: [travel] })
         const fiber = yield* Effect.forkChild(untraced.executeAction("pay", { card: "x", amount: 1 }))

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Redacted, Schema, Tracer } from "effect"
+import { Telemetry } from "@rolecraft/testing"
+import { Duration, Effect, Exit, Fiber, Redacted, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { ExecutionFailure, TransientFailure } from "../src/ActionError.ts"
 import * as LanguageModel from "../src/LanguageModel.ts"
@@ -8,18 +9,6 @@ const ask = (content: string, action = "ask"): LanguageModel.Request => ({
   messages: [{ role: "user", content }],
   action
 })
-
-const recordingTracer = () => {
-  const spans: Array<Tracer.NativeSpan> = []
-  const tracer = Tracer.make({
-    span(options) {
-      const span = new Tracer.NativeSpan(options)
-      spans.push(span)
-      return span
-    }
-  })
-  return { spans, tracer }
-}
 
 describe("LanguageModel.make", () => {
   it.effect("normalises a provider's answer: null text, missing usage counts, total and finish reason", () =>
@@ -155,7 +144,7 @@ describe("LanguageModel.make", () => {
 
   it.effect("one span per call, Rolecraft.model.generate, with the model and token counts", () =>
     Effect.gen(function* () {
-      const { spans, tracer } = recordingTracer()
+      const { spans, tracer } = Telemetry.make()
       const model = LanguageModel.make(
         () => ({ text: "ok", model: "gpt-answered", usage: { inputTokens: 11, outputTokens: 4 } }),
         {

@@ -1,19 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Action, type ActionError, Agent, LanguageModel, Role, Tool } from "@rolecraft/core"
-import { ChatCompletionsServer as Server } from "@rolecraft/testing"
-import {
-  Cause,
-  ConfigProvider,
-  Duration,
-  Effect,
-  Exit,
-  Layer,
-  Logger,
-  Redacted,
-  Schedule,
-  Schema,
-  Tracer
-} from "effect"
+import { ChatCompletionsServer as Server, Telemetry } from "@rolecraft/testing"
+import { Cause, ConfigProvider, Duration, Effect, Exit, Layer, Redacted, Schedule, Schema } from "effect"
 import * as OpenAiLanguageModel from "../src/OpenAiLanguageModel.ts"
 
 const identity = { name: "travel", goal: "Plan trips", domain: "travel" }
@@ -58,18 +46,6 @@ const modelFor = (server: Server.ChatCompletionsServer, options?: Partial<OpenAi
     baseURL: server.baseURL,
     ...options
   })
-
-const recordingTracer = () => {
-  const spans: Array<Tracer.NativeSpan> = []
-  const tracer = Tracer.make({
-    span(options) {
-      const span = new Tracer.NativeSpan(options)
-      spans.push(span)
-      return span
-    }
-  })
-  return { spans, tracer }
-}
 
 const ask: LanguageModel.Request = { messages: [{ role: "user", content: "hi" }], action: "ask" }
 
@@ -248,7 +224,7 @@ describe("OpenAiLanguageModel (real openai SDK, local endpoint)", () => {
   it.live("429 then a success under a retry policy: the server sees exactly 2 requests (the SDK does not retry)", () =>
     Effect.gen(function* () {
       const tip = packingTip.pipe(Action.resilience({ retry: { maxAttempts: 1, initialDelay: "10 seconds" } }))
-      const { spans, tracer } = recordingTracer()
+      const { spans, tracer } = Telemetry.make()
       const { result, requests } = yield* withAgent(
         [
           Server.error(429, { message: "Rate limit reached", headers: { "retry-after-ms": "20" } }),
@@ -418,11 +394,8 @@ describe("OpenAiLanguageModel (real openai SDK, local endpoint)", () => {
           ),
           Server.reply("ok")
         ])
-        const { spans, tracer } = recordingTracer()
-        const logs: Array<string> = []
-        const logger = Logger.make((options) => {
-          logs.push(`${String(options.message)} ${Cause.pretty(options.cause)}`)
-        })
+        const recorder = Telemetry.make()
+        const { spans, tracer } = recorder
         const config = ConfigProvider.fromUnknown({
           OPENAI_API_KEY: key,
           OPENAI_BASE_URL: server.baseURL,
@@ -434,7 +407,7 @@ describe("OpenAiLanguageModel (real openai SDK, local endpoint)", () => {
           Effect.tap((response) => (response.error === undefined ? Effect.void : Effect.logError(response.error))),
           Effect.provide(layer),
           Effect.withTracer(tracer),
-          Effect.provide(Logger.layer([logger]))
+          Effect.provide(recorder.layer)
         )
         const failed = yield* run
         const ok = yield* run
@@ -449,13 +422,13 @@ describe("OpenAiLanguageModel (real openai SDK, local endpoint)", () => {
           failed.error?.message ?? "",
           JSON.stringify(failed.error),
           String(failed.error?.cause),
-          ...logs,
+          ...recorder.logs.map((line) => `${line.message} ${line.cause}`),
           ...spans.flatMap((span) => [
             JSON.stringify([...span.attributes]),
             span.status._tag === "Ended" && Exit.isFailure(span.status.exit) ? Cause.pretty(span.status.exit.cause) : ""
           ])
         ].join("\n")
-        assert.isAbove(logs.length, 0)
+        assert.isAbove(recorder.logs.length, 0)
         assert.isTrue(spans.some((span) => span.name === "Rolecraft.model.generate"))
         assert.notInclude(shown, key)
         assert.notInclude(shown, Buffer.from(key).toString("base64"))
