@@ -5,7 +5,13 @@
  *
  * @since 0.1.0
  */
-import { Clock, type Duration, Effect, Ref, Result, type Scope, type Stream } from "effect"
+import * as Clock from "effect/Clock"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
 import type * as Action from "./Action.ts"
 import {
   type ActionError,

@@ -22,8 +22,14 @@
  *
  * @since 0.1.0
  */
-import { Effect, JsonSchema, Result, Schema, SchemaAST, SchemaParser, SchemaRepresentation } from "effect"
-import type { SchemaIssue } from "effect"
+import * as Effect from "effect/Effect"
+import * as JsonSchema from "effect/JsonSchema"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
+import * as SchemaParser from "effect/SchemaParser"
+import * as SchemaRepresentation from "effect/SchemaRepresentation"
+import type * as SchemaIssue from "effect/SchemaIssue"
 import { ValidationError } from "./ActionError.ts"
 import type { Issue } from "./ActionError.ts"
 

@@ -6,7 +6,15 @@
  *
  * @since 0.1.0
  */
-import { Cause, Clock, Duration, Effect, Exit, Option, Random, Schedule, Semaphore } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
+import * as Semaphore from "effect/Semaphore"
 import {
   type ActionError,
   type Category,

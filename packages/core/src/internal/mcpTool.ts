@@ -13,7 +13,12 @@
  * is interrupted; turn the result into a value (`McpContent.toValue`).
  * Every error leaves through `scrub` with the credential.
  */
-import { Config, Duration, Effect, Option, type Redacted, Result } from "effect"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Action from "../Action.ts"
 import {
   type ActionError,

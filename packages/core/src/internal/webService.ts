@@ -33,7 +33,14 @@
  *
  * Every error passes through `redact.scrub` with the secret read.
  */
-import { Clock, Config, Duration, Effect, Option, Redacted, Result, type Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
 import * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
