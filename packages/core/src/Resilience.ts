@@ -24,6 +24,7 @@ import {
   Timeout,
   TransientFailure
 } from "./ActionError.ts"
+import * as TimeLimit from "./internal/timeLimit.ts"
 
 /**
  * Retry policy.
@@ -238,10 +239,9 @@ export const run = <A, R, B = A, R2 = never>(options: {
   let step: Effect.Effect<A, ActionError, R> = options.attempt
   if (attemptTimeout !== undefined) {
     const after = Duration.fromInputUnsafe(attemptTimeout)
-    step = Effect.timeoutOrElse(step, {
-      duration: after,
-      orElse: () => Effect.fail(timeoutError(action, after, "attempt", options.timeoutRetryable ?? true))
-    })
+    step = TimeLimit.timeoutOrElse(step, after, () =>
+      Effect.fail(timeoutError(action, after, "attempt", options.timeoutRetryable ?? true))
+    )
   }
   step = guards.circuitBreaker(guards.bulkhead(step))
   if (policy?.retry !== undefined && (policy.retry.maxAttempts ?? 0) > 0) {
@@ -253,10 +253,7 @@ export const run = <A, R, B = A, R2 = never>(options: {
     step = Effect.retry(step, retry)
   }
   if (deadline !== undefined) {
-    step = Effect.timeoutOrElse(step, {
-      duration: deadline,
-      orElse: () => Effect.fail(timeoutError(action, deadline, "run step", false))
-    })
+    step = TimeLimit.timeoutOrElse(step, deadline, () => Effect.fail(timeoutError(action, deadline, "run step", false)))
   }
   const fallback = options.fallback
   if (fallback === undefined) return step
