@@ -23,6 +23,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as JsonSchema from "effect/JsonSchema"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -595,23 +596,24 @@ export const decode = <S extends Schema.Top>(
   parameters: S,
   input: unknown,
   options: DecodeOptions
-): Effect.Effect<S["Type"], ValidationError, S["DecodingServices"]> =>
-  Effect.suspend(() => {
-    const root = typeof input === "string" ? (parseJson(input, "{") ?? input) : input
-    if (!isRecord(root)) {
-      return Effect.fail(
-        validationError(options.action, [{ path: "", message: `arguments must be an object, got ${show(input)}` }])
-      )
-    }
-    const compiled = compiledOf(parameters)
-    // The cache forgets the schema's type; the decoder was built from `parameters` itself.
-    const decoded = compiled.decode(compiled.coerce(root)) as Effect.Effect<
-      S["Type"],
-      SchemaIssue.Issue,
-      S["DecodingServices"]
-    >
-    return Effect.mapError(decoded, (issue) => toValidationError(options.action, issue, root))
-  })
+): Effect.Effect<S["Type"], ValidationError, S["DecodingServices"]> => {
+  // Decoded at once, not when run: a schema that decodes synchronously gives an `Exit`, and a success is
+  // returned as it is, so the pipeline takes its value without a trip through the runtime (issue 8).
+  const root = typeof input === "string" ? (parseJson(input, "{") ?? input) : input
+  if (!isRecord(root)) {
+    return Effect.fail(
+      validationError(options.action, [{ path: "", message: `arguments must be an object, got ${show(input)}` }])
+    )
+  }
+  const compiled = compiledOf(parameters)
+  const attempted = Result.try(() => compiled.decode(compiled.coerce(root)))
+  // A throw while coercing or decoding is a defect, as it was when this ran inside `Effect.suspend`.
+  if (Result.isFailure(attempted)) return Effect.die(attempted.failure)
+  // The cache forgets the schema's type; the decoder was built from `parameters` itself.
+  const decoded = attempted.success as Effect.Effect<S["Type"], SchemaIssue.Issue, S["DecodingServices"]>
+  if (Exit.isExit(decoded) && Exit.isSuccess(decoded)) return decoded as Exit.Exit<S["Type"], never>
+  return Effect.mapError(decoded, (issue) => toValidationError(options.action, issue, root))
+}
 
 // -----------------------------------------------------------------------------
 // JSON Schema (MCP tool inputSchema) → Schema
