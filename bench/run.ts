@@ -4,10 +4,9 @@
  * their verdicts, and each section's tables with ratios to Rolecraft.
  *
  * Each bench module exports `bench(): Promise<Section>` and still runs alone
- * (`node bench/chat.ts`, `node bench/pipeline.ts`, `node bench/cold-start.ts`).
- * The webService and mcpTool benches (`bench/webservice.ts`, `bench/mcp.ts`)
- * are picked up when their files exist; until then their section says "not
- * available yet" and their targets read "not measured".
+ * (`node bench/chat.ts`, `node bench/pipeline.ts`, `node bench/webservice.ts`,
+ * `node bench/mcp.ts`, `node bench/cold-start.ts`). The packages are loaded
+ * from their build (`dist/`): `npm run bench` builds first (`prebench`).
  *
  * A section that throws (a framework's scenario failing its counter check,
  * say) is reported as FAILED, the others still run, BENCHMARKS.md is still
@@ -15,11 +14,12 @@
  *
  * Run: node bench/run.ts
  */
-import { existsSync, writeFileSync } from "node:fs"
+import { writeFileSync } from "node:fs"
 import { loadavg } from "node:os"
 import { join } from "node:path"
 import * as Chat from "./chat.ts"
 import * as ColdStart from "./cold-start.ts"
+import * as Mcp from "./mcp.ts"
 import * as Pipeline from "./pipeline.ts"
 import {
   commit,
@@ -29,48 +29,21 @@ import {
   markdownTable,
   repositoryRoot,
   type Section,
-  type Target,
   targetsTable,
   versionOf
 } from "./report.ts"
+import * as WebService from "./webservice.ts"
 
 interface Entry {
   readonly title: string
   readonly run: () => Promise<Section>
 }
 
-/**
- * A bench module delivered by another issue: run when its file exists and
- * exports `bench`; otherwise a section saying so, with its targets unmeasured.
- */
-const optional = (file: string, title: string, targets: ReadonlyArray<Omit<Target, "measured" | "met">>): Entry => ({
-  title,
-  run: async () => {
-    const path = new URL(file, import.meta.url)
-    if (existsSync(path)) {
-      const module = (await import(path.href)) as { readonly bench?: () => Promise<Section> }
-      if (typeof module.bench === "function") return module.bench()
-    }
-    const reason = `not available yet: bench/${file.replace("./", "")} does not exist or exports no bench()`
-    return {
-      title,
-      description: reason,
-      tables: [],
-      targets: targets.map((target) => ({ ...target, measured: reason, met: undefined })),
-      notes: []
-    }
-  }
-})
-
 const entries: ReadonlyArray<Entry> = [
   { title: "Chat scenarios against the alternatives", run: () => Chat.bench() },
   { title: "executeAction on a local action", run: Pipeline.bench },
-  optional("./webservice.ts", "webService against a bare Effect HttpClient call and raw undici", [
-    { name: "webService", limit: "≤ 1.10× a bare Effect HttpClient call" }
-  ]),
-  optional("./mcp.ts", "mcpTool against the raw MCP SDK client", [
-    { name: "mcpTool", limit: "≤ 1.10× the raw SDK client's callTool" }
-  ]),
+  { title: "webService against a bare Effect HttpClient call and raw undici", run: () => WebService.bench() },
+  { title: "mcpTool against the raw MCP SDK client", run: () => Mcp.bench() },
   { title: "Cold start", run: () => ColdStart.bench() }
 ]
 
@@ -132,7 +105,7 @@ const markdown = [
   markdownTable(targetsTable(sections)),
   ...sections.map(formatMarkdown),
   "## Reproduce",
-  "```sh\nnpm ci\nnpm run bench   # node bench/run.ts; also node bench/chat.ts | pipeline.ts | cold-start.ts alone\n```",
+  "```sh\nnpm ci          # installs and builds the packages (prepare)\nnpm run bench   # builds, then node bench/run.ts; each of bench/chat.ts, pipeline.ts, webservice.ts, mcp.ts and cold-start.ts also runs alone\n```",
   ""
 ].join("\n\n")
 
