@@ -178,6 +178,19 @@ const arraysCoercer = (ast: SchemaAST.Arrays): Coerce => {
 
 type Guard = (input: unknown) => boolean
 
+const isOpenRecord = (ast: SchemaAST.Objects): boolean => {
+  const [index, ...others] = ast.indexSignatures
+  return (
+    ast.propertySignatures.length === 0 &&
+    index !== undefined &&
+    others.length === 0 &&
+    index.parameter._tag === "String" &&
+    index.parameter.checks === undefined &&
+    (index.type._tag === "Unknown" || index.type._tag === "Any") &&
+    index.type.checks === undefined
+  )
+}
+
 /** Whether a value already satisfies a (encoded-side) union member, checks included. */
 const guardOf = (ast: SchemaAST.AST): Guard => {
   if (ast.checks === undefined) {
@@ -196,6 +209,10 @@ const guardOf = (ast: SchemaAST.AST): Guard => {
       case "Unknown":
       case "Any":
         return () => true
+      case "Objects":
+        // An open record (`Schema.Record(Schema.String, Schema.Unknown)`, e.g. an MCP tool's arguments) holds
+        // any object but an array: the parser's own check, without walking every key on every call.
+        if (isOpenRecord(ast)) return (input) => typeof input === "object" && input !== null && !Array.isArray(input)
     }
   }
   const is = SchemaParser.is(Schema.make<Schema.Top>(ast))

@@ -298,14 +298,11 @@ export const fromReturned = <A, R = never>(
     const effect: Effect.Effect<unknown, unknown, R> = Effect.isEffect(returned)
       ? (returned as Effect.Effect<unknown, unknown, R>)
       : Effect.tryPromise({ try: () => returned as PromiseLike<unknown>, catch: (rejected) => rejected })
-    const mapped = effect.pipe(
-      Effect.catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause)
-          ? Effect.failCause(cause as Cause.Cause<never>)
-          : Effect.fail(toActionError(action, what, Cause.squash(cause)))
-      ),
-      Effect.map((value) => value as A)
-    )
+    const mapped = Effect.catchCause(effect, (cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.failCause(cause as Cause.Cause<never>)
+        : Effect.fail(toActionError(action, what, Cause.squash(cause)))
+    ) as Effect.Effect<A, ActionError, R>
     return controller === undefined ? mapped : Effect.onInterrupt(mapped, () => Effect.sync(() => controller.abort()))
   })
 
