@@ -250,7 +250,7 @@ export const run = <A, R, B = A, R2 = never>(options: {
       retry = schedule(policy.retry, deadline === undefined ? undefined : Duration.toMillis(deadline))
       schedules.set(policy, retry)
     }
-    step = Effect.retry(step, retry)
+    step = deadline === undefined ? retryAfterFirstFailure(step, retry) : Effect.retry(step, retry)
   }
   if (deadline !== undefined) {
     step = TimeLimit.timeoutOrElse(step, deadline, () => Effect.fail(timeoutError(action, deadline, "run step", false)))
@@ -269,6 +269,31 @@ export const run = <A, R, B = A, R2 = never>(options: {
     )
   )
 }
+
+/**
+ * `Effect.retry(attempt, schedule)` that sets the schedule up only once the
+ * first attempt has failed: a call that succeeds at once (the common case)
+ * pays nothing for its retry policy, where `Effect.retry` builds the
+ * schedule's state and provides its metadata to every attempt (~3 µs a
+ * call). The schedule sees the same failures and attempt numbers and waits
+ * the same delays; only its `elapsed` starts at the first failure instead of
+ * the first attempt, which is why a policy with a deadline (whose schedule
+ * reads `elapsed`) keeps `Effect.retry`.
+ */
+const retryAfterFirstFailure = <A, R>(
+  attempt: Effect.Effect<A, ActionError, R>,
+  retry: Schedule.Schedule<unknown, ActionError>
+): Effect.Effect<A, ActionError, R> =>
+  Effect.catch(attempt, (first) => {
+    // The schedule's first input is the failure already seen; the attempts after it are real ones.
+    let replayed = false
+    const again = Effect.suspend(() => {
+      if (replayed) return attempt
+      replayed = true
+      return Effect.fail(first)
+    })
+    return Effect.retry(again, retry)
+  })
 
 /**
  * Turns whatever a user's function returned — a value, a Promise or an
