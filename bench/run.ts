@@ -77,6 +77,7 @@ for (const entry of entries) {
   console.log(`(${((performance.now() - sectionStarted) / 1000).toFixed(0)} s)`)
 }
 const elapsed = (performance.now() - started) / 1000
+const endLoad = loadavg()[0] ?? Number.NaN
 
 const host = machine()
 const markdown = [
@@ -87,7 +88,7 @@ const markdown = [
     "absolute figures, across machines.",
   "## Machine",
   markdownTable({
-    columns: ["cores", "CPU", "Node", "platform", "memory", "load average (1 min) at start"],
+    columns: ["cores", "CPU", "Node", "platform", "memory", "load average (1 min) at start, at end"],
     rows: [
       [
         `${host.cores} (parallelism ${host.availableParallelism})`,
@@ -95,7 +96,7 @@ const markdown = [
         host.node,
         host.platform,
         `${host.memoryGiB} GiB`,
-        startLoad.toFixed(2)
+        `${startLoad.toFixed(2)}, ${endLoad.toFixed(2)}`
       ]
     ]
   }),

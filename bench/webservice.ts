@@ -9,6 +9,8 @@
  *    pipeline's share), and raw `undici.request`. One running Effect samples
  *    them round-robin with the shared harness (`compare`), so load changes
  *    weigh on every row alike. Target: the action ≤ 1.10× the bare call.
+ *    The same pair against an HttpClient answering in process (no socket)
+ *    gives Rolecraft's own CPU per call, apart from I/O.
  * 2. 10,000 concurrent calls of an action under a bulkhead policy
  *    (maxConcurrent 64): throughput, peak memory, and the peak concurrency
  *    the server saw (more than 64 would mean the bulkhead leaks).
@@ -23,8 +25,9 @@ import * as http from "node:http"
 import { fileURLToPath } from "node:url"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Action, Agent, Role } from "@rolecraft/core"
-import { Effect, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import { request } from "undici"
 import { compare, type Figures, type Options } from "./measure.ts"
 import { figuresTable, formatText, isMain, type Section, type Table, times, us } from "./report.ts"
@@ -213,6 +216,49 @@ const measureAll = (server: Server) =>
     return { rows, load }
   }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layerUndici))
 
+/** A plan for the in-process pair: calls are a few tens of µs, so larger batches. */
+const inProcessPlan: Options = { warmup: 5_000, samples: 300, batch: 50, budgetMs: 4_000, minSamples: 60 }
+
+/**
+ * The same pair against an `HttpClient` that answers in process (a canned
+ * JSON `Response`, no socket): the difference is Rolecraft's own CPU per
+ * call (pipeline, attempt timeout, executor), apart from I/O.
+ */
+const measureInProcess = Effect.gen(function* () {
+  const base = "http://in-process.invalid"
+  const agent = yield* Agent.make({ id: "bench-in-process", roles: [roleFor(base)] })
+  const client = yield* HttpClient.HttpClient
+  const url = `${base}/v1/current?city=Vienna`
+  return yield* compare(
+    [
+      {
+        name: "bare Effect HttpClient call (in process)",
+        call: () => Effect.flatMap(client.get(url), (response) => response.json)
+      },
+      {
+        name: "webService action (executeAction, in process)",
+        call: () => agent.executeAction("temperature", { city: "Vienna" })
+      }
+    ],
+    inProcessPlan
+  )
+}).pipe(
+  Effect.scoped,
+  Effect.provide(
+    Layer.succeed(
+      HttpClient.HttpClient,
+      HttpClient.make((request) =>
+        Effect.succeed(
+          HttpClientResponse.fromWeb(
+            request,
+            new Response('{"city":"Vienna","temp":21}', { headers: { "content-type": "application/json" } })
+          )
+        )
+      )
+    )
+  )
+)
+
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`
 
 const loadTable = (load: Load): Table => ({
@@ -237,6 +283,8 @@ export const bench = async (): Promise<Section> => {
   const server = await startServer()
   try {
     const { rows, load } = await Effect.runPromise(measureAll(server))
+    const inProcess = await Effect.runPromise(measureInProcess)
+    const [bareInProcess, actionInProcess] = inProcess
     const find = (prefix: string): Figures | undefined => rows.find((row) => row.name.startsWith(prefix))
     const action = find("webService action")
     const bare = find("bare Effect HttpClient")
@@ -254,7 +302,15 @@ export const bench = async (): Promise<Section> => {
         "request as a bare `HttpClient` call (`client.get(url)` then `response.json`, same undici layer). Each " +
         `sample is the mean of a batch of ${plan.batch} requests, after ${plan.warmup} warm-up requests per row; ` +
         "samples are taken round-robin (one batch of each row in turn).",
-      tables: [figuresTable(rows, "bare Effect HttpClient call"), loadTable(load)],
+      tables: [
+        figuresTable(rows, "bare Effect HttpClient call", "Over a socket (local server in a child process)"),
+        figuresTable(
+          inProcess,
+          "bare Effect HttpClient call (in process)",
+          "In process (an HttpClient answering at once)"
+        ),
+        loadTable(load)
+      ],
       targets: [
         {
           name: "webService action",
@@ -264,7 +320,9 @@ export const bench = async (): Promise<Section> => {
         }
       ],
       notes: [
-        `Where the time goes (differences of medians): Effect.timeout on the bare call ${delta(timed, bare)} µs; ` +
+        `Rolecraft's own CPU per call (in process): ${delta(actionInProcess, bareInProcess)} µs; over the socket ` +
+          `the difference is ${delta(action, bare)} µs.`,
+        `Where the time goes over the socket (differences of medians): Effect.timeout on the bare call ${delta(timed, bare)} µs; ` +
           `the pipeline with the bare call as a local action ${delta(local, bare)} µs; ` +
           `the webService executor beyond that ${delta(action, local)} µs.`,
         load.serverPeak > maxConcurrent
