@@ -20,7 +20,7 @@ import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { percentile } from "./measure.ts"
-import { formatText, isMain, repositoryRoot, type Section, times } from "./report.ts"
+import { isMain, printSection, repositoryRoot, type Section, times } from "./report.ts"
 
 /** What each row imports, in order, in one child, and the export conditions the child resolves with. */
 export const entries: ReadonlyArray<{
@@ -152,4 +152,4 @@ export const bench = async (runs = 9): Promise<Section> => {
   }
 }
 
-if (isMain(import.meta)) console.log(formatText(await bench()))
+if (isMain(import.meta)) await printSection(() => bench())

@@ -26,7 +26,7 @@ import { InMemoryMcp } from "@rolecraft/testing"
 import { Effect } from "effect"
 import { z } from "zod/v4"
 import { compare, type Figures, type Options } from "./measure.ts"
-import { figuresTable, formatText, isMain, type Section, times, us } from "./report.ts"
+import { figuresTable, isMain, printSection, type Section, times, us } from "./report.ts"
 
 const entry = fileURLToPath(
   new URL("../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url)
@@ -188,4 +188,4 @@ export const bench = async (): Promise<Section> => {
   }
 }
 
-if (isMain(import.meta)) console.log(formatText(await bench()))
+if (isMain(import.meta)) await printSection(() => bench())

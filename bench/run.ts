@@ -7,6 +7,7 @@
  * (`node bench/chat.ts`, `node bench/pipeline.ts`, `node bench/webservice.ts`,
  * `node bench/mcp.ts`, `node bench/cold-start.ts`). The packages are loaded
  * from their build (`dist/`): `npm run bench` builds first (`prebench`).
+ * Each section runs in a fresh Node process, one after another.
  *
  * A section that throws (a framework's scenario failing its counter check,
  * say) is reported as FAILED, the others still run, BENCHMARKS.md is still
@@ -14,13 +15,12 @@
  *
  * Run: node bench/run.ts
  */
+import { spawn } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { loadavg } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import * as Chat from "./chat.ts"
-import * as ColdStart from "./cold-start.ts"
-import * as Mcp from "./mcp.ts"
-import * as Pipeline from "./pipeline.ts"
 import {
   commit,
   formatMarkdown,
@@ -32,20 +32,52 @@ import {
   targetsTable,
   versionOf
 } from "./report.ts"
-import * as WebService from "./webservice.ts"
 
 interface Entry {
   readonly title: string
-  readonly run: () => Promise<Section>
+  /** The bench module, relative to this file. */
+  readonly file: string
 }
 
 const entries: ReadonlyArray<Entry> = [
-  { title: "Chat scenarios against the alternatives", run: () => Chat.bench() },
-  { title: "executeAction on a local action", run: Pipeline.bench },
-  { title: "webService against a bare Effect HttpClient call and raw undici", run: () => WebService.bench() },
-  { title: "mcpTool against the raw MCP SDK client", run: () => Mcp.bench() },
-  { title: "Cold start", run: () => ColdStart.bench() }
+  { title: "Chat scenarios against the alternatives", file: "./chat.ts" },
+  { title: "executeAction on a local action", file: "./pipeline.ts" },
+  { title: "webService against a bare Effect HttpClient call and raw undici", file: "./webservice.ts" },
+  { title: "mcpTool against the raw MCP SDK client", file: "./mcp.ts" },
+  { title: "Cold start", file: "./cold-start.ts" }
 ]
+
+/**
+ * Runs one bench module in a fresh Node process (`node <file> --json`), so no
+ * section's heap, JIT state or leftover work colours another's figures; its
+ * console output passes through, and its last line is the section as JSON.
+ */
+const runSection = (entry: Entry): Promise<Section> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(new URL(entry.file, import.meta.url)), "--json"], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let output = ""
+    child.stdout.setEncoding("utf8")
+    child.stdout.on("data", (chunk: string) => {
+      output += chunk
+    })
+    child.on("error", reject)
+    child.on("close", (code, signal) => {
+      const lines = output.trimEnd().split("\n")
+      const last = lines.pop() ?? ""
+      if (lines.length > 0) console.log(lines.join("\n"))
+      if (code !== 0) {
+        reject(new Error(`${entry.file} exited with ${signal ?? `code ${code}`}${last === "" ? "" : `: ${last}`}`))
+        return
+      }
+      try {
+        resolve(JSON.parse(last) as Section)
+      } catch {
+        reject(new Error(`${entry.file} printed no section: ${last.slice(0, 500)}`))
+      }
+    })
+  })
 
 const failed = (title: string, error: unknown): Section => ({
   title,
@@ -68,7 +100,7 @@ let failures = 0
 for (const entry of entries) {
   console.log(`\n… ${entry.title}`)
   const sectionStarted = performance.now()
-  const section = await entry.run().catch((error: unknown) => {
+  const section = await runSection(entry).catch((error: unknown) => {
     failures += 1
     return failed(entry.title, error)
   })

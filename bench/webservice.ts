@@ -30,7 +30,7 @@ import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import { request } from "undici"
 import { compare, type Figures, type Options } from "./measure.ts"
-import { figuresTable, formatText, isMain, type Section, type Table, times, us } from "./report.ts"
+import { figuresTable, isMain, printSection, type Section, type Table, times, us } from "./report.ts"
 
 // -----------------------------------------------------------------------------
 // The server (child process)
@@ -336,4 +336,4 @@ export const bench = async (): Promise<Section> => {
 }
 
 if (process.argv[2] === "--serve") serve()
-else if (isMain(import.meta)) console.log(formatText(await bench()))
+else if (isMain(import.meta)) await printSection(bench)
