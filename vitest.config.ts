@@ -1,6 +1,13 @@
+import { defaultClientConditions, defaultServerConditions } from "vite"
 import { defineConfig } from "vitest/config"
 
+// The packages export `dist/` by default and their TypeScript sources under the
+// `@rolecraft/source` condition: tests always run the sources, never a stale build.
+const source = "@rolecraft/source"
+
 export default defineConfig({
+  resolve: { conditions: [source, ...defaultClientConditions] },
+  ssr: { resolve: { conditions: [source, ...defaultServerConditions] } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "bench/test/**/*.test.ts"],
     testTimeout: 30_000,

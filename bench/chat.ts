@@ -16,7 +16,7 @@ import { promisify } from "node:util"
 import { getHeapSpaceStatistics } from "node:v8"
 import { type Figures, measureAsync, type Options, percentile } from "./measure.ts"
 import type { ChatScenarios } from "./peers/scenario.ts"
-import { formatText, isMain, type Section, type Table, times, us } from "./report.ts"
+import { isMain, printSection, type Section, type Table, times, us } from "./report.ts"
 
 /** What a peer module exports; `unavailable` says why its scenarios cannot run in this build. */
 export interface PeerModule {
@@ -304,6 +304,6 @@ if (isMain(import.meta)) {
     console.log(JSON.stringify(await measurePeer(peer)))
   } else {
     const only = process.argv.slice(2).filter((arg): arg is Peer => arg in peers)
-    console.log(formatText(await bench(only.length === 0 ? undefined : only)))
+    await printSection(() => bench(only.length === 0 ? undefined : only))
   }
 }

@@ -4,8 +4,10 @@
  * bench package (so bare names resolve as they would for a user); inside it,
  * `performance.now()` is read around the dynamic `import()` calls, so process
  * start-up is left out and only loading, compiling and evaluating the
- * modules (and, for Rolecraft, which ships TypeScript sources, Node's type
- * stripping) is counted. A discarded round warms the disk cache, then
+ * modules is counted. Rolecraft is imported from its build (`dist/`, what
+ * `npm ci` and `npm run bench` build) and, for comparison, from its
+ * TypeScript sources (the `@rolecraft/source` condition: Node strips types at
+ * import). A discarded round warms the disk cache, then
  * `runs` rounds import each entry once (round-robin); the median is reported.
  *
  * Target (issue 8): Rolecraft's cold import ≤ 1.2× `import "effect"`.
@@ -14,16 +16,25 @@
  */
 import { execFile } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
-import { dirname, join } from "node:path"
+import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { percentile } from "./measure.ts"
-import { formatText, isMain, repositoryRoot, type Section, times } from "./report.ts"
+import { isMain, printSection, repositoryRoot, type Section, times } from "./report.ts"
 
-/** What each row imports, in order, in one child. */
-export const entries: ReadonlyArray<{ readonly name: string; readonly specifiers: ReadonlyArray<string> }> = [
+/** What each row imports, in order, in one child, and the export conditions the child resolves with. */
+export const entries: ReadonlyArray<{
+  readonly name: string
+  readonly specifiers: ReadonlyArray<string>
+  readonly conditions?: ReadonlyArray<string>
+}> = [
   { name: "effect", specifiers: ["effect"] },
   { name: "@rolecraft/core", specifiers: ["@rolecraft/core"] },
+  {
+    name: "@rolecraft/core (TypeScript sources)",
+    specifiers: ["@rolecraft/core"],
+    conditions: ["@rolecraft/source"]
+  },
   { name: "ai", specifiers: ["ai"] },
   { name: "@openai/agents", specifiers: ["@openai/agents"] },
   { name: "langchain + @langchain/core", specifiers: ["langchain", "@langchain/core"] }
@@ -41,8 +52,12 @@ const program = (specifiers: ReadonlyArray<string>): string =>
   ].join("\n")
 
 /** One cold import in a fresh process, ms. */
-export const coldImport = async (specifiers: ReadonlyArray<string>): Promise<number> => {
-  const { stdout } = await run(process.execPath, ["--input-type=module", "-e", program(specifiers)], {
+export const coldImport = async (
+  specifiers: ReadonlyArray<string>,
+  conditions: ReadonlyArray<string> = []
+): Promise<number> => {
+  const flags = conditions.map((condition) => `--conditions=${condition}`)
+  const { stdout } = await run(process.execPath, [...flags, "--input-type=module", "-e", program(specifiers)], {
     cwd: benchDirectory,
     timeout: 60_000
   })
@@ -60,7 +75,7 @@ export const measureColdStart = async (runs = 9) => {
   const samples = entries.map(() => [] as Array<number>)
   for (let round = 0; round <= runs; round++) {
     for (const [i, entry] of entries.entries()) {
-      const ms = await coldImport(entry.specifiers)
+      const ms = await coldImport(entry.specifiers, entry.conditions)
       if (round > 0) samples[i]?.push(ms)
     }
   }
@@ -72,33 +87,31 @@ export const measureColdStart = async (runs = 9) => {
 
 /**
  * Facts about how @rolecraft/core is loaded that bear on its cold import:
- * whether it ships TypeScript (so Node strips types at import) and how many
- * of its modules import the `effect` barrel (which loads all of effect's
- * modules, where deep imports such as `effect/Effect` load only those used).
+ * which file a plain import resolves to (the build in `dist/`, or TypeScript
+ * sources that Node strips at import), and how many of its modules import
+ * the `effect` barrel (which loads every effect module, where deep imports
+ * such as `effect/Effect` load only those used).
  */
 export const loadingNotes = (): ReadonlyArray<string> => {
   const core = join(repositoryRoot, "packages/core")
-  const manifest = JSON.parse(readFileSync(join(core, "package.json"), "utf8")) as {
-    readonly exports?: Record<string, unknown>
-  }
-  const sources = readdirSync(join(core, "src"), { recursive: true, encoding: "utf8" }).filter((file) =>
-    file.endsWith(".ts")
+  const entry = fileURLToPath(import.meta.resolve("@rolecraft/core"))
+  const shipped = entry.endsWith(".js") ? join(core, "dist") : join(core, "src")
+  const modules = readdirSync(shipped, { recursive: true, encoding: "utf8" }).filter(
+    (file) => file.endsWith(".js") || (file.endsWith(".ts") && !file.endsWith(".d.ts"))
   )
-  const barrel = sources.filter((file) =>
-    /from "effect"/.test(readFileSync(join(core, "src", file), "utf8").replace(/^\s*\*.*$/gm, ""))
+  const barrel = modules.filter((file) =>
+    /from "effect"/.test(readFileSync(join(shipped, file), "utf8").replace(/^\s*\*.*$/gm, ""))
   )
   return [
-    ...(String(manifest.exports?.["."] ?? "").endsWith(".ts")
-      ? [
-          `@rolecraft/core exports its TypeScript sources: its import includes Node's type stripping of its ${sources.length} modules.`
-        ]
-      : []),
-    ...(barrel.length > 0
-      ? [
-          `${barrel.length} of @rolecraft/core's modules import the \`effect\` barrel, which loads every effect module; ` +
-            "deep imports (`effect/Effect`, `effect/Schema`, …) load only those used."
-        ]
-      : [])
+    entry.endsWith(".js")
+      ? `\`import "@rolecraft/core"\` loads its build (${relative(repositoryRoot, entry)}, JavaScript emitted by tsc, ` +
+        `${modules.length} modules); the row "TypeScript sources" loads src/ under the \`@rolecraft/source\` ` +
+        "condition instead, where Node strips the types at import."
+      : `\`import "@rolecraft/core"\` loads its TypeScript sources (${relative(repositoryRoot, entry)}): Node strips ` +
+        `the types of its ${modules.length} modules at import. Run \`npm run build\` first.`,
+    barrel.length === 0
+      ? "Its modules import effect by path (`effect/Effect`, `effect/Schema`, …), never the `effect` barrel."
+      : `${barrel.length} of its modules import the \`effect\` barrel, which loads every effect module.`
   ]
 }
 
@@ -139,4 +152,4 @@ export const bench = async (runs = 9): Promise<Section> => {
   }
 }
 
-if (isMain(import.meta)) console.log(formatText(await bench()))
+if (isMain(import.meta)) await printSection(() => bench())

@@ -1,14 +1,17 @@
 /**
- * The cost of an mcpTool action: 1,000 sequential calls of server-everything's
- * `echo` over stdio through `agent.executeAction` (the whole pipeline, the
- * executor and the SDK layer) next to the raw SDK `client.callTool` on the
- * same kind of connection, in this run. Also prints the connect time of each.
- * Prints figures; asserts nothing. Target (issue 5): median ≤ 1.10× the raw
- * SDK call.
+ * The cost of an mcpTool action (issue 5): sequential calls of
+ * server-everything's `echo` over stdio through `agent.executeAction` (the
+ * whole pipeline, the executor and the SDK layer) next to the raw SDK
+ * `client.callTool` on a connection of its own to the same server, sampled
+ * round-robin with the shared harness (`compare`), so load changes weigh on
+ * both alike. Target: the action ≤ 1.10× the raw SDK call.
  *
- * A second pair runs the same calls against the SDK's McpServer over its
- * InMemoryTransport (no process, no pipe): there the difference is Rolecraft's
- * own CPU cost per call (pipeline, executor, layer), apart from I/O.
+ * Also: the connect time (spawn + initialize) of each, and the same pair
+ * against the SDK's `McpServer` over its `InMemoryTransport` (no process, no
+ * pipe), where the difference is Rolecraft's own CPU cost per call
+ * (pipeline, executor, layer) apart from I/O.
+ *
+ * Prints figures; asserts nothing.
  *
  * Run: node bench/mcp.ts
  */
@@ -22,86 +25,85 @@ import { McpClientSdk } from "@rolecraft/mcp"
 import { InMemoryMcp } from "@rolecraft/testing"
 import { Effect } from "effect"
 import { z } from "zod/v4"
-import { type Figures, format } from "./measure.ts"
+import { compare, type Figures, type Options } from "./measure.ts"
+import { figuresTable, isMain, printSection, type Section, times, us } from "./report.ts"
 
 const entry = fileURLToPath(
   new URL("../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url)
 )
-const server = { command: process.execPath, args: [entry, "stdio"] }
+const everything = { command: process.execPath, args: [entry, "stdio"] }
 
-const calls = 1_000
-const rounds = 5
-const warmup = 200
-
-const quantile = (sorted: ReadonlyArray<number>, q: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN
-
-const figures = (name: string, samples: ReadonlyArray<number>): Figures => {
-  const sorted = [...samples].sort((a, b) => a - b)
-  return { name, medianUs: quantile(sorted, 0.5), p95Us: quantile(sorted, 0.95), samples: sorted.length }
+/** The sampling plans: batches of sequential calls, after a warm-up per row. */
+const plans: Record<"stdio" | "memory", Options> = {
+  stdio: { warmup: 1_000, samples: 300, batch: 10, budgetMs: 6_000, minSamples: 60 },
+  memory: { warmup: 5_000, samples: 300, batch: 20, budgetMs: 4_000, minSamples: 60 }
 }
 
-const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+const params = { tool: "echo", arguments: { message: "hello" } }
+
+/** The echo answer, checked on every call so a row that stopped calling the tool cannot look fast. */
+const expectEcho = (text: unknown) =>
+  text === "Echo: hello" ? Effect.void : Effect.die(new Error(`unexpected answer ${JSON.stringify(text)}`))
+
+const rawText = (result: unknown): unknown =>
+  (result as { readonly content?: ReadonlyArray<{ readonly text?: unknown }> }).content?.[0]?.text
+
+const agentFor = (id: string, server: Action.McpServer) =>
+  Agent.make({
+    id,
+    roles: [
+      Role.make({
+        identity: { name: "bench", goal: "Measure", domain: "bench" },
+        actions: { echo: Action.mcpTool({ description: "echo", server, timeout: "10 seconds" }) }
+      })
+    ]
+  })
+
+const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6
+
+const timedMs = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function* () {
     const start = process.hrtime.bigint()
-    yield* effect
-    return Number(process.hrtime.bigint() - start) / 1000
+    const value = yield* effect
+    return [value, ms(start)] as const
   })
 
-const program = Effect.gen(function* () {
-  // Raw SDK: one Client over one StdioClientTransport.
-  const rawConnect = yield* timed(
-    Effect.acquireRelease(
-      Effect.promise(async () => {
-        const client = new Client({ name: "bench", version: "0.0.0" })
-        await client.connect(new StdioClientTransport({ ...server, stderr: "pipe" }))
-        rawClient = client
-      }),
-      () => Effect.promise(() => rawClient?.close() ?? Promise.resolve())
-    )
-  )
-  const raw = rawClient
-  if (raw === undefined) return yield* Effect.die("the raw client did not connect")
+/** The raw SDK client over its own stdio connection, closed with the scope. */
+const rawStdioClient = Effect.acquireRelease(
+  Effect.promise(async () => {
+    const client = new Client({ name: "bench", version: "0.0.0" })
+    await client.connect(new StdioClientTransport({ ...everything, stderr: "pipe" }))
+    return client
+  }),
+  (client) => Effect.promise(() => client.close())
+)
 
-  // Rolecraft: the service's own connect, then an agent whose first call connects lazily.
+const stdio = Effect.gen(function* () {
+  const [raw, rawConnectMs] = yield* timedMs(rawStdioClient)
+  // The service's own connect, on a connection of its own (closed with the scope).
   const service = yield* McpClient.McpClient
-  const serviceConnect = yield* timed(service.connect(server, { name: "bench" }))
-  const role = Role.make({
-    identity: { name: "bench", goal: "Measure", domain: "bench" },
-    actions: { everything: Action.mcpTool({ description: "server-everything", server, timeout: "10 seconds" }) }
-  })
-  const agent = yield* Agent.make({ id: "bench", roles: [role] })
-  const params = { tool: "echo", arguments: { message: "hello" } }
-  const firstCall = yield* timed(agent.executeAction("everything", params))
-
-  const rawCall = Effect.promise(() => raw.callTool({ name: "echo", arguments: { message: "hello" } }))
-  const agentCall = agent.executeAction("everything", params)
-  for (let i = 0; i < warmup; i++) {
-    yield* rawCall
-    yield* agentCall
-  }
-  const rawSamples: Array<number> = []
-  const agentSamples: Array<number> = []
-  // Interleaved rounds, so drift (GC, the servers' own warm-up) hits both sides alike.
-  for (let round = 0; round < rounds; round++) {
-    for (let i = 0; i < calls / rounds; i++) rawSamples.push(yield* timed(rawCall))
-    for (let i = 0; i < calls / rounds; i++) agentSamples.push(yield* timed(agentCall))
-  }
-
-  const rawFigures = figures("raw SDK client.callTool (echo)", rawSamples)
-  const agentFigures = figures("agent.executeAction (mcpTool echo)", agentSamples)
-  console.log(`connect (spawn + initialize), raw SDK:              ${(rawConnect / 1000).toFixed(1)} ms`)
-  console.log(`connect (spawn + initialize), McpClientSdk.connect: ${(serviceConnect / 1000).toFixed(1)} ms`)
-  console.log(`first executeAction (connect + tools/list + call):  ${(firstCall / 1000).toFixed(1)} ms\n`)
-  console.log(`${calls} sequential calls each:`)
-  console.log(format([rawFigures, agentFigures]))
-  const ratio = agentFigures.medianUs / rawFigures.medianUs
-  console.log(
-    `\nmedian ratio: ${ratio.toFixed(3)}× (target ≤ 1.10×); overhead ${(agentFigures.medianUs - rawFigures.medianUs).toFixed(1)} µs per call`
+  const [, serviceConnectMs] = yield* timedMs(service.connect(everything, { name: "bench" }))
+  const agent = yield* agentFor("bench", everything)
+  const [, firstCallMs] = yield* timedMs(agent.executeAction("echo", params))
+  const rows = yield* compare(
+    [
+      {
+        name: "raw SDK client.callTool (stdio)",
+        call: () =>
+          Effect.flatMap(
+            Effect.promise(() => raw.callTool({ name: "echo", arguments: { message: "hello" } })),
+            (result) => expectEcho(rawText(result))
+          )
+      },
+      {
+        name: "mcpTool action (executeAction, stdio)",
+        call: () => Effect.flatMap(agent.executeAction("echo", params), expectEcho)
+      }
+    ],
+    plans.stdio
   )
+  return { rows, rawConnectMs, serviceConnectMs, firstCallMs }
 }).pipe(Effect.scoped, Effect.provide(McpClientSdk.layer()))
-
-let rawClient: Client | undefined
 
 const echoServer = () => {
   const server = new McpServer({ name: "echo", version: "1.0.0" })
@@ -115,30 +117,75 @@ const inMemory = Effect.gen(function* () {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
   const client = new Client({ name: "bench", version: "0.0.0" })
   yield* Effect.promise(() => echoServer().connect(serverSide))
-  yield* Effect.promise(() => client.connect(clientSide))
-  const role = Role.make({
-    identity: { name: "bench", goal: "Measure", domain: "bench" },
-    actions: { echo: Action.mcpTool({ description: "echo", server: "memory://echo", timeout: "10 seconds" }) }
-  })
-  const agent = yield* Agent.make({ id: "bench-memory", roles: [role] })
-  const rawCall = Effect.promise(() => client.callTool({ name: "echo", arguments: { message: "hello" } }))
-  const agentCall = agent.executeAction("echo", { tool: "echo", arguments: { message: "hello" } })
-  for (let i = 0; i < 2_000; i++) {
-    yield* rawCall
-    yield* agentCall
-  }
-  const rawSamples: Array<number> = []
-  const agentSamples: Array<number> = []
-  for (let round = 0; round < rounds; round++) {
-    for (let i = 0; i < calls / rounds; i++) rawSamples.push(yield* timed(rawCall))
-    for (let i = 0; i < calls / rounds; i++) agentSamples.push(yield* timed(agentCall))
-  }
-  const raw = figures("raw SDK client.callTool (in memory)", rawSamples)
-  const ours = figures("agent.executeAction (in memory)", agentSamples)
-  console.log(`\nThe same over the SDK's InMemoryTransport (no process): Rolecraft's own CPU cost`)
-  console.log(format([raw, ours]))
-  console.log(`overhead ${(ours.medianUs - raw.medianUs).toFixed(1)} µs per call`)
-  yield* Effect.promise(() => client.close())
+  yield* Effect.acquireRelease(
+    Effect.promise(() => client.connect(clientSide)),
+    () => Effect.promise(() => client.close())
+  )
+  const agent = yield* agentFor("bench-memory", "memory://echo")
+  return yield* compare(
+    [
+      {
+        name: "raw SDK client.callTool (in memory)",
+        call: () =>
+          Effect.flatMap(
+            Effect.promise(() => client.callTool({ name: "echo", arguments: { message: "hello" } })),
+            (result) => expectEcho(rawText(result))
+          )
+      },
+      {
+        name: "mcpTool action (executeAction, in memory)",
+        call: () => Effect.flatMap(agent.executeAction("echo", params), expectEcho)
+      }
+    ],
+    plans.memory
+  )
 }).pipe(Effect.scoped, Effect.provide(InMemoryMcp.layer({ "memory://echo": echoServer })))
 
-Effect.runPromise(Effect.andThen(program, inMemory))
+/** The mcpTool bench as a report section (target: the action ≤ 1.10× the raw SDK client's callTool). */
+export const bench = async (): Promise<Section> => {
+  const { rows, rawConnectMs, serviceConnectMs, firstCallMs } = await Effect.runPromise(stdio)
+  const memory = await Effect.runPromise(inMemory)
+  const [raw, action] = rows as ReadonlyArray<Figures | undefined>
+  const [rawMemory, actionMemory] = memory as ReadonlyArray<Figures | undefined>
+  const ratio = (action?.medianUs ?? Number.NaN) / (raw?.medianUs ?? Number.NaN)
+  const overhead = (a: Figures | undefined, b: Figures | undefined) =>
+    us((a?.medianUs ?? Number.NaN) - (b?.medianUs ?? Number.NaN))
+  return {
+    title: "mcpTool against the raw MCP SDK client",
+    description:
+      "Sequential calls of server-everything's `echo` tool over stdio (a child process each side spawned once), " +
+      "each answer checked: `agent.executeAction` on an mcpTool action (the whole pipeline, the executor finding " +
+      "the tool in the cached list, converting the arguments against its inputSchema, calling it with its timeout " +
+      "and turning the result into a value, through `McpClientSdk`) against the raw SDK `client.callTool` on a " +
+      "connection of its own. Then the same pair against the SDK's `McpServer` over its `InMemoryTransport`, " +
+      "where the difference is Rolecraft's own CPU per call. Each sample is the mean of a batch of sequential " +
+      "calls; samples are taken round-robin.",
+    tables: [
+      figuresTable(rows, "raw SDK client.callTool (stdio)", "Over stdio (server-everything)"),
+      figuresTable(memory, "raw SDK client.callTool (in memory)", "In memory (SDK McpServer, no process)"),
+      {
+        title: "Connecting (spawn + initialize), once each",
+        columns: ["", "ms"],
+        rows: [
+          ["raw SDK client.connect", rawConnectMs.toFixed(1)],
+          ["McpClientSdk connect", serviceConnectMs.toFixed(1)],
+          ["first executeAction (connect + tools/list + call)", firstCallMs.toFixed(1)]
+        ]
+      }
+    ],
+    targets: [
+      {
+        name: "mcpTool action (stdio)",
+        limit: "≤ 1.10× the raw SDK client's callTool",
+        measured: `${us(action?.medianUs ?? Number.NaN)} µs vs ${us(raw?.medianUs ?? Number.NaN)} µs = ${times(ratio)}`,
+        met: Number.isFinite(ratio) ? ratio <= 1.1 : undefined
+      }
+    ],
+    notes: [
+      `Rolecraft's own CPU per call (in memory): ${overhead(actionMemory, rawMemory)} µs; over stdio the ` +
+        `difference is ${overhead(action, raw)} µs.`
+    ]
+  }
+}
+
+if (isMain(import.meta)) await printSection(() => bench())

@@ -87,10 +87,10 @@ export interface Contender<A> {
  * change of load on the machine weighs on every contender alike and their
  * ratios stay meaningful on a busy machine. Figures come back in order.
  */
-export const compare = (
-  contenders: ReadonlyArray<Contender<Effect.Effect<unknown, unknown>>>,
+export const compare = <R = never>(
+  contenders: ReadonlyArray<Contender<Effect.Effect<unknown, unknown, R>>>,
   options: Options = {}
-): Effect.Effect<ReadonlyArray<Figures>, unknown> =>
+): Effect.Effect<ReadonlyArray<Figures>, unknown, R> =>
   Effect.gen(function* () {
     const plans = contenders.map(() => sampler(options))
     for (const [i, { call }] of contenders.entries()) {
@@ -113,11 +113,11 @@ export const compare = (
  * Times `call` inside one running Effect: `samples` batches of `batch` calls
  * each, after `warmup` calls.
  */
-export const measure = (
+export const measure = <R = never>(
   name: string,
-  call: () => Effect.Effect<unknown, unknown>,
+  call: () => Effect.Effect<unknown, unknown, R>,
   options: Options = {}
-): Effect.Effect<Figures, unknown> =>
+): Effect.Effect<Figures, unknown, R> =>
   Effect.map(compare([{ name, call }], options), (rows) => rows[0] ?? summarize(name, []))
 
 /**

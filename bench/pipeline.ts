@@ -23,7 +23,7 @@
 import { Action, Agent, Approval, KnowledgeBase, Role } from "@rolecraft/core"
 import { Effect, Layer, Ref, Schema } from "effect"
 import { compare, type Figures } from "./measure.ts"
-import { figuresTable, formatText, isMain, type Section, times, us } from "./report.ts"
+import { figuresTable, isMain, printSection, type Section, times, us } from "./report.ts"
 
 const nights = (checkIn: string, checkOut: string): number =>
   Math.round((Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000)
@@ -161,4 +161,4 @@ export const bench = async (): Promise<Section> => {
   }
 }
 
-if (isMain(import.meta)) console.log(formatText(await bench()))
+if (isMain(import.meta)) await printSection(() => bench())

@@ -3,7 +3,9 @@
  * holds tables of preformatted cells and the targets it checked. Each bench
  * module (`chat.ts`, `pipeline.ts`, `cold-start.ts`, and later
  * `webservice.ts`, `mcp.ts`) exports one function returning a `Section`, and
- * still runs standalone (`isMain(import.meta)`), printing its own section.
+ * still runs standalone (`isMain(import.meta)`), printing its own section
+ * (`printSection`; as JSON with `--json`, which is how `run.ts` runs each
+ * section in a fresh process).
  */
 import { execFileSync } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
@@ -43,6 +45,16 @@ export interface Section {
 /** True when the module `meta` belongs to is the script node was started with. */
 export const isMain = (meta: ImportMeta): boolean =>
   meta.main === true || (process.argv[1] !== undefined && resolve(process.argv[1]) === meta.filename)
+
+/**
+ * What a bench module does when run as a script: runs its section and prints
+ * it as text, or, with `--json` (how `run.ts` runs each section in a fresh
+ * process), as one line of JSON.
+ */
+export const printSection = async (bench: () => Promise<Section>): Promise<void> => {
+  const section = await bench()
+  console.log(process.argv.includes("--json") ? JSON.stringify(section) : formatText(section))
+}
 
 /** µs with a precision that suits the size. */
 export const us = (value: number): string =>

@@ -4,10 +4,10 @@
  * their verdicts, and each section's tables with ratios to Rolecraft.
  *
  * Each bench module exports `bench(): Promise<Section>` and still runs alone
- * (`node bench/chat.ts`, `node bench/pipeline.ts`, `node bench/cold-start.ts`).
- * The webService and mcpTool benches (`bench/webservice.ts`, `bench/mcp.ts`)
- * are picked up when their files exist; until then their section says "not
- * available yet" and their targets read "not measured".
+ * (`node bench/chat.ts`, `node bench/pipeline.ts`, `node bench/webservice.ts`,
+ * `node bench/mcp.ts`, `node bench/cold-start.ts`). The packages are loaded
+ * from their build (`dist/`): `npm run bench` builds first (`prebench`).
+ * Each section runs in a fresh Node process, one after another.
  *
  * A section that throws (a framework's scenario failing its counter check,
  * say) is reported as FAILED, the others still run, BENCHMARKS.md is still
@@ -15,12 +15,12 @@
  *
  * Run: node bench/run.ts
  */
-import { existsSync, writeFileSync } from "node:fs"
+import { spawn } from "node:child_process"
+import { writeFileSync } from "node:fs"
 import { loadavg } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import * as Chat from "./chat.ts"
-import * as ColdStart from "./cold-start.ts"
-import * as Pipeline from "./pipeline.ts"
 import {
   commit,
   formatMarkdown,
@@ -29,50 +29,55 @@ import {
   markdownTable,
   repositoryRoot,
   type Section,
-  type Target,
   targetsTable,
   versionOf
 } from "./report.ts"
 
 interface Entry {
   readonly title: string
-  readonly run: () => Promise<Section>
+  /** The bench module, relative to this file. */
+  readonly file: string
 }
 
-/**
- * A bench module delivered by another issue: run when its file exists and
- * exports `bench`; otherwise a section saying so, with its targets unmeasured.
- */
-const optional = (file: string, title: string, targets: ReadonlyArray<Omit<Target, "measured" | "met">>): Entry => ({
-  title,
-  run: async () => {
-    const path = new URL(file, import.meta.url)
-    if (existsSync(path)) {
-      const module = (await import(path.href)) as { readonly bench?: () => Promise<Section> }
-      if (typeof module.bench === "function") return module.bench()
-    }
-    const reason = `not available yet: bench/${file.replace("./", "")} does not exist or exports no bench()`
-    return {
-      title,
-      description: reason,
-      tables: [],
-      targets: targets.map((target) => ({ ...target, measured: reason, met: undefined })),
-      notes: []
-    }
-  }
-})
-
 const entries: ReadonlyArray<Entry> = [
-  { title: "Chat scenarios against the alternatives", run: () => Chat.bench() },
-  { title: "executeAction on a local action", run: Pipeline.bench },
-  optional("./webservice.ts", "webService against a bare Effect HttpClient call and raw undici", [
-    { name: "webService", limit: "≤ 1.10× a bare Effect HttpClient call" }
-  ]),
-  optional("./mcp.ts", "mcpTool against the raw MCP SDK client", [
-    { name: "mcpTool", limit: "≤ 1.10× the raw SDK client's callTool" }
-  ]),
-  { title: "Cold start", run: () => ColdStart.bench() }
+  { title: "Chat scenarios against the alternatives", file: "./chat.ts" },
+  { title: "executeAction on a local action", file: "./pipeline.ts" },
+  { title: "webService against a bare Effect HttpClient call and raw undici", file: "./webservice.ts" },
+  { title: "mcpTool against the raw MCP SDK client", file: "./mcp.ts" },
+  { title: "Cold start", file: "./cold-start.ts" }
 ]
+
+/**
+ * Runs one bench module in a fresh Node process (`node <file> --json`), so no
+ * section's heap, JIT state or leftover work colours another's figures; its
+ * console output passes through, and its last line is the section as JSON.
+ */
+const runSection = (entry: Entry): Promise<Section> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(new URL(entry.file, import.meta.url)), "--json"], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let output = ""
+    child.stdout.setEncoding("utf8")
+    child.stdout.on("data", (chunk: string) => {
+      output += chunk
+    })
+    child.on("error", reject)
+    child.on("close", (code, signal) => {
+      const lines = output.trimEnd().split("\n")
+      const last = lines.pop() ?? ""
+      if (lines.length > 0) console.log(lines.join("\n"))
+      if (code !== 0) {
+        reject(new Error(`${entry.file} exited with ${signal ?? `code ${code}`}${last === "" ? "" : `: ${last}`}`))
+        return
+      }
+      try {
+        resolve(JSON.parse(last) as Section)
+      } catch {
+        reject(new Error(`${entry.file} printed no section: ${last.slice(0, 500)}`))
+      }
+    })
+  })
 
 const failed = (title: string, error: unknown): Section => ({
   title,
@@ -95,7 +100,7 @@ let failures = 0
 for (const entry of entries) {
   console.log(`\n… ${entry.title}`)
   const sectionStarted = performance.now()
-  const section = await entry.run().catch((error: unknown) => {
+  const section = await runSection(entry).catch((error: unknown) => {
     failures += 1
     return failed(entry.title, error)
   })
@@ -104,6 +109,7 @@ for (const entry of entries) {
   console.log(`(${((performance.now() - sectionStarted) / 1000).toFixed(0)} s)`)
 }
 const elapsed = (performance.now() - started) / 1000
+const endLoad = loadavg()[0] ?? Number.NaN
 
 const host = machine()
 const markdown = [
@@ -114,7 +120,7 @@ const markdown = [
     "absolute figures, across machines.",
   "## Machine",
   markdownTable({
-    columns: ["cores", "CPU", "Node", "platform", "memory", "load average (1 min) at start"],
+    columns: ["cores", "CPU", "Node", "platform", "memory", "load average (1 min) at start, at end"],
     rows: [
       [
         `${host.cores} (parallelism ${host.availableParallelism})`,
@@ -122,7 +128,7 @@ const markdown = [
         host.node,
         host.platform,
         `${host.memoryGiB} GiB`,
-        startLoad.toFixed(2)
+        `${startLoad.toFixed(2)}, ${endLoad.toFixed(2)}`
       ]
     ]
   }),
@@ -132,7 +138,7 @@ const markdown = [
   markdownTable(targetsTable(sections)),
   ...sections.map(formatMarkdown),
   "## Reproduce",
-  "```sh\nnpm ci\nnpm run bench   # node bench/run.ts; also node bench/chat.ts | pipeline.ts | cold-start.ts alone\n```",
+  "```sh\nnpm ci          # installs and builds the packages (prepare)\nnpm run bench   # builds, then node bench/run.ts; each of bench/chat.ts, pipeline.ts, webservice.ts, mcp.ts and cold-start.ts also runs alone\n```",
   ""
 ].join("\n\n")
 

@@ -1,27 +1,36 @@
 /**
  * The cost of a webService action over Effect's HttpClient (issue 4).
  *
- * 1. 1,000 sequential GETs through `agent.executeAction` on a webService
- *    action, next to the same requests through a bare Effect `HttpClient`
- *    call (same undici layer), the bare call under `Effect.timeout` (what the
- *    attempt timeout every action call carries costs), and raw
- *    `undici.request` (for information), in one run, taking turns request by
- *    request. Target: action ≤ 1.10× the bare call.
- * 2. 10,000 concurrent calls of an action under a bulkhead policy:
- *    throughput, peak memory, and the peak concurrency the server saw.
+ * 1. Sequential GETs through `agent.executeAction` on a webService action,
+ *    next to the same request as a bare Effect `HttpClient` call (same undici
+ *    layer, the body read as JSON), and for information: the bare call under
+ *    `Effect.timeout` (what the attempt timeout every webService call carries
+ *    would cost done that way), the bare call as a local action's body (the
+ *    pipeline's share), and raw `undici.request`. One running Effect samples
+ *    them round-robin with the shared harness (`compare`), so load changes
+ *    weigh on every row alike. Target: the action ≤ 1.10× the bare call.
+ *    The same pair against an HttpClient answering in process (no socket)
+ *    gives Rolecraft's own CPU per call, apart from I/O.
+ * 2. 10,000 concurrent calls of an action under a bulkhead policy
+ *    (maxConcurrent 64): throughput, peak memory, and the peak concurrency
+ *    the server saw (more than 64 would mean the bulkhead leaks).
  *
  * The server runs in a child process so its work does not share this
  * process's event loop. Prints figures; asserts nothing.
  *
  * Run: node bench/webservice.ts
  */
-import { fork } from "node:child_process"
+import { type ChildProcess, fork } from "node:child_process"
 import * as http from "node:http"
+import { fileURLToPath } from "node:url"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Action, Agent, Role } from "@rolecraft/core"
-import { Effect, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import { request } from "undici"
+import { compare, type Figures, type Options } from "./measure.ts"
+import { figuresTable, isMain, printSection, type Section, type Table, times, us } from "./report.ts"
 
 // -----------------------------------------------------------------------------
 // The server (child process)
@@ -55,27 +64,48 @@ const serve = () => {
       peak = 0
     } else if (message.type === "stop") server.close(() => process.exit(0))
   })
+  process.on("disconnect", () => process.exit(0))
 }
 
-if (process.argv[2] === "--serve") serve()
-else await main()
+interface Server {
+  readonly base: string
+  /** The most requests in flight at once since the last call, as the server saw them. */
+  readonly peak: () => Promise<number>
+  readonly stop: () => void
+}
+
+const startServer = async (): Promise<Server> => {
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ["--serve"], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"]
+  })
+  const next = <A>() => new Promise<A>((resolve) => child.once("message", (message) => resolve(message as A)))
+  const { port } = await next<{ readonly port: number }>()
+  return {
+    base: `http://127.0.0.1:${port}`,
+    peak: async () => {
+      const reply = next<{ readonly peak: number }>()
+      child.send({ type: "peak" })
+      return (await reply).peak
+    },
+    stop: () => {
+      child.send({ type: "stop" })
+      child.disconnect()
+    }
+  }
+}
 
 // -----------------------------------------------------------------------------
 // The client (this process)
 // -----------------------------------------------------------------------------
 
-async function main(): Promise<void> {
-  const child = fork(new URL(import.meta.url).pathname, ["--serve"], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
-  const next = <A>() => new Promise<A>((resolve) => child.once("message", (message) => resolve(message as A)))
-  const { port } = await next<{ readonly port: number }>()
-  const base = `http://127.0.0.1:${port}`
-  const peak = async () => {
-    const reply = next<{ readonly peak: number }>()
-    child.send({ type: "peak" })
-    return (await reply).peak
-  }
+/** The sampling plan: batches of 10 sequential requests, after 2,000 warm-up requests per row. */
+const plan: Options = { warmup: 2_000, samples: 300, batch: 10, budgetMs: 6_000, minSamples: 60 }
 
-  const travel = Role.make({
+const concurrentCalls = 10_000
+const maxConcurrent = 64
+
+const roleFor = (base: string) =>
+  Role.make({
     identity: { name: "travel", goal: "Plan trips", domain: "travel" },
     actions: {
       temperature: Action.webService({
@@ -85,8 +115,8 @@ async function main(): Promise<void> {
         method: "GET",
         paramType: "QUERY"
       }),
-      // The bare call as a local action's body, under the same 30 s attempt timeout: the
-      // pipeline's share of the cost, without the webService executor.
+      // The bare call as a local action's body, under the same 30 s attempt timeout a webService
+      // carries: the pipeline's share of the cost, without the webService executor.
       bareInPipeline: Action.local({
         description: "The bare HttpClient call as a local action",
         parameters: { city: Schema.String },
@@ -101,117 +131,209 @@ async function main(): Promise<void> {
         endpoint: `${base}/v1/slow`,
         method: "GET",
         paramType: "QUERY"
-      }).pipe(Action.resilience({ bulkhead: { maxConcurrent: 64, maxQueued: 10_000 } }))
+      }).pipe(Action.resilience({ bulkhead: { maxConcurrent, maxQueued: concurrentCalls } }))
     }
   })
 
-  const quantile = (sorted: ReadonlyArray<number>, q: number): number =>
-    sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN
+interface Load {
+  readonly outcomes: Readonly<Record<string, number>>
+  readonly seconds: number
+  readonly before: NodeJS.MemoryUsage
+  readonly peakRss: number
+  readonly peakHeap: number
+  readonly serverPeak: number
+}
 
-  const program = Effect.gen(function* () {
-    const agent = yield* Agent.make({ id: "bench", roles: [travel] })
+const measureAll = (server: Server) =>
+  Effect.gen(function* () {
+    const agent = yield* Agent.make({ id: "bench", roles: [roleFor(server.base)] })
     const client = yield* HttpClient.HttpClient
-    const url = `${base}/v1/current?city=Vienna`
+    const url = `${server.base}/v1/current?city=Vienna`
     const bare = () => Effect.flatMap(client.get(url), (response) => response.json)
-    const calls: Record<string, () => Effect.Effect<unknown, unknown, HttpClient.HttpClient>> = {
-      "webService action (executeAction)": () => agent.executeAction("temperature", { city: "Vienna" }),
-      "bare Effect HttpClient call": bare,
-      "bare call + Effect.timeout 30 s": () => Effect.timeout(bare(), "30 seconds"),
-      "bare call as a local action": () => agent.executeAction("bareInPipeline", { city: "Vienna" }),
-      "raw undici.request": () =>
-        Effect.promise(async () => {
-          const response = await request(url)
-          return response.body.json()
-        })
-    }
-    const names = Object.keys(calls)
-    const timings: Record<string, Array<number>> = Object.fromEntries(names.map((name) => [name, []]))
-
-    // Warm-up, then 1,000 requests per way, taking turns request by request so that drift in
-    // the machine's load falls on every way alike.
-    for (let i = 0; i < 300; i++) for (const name of names) yield* calls[name]!()
-    for (let i = 0; i < 1_000; i++) {
-      for (let k = 0; k < names.length; k++) {
-        const name = names[(i + k) % names.length]!
-        const start = process.hrtime.bigint()
-        yield* calls[name]!()
-        timings[name]!.push(Number(process.hrtime.bigint() - start) / 1000)
-      }
-    }
-    const figures = names.map((name) => {
-      const sorted = [...timings[name]!].sort((a, b) => a - b)
-      return { name, count: sorted.length, median: quantile(sorted, 0.5), p95: quantile(sorted, 0.95) }
-    })
-    const width = Math.max(...names.map((name) => name.length))
-    console.log("1,000 sequential GETs each, against a local server (child process), taking turns")
-    for (const f of figures) {
-      console.log(
-        `  ${f.name.padEnd(width)}  n=${f.count}  median ${f.median.toFixed(1).padStart(7)} µs   p95 ${f.p95.toFixed(1).padStart(7)} µs`
-      )
-    }
-    const [action, plain, timed, local] = figures
-    const ratio = (a: number, b: number) => `${(a / b).toFixed(3)}×`
-    console.log(
-      `  action / bare call:            median ${ratio(action!.median, plain!.median)}, p95 ${ratio(action!.p95, plain!.p95)} (target ≤ 1.10×)`
-    )
-    console.log(
-      `  action / bare call + timeout:  median ${ratio(action!.median, timed!.median)}, p95 ${ratio(action!.p95, timed!.p95)} (every action attempt carries its 30 s timeout)`
-    )
-    console.log(
-      `  where the time goes (medians): attempt timeout ${(timed!.median - plain!.median).toFixed(1)} µs, ` +
-        `pipeline with its timeout ${(local!.median - plain!.median).toFixed(1)} µs, ` +
-        `webService executor ${(action!.median - local!.median).toFixed(1)} µs`
+    // Each call checks its answer, so a row that stopped reaching the server cannot look fast.
+    const checked =
+      (effect: () => Effect.Effect<unknown, unknown, HttpClient.HttpClient>) =>
+      (): Effect.Effect<unknown, unknown, HttpClient.HttpClient> =>
+        Effect.flatMap(effect(), (body) =>
+          typeof body === "object" && body !== null && (body as { readonly temp?: unknown }).temp === 21
+            ? Effect.void
+            : Effect.die(new Error(`unexpected answer ${JSON.stringify(body)}`))
+        )
+    const rows = yield* compare(
+      [
+        {
+          name: "webService action (executeAction)",
+          call: checked(() => agent.executeAction("temperature", { city: "Vienna" }))
+        },
+        { name: "bare Effect HttpClient call", call: checked(bare) },
+        { name: "bare call + Effect.timeout 30 s", call: checked(() => Effect.timeout(bare(), "30 seconds")) },
+        {
+          name: "bare call as a local action (30 s attempt timeout)",
+          call: checked(() => agent.executeAction("bareInPipeline", { city: "Vienna" }))
+        },
+        {
+          name: "raw undici.request",
+          call: checked(() =>
+            Effect.promise(async () => {
+              const response = await request(url)
+              return response.body.json()
+            })
+          )
+        }
+      ],
+      plan
     )
 
     // 10,000 concurrent calls under the bulkhead.
-    yield* Effect.promise(peak)
-    const total = 10_000
-    let maxRss = 0
-    let maxHeap = 0
+    yield* Effect.promise(server.peak)
+    let peakRss = 0
+    let peakHeap = 0
     const sample = () => {
       const usage = process.memoryUsage()
-      maxRss = Math.max(maxRss, usage.rss)
-      maxHeap = Math.max(maxHeap, usage.heapUsed)
+      peakRss = Math.max(peakRss, usage.rss)
+      peakHeap = Math.max(peakHeap, usage.heapUsed)
     }
-    sample()
     const before = process.memoryUsage()
+    sample()
     const sampler = setInterval(sample, 5)
     const started = process.hrtime.bigint()
     const outcomes = yield* Effect.forEach(
-      Array.from({ length: total }, (_, i) => i),
+      Array.from({ length: concurrentCalls }, (_, i) => i),
       () =>
         Effect.match(agent.executeAction("guarded", { city: "Vienna" }), {
           onSuccess: () => "ok",
-          onFailure: (error) =>
-            typeof error === "object" && error !== null && "category" in error ? String(error.category) : "other"
+          onFailure: (error) => ("category" in error ? error.category : error._tag)
         }),
       { concurrency: "unbounded" }
     )
     const seconds = Number(process.hrtime.bigint() - started) / 1e9
     clearInterval(sampler)
     sample()
-    const serverPeak = yield* Effect.promise(peak)
-    const counts = outcomes.reduce<Record<string, number>>((out, outcome) => {
-      out[outcome] = (out[outcome] ?? 0) + 1
-      return out
-    }, {})
-    const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
-    console.log(
-      `\n${total.toLocaleString("en")} concurrent calls under a bulkhead (maxConcurrent 64, maxQueued 10,000)`
-    )
-    console.log(`  outcomes: ${JSON.stringify(counts)}`)
-    console.log(`  wall ${seconds.toFixed(2)} s, throughput ${(total / seconds).toFixed(0)} calls/s`)
-    console.log(
-      `  memory: rss ${mb(before.rss)} before, peak ${mb(maxRss)}; heap used ${mb(before.heapUsed)} before, peak ${mb(maxHeap)}`
-    )
-    console.log(
-      `  peak concurrent requests seen by the server: ${serverPeak}` +
-        (serverPeak > 64
-          ? " — more than maxConcurrent: the agent in this build does not enforce the bulkhead (Resilience.noGuards)"
-          : " — within maxConcurrent")
-    )
+    const serverPeak = yield* Effect.promise(server.peak)
+    const counts: Record<string, number> = {}
+    for (const outcome of outcomes) counts[outcome] = (counts[outcome] ?? 0) + 1
+    const load: Load = { outcomes: counts, seconds, before, peakRss, peakHeap, serverPeak }
+    return { rows, load }
   }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layerUndici))
 
-  await Effect.runPromise(program)
-  child.send({ type: "stop" })
+/** A plan for the in-process pair: calls are a few tens of µs, so larger batches. */
+const inProcessPlan: Options = { warmup: 5_000, samples: 300, batch: 50, budgetMs: 4_000, minSamples: 60 }
+
+/**
+ * The same pair against an `HttpClient` that answers in process (a canned
+ * JSON `Response`, no socket): the difference is Rolecraft's own CPU per
+ * call (pipeline, attempt timeout, executor), apart from I/O.
+ */
+const measureInProcess = Effect.gen(function* () {
+  const base = "http://in-process.invalid"
+  const agent = yield* Agent.make({ id: "bench-in-process", roles: [roleFor(base)] })
+  const client = yield* HttpClient.HttpClient
+  const url = `${base}/v1/current?city=Vienna`
+  return yield* compare(
+    [
+      {
+        name: "bare Effect HttpClient call (in process)",
+        call: () => Effect.flatMap(client.get(url), (response) => response.json)
+      },
+      {
+        name: "webService action (executeAction, in process)",
+        call: () => agent.executeAction("temperature", { city: "Vienna" })
+      }
+    ],
+    inProcessPlan
+  )
+}).pipe(
+  Effect.scoped,
+  Effect.provide(
+    Layer.succeed(
+      HttpClient.HttpClient,
+      HttpClient.make((request) =>
+        Effect.succeed(
+          HttpClientResponse.fromWeb(
+            request,
+            new Response('{"city":"Vienna","temp":21}', { headers: { "content-type": "application/json" } })
+          )
+        )
+      )
+    )
+  )
+)
+
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`
+
+const loadTable = (load: Load): Table => ({
+  title: `${concurrentCalls.toLocaleString("en")} concurrent calls under a bulkhead (maxConcurrent ${maxConcurrent}, the server holds each answer 2 ms)`,
+  columns: ["outcomes", "wall s", "calls/s", "peak requests in flight", "RSS before → peak", "heap before → peak"],
+  rows: [
+    [
+      Object.entries(load.outcomes)
+        .map(([outcome, count]) => `${outcome} ${count}`)
+        .join(", "),
+      load.seconds.toFixed(2),
+      (concurrentCalls / load.seconds).toFixed(0),
+      String(load.serverPeak),
+      `${mib(load.before.rss)} → ${mib(load.peakRss)}`,
+      `${mib(load.before.heapUsed)} → ${mib(load.peakHeap)}`
+    ]
+  ]
+})
+
+/** The webService bench as a report section (target: the action ≤ 1.10× the bare HttpClient call). */
+export const bench = async (): Promise<Section> => {
+  const server = await startServer()
+  try {
+    const { rows, load } = await Effect.runPromise(measureAll(server))
+    const inProcess = await Effect.runPromise(measureInProcess)
+    const [bareInProcess, actionInProcess] = inProcess
+    const find = (prefix: string): Figures | undefined => rows.find((row) => row.name.startsWith(prefix))
+    const action = find("webService action")
+    const bare = find("bare Effect HttpClient")
+    const timed = find("bare call + Effect.timeout")
+    const local = find("bare call as a local action (30 s attempt timeout)")
+    const ratio = (action?.medianUs ?? Number.NaN) / (bare?.medianUs ?? Number.NaN)
+    const delta = (a: Figures | undefined, b: Figures | undefined) =>
+      us((a?.medianUs ?? Number.NaN) - (b?.medianUs ?? Number.NaN))
+    return {
+      title: "webService against a bare Effect HttpClient call and raw undici",
+      description:
+        "Sequential GETs of a small JSON document from a local HTTP server (a child process, keep-alive), each " +
+        "answer checked. `agent.executeAction` on a webService action (the whole pipeline, its 30 s attempt " +
+        "timeout, the executor building the request and classifying and decoding the response) against the same " +
+        "request as a bare `HttpClient` call (`client.get(url)` then `response.json`, same undici layer). Each " +
+        `sample is the mean of a batch of ${plan.batch} requests, after ${plan.warmup} warm-up requests per row; ` +
+        "samples are taken round-robin (one batch of each row in turn).",
+      tables: [
+        figuresTable(rows, "bare Effect HttpClient call", "Over a socket (local server in a child process)"),
+        figuresTable(
+          inProcess,
+          "bare Effect HttpClient call (in process)",
+          "In process (an HttpClient answering at once)"
+        ),
+        loadTable(load)
+      ],
+      targets: [
+        {
+          name: "webService action",
+          limit: "≤ 1.10× a bare Effect HttpClient call",
+          measured: `${us(action?.medianUs ?? Number.NaN)} µs vs ${us(bare?.medianUs ?? Number.NaN)} µs = ${times(ratio)}`,
+          met: Number.isFinite(ratio) ? ratio <= 1.1 : undefined
+        }
+      ],
+      notes: [
+        `Rolecraft's own CPU per call (in process): ${delta(actionInProcess, bareInProcess)} µs; over the socket ` +
+          `the difference is ${delta(action, bare)} µs.`,
+        `Where the time goes over the socket (differences of medians): Effect.timeout on the bare call ${delta(timed, bare)} µs; ` +
+          `the pipeline with the bare call as a local action ${delta(local, bare)} µs; ` +
+          `the webService executor beyond that ${delta(action, local)} µs.`,
+        load.serverPeak > maxConcurrent
+          ? `The server saw ${load.serverPeak} requests in flight at once: more than the bulkhead's ${maxConcurrent}.`
+          : `The server never saw more than the bulkhead's ${maxConcurrent} requests in flight at once.`
+      ]
+    }
+  } finally {
+    server.stop()
+  }
 }
+
+if (process.argv[2] === "--serve") serve()
+else if (isMain(import.meta)) await printSection(bench)

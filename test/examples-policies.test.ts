@@ -3,7 +3,9 @@ import { promisify } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
 
 const run = promisify(execFile)
-const node = (file: string) => run(process.execPath, [file], { cwd: new URL("..", import.meta.url).pathname })
+// The sources, not dist/: a test never runs a stale build.
+const node = (file: string) =>
+  run(process.execPath, ["--conditions=@rolecraft/source", file], { cwd: new URL("..", import.meta.url).pathname })
 
 describe("examples: policies", () => {
   it("local-actions.ts: book needs an approved token, once, for its own arguments; charge is guarded and contracted", async () => {

@@ -91,7 +91,8 @@ describe("Mcp.serve", () => {
       Effect.gen(function* () {
         const transport = new StdioClientTransport({
           command: process.execPath,
-          args: [fileURLToPath(new URL("./fixtures/serve-role.ts", import.meta.url))],
+          // The sources, not dist/: a test never runs a stale build.
+          args: ["--conditions=@rolecraft/source", fileURLToPath(new URL("./fixtures/serve-role.ts", import.meta.url))],
           stderr: "pipe"
         })
         const pid = yield* Effect.scoped(

@@ -23,7 +23,7 @@ const tour = (env: Readonly<Record<string, string>>): Promise<Run> => {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["examples/tour/main.ts"],
+      ["--conditions=@rolecraft/source", "examples/tour/main.ts"],
       { cwd: root, env: { ...base, ...env }, timeout: 60_000 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1

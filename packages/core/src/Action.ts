@@ -10,8 +10,10 @@
  *
  * @since 0.1.0
  */
-import type { Duration, Effect, Ref } from "effect"
-import { Schema } from "effect"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 import { dual } from "effect/Function"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import type { Covariant } from "effect/Types"

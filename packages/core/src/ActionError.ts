@@ -9,7 +9,9 @@
  *
  * @since 0.1.0
  */
-import { Effect, Predicate, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 
 /**
  * The nine categories, one per tag.

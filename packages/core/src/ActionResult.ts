@@ -13,7 +13,13 @@
  *
  * @since 0.1.0
  */
-import { Effect, Pipeable, Result, type Schema, SchemaAST, SchemaIssue, SchemaParser } from "effect"
+import * as Effect from "effect/Effect"
+import * as Pipeable from "effect/Pipeable"
+import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaParser from "effect/SchemaParser"
 import { dual } from "effect/Function"
 import { ValidationError } from "./ActionError.ts"
 

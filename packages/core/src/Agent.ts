@@ -5,7 +5,13 @@
  *
  * @since 0.1.0
  */
-import { Clock, type Duration, Effect, Ref, Result, type Scope, type Stream } from "effect"
+import * as Clock from "effect/Clock"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
 import type * as Action from "./Action.ts"
 import {
   type ActionError,
@@ -26,6 +32,7 @@ import * as Events from "./Events.ts"
 import * as Guardrail from "./Guardrail.ts"
 import * as Hooks from "./Hooks.ts"
 import * as Executor from "./internal/executor.ts"
+import { settled } from "./internal/settled.ts"
 import * as McpConnections from "./internal/mcpConnections.ts"
 import * as McpTool from "./internal/mcpTool.ts"
 import * as Knowledge from "./Knowledge.ts"
@@ -269,14 +276,12 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const approvals = yield* Approval.defaultStore
     const knowledgeBase = yield* Knowledge.defaultBase
     const hub = yield* Events.makeHub
-    const step = Events.stepTracer(options.traceSteps)
+    const trace = Events.stepTracer(options.traceSteps)
+    // A step already settled (an action without that step's policy) gives its value without a trip through the runtime.
+    const step: Events.StepTracer = (name, effect) => settled(trace(name, effect))
 
-    const resolve = (name: string): Effect.Effect<Registered, ActionNotFound> => {
-      const found = registry.get(name)
-      return found === undefined
-        ? Effect.fail(new ActionNotFound({ action: name, message: `No action named ${name}`, available }))
-        : Effect.succeed(found)
-    }
+    const notFound = (name: string) =>
+      new ActionNotFound({ action: name, message: `No action named ${name}`, available })
 
     // The pipeline of SPEC §9, one step per line.
     const pipeline = (
@@ -289,7 +294,9 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         const { params: raw, token } = Approval.strip(rawParams, requestToken)
         const tool = toolOf(name, raw, registry)
         yield* step("authority", Authority.check(authority, name, tool)) // 1
-        const { action, role, state, guards, attemptTimeout } = yield* resolve(name)
+        const registered = registry.get(name)
+        if (registered === undefined) return yield* notFound(name)
+        const { action, role, state, guards, attemptTimeout } = registered
         const { policies } = action
         const approval = { agentId: id, action: name, tool, policy: policies.approval, token, store: approvals }
         yield* step("approval", Approval.verify({ ...approval, params: raw })) // 2
@@ -297,7 +304,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         const guardrails = policies.guardrails ?? role.guardrails
         const guarded = yield* step("inputGuardrail", Guardrail.checkInput(name, guardrails?.input, hooked))
         const args = yield* step("conversion", Conversion.decode(action.parameters, guarded, { action: name })) // 4
-        yield* step("precondition", Contract.checkPre(name, policies.contract, args, yield* Ref.get(state))) // 5
+        yield* step("precondition", Contract.checkPre(name, policies.contract, args, Ref.getUnsafe(state))) // 5
         const retrieval = { action: name, policy: policies.retrieval, args, role, base: knowledgeBase }
         const knowledge = yield* step("retrieval", Knowledge.retrieve(retrieval)) // 6
         const context = { agentId: id, role: role.identity.name, action: name, state, knowledge }
@@ -315,7 +322,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         }
         const result = yield* step("run", Resilience.run(run)) // 7
         const output = yield* step("outputGuardrail", Guardrail.checkOutput(name, guardrails?.output, result)) // 8
-        const after = yield* Ref.get(state)
+        const after = Ref.getUnsafe(state)
         const invariants = role.state?.invariants
         yield* step("postcondition", Contract.checkPost(name, policies.contract, output, args, after, invariants)) // 9
         yield* step("afterHook", Hooks.after(role.hooks, name, args, output)) // 10

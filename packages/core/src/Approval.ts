@@ -5,8 +5,9 @@
  *
  * @since 0.1.0
  */
-import type { Duration } from "effect"
-import { Effect, Option } from "effect"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { type ApprovalCheck, ApprovalRequired, ValidationError } from "./ActionError.ts"
 import * as ApprovalStore from "./ApprovalStore.ts"
 

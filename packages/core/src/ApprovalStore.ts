@@ -14,7 +14,13 @@
  */
 import { hash, randomBytes } from "node:crypto"
 import type { DatabaseSync } from "node:sqlite"
-import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { ApprovalCheck } from "./ActionError.ts"
 
 /**

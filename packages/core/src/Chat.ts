@@ -22,7 +22,12 @@
  *
  * @since 0.1.0
  */
-import { Clock, type Duration, Effect, Option, Result, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import type * as Action from "./Action.ts"
 import {
   type ActionError,

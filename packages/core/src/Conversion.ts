@@ -22,8 +22,15 @@
  *
  * @since 0.1.0
  */
-import { Effect, JsonSchema, Result, Schema, SchemaAST, SchemaParser, SchemaRepresentation } from "effect"
-import type { SchemaIssue } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as JsonSchema from "effect/JsonSchema"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
+import * as SchemaParser from "effect/SchemaParser"
+import * as SchemaRepresentation from "effect/SchemaRepresentation"
+import type * as SchemaIssue from "effect/SchemaIssue"
 import { ValidationError } from "./ActionError.ts"
 import type { Issue } from "./ActionError.ts"
 
@@ -171,6 +178,19 @@ const arraysCoercer = (ast: SchemaAST.Arrays): Coerce => {
 
 type Guard = (input: unknown) => boolean
 
+const isOpenRecord = (ast: SchemaAST.Objects): boolean => {
+  const [index, ...others] = ast.indexSignatures
+  return (
+    ast.propertySignatures.length === 0 &&
+    index !== undefined &&
+    others.length === 0 &&
+    index.parameter._tag === "String" &&
+    index.parameter.checks === undefined &&
+    (index.type._tag === "Unknown" || index.type._tag === "Any") &&
+    index.type.checks === undefined
+  )
+}
+
 /** Whether a value already satisfies a (encoded-side) union member, checks included. */
 const guardOf = (ast: SchemaAST.AST): Guard => {
   if (ast.checks === undefined) {
@@ -189,6 +209,10 @@ const guardOf = (ast: SchemaAST.AST): Guard => {
       case "Unknown":
       case "Any":
         return () => true
+      case "Objects":
+        // An open record (`Schema.Record(Schema.String, Schema.Unknown)`, e.g. an MCP tool's arguments) holds
+        // any object but an array: the parser's own check, without walking every key on every call.
+        if (isOpenRecord(ast)) return (input) => typeof input === "object" && input !== null && !Array.isArray(input)
     }
   }
   const is = SchemaParser.is(Schema.make<Schema.Top>(ast))
@@ -589,23 +613,24 @@ export const decode = <S extends Schema.Top>(
   parameters: S,
   input: unknown,
   options: DecodeOptions
-): Effect.Effect<S["Type"], ValidationError, S["DecodingServices"]> =>
-  Effect.suspend(() => {
-    const root = typeof input === "string" ? (parseJson(input, "{") ?? input) : input
-    if (!isRecord(root)) {
-      return Effect.fail(
-        validationError(options.action, [{ path: "", message: `arguments must be an object, got ${show(input)}` }])
-      )
-    }
-    const compiled = compiledOf(parameters)
-    // The cache forgets the schema's type; the decoder was built from `parameters` itself.
-    const decoded = compiled.decode(compiled.coerce(root)) as Effect.Effect<
-      S["Type"],
-      SchemaIssue.Issue,
-      S["DecodingServices"]
-    >
-    return Effect.mapError(decoded, (issue) => toValidationError(options.action, issue, root))
-  })
+): Effect.Effect<S["Type"], ValidationError, S["DecodingServices"]> => {
+  // Decoded at once, not when run: a schema that decodes synchronously gives an `Exit`, and a success is
+  // returned as it is, so the pipeline takes its value without a trip through the runtime (issue 8).
+  const root = typeof input === "string" ? (parseJson(input, "{") ?? input) : input
+  if (!isRecord(root)) {
+    return Effect.fail(
+      validationError(options.action, [{ path: "", message: `arguments must be an object, got ${show(input)}` }])
+    )
+  }
+  const compiled = compiledOf(parameters)
+  const attempted = Result.try(() => compiled.decode(compiled.coerce(root)))
+  // A throw while coercing or decoding is a defect, as it was when this ran inside `Effect.suspend`.
+  if (Result.isFailure(attempted)) return Effect.die(attempted.failure)
+  // The cache forgets the schema's type; the decoder was built from `parameters` itself.
+  const decoded = attempted.success as Effect.Effect<S["Type"], SchemaIssue.Issue, S["DecodingServices"]>
+  if (Exit.isExit(decoded) && Exit.isSuccess(decoded)) return decoded as Exit.Exit<S["Type"], never>
+  return Effect.mapError(decoded, (issue) => toValidationError(options.action, issue, root))
+}
 
 // -----------------------------------------------------------------------------
 // JSON Schema (MCP tool inputSchema) → Schema

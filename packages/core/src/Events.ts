@@ -14,7 +14,13 @@
  *
  * @since 0.1.0
  */
-import { Cause, Clock, Effect, Exit, PubSub, type Scope, Stream } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as PubSub from "effect/PubSub"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type * as Action from "./Action.ts"
 import { type Category, isActionError } from "./ActionError.ts"
 import type { Usage } from "./ActionResponse.ts"

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { ActionError } from "./ActionError.ts"
 import { ValidationError } from "./ActionError.ts"
 import * as Resilience from "./Resilience.ts"

@@ -5,7 +5,8 @@
  *
  * @since 0.1.0
  */
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { RetrievalFailure } from "./ActionError.ts"
 import * as KnowledgeBase from "./KnowledgeBase.ts"
 

@@ -13,7 +13,14 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer, Option, type Redacted, Ref, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 import { type ActionError, ExecutionFailure, TransientFailure } from "./ActionError.ts"
 import type * as ActionResponse from "./ActionResponse.ts"
 import * as Redact from "./internal/redact.ts"

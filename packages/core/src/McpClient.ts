@@ -11,7 +11,12 @@
  *
  * @since 0.1.0
  */
-import { Context, type Duration, type Effect, type Redacted, Schema, type Scope } from "effect"
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import type * as Action from "./Action.ts"
 
 /**

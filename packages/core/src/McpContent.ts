@@ -9,7 +9,8 @@
  *
  * @since 0.1.0
  */
-import { Result, SchemaParser } from "effect"
+import * as Result from "effect/Result"
+import * as SchemaParser from "effect/SchemaParser"
 import * as Conversion from "./Conversion.ts"
 import type { CallToolResult, ContentBlock } from "./McpClient.ts"
 

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { ToolDefinition } from "./McpClient.ts"
 import * as Tool from "./Tool.ts"
 

@@ -6,7 +6,15 @@
  *
  * @since 0.1.0
  */
-import { Cause, Clock, Duration, Effect, Exit, Option, Random, Schedule, Semaphore } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
+import * as Semaphore from "effect/Semaphore"
 import {
   type ActionError,
   type Category,
@@ -16,6 +24,7 @@ import {
   Timeout,
   TransientFailure
 } from "./ActionError.ts"
+import * as TimeLimit from "./internal/timeLimit.ts"
 
 /**
  * Retry policy.
@@ -230,10 +239,9 @@ export const run = <A, R, B = A, R2 = never>(options: {
   let step: Effect.Effect<A, ActionError, R> = options.attempt
   if (attemptTimeout !== undefined) {
     const after = Duration.fromInputUnsafe(attemptTimeout)
-    step = Effect.timeoutOrElse(step, {
-      duration: after,
-      orElse: () => Effect.fail(timeoutError(action, after, "attempt", options.timeoutRetryable ?? true))
-    })
+    step = TimeLimit.timeoutOrElse(step, after, () =>
+      Effect.fail(timeoutError(action, after, "attempt", options.timeoutRetryable ?? true))
+    )
   }
   step = guards.circuitBreaker(guards.bulkhead(step))
   if (policy?.retry !== undefined && (policy.retry.maxAttempts ?? 0) > 0) {
@@ -242,13 +250,10 @@ export const run = <A, R, B = A, R2 = never>(options: {
       retry = schedule(policy.retry, deadline === undefined ? undefined : Duration.toMillis(deadline))
       schedules.set(policy, retry)
     }
-    step = Effect.retry(step, retry)
+    step = deadline === undefined ? retryAfterFirstFailure(step, retry) : Effect.retry(step, retry)
   }
   if (deadline !== undefined) {
-    step = Effect.timeoutOrElse(step, {
-      duration: deadline,
-      orElse: () => Effect.fail(timeoutError(action, deadline, "run step", false))
-    })
+    step = TimeLimit.timeoutOrElse(step, deadline, () => Effect.fail(timeoutError(action, deadline, "run step", false)))
   }
   const fallback = options.fallback
   if (fallback === undefined) return step
@@ -264,6 +269,31 @@ export const run = <A, R, B = A, R2 = never>(options: {
     )
   )
 }
+
+/**
+ * `Effect.retry(attempt, schedule)` that sets the schedule up only once the
+ * first attempt has failed: a call that succeeds at once (the common case)
+ * pays nothing for its retry policy, where `Effect.retry` builds the
+ * schedule's state and provides its metadata to every attempt (~3 µs a
+ * call). The schedule sees the same failures and attempt numbers and waits
+ * the same delays; only its `elapsed` starts at the first failure instead of
+ * the first attempt, which is why a policy with a deadline (whose schedule
+ * reads `elapsed`) keeps `Effect.retry`.
+ */
+const retryAfterFirstFailure = <A, R>(
+  attempt: Effect.Effect<A, ActionError, R>,
+  retry: Schedule.Schedule<unknown, ActionError>
+): Effect.Effect<A, ActionError, R> =>
+  Effect.catch(attempt, (first) => {
+    // The schedule's first input is the failure already seen; the attempts after it are real ones.
+    let replayed = false
+    const again = Effect.suspend(() => {
+      if (replayed) return attempt
+      replayed = true
+      return Effect.fail(first)
+    })
+    return Effect.retry(again, retry)
+  })
 
 /**
  * Turns whatever a user's function returned — a value, a Promise or an
@@ -293,14 +323,11 @@ export const fromReturned = <A, R = never>(
     const effect: Effect.Effect<unknown, unknown, R> = Effect.isEffect(returned)
       ? (returned as Effect.Effect<unknown, unknown, R>)
       : Effect.tryPromise({ try: () => returned as PromiseLike<unknown>, catch: (rejected) => rejected })
-    const mapped = effect.pipe(
-      Effect.catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause)
-          ? Effect.failCause(cause as Cause.Cause<never>)
-          : Effect.fail(toActionError(action, what, Cause.squash(cause)))
-      ),
-      Effect.map((value) => value as A)
-    )
+    const mapped = Effect.catchCause(effect, (cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.failCause(cause as Cause.Cause<never>)
+        : Effect.fail(toActionError(action, what, Cause.squash(cause)))
+    ) as Effect.Effect<A, ActionError, R>
     return controller === undefined ? mapped : Effect.onInterrupt(mapped, () => Effect.sync(() => controller.abort()))
   })
 

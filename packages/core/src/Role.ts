@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import type { Effect } from "effect"
+import type * as Effect from "effect/Effect"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import * as Action from "./Action.ts"
 import { RoleDefinitionError } from "./ActionError.ts"

@@ -15,8 +15,10 @@
  *
  * @since 0.1.0
  */
-import { JsonPointer, Result, Schema } from "effect"
-import type { JsonSchema } from "effect"
+import * as JsonPointer from "effect/JsonPointer"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import type * as JsonSchema from "effect/JsonSchema"
 import { ValidationError } from "./ActionError.ts"
 import { reservedParameter as approvalTokenParameter } from "./Approval.ts"
 

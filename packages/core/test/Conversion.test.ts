@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Schema } from "effect"
+import { Effect, Exit, Schema, SchemaParser } from "effect"
 import * as fc from "fast-check"
 import type { ValidationError } from "../src/ActionError.ts"
 import * as Conversion from "../src/Conversion.ts"
@@ -751,5 +751,29 @@ describe("Conversion.fromJsonSchema", () => {
   it("is cached by the JSON Schema object", () => {
     const inputSchema = { type: "object", properties: { id: { type: "integer" } } }
     assert.strictEqual(Conversion.fromJsonSchema(inputSchema), Conversion.fromJsonSchema(inputSchema))
+  })
+})
+
+describe("an open record in a union (an mcpTool's arguments)", () => {
+  it("accepts exactly what the schema's own check accepts; a string stays the same string", () => {
+    const Arguments = Schema.Union([Schema.Record(Schema.String, Schema.Unknown), Schema.String])
+    const Wrapper = Schema.Struct({ value: Arguments })
+    const accepts = SchemaParser.is(Arguments)
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.anything(),
+          fc.array(fc.anything()),
+          fc.constantFrom(new Date(0), new Map(), null, () => 1)
+        ),
+        (value) => {
+          const exit = decodeSync(Wrapper, { value })
+          assert.strictEqual(Exit.isSuccess(exit), accepts(value))
+          if (Exit.isSuccess(exit) && typeof value === "string") {
+            assert.strictEqual((exit.value as { readonly value: unknown }).value, value)
+          }
+        }
+      )
+    )
   })
 })

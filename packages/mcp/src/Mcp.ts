@@ -16,7 +16,12 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { type CallToolResult, CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import { type ActionResponse, Agent, type Role, Tool } from "@rolecraft/core"
 import type { RoleDefinitionError } from "@rolecraft/core/ActionError"
-import { Deferred, Effect, Exit, Logger, Schema, type Scope } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Logger from "effect/Logger"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 
 /**
  * How to serve.

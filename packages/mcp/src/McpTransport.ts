@@ -15,7 +15,10 @@ import type { FetchLike, Transport } from "@modelcontextprotocol/sdk/shared/tran
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import type { Action } from "@rolecraft/core"
 import * as Core from "@rolecraft/core/McpClient"
-import { Effect, Redacted, Result, type Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import type * as Scope from "effect/Scope"
 import { hide, secretsOf } from "./internal/redact.ts"
 
 /**

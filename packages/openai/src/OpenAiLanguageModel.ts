@@ -12,7 +12,13 @@
  * @since 0.1.0
  */
 import { ActionError, LanguageModel } from "@rolecraft/core"
-import { Clock, Config, Duration, Effect, Layer, Option, Redacted } from "effect"
+import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
 import type {
   ChatCompletion,

@@ -7,7 +7,10 @@
  * @since 0.1.0
  */
 import { type ActionError, Approval, ApprovalStore } from "@rolecraft/core"
-import { Context, type Duration, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 type Store = ApprovalStore.ApprovalStore["Service"]
 

@@ -11,7 +11,9 @@
  */
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import { Duration, Effect, type Scope } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 
 /**
  * Token usage as the API reports it; sent as given.

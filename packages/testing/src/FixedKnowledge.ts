@@ -6,7 +6,8 @@
  * @since 0.1.0
  */
 import { KnowledgeBase } from "@rolecraft/core"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 /**
  * The documents: a list of `{ source, text }`, or a record from source to

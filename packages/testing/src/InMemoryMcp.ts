@@ -13,7 +13,9 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import type { Action } from "@rolecraft/core"
 import * as McpClient from "@rolecraft/core/McpClient"
 import * as McpClientSdk from "@rolecraft/mcp/McpClientSdk"
-import { Effect, Layer, type Redacted } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
 
 /**
  * Makes a fresh server for each connection (so a reconnect meets a new one).

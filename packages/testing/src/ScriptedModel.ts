@@ -8,7 +8,12 @@
  * @since 0.1.0
  */
 import { ActionError, LanguageModel } from "@rolecraft/core"
-import { Context, Duration, Effect, Layer, Ref, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
 
 /**
  * Token counts a step reports; missing counts are 0 (total: input + output).

@@ -3,7 +3,9 @@
  * paused state (every tool call answered exactly once), fresh ids for empty
  * or repeated tool call ids, and the text of a tool message.
  */
-import { Effect, Result, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { type ActionError, isActionError, type RetrievalFailure, ValidationError } from "../ActionError.ts"
 import * as Conversion from "../Conversion.ts"
 import * as LanguageModel from "../LanguageModel.ts"

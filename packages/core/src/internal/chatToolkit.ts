@@ -7,7 +7,7 @@
  * changes (lists are cached by the connections, so an unchanged list is the
  * same array).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type * as Action from "../Action.ts"
 import * as Authority from "../Authority.ts"
 import type { ToolDefinition } from "../McpClient.ts"

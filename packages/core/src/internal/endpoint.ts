@@ -19,7 +19,7 @@
  *   placeholder's value is required.
  * - BODY is one JSON object of the arguments in declared order.
  */
-import { Result } from "effect"
+import * as Result from "effect/Result"
 import type { Issue } from "../ActionError.ts"
 
 /** Where the arguments go. */

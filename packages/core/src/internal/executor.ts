@@ -3,7 +3,7 @@
  * that runs with them as one unit (SPEC §3, §9 step 7). Each dispatched type's
  * executor lives in its own module.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type * as Action from "../Action.ts"
 import type { ActionError } from "../ActionError.ts"
 import * as ActionResult from "../ActionResult.ts"

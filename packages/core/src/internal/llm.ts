@@ -3,7 +3,10 @@
  * agent's `LanguageModel` with no tools, then the reply as the result — its
  * text, or with a `success` schema the JSON it holds, converted and validated.
  */
-import { Effect, Option, Result, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import type * as Action from "../Action.ts"
 import { type ActionError, ExecutionFailure, ValidationError } from "../ActionError.ts"
 import * as Conversion from "../Conversion.ts"

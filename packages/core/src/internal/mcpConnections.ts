@@ -12,7 +12,12 @@
  *   doubling per consecutive failure, at most 30 s) calls fail fast instead of
  *   spawning the server again — no tight respawn loop (case C14).
  */
-import { Cause, Clock, Deferred, Effect, Exit, Scope } from "effect"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import { type Connection, McpClientError } from "../McpClient.ts"
 
 /**

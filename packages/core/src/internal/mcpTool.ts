@@ -13,7 +13,12 @@
  * is interrupted; turn the result into a value (`McpContent.toValue`).
  * Every error leaves through `scrub` with the credential.
  */
-import { Config, Duration, Effect, Option, type Redacted, Result } from "effect"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Action from "../Action.ts"
 import {
   type ActionError,
@@ -38,6 +43,7 @@ import * as Role from "../Role.ts"
 import * as Tool from "../Tool.ts"
 import type { BackingOff, Pool } from "./mcpConnections.ts"
 import * as Redact from "./redact.ts"
+import { settled } from "./settled.ts"
 
 /**
  * The default timeout of one tool call when neither the action nor its
@@ -291,9 +297,9 @@ const run = (call: Call, client: McpClient["Service"], credential: Credential | 
     const definition = yield* findTool(call, current, tool)
     const raw = argumentsOf(label, args.arguments)
     if (Result.isFailure(raw)) return yield* raw.failure
-    const converted = yield* Conversion.decode(Conversion.fromJsonSchema(definition.inputSchema), raw.success, {
-      action: label
-    })
+    const converted = yield* settled(
+      Conversion.decode(Conversion.fromJsonSchema(definition.inputSchema), raw.success, { action: label })
+    )
     const mapped = (error: McpClientError) =>
       toActionError(name, label, error, { idempotent: action.idempotent, timeout })
     // Refused arguments, or a tool that vanished since it was listed: NOT_FOUND when a fresh list lacks it.

@@ -4,7 +4,7 @@
  * raise through `scrub`, which replaces each secret's text (and its base64 and
  * URL-encoded forms) wherever it appears.
  */
-import { Redacted } from "effect"
+import * as Redacted from "effect/Redacted"
 import { type ActionError, isActionError } from "../ActionError.ts"
 
 const marker = "[REDACTED]"

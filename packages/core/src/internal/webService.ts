@@ -33,7 +33,14 @@
  *
  * Every error passes through `redact.scrub` with the secret read.
  */
-import { Clock, Config, Duration, Effect, Option, Redacted, Result, type Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
 import * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
@@ -182,7 +189,8 @@ interface Call {
   readonly name: string
   readonly action: WebService
   readonly method: string
-  readonly target: string
+  /** The URL called; messages show it without its query and fragment (`targetOf`). */
+  readonly url: string
   readonly safe: boolean
   readonly secrets: ReadonlyArray<Redacted.Redacted<string>>
 }
@@ -211,7 +219,7 @@ export const run = (
       if (Object.keys(action.headers).length > 0) request = HttpClientRequest.setHeaders(request, action.headers)
       if (body !== undefined) request = HttpClientRequest.bodyText(request, body, "application/json")
       request = authorize(request, action.auth, secret)
-      const call: Call = { name, action, method: action.method, target: targetOf(url), safe, secrets }
+      const call: Call = { name, action, method: action.method, url, safe, secrets }
       return Effect.matchEffect(client.value.execute(request), {
         onFailure: (error) => Effect.fail(requestFailure(call, error)),
         onSuccess: (response) => respond(call, response)
@@ -285,7 +293,7 @@ const requestFailure = (call: Call, error: HttpClientError.HttpClientError): Act
 const connectionFailure = (call: Call, cause: unknown): TransientFailure => {
   const code = codeOf(cause)
   const shown = Redact.text(describeCause(cause), call.secrets)
-  const where = `${call.method} ${call.target}`
+  const where = `${call.method} ${targetOf(call.url)}`
   const causeField = cause === undefined ? {} : { cause }
   if (isBeforeSending(code)) {
     return new TransientFailure({
@@ -328,7 +336,7 @@ const respond = (call: Call, response: HttpClientResponse.HttpClientResponse): E
         new ExecutionFailure({
           action: call.name,
           message:
-            `${call.name}: ${call.method} ${call.target} was refused with status ${status}` +
+            `${call.name}: ${call.method} ${targetOf(call.url)} was refused with status ${status}` +
             (redirect === undefined ? "" : ` (a redirect to ${redirect}, which is not followed)`) +
             (excerpt === "" ? "" : `: ${shorten(excerpt, messageExcerptLength)}`),
           status,
@@ -350,7 +358,7 @@ const transient = (
   return new TransientFailure({
     action: call.name,
     message:
-      `${call.name}: ${call.method} ${call.target} answered status ${status}` +
+      `${call.name}: ${call.method} ${targetOf(call.url)} answered status ${status}` +
       (retryAfter === undefined ? "" : ` (retry after ${Duration.format(retryAfter)})`) +
       (excerpt === "" ? "" : `: ${shorten(excerpt, messageExcerptLength)}`) +
       (retryable ? "" : `; ${notRetried}`),
@@ -392,7 +400,7 @@ const parseJson = (call: Call, status: number, text: string): Effect.Effect<unkn
   return Effect.fail(
     new ExecutionFailure({
       action: call.name,
-      message: `${call.name}: ${call.method} ${call.target} answered ${status} with a JSON content type but a body that is not JSON (${parsed.failure}): ${shorten(excerpt, messageExcerptLength)}`,
+      message: `${call.name}: ${call.method} ${targetOf(call.url)} answered ${status} with a JSON content type but a body that is not JSON (${parsed.failure}): ${shorten(excerpt, messageExcerptLength)}`,
       status,
       excerpt
     })
@@ -474,7 +482,7 @@ const decodeText = (call: Call, bytes: Uint8Array, charset: string | undefined):
   return Effect.as(
     Effect.logWarning(
       Redact.text(
-        `${call.name}: unknown charset ${JSON.stringify(label)} in the response of ${call.method} ${call.target}; decoding as UTF-8`,
+        `${call.name}: unknown charset ${JSON.stringify(label)} in the response of ${call.method} ${targetOf(call.url)}; decoding as UTF-8`,
         call.secrets
       )
     ),

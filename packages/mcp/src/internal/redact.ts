@@ -3,7 +3,7 @@
  * every text that may hold it (a server's stderr, an error message, a
  * received payload) passes through `hide`.
  */
-import { Redacted } from "effect"
+import * as Redacted from "effect/Redacted"
 import type * as Core from "@rolecraft/core/McpClient"
 
 /** Replaces each secret in a text with `[REDACTED]`. */
