@@ -157,13 +157,22 @@ export interface Options<Roles extends ReadonlyArray<Role.Any>> {
   readonly traceSteps?: boolean | undefined
 }
 
+/**
+ * What the agent prepares once per action, so a call's steps only read it.
+ */
 interface Registered {
   readonly name: string
   readonly action: Action.Any
   readonly role: Role.Any
   readonly state: Ref.Ref<unknown>
-  readonly guards: Resilience.Guards
-  readonly attemptTimeout: Duration.Input | undefined
+  readonly guardrails: Guardrail.Policy | undefined
+  readonly approval: { readonly agentId: string; readonly action: string; readonly policy: Approval.Policy | undefined }
+  readonly retrieval: Omit<Parameters<typeof Knowledge.retrieve>[0], "args">
+  /** Step 7 for one call: the executor inside the action's resilience policy, then its fallback. */
+  readonly run: (
+    args: Readonly<Record<string, unknown>>,
+    knowledge: ReadonlyArray<Knowledge.Passage>
+  ) => Effect.Effect<unknown, ActionError, any>
 }
 
 // An mcpTool action's timeout bounds the MCP request itself (the executor
@@ -174,47 +183,75 @@ const defaultAttemptTimeout = (action: Action.Any): Duration.Input | undefined =
     ? undefined
     : (action.timeout ?? (action._tag === "webService" ? "30 seconds" : undefined))
 
-const register = (id: string, roles: ReadonlyArray<Role.Any>) =>
+const register = (options: {
+  readonly id: string
+  readonly roles: ReadonlyArray<Role.Any>
+  readonly runtime: Executor.AgentRuntime
+  readonly knowledgeBase: Effect.Success<typeof Knowledge.defaultBase>
+}) =>
   Effect.gen(function* () {
+    const { id, runtime, knowledgeBase } = options
     const registry = new Map<string, Registered>()
-    for (const role of roles) {
+    for (const role of options.roles) {
       const state = yield* Ref.make<unknown>(role.state?.initial)
-      for (const entry of role.entries) {
-        const clash = registry.get(entry.name)
+      for (const { name, action } of role.entries) {
+        const clash = registry.get(name)
         if (clash !== undefined) {
           return yield* new RoleDefinitionError({
             role: role.identity.name,
-            key: entry.name,
+            key: name,
             message:
-              `Agent ${id}: action ${entry.name} is declared by both role ${clash.role.identity.name} and role ` +
+              `Agent ${id}: action ${name} is declared by both role ${clash.role.identity.name} and role ` +
               `${role.identity.name}. Bare action names must be unique across an agent's roles: rename one of them.`
           })
         }
-        if (entry.action._tag !== "mcpTool" && entry.action.policies.excludeFromModel !== true) {
-          const projected = Tool.jsonSchema(entry.action.parameters)
+        if (action._tag !== "mcpTool" && action.policies.excludeFromModel !== true) {
+          const projected = Tool.jsonSchema(action.parameters)
           if (Result.isFailure(projected)) {
             return yield* new RoleDefinitionError({
               role: role.identity.name,
-              key: entry.name,
+              key: name,
               message:
-                `Role ${role.identity.name}: the parameters of action ${entry.name} cannot be offered to a model: ` +
+                `Role ${role.identity.name}: the parameters of action ${name} cannot be offered to a model: ` +
                 `${projected.failure.message}${projected.failure.path === "" ? "" : ` (at ${projected.failure.path})`}. ` +
                 `Make the schema non-recursive, or mark the action with Action.excludeFromModel.`
             })
           }
         }
-        const { policies } = entry.action
+        const { policies } = action
+        const guardrails = policies.guardrails ?? role.guardrails
         const inRole = (error: RoleDefinitionError) =>
-          new RoleDefinitionError({ role: role.identity.name, key: entry.name, message: error.message })
-        yield* Effect.mapError(Guardrail.validate(entry.name, policies.guardrails ?? role.guardrails), inRole)
-        const guards = yield* Effect.mapError(Resilience.makeGuards(entry.name, policies.resilience), inRole)
-        registry.set(entry.name, {
-          name: entry.name,
-          action: entry.action,
+          new RoleDefinitionError({ role: role.identity.name, key: name, message: error.message })
+        yield* Effect.mapError(Guardrail.validate(name, guardrails), inRole)
+        const guards = yield* Effect.mapError(Resilience.makeGuards(name, policies.resilience), inRole)
+        const attemptTimeout = defaultAttemptTimeout(action)
+        const timeoutRetryable = Executor.timeoutRetryable(action)
+        const run: Registered["run"] = (args, knowledge) =>
+          Resilience.run({
+            action: name,
+            policy: policies.resilience,
+            attemptTimeout,
+            timeoutRetryable,
+            guards,
+            attempt: Executor.execute({
+              name,
+              action,
+              args,
+              context: { agentId: id, role: role.identity.name, action: name, state, knowledge },
+              agent: runtime,
+              spec: role.spec
+            }),
+            fallback: fallbackOf(name, policies.fallback, args)
+          })
+        registry.set(name, {
+          name,
+          action,
           role,
           state,
-          guards,
-          attemptTimeout: defaultAttemptTimeout(entry.action)
+          guardrails,
+          approval: { agentId: id, action: name, policy: policies.approval },
+          retrieval: { action: name, policy: policies.retrieval, role, base: knowledgeBase },
+          run
         })
       }
     }
@@ -269,12 +306,13 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
   Effect.gen(function* () {
     const id = options.id
     const servers = McpTool.serversRole(options.mcpServers)
-    const registry = yield* register(id, servers === undefined ? options.roles : [...options.roles, servers])
-    const authority = Authority.compile(options.authority)
-    const available = [...registry.keys()]
     const runtime: Executor.AgentRuntime = { id, mcp: McpConnections.make(yield* Effect.scope) }
     const approvals = yield* Approval.defaultStore
     const knowledgeBase = yield* Knowledge.defaultBase
+    const roles = servers === undefined ? options.roles : [...options.roles, servers]
+    const registry = yield* register({ id, roles, runtime, knowledgeBase })
+    const authority = Authority.compile(options.authority)
+    const available = [...registry.keys()]
     const hub = yield* Events.makeHub
     const trace = Events.stepTracer(options.traceSteps)
     // A step already settled (an action without that step's policy) gives its value without a trip through the runtime.
@@ -294,37 +332,19 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         const { params: raw, token } = Approval.strip(rawParams, requestToken)
         const tool = toolOf(name, raw, registry)
         yield* step("authority", Authority.check(authority, name, tool)) // 1
-        const registered = registry.get(name)
-        if (registered === undefined) return yield* notFound(name)
-        const { action, role, state, guards, attemptTimeout } = registered
-        const { policies } = action
-        const approval = { agentId: id, action: name, tool, policy: policies.approval, token, store: approvals }
-        yield* step("approval", Approval.verify({ ...approval, params: raw })) // 2
+        const entry = registry.get(name) ?? (yield* notFound(name))
+        const { action, role, state, guardrails } = entry
+        yield* step("approval", Approval.verify({ ...entry.approval, tool, token, params: raw, store: approvals })) // 2
         const hooked = yield* step("beforeHook", Hooks.before(role.hooks, name, raw)) // 3
-        const guardrails = policies.guardrails ?? role.guardrails
         const guarded = yield* step("inputGuardrail", Guardrail.checkInput(name, guardrails?.input, hooked))
         const args = yield* step("conversion", Conversion.decode(action.parameters, guarded, { action: name })) // 4
-        yield* step("precondition", Contract.checkPre(name, policies.contract, args, Ref.getUnsafe(state))) // 5
-        const retrieval = { action: name, policy: policies.retrieval, args, role, base: knowledgeBase }
-        const knowledge = yield* step("retrieval", Knowledge.retrieve(retrieval)) // 6
-        const context = { agentId: id, role: role.identity.name, action: name, state, knowledge }
-        const attempt = Executor.execute({ name, action, args, context, agent: runtime, spec: role.spec })
-        const fallback = fallbackOf(name, policies.fallback, args)
-        const timeoutRetryable = Executor.timeoutRetryable(action)
-        const run = {
-          action: name,
-          policy: policies.resilience,
-          attemptTimeout,
-          timeoutRetryable,
-          guards,
-          attempt,
-          fallback
-        }
-        const result = yield* step("run", Resilience.run(run)) // 7
+        const contract = action.policies.contract
+        yield* step("precondition", Contract.checkPre(name, contract, args, Ref.getUnsafe(state))) // 5
+        const knowledge = yield* step("retrieval", Knowledge.retrieve({ ...entry.retrieval, args })) // 6
+        const result = yield* step("run", entry.run(args, knowledge)) // 7
         const output = yield* step("outputGuardrail", Guardrail.checkOutput(name, guardrails?.output, result)) // 8
-        const after = Ref.getUnsafe(state)
         const invariants = role.state?.invariants
-        yield* step("postcondition", Contract.checkPost(name, policies.contract, output, args, after, invariants)) // 9
+        yield* step("postcondition", Contract.checkPost(name, contract, output, args, Ref.getUnsafe(state), invariants)) // 9
         yield* step("afterHook", Hooks.after(role.hooks, name, args, output)) // 10
         return output
       }).pipe(
