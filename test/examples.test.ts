@@ -1,9 +1,12 @@
+/**
+ * Every example runs with `node examples/<name>.ts` and prints what it says it does. The examples run from their
+ * sources (`--conditions=@rolecraft/source`), never from `dist/`, so a test never runs a stale build.
+ */
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
 
 const run = promisify(execFile)
-// The sources, not dist/: a test never runs a stale build.
 const node = (file: string) =>
   run(process.execPath, ["--conditions=@rolecraft/source", file], { cwd: new URL("..", import.meta.url).pathname })
 
@@ -24,5 +27,93 @@ describe("examples", () => {
     assert.include(stdout, "nights(2026-11-02, 2026-11-05) -> 3")
     assert.include(stdout, "nights(checkIn only) -> VALIDATION: Invalid arguments for nights: checkOut: missing")
     assert.include(stdout, 'availability(h-42) -> {"hotelId":"h-42","roomsLeft":4,"attempts":3}')
+  })
+})
+
+describe("examples: policies", () => {
+  it("local-actions.ts: book needs an approved token, once, for its own arguments; charge is guarded and contracted", async () => {
+    const { stdout } = await node("examples/local-actions.ts")
+    const lines = [
+      "book without a token -> APPROVAL (missing): book requires approval (Books and charges a hotel): no approval token was given",
+      "alice approves the pending token -> approved",
+      'book with the approved token -> "booked h-42 from 2026-11-02"',
+      "book again with the same token -> APPROVAL (used): book requires approval (Books and charges a hotel): the approval token has already been used",
+      "book with another date on an approved token -> APPROVAL (arguments): book requires approval (Books and charges a hotel): the approval token was issued for other arguments",
+      'charge(400, "hote…") -> {"charged":400,"left":600}',
+      'charge(50, "card…") -> GUARDRAIL: charge: input guardrail: memo matches the blocked pattern /\\b\\d{13,16}\\b/',
+      'charge(700, "flig…") -> CONTRACT: charge: precondition failed: the amount fits the budget',
+      'charge(600, "flig…") -> {"charged":600,"left":0}'
+    ]
+    for (const line of lines) assert.include(stdout, line)
+    assert.notInclude(stdout, "4111111111111111")
+  })
+})
+
+describe("examples: webService", () => {
+  it("web-service.ts: the seeds' forecast and temperature run against a local service; a 404 is EXECUTION", async () => {
+    const { stdout } = await node("examples/web-service.ts")
+    assert.include(stdout, 'forecast(São Paulo) -> {"city":"São Paulo","days":["storms","sunny","sunny"]}')
+    assert.include(stdout, "temperature(Vienna) -> Vienna: 21")
+    assert.match(
+      stdout,
+      /forecast\(Atlantis\) -> EXECUTION: forecast: GET http:\/\/127\.0\.0\.1:\d+\/v1\/forecast\/Atlantis was refused with status 404: \{"error":"no forecast for Atlantis"\}/
+    )
+  })
+})
+
+describe("examples (MCP)", () => {
+  it("mcp-tools.ts: a currencyTools-style mcpTool action runs server-everything's tools through the agent", async () => {
+    const { stdout } = await node("examples/mcp-tools.ts")
+    assert.include(stdout, 'echo -> "Echo: bonjour"')
+    assert.include(stdout, 'get-sum -> "The sum of 120.5 and 79.5 is 200."')
+    assert.match(stdout, /get-tiny-image -> \[\{"type":"text",.*"text":"\[image image\/png, 4 KB\]"\}/)
+    assert.include(
+      stdout,
+      "get-env -> NOT_FOUND: currencyTools: the MCP server has no tool named get-env that this action allows; available: echo, get-sum, get-tiny-image"
+    )
+  })
+})
+
+describe("examples (llm)", () => {
+  it("llm-actions.ts: packingTip retried after a 429, summarize and translate, against the local endpoint", async () => {
+    const { stdout } = await node("examples/llm-actions.ts")
+    assert.include(
+      stdout,
+      'packingTip -> "Pack warm wool layers and a waterproof shell. Oslo in November is cold and wet." [55 tokens]'
+    )
+    assert.include(
+      stdout,
+      'summarize -> "Rolecraft builds AI agents from roles and actions in functional Effect code." [67 tokens]'
+    )
+    assert.include(stdout, 'translate -> "Bonjour tout le monde" [34 tokens]')
+    assert.include(stdout, "The endpoint saw 4 requests")
+    assert.include(stdout, "translate was sent to model gpt-4.1-mini with:")
+    assert.include(
+      stdout,
+      '"content": "Translate the text to the target language\\n\\nInput:\\ntext: Hello world\\ntargetLanguage: French"'
+    )
+  })
+})
+
+describe("examples (chat)", () => {
+  it("chat.ts: one turn calls a local action, a webService and server-everything's echo, then answers", async () => {
+    const { stdout } = await node("examples/chat.ts")
+    assert.strictEqual(
+      stdout,
+      [
+        "user: Plan three nights in Vienna from 2 November 2026.",
+        'tool call nights({"checkIn":"2026-11-02","checkOut":"2026-11-05"})',
+        "  -> 3",
+        'tool call forecast({"city":"Vienna"})',
+        '  -> {"city":"Vienna","days":["sunny","cloudy","rain"]}',
+        'tool call everything_echo({"message":"Vienna booked"})',
+        "  -> Echo: Vienna booked",
+        "assistant: Three nights in Vienna: sunny, then cloudy, then rain. Pack an umbrella.",
+        "",
+        "Tools offered: nights, forecast, everything_echo",
+        "2 model calls, 622 tokens.",
+        ""
+      ].join("\n")
+    )
   })
 })
