@@ -34,6 +34,7 @@ import type * as SchemaIssue from "effect/SchemaIssue"
 import { ValidationError } from "./ActionError.ts"
 import type { Issue } from "./ActionError.ts"
 import { setOwn } from "./internal/ownProperty.ts"
+import { shorten } from "./internal/text.ts"
 
 // -----------------------------------------------------------------------------
 // Coercion: compiled once per AST node, a straight walk per call
@@ -334,7 +335,7 @@ const compiledOf = (schema: Schema.Top): Compiled => {
 
 const MAX_SHOWN = 40
 
-const truncate = (text: string): string => (text.length <= MAX_SHOWN ? text : `${text.slice(0, MAX_SHOWN - 1)}…`)
+const truncate = (text: string): string => shorten(text, MAX_SHOWN)
 
 /** A value as a message quotes it: JSON where possible, at most 40 characters. */
 const show = (value: unknown): string => {

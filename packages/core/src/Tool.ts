@@ -22,6 +22,7 @@ import type * as JsonSchema from "effect/JsonSchema"
 import { ValidationError } from "./ActionError.ts"
 import { reservedParameter as approvalTokenParameter } from "./Approval.ts"
 import { setOwn } from "./internal/ownProperty.ts"
+import { shorten } from "./internal/text.ts"
 
 // =============================================================================
 // Models
@@ -706,14 +707,8 @@ export const toolkit = (entries: ReadonlyArray<Entry>): Toolkit => {
 // Arguments
 // =============================================================================
 
-const previewLength = 500
-
 /** At most 500 characters of a raw text, never splitting a surrogate pair. */
-const preview = (text: string): string => {
-  if (text.length <= previewLength) return text
-  const cut = text.slice(0, previewLength - 1)
-  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`
-}
+const preview = (text: string): string => shorten(text, 500)
 
 // A small pure boundary around `JSON.parse`.
 const parseJson = (text: string): Result.Result<unknown, string> => {
