@@ -96,7 +96,7 @@ export interface ActionInterrupted extends Common {
 }
 
 /**
- * A chat turn started answering one of the model's tool calls (SPEC §7).
+ * What both tool call events carry.
  *
  * - `step`: the turn's model step that made the call (1-based, counted across
  *   an approval pause).
@@ -106,12 +106,9 @@ export interface ActionInterrupted extends Common {
  *   action); `undefined` when the name was never offered.
  * - `mcpTool`: the server's own tool name, for an MCP tool.
  *
- * The action's own events (`ActionStarted`, …) come from the pipeline.
- *
  * @since 0.1.0
  */
-export interface ToolCallStarted {
-  readonly _tag: "ToolCallStarted"
+export interface ToolCallCommon {
   readonly agentId: string
   readonly step: number
   readonly toolCallId: string
@@ -119,6 +116,16 @@ export interface ToolCallStarted {
   readonly action: string | undefined
   readonly mcpTool: string | undefined
   readonly timestamp: number
+}
+
+/**
+ * A chat turn started answering one of the model's tool calls (SPEC §7). The
+ * action's own events (`ActionStarted`, …) come from the pipeline.
+ *
+ * @since 0.1.0
+ */
+export interface ToolCallStarted extends ToolCallCommon {
+  readonly _tag: "ToolCallStarted"
 }
 
 /**
@@ -130,18 +137,11 @@ export interface ToolCallStarted {
  *
  * @since 0.1.0
  */
-export interface ToolCallFinished {
+export interface ToolCallFinished extends ToolCallCommon {
   readonly _tag: "ToolCallFinished"
-  readonly agentId: string
-  readonly step: number
-  readonly toolCallId: string
-  readonly tool: string
-  readonly action: string | undefined
-  readonly mcpTool: string | undefined
   readonly success: boolean
   readonly category: Category | undefined
   readonly durationMs: number
-  readonly timestamp: number
 }
 
 /**
