@@ -543,6 +543,24 @@ describe("Chat: approvals", () => {
         { call_2: Chat.approve("ann") }
       )
       assert.match(answered.message, /call_2 is not an unanswered call/)
+      // a decision that is neither Chat.approve(…) nor Chat.reject(…) approves nothing
+      const decisions: ReadonlyArray<unknown> = [
+        { _tag: "reject", approver: "ann", reason: "no" },
+        { _tag: "Reject", approver: "ann" },
+        { approver: "ann" },
+        "approve",
+        null
+      ]
+      for (const decision of decisions) {
+        const bad: unknown = yield* attempt(paused.state, { call_2: decision as Chat.Decision })
+        assert.instanceOf(bad, ValidationError, JSON.stringify(decision))
+        assert.deepStrictEqual(
+          (bad as ValidationError).issues.map((issue) => issue.path),
+          ["decisions.call_2"]
+        )
+      }
+      const token = yield* agent.approvals.get(paused.pending[0]?.pendingTokenId ?? "")
+      assert.strictEqual(Option.getOrUndefined(token)?.status, "pending")
       assert.strictEqual(counts.book, 0)
       yield* scripted.assertDone
     })
