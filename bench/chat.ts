@@ -18,10 +18,9 @@ import { type Figures, measureAsync, type Options, percentile } from "./measure.
 import type { ChatScenarios } from "./peers/scenario.ts"
 import { isMain, printSection, type Section, type Table, times, us } from "./report.ts"
 
-/** What a peer module exports; `unavailable` says why its scenarios cannot run in this build. */
+/** What a peer module exports. */
 export interface PeerModule {
   readonly scenarios: ChatScenarios
-  readonly unavailable?: string | undefined
 }
 
 /** The frameworks, Rolecraft first; keys are the modules under `bench/peers/`. */
@@ -71,10 +70,10 @@ export interface Memory {
 export interface PeerResult {
   readonly peer: Peer
   readonly name: string
-  readonly unavailable?: string
-  readonly toolCallRun?: Figures
-  readonly singleTurn?: Figures
-  readonly multiTurn?: Figures
+  readonly toolCallRun: Figures
+  readonly singleTurn: Figures
+  readonly multiTurn: Figures
+  /** Absent without `--expose-gc`. */
   readonly memory?: Memory
 }
 
@@ -143,15 +142,19 @@ const probeMemory = async (scenarios: ChatScenarios, repetitions: number): Promi
 
 /** Measures one framework in this process. */
 export const measurePeer = async (peer: Peer): Promise<PeerResult> => {
-  const module = await peers[peer]()
-  const { scenarios } = module
-  const base = { peer, name: scenarios.name }
-  if (module.unavailable !== undefined) return { ...base, unavailable: module.unavailable }
+  const { scenarios } = await peers[peer]()
   const toolCallRun = await measureAsync("tool-call run", scenarios.toolCallRun, plans.toolCallRun)
   const singleTurn = await measureAsync("single turn", scenarios.singleTurn, plans.singleTurn)
   const multiTurn = await measureAsync(`${turns}-turn run`, () => scenarios.multiTurn(turns), plans.multiTurn)
   const memory = await probeMemory(scenarios, 10)
-  return { ...base, toolCallRun, singleTurn, multiTurn, ...(memory === undefined ? {} : { memory }) }
+  return {
+    peer,
+    name: scenarios.name,
+    toolCallRun,
+    singleTurn,
+    multiTurn,
+    ...(memory === undefined ? {} : { memory })
+  }
 }
 
 const run = promisify(execFile)
@@ -178,7 +181,7 @@ const kib = (bytes: number): string => (Number.isFinite(bytes) ? (bytes / 1024).
 const scenarioTable = (
   title: string,
   results: ReadonlyArray<PeerResult>,
-  pick: (result: PeerResult) => Figures | undefined,
+  pick: (result: PeerResult) => Figures,
   perTurn: boolean
 ): Table => {
   const rolecraft = results.find((r) => r.peer === "rolecraft")
@@ -188,9 +191,6 @@ const scenarioTable = (
     columns: ["framework", "median µs", "p95 µs", "samples", ...(perTurn ? ["µs per turn"] : []), "× Rolecraft"],
     rows: results.map((result) => {
       const figures = pick(result)
-      if (figures === undefined) {
-        return [result.name, "not available yet", "", "", ...(perTurn ? [""] : []), ""]
-      }
       return [
         result.name,
         us(figures.medianUs),
@@ -206,17 +206,13 @@ const scenarioTable = (
 /** Builds the section from the per-framework results (separate from running, so tests can check it). */
 export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
   const rolecraft = results.find((r) => r.peer === "rolecraft")
-  const alternatives = results.filter((r) => r.peer !== "rolecraft" && r.toolCallRun !== undefined)
+  const alternatives = results.filter((r) => r.peer !== "rolecraft")
   const fastest = alternatives.reduce<PeerResult | undefined>(
-    (best, r) =>
-      best === undefined || (r.toolCallRun?.medianUs ?? Number.POSITIVE_INFINITY) < (best.toolCallRun?.medianUs ?? 0)
-        ? r
-        : best,
+    (best, r) => (best === undefined || r.toolCallRun.medianUs < best.toolCallRun.medianUs ? r : best),
     undefined
   )
   const ours = rolecraft?.toolCallRun
-  const ratio =
-    ours === undefined || fastest?.toolCallRun === undefined ? undefined : ours.medianUs / fastest.toolCallRun.medianUs
+  const ratio = ours === undefined || fastest === undefined ? undefined : ours.medianUs / fastest.toolCallRun.medianUs
   const memory = rolecraft?.memory
   return {
     title: "Chat scenarios against the alternatives",
@@ -242,7 +238,7 @@ export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
         columns: ["framework", "KiB per turn", "turns 1–13", "turns 13–25", "constant"],
         rows: results.map((r) =>
           r.memory === undefined
-            ? [r.name, r.unavailable === undefined ? "not measured" : "not available yet", "", "", ""]
+            ? [r.name, "not measured", "", "", ""]
             : [
                 r.name,
                 kib(r.memory.perTurn),
@@ -259,17 +255,15 @@ export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
         limit: "≤ 0.5× the fastest alternative",
         measured:
           ratio === undefined
-            ? `rolecraft chat: ${rolecraft?.unavailable ?? "not measured"}`
-            : `${us(ours?.medianUs ?? Number.NaN)} µs vs ${fastest?.name} ${us(fastest?.toolCallRun?.medianUs ?? Number.NaN)} µs = ${times(ratio)}`,
+            ? "not measured"
+            : `${us(ours?.medianUs ?? Number.NaN)} µs vs ${fastest?.name} ${us(fastest?.toolCallRun.medianUs ?? Number.NaN)} µs = ${times(ratio)}`,
         met: ratio === undefined ? undefined : ratio <= 0.5
       },
       {
         name: `heap growth per turn over ${turns} turns`,
         limit: "constant (slope of turns 13–25 ≤ 1.25× that of turns 1–13, + 1 KiB)",
         measured:
-          memory === undefined
-            ? `rolecraft chat: ${rolecraft?.unavailable ?? "not measured"}`
-            : `${kib(memory.early)} KiB then ${kib(memory.late)} KiB per turn`,
+          memory === undefined ? "not measured" : `${kib(memory.early)} KiB then ${kib(memory.late)} KiB per turn`,
         met: memory === undefined ? undefined : constantGrowth(memory)
       }
     ],
@@ -277,10 +271,7 @@ export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
       "The tool is offered in every scenario; in the single turn the model answers without calling it.",
       "OpenAI Agents JS runs with tracing disabled: its default exporter posts traces to OpenAI's servers.",
       "LangChain.js runs over a small `BaseChatModel` subclass, not `fakeModel()` from `@langchain/core/testing`, " +
-        "whose reply queue and call record grow with every call.",
-      ...results
-        .filter((r) => r.unavailable !== undefined)
-        .map((r) => `${r.name} chat: not available yet (${r.unavailable}).`)
+        "whose reply queue and call record grow with every call."
     ]
   }
 }
@@ -289,9 +280,7 @@ export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
 export const bench = async (only?: ReadonlyArray<Peer>): Promise<Section> => {
   const results: Array<PeerResult> = []
   for (const peer of only ?? (Object.keys(peers) as Array<Peer>)) {
-    const result = await measureInChild(peer)
-    if (result.unavailable !== undefined) console.log(`${result.name.toLowerCase()} chat: not available yet`)
-    results.push(result)
+    results.push(await measureInChild(peer))
   }
   return chatSection(results)
 }

@@ -258,6 +258,31 @@ describe("chat turns with MCP tools (in-memory servers)", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.effect("an allow-listed server's unchanged list is not rebuilt each step (one warning)", () => {
+    const { layer } = setup()
+    const logs = collectLogs()
+    return Effect.gen(function* () {
+      const allowing = Role.make({
+        identity: { name: "allowing", goal: "Use some tools", domain: "tools" },
+        actions: {
+          "srv-a": Action.mcpTool({ description: "Server A", server: "memory://a", tools: ["repeat", "tree"] })
+        }
+      })
+      const agent = yield* Agent.make({ id: "mcp-chat", roles: [allowing] })
+      const scripted = yield* ScriptedModel.make([
+        ScriptedModel.toolCalls([{ name: "srv-a_repeat", arguments: { times: 1 } }]),
+        ScriptedModel.toolCalls([{ name: "srv-a_repeat", arguments: { times: 2 } }]),
+        ScriptedModel.reply("done")
+      ])
+      const result = yield* agent.chat("Repeat").pipe(Effect.provide(scripted.layer))
+      assert.strictEqual(result._tag, "Completed")
+      const requests = yield* scripted.requests
+      assert.deepStrictEqual(requests.map(offeredNames), [["srv-a_repeat"], ["srv-a_repeat"], ["srv-a_repeat"]])
+      const warnings = logs.lines.filter((line) => /srv-a\/tree is not offered to the model/.test(line))
+      assert.strictEqual(warnings.length, 1, warnings.join("\n"))
+    }).pipe(Effect.provide(layer), Effect.provide(logs.layer))
+  })
+
   it.effect("a server that cannot list its tools is left out with a warning, and the turn goes on", () => {
     const { layer } = setup()
     const logs = collectLogs()

@@ -18,6 +18,7 @@ import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { ChatCompletionsServer as Server, InMemoryMcp } from "@rolecraft/testing"
 import { Effect, Layer, Redacted, Schema } from "effect"
 import * as LocalServer from "../packages/core/test/support/LocalServer.ts"
+import { fixture } from "../packages/core/test/support/TravelRole.ts"
 import { everything } from "./fixtures/mcp.ts"
 
 interface WireMessage {
@@ -49,82 +50,36 @@ const toolAnswers = (body: WireBody | undefined) =>
 const errorOf = (content: string | undefined) =>
   (JSON.parse(content ?? "null") as { readonly error: { readonly category: string; readonly message: string } }).error
 
-const counts = { nights: 0, ping: 0, broken: 0, book: 0 }
-
-const travel = Role.make({
-  identity: { name: "travel", goal: "Plan trips", domain: "travel" },
-  actions: {
-    nights: Action.local({
-      description: "Count the nights between two dates",
-      parameters: { checkIn: Schema.String, checkOut: Schema.String },
-      run: ({ checkIn, checkOut }) => {
-        counts.nights++
-        return (Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000
-      }
-    }),
-    add: Action.local({
-      description: "Add two integers",
-      parameters: { a: Schema.Int, b: Schema.Int },
-      run: ({ a, b }) => a + b
-    }),
-    ping: Action.local({
-      description: "Check that the service is up",
-      parameters: {},
-      run: () => {
-        counts.ping++
-        return "pong"
-      }
-    }),
-    broken: Action.local({
-      description: "Always fails",
-      parameters: {},
-      run: () => {
-        counts.broken++
-        return Effect.fail(new ActionError.ExecutionFailure({ action: "broken", message: "broken: upstream refused" }))
-      }
-    }),
-    book: Action.local({
-      description: "Book a hotel",
-      parameters: { hotel: Schema.String },
-      run: ({ hotel }) => {
-        counts.book++
-        return `booked ${hotel}`
-      }
-    }).pipe(Action.requireApproval({ reason: "Bookings cost money" }))
-  }
-})
-
-const reset = () => {
-  counts.nights = 0
-  counts.ping = 0
-  counts.broken = 0
-  counts.book = 0
-}
-
 const usage = (prompt: number, completion: number) => ({
   prompt_tokens: prompt,
   completion_tokens: completion,
   total_tokens: prompt + completion
 })
 
-/** One agent and the openai layer pointed at a local endpoint answering `script`. */
+type Counts = ReturnType<typeof fixture>["counts"]
+
+/**
+ * One agent with a fresh travel role (its roles: `[travel]` unless `options`
+ * says otherwise), and the openai layer pointed at a local endpoint answering
+ * `script`.
+ */
 const turn = <A, E>(
   script: ReadonlyArray<Server.Step>,
-  f: (agent: Agent.Agent<any, never>) => Effect.Effect<A, E>,
-  options?: Partial<Agent.Options<ReadonlyArray<Role.Any>>>
+  f: (agent: Agent.Agent<any, never>, counts: Counts) => Effect.Effect<A, E>,
+  options?: (travel: Role.Any) => Partial<Agent.Options<ReadonlyArray<Role.Any>>>
 ) =>
   Effect.gen(function* () {
-    reset()
+    const { travel, counts } = fixture()
     const server = yield* Server.make(script)
-    const agent = yield* Agent.make({ id: "wire", roles: [travel], ...options })
+    const agent = yield* Agent.make({ id: "wire", roles: [travel], ...options?.(travel) })
     const layer = OpenAiLanguageModel.layer({
       model: "gpt-test",
       apiKey: Redacted.make("sk-test-key"),
       baseURL: server.baseURL,
       timeout: "10 seconds"
     })
-    const result = yield* Effect.provide(f(agent as unknown as Agent.Agent<any, never>), layer)
-    return { result, requests: yield* server.requests, remaining: yield* server.remaining }
+    const result = yield* Effect.provide(f(agent as unknown as Agent.Agent<any, never>, counts), layer)
+    return { result, counts, requests: yield* server.requests, remaining: yield* server.remaining }
   }).pipe(Effect.scoped)
 
 function expectTag<T extends Chat.ChatResult["_tag"]>(
@@ -187,7 +142,7 @@ describe("chat turns through the openai SDK against a local endpoint", () => {
           Server.reply("3 nights in Vienna at 21 °C; echo said hi.", { usage: usage(180, 12) })
         ],
         (agent) => agent.chat("Plan my Vienna trip", { system: "Be brief." }),
-        { roles: [travel, tools], mcpServers: { everything } }
+        (travel) => ({ roles: [travel, tools], mcpServers: { everything } })
       ).pipe(Effect.provide(Layer.merge(NodeHttpClient.layerUndici, McpClientSdk.layer())))
       expectTag(result, "Completed")
       assert.strictEqual(result.text, "3 nights in Vienna at 21 °C; echo said hi.")
@@ -221,7 +176,7 @@ describe("chat turns through the openai SDK against a local endpoint", () => {
 
   it.live("C01, C02: empty, non-object and malformed arguments are answered on the wire; only valid calls run", () =>
     Effect.gen(function* () {
-      const { result, requests } = yield* turn(
+      const { result, requests, counts } = yield* turn(
         [
           Server.toolCalls([
             { name: "ping", arguments: "" },
@@ -265,17 +220,18 @@ describe("chat turns through the openai SDK against a local endpoint", () => {
         const error = errorOf(toolAnswers(bodies(unknown.requests)[1])[0]?.[1])
         assert.deepStrictEqual(error, {
           category: "NOT_FOUND",
-          message: "No tool named execute_python was offered; the tools offered are: nights, add, ping, broken, book"
+          message:
+            "No tool named execute_python was offered; the tools offered are: nights, add, ping, distance, book, broken, slow"
         })
         const again = Server.toolCalls([{ name: "broken" }])
         const looping = yield* turn([again, again, again], (agent) => agent.chat("Go", { maxSteps: 3 }))
         expectTag(looping.result, "StepLimitReached")
         assert.strictEqual(looping.result.steps, 3)
-        assert.strictEqual(counts.broken, 3)
+        assert.strictEqual(looping.counts.broken, 3)
         assert.strictEqual(looping.requests.length, 3)
         assert.deepStrictEqual(errorOf(toolAnswers(bodies(looping.requests)[2]).at(-1)?.[1]), {
           category: "EXECUTION",
-          message: "broken: upstream refused"
+          message: "broken: the upstream refused"
         })
       })
   )
@@ -297,7 +253,7 @@ describe("chat turns through the openai SDK against a local endpoint", () => {
           Server.reply("done")
         ],
         (agent) => agent.chat("Go", { concurrency: 1 }),
-        { mcpServers: { srv: "memory://tools" } }
+        () => ({ mcpServers: { srv: "memory://tools" } })
       ).pipe(
         Effect.provide(
           mcpRecorder(
@@ -341,7 +297,7 @@ describe("chat turns through the openai SDK against a local endpoint", () => {
       )
       expectTag(result, "Completed")
       const answers = toolAnswers(bodies(requests)[1])
-      assert.strictEqual(answers[0]?.[1], "1500")
+      assert.strictEqual(answers[0]?.[1], '{"sum":1500}')
       assert.strictEqual(errorOf(answers[1]?.[1]).category, "VALIDATION")
       assert.match(errorOf(answers[1]?.[1]).message, /a: .*integer/)
       assert.strictEqual(errorOf(answers[2]?.[1]).category, "VALIDATION")
@@ -350,7 +306,7 @@ describe("chat turns through the openai SDK against a local endpoint", () => {
 
   it.live("an approval pause answers the step's other calls; resuming sends the approved call's result", () =>
     Effect.gen(function* () {
-      const { result, requests } = yield* turn(
+      const { result, requests, counts } = yield* turn(
         [
           Server.toolCalls([
             { name: "book", arguments: { hotel: "Ritz" } },
@@ -358,7 +314,7 @@ describe("chat turns through the openai SDK against a local endpoint", () => {
           ]),
           Server.reply("Booked the Ritz.")
         ],
-        (agent) =>
+        (agent, counts) =>
           Effect.gen(function* () {
             const paused = yield* agent.chat("Book the Ritz")
             expectTag(paused, "AwaitingApproval")

@@ -12,6 +12,7 @@ import {
   finalText,
   nextMove,
   promptFor,
+  scenariosOf,
   toolArguments,
   toolCallsIn,
   toolDescription,
@@ -70,18 +71,4 @@ const chat = async (toolCalls: number, maxSteps: number): Promise<string> => {
   return result.text
 }
 
-export const scenarios: ChatScenarios = {
-  name: "Vercel AI SDK",
-  toolCallRun: async () => {
-    weather.reset()
-    weather.expect("toolCallRun", 1, await chat(1, 2))
-  },
-  singleTurn: async () => {
-    weather.reset()
-    weather.expect("singleTurn", 0, await chat(0, 1))
-  },
-  multiTurn: async (turns, onTurn) => {
-    weather.reset(onTurn)
-    weather.expect("multiTurn", turns, await chat(turns, turns + 1))
-  }
-}
+export const scenarios: ChatScenarios = scenariosOf("Vercel AI SDK", weather, chat)

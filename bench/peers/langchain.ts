@@ -22,6 +22,7 @@ import {
   finalText,
   nextMove,
   promptFor,
+  scenariosOf,
   toolCallsIn,
   toolDescription,
   toolName
@@ -82,18 +83,4 @@ const chat = async (toolCalls: number): Promise<string | undefined> => {
   return last === undefined ? undefined : last.text
 }
 
-export const scenarios: ChatScenarios = {
-  name: "LangChain.js",
-  toolCallRun: async () => {
-    weather.reset()
-    weather.expect("toolCallRun", 1, await chat(1))
-  },
-  singleTurn: async () => {
-    weather.reset()
-    weather.expect("singleTurn", 0, await chat(0))
-  },
-  multiTurn: async (turns, onTurn) => {
-    weather.reset(onTurn)
-    weather.expect("multiTurn", turns, await chat(turns))
-  }
-}
+export const scenarios: ChatScenarios = scenariosOf("LangChain.js", weather, chat)

@@ -25,6 +25,7 @@ import {
   finalText,
   nextMove,
   promptFor,
+  scenariosOf,
   toolArguments,
   toolCallsIn,
   toolDescription,
@@ -97,18 +98,4 @@ const chat = async (toolCalls: number, maxTurns: number): Promise<string | undef
   return result.finalOutput
 }
 
-export const scenarios: ChatScenarios = {
-  name: "OpenAI Agents JS",
-  toolCallRun: async () => {
-    weather.reset()
-    weather.expect("toolCallRun", 1, await chat(1, 2))
-  },
-  singleTurn: async () => {
-    weather.reset()
-    weather.expect("singleTurn", 0, await chat(0, 1))
-  },
-  multiTurn: async (turns, onTurn) => {
-    weather.reset(onTurn)
-    weather.expect("multiTurn", turns, await chat(turns, turns + 1))
-  }
-}
+export const scenarios: ChatScenarios = scenariosOf("OpenAI Agents JS", weather, chat)

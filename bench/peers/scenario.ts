@@ -80,6 +80,35 @@ export const counter = (framework: string) => {
   }
 }
 
+/** A tool body with a run counter (see {@link counter}). */
+export type Counter = ReturnType<typeof counter>
+
+/**
+ * A framework's three scenarios from its one chat run: `chat(toolCalls,
+ * maxSteps)` runs the framework's loop on `promptFor(toolCalls)`, allowing
+ * `maxSteps` model calls (a framework that counts otherwise may ignore it),
+ * and resolves to the final text; `weather` is the counter its tool runs.
+ */
+export const scenariosOf = (
+  name: string,
+  weather: Counter,
+  chat: (toolCalls: number, maxSteps: number) => Promise<string | undefined>
+): ChatScenarios => ({
+  name,
+  toolCallRun: async () => {
+    weather.reset()
+    weather.expect("toolCallRun", 1, await chat(1, 2))
+  },
+  singleTurn: async () => {
+    weather.reset()
+    weather.expect("singleTurn", 0, await chat(0, 1))
+  },
+  multiTurn: async (turns, onTurn) => {
+    weather.reset(onTurn)
+    weather.expect("multiTurn", turns, await chat(turns, turns + 1))
+  }
+})
+
 /** The model's next move, from the number of tool results it has seen. */
 export type Move = { readonly _tag: "CallTool"; readonly id: string } | { readonly _tag: "Answer" }
 

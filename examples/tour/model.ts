@@ -76,7 +76,7 @@ const planTools = (body: WireRequest, offered: ReadonlyArray<string>, input: str
   const maxPrice = /at most (\d+)/.exec(input)?.[1]
   const path = /(\/\S+\.md)\b/.exec(input)?.[1]
   const readFile = offered.find((name) => name.endsWith("read_text_file"))
-  const calls: Array<ChatCompletionsServer.WireToolCall> = []
+  const calls: Array<ChatCompletionsServer.ScriptedToolCall> = []
   if (offered.includes("nights") && dates.length >= 2) {
     calls.push({ name: "nights", arguments: { checkIn: dates[0], checkOut: dates[1] } })
   }

@@ -22,6 +22,7 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaParser from "effect/SchemaParser"
 import { dual } from "effect/Function"
 import { ValidationError } from "./ActionError.ts"
+import { shorten } from "./internal/text.ts"
 
 /**
  * The type id carried by every {@link ActionResult}.
@@ -148,14 +149,8 @@ const isEmptyValue = (u: unknown): boolean =>
 // Conversions
 // =============================================================================
 
-const previewLength = 500
-
 /** At most 500 characters of a text, never splitting a surrogate pair. */
-const preview = (text: string): string => {
-  if (text.length <= previewLength) return text
-  const cut = text.slice(0, previewLength - 1)
-  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`
-}
+const preview = (text: string): string => shorten(text, 500)
 
 const describe = (u: unknown): string => {
   if (u === null) return "null"

@@ -33,6 +33,8 @@ import * as SchemaRepresentation from "effect/SchemaRepresentation"
 import type * as SchemaIssue from "effect/SchemaIssue"
 import { ValidationError } from "./ActionError.ts"
 import type { Issue } from "./ActionError.ts"
+import { setOwn } from "./internal/ownProperty.ts"
+import { shorten } from "./internal/text.ts"
 
 // -----------------------------------------------------------------------------
 // Coercion: compiled once per AST node, a straight walk per call
@@ -72,13 +74,6 @@ const parseJson = (input: string, open: "{" | "["): unknown => {
   if (input.charAt(start) !== open) return undefined
   const parsed = Result.try((): unknown => JSON.parse(input))
   return Result.isSuccess(parsed) ? parsed.success : undefined
-}
-
-/** Sets an own data property, also for the key `__proto__`. */
-const setOwn = (target: Record<string, unknown>, key: string, value: unknown): void => {
-  if (key === "__proto__")
-    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
-  else target[key] = value
 }
 
 /** Literal and enum values: exact, else a unique case-insensitive (or numeric, or boolean) match. */
@@ -340,7 +335,7 @@ const compiledOf = (schema: Schema.Top): Compiled => {
 
 const MAX_SHOWN = 40
 
-const truncate = (text: string): string => (text.length <= MAX_SHOWN ? text : `${text.slice(0, MAX_SHOWN - 1)}…`)
+const truncate = (text: string): string => shorten(text, MAX_SHOWN)
 
 /** A value as a message quotes it: JSON where possible, at most 40 characters. */
 const show = (value: unknown): string => {

@@ -24,6 +24,7 @@ import * as Stream from "effect/Stream"
 import type * as Action from "./Action.ts"
 import { type Category, isActionError } from "./ActionError.ts"
 import type { Usage } from "./ActionResponse.ts"
+import * as LanguageModel from "./LanguageModel.ts"
 
 /**
  * What every action event carries.
@@ -57,7 +58,8 @@ export interface ActionStarted extends Common {
 
 /**
  * A call succeeded after `durationMs` (Clock milliseconds); `usage` holds the
- * model tokens it used, when it made model calls.
+ * model tokens of an llm action's call (`undefined` for other types, and when
+ * no model call was recorded).
  *
  * @since 0.1.0
  */
@@ -94,7 +96,7 @@ export interface ActionInterrupted extends Common {
 }
 
 /**
- * A chat turn started answering one of the model's tool calls (SPEC §7).
+ * What both tool call events carry.
  *
  * - `step`: the turn's model step that made the call (1-based, counted across
  *   an approval pause).
@@ -104,12 +106,9 @@ export interface ActionInterrupted extends Common {
  *   action); `undefined` when the name was never offered.
  * - `mcpTool`: the server's own tool name, for an MCP tool.
  *
- * The action's own events (`ActionStarted`, …) come from the pipeline.
- *
  * @since 0.1.0
  */
-export interface ToolCallStarted {
-  readonly _tag: "ToolCallStarted"
+export interface ToolCallCommon {
   readonly agentId: string
   readonly step: number
   readonly toolCallId: string
@@ -117,6 +116,16 @@ export interface ToolCallStarted {
   readonly action: string | undefined
   readonly mcpTool: string | undefined
   readonly timestamp: number
+}
+
+/**
+ * A chat turn started answering one of the model's tool calls (SPEC §7). The
+ * action's own events (`ActionStarted`, …) come from the pipeline.
+ *
+ * @since 0.1.0
+ */
+export interface ToolCallStarted extends ToolCallCommon {
+  readonly _tag: "ToolCallStarted"
 }
 
 /**
@@ -128,18 +137,11 @@ export interface ToolCallStarted {
  *
  * @since 0.1.0
  */
-export interface ToolCallFinished {
+export interface ToolCallFinished extends ToolCallCommon {
   readonly _tag: "ToolCallFinished"
-  readonly agentId: string
-  readonly step: number
-  readonly toolCallId: string
-  readonly tool: string
-  readonly action: string | undefined
-  readonly mcpTool: string | undefined
   readonly success: boolean
   readonly category: Category | undefined
   readonly durationMs: number
-  readonly timestamp: number
 }
 
 /**
@@ -235,9 +237,15 @@ export const publish = (hub: Hub, event: Event): Effect.Effect<void> =>
  */
 export type Subject = Omit<Common, "timestamp">
 
-const finished = (subject: Subject, exit: Exit.Exit<unknown, unknown>, now: number, start: number): Event => {
+const finished = (
+  subject: Subject,
+  exit: Exit.Exit<unknown, unknown>,
+  now: number,
+  start: number,
+  usage: Usage | undefined
+): Event => {
   const durationMs = now - start
-  if (Exit.isSuccess(exit)) return { _tag: "ActionSucceeded", ...subject, timestamp: now, durationMs, usage: undefined }
+  if (Exit.isSuccess(exit)) return { _tag: "ActionSucceeded", ...subject, timestamp: now, durationMs, usage }
   if (Cause.hasInterruptsOnly(exit.cause)) return { _tag: "ActionInterrupted", ...subject, timestamp: now, durationMs }
   const error = Cause.squash(exit.cause)
   return {
@@ -257,7 +265,9 @@ const hasTag = (u: unknown): u is { readonly _tag: string } =>
 /**
  * Wraps one call so that it publishes its start and its end to the hub. When
  * nobody subscribes, the call runs as it is: no clock read, no event made.
- * `subject` is computed only when there is a subscriber.
+ * `subject` is computed only when there is a subscriber. A call of an llm
+ * action runs with a usage meter of its own (nested in any meter already
+ * there), whose total is its `ActionSucceeded`'s `usage`.
  *
  * @since 0.1.0
  */
@@ -267,12 +277,23 @@ export const observe =
     Effect.suspend(() => {
       if (hub.subscribers() === 0) return self
       const about = subject()
-      return Effect.flatMap(Clock.currentTimeMillis, (start) =>
-        publish(hub, { _tag: "ActionStarted", ...about, timestamp: start }).pipe(
-          Effect.andThen(self),
-          Effect.onExit((exit) =>
-            Effect.flatMap(Clock.currentTimeMillis, (now) => publish(hub, finished(about, exit, now, start)))
+      const observed = (run: Effect.Effect<A, E, R>, usage: Effect.Effect<Usage | undefined>) =>
+        Effect.flatMap(Clock.currentTimeMillis, (start) =>
+          publish(hub, { _tag: "ActionStarted", ...about, timestamp: start }).pipe(
+            Effect.andThen(run),
+            Effect.onExit((exit) =>
+              Effect.flatMap(Effect.zip(Clock.currentTimeMillis, usage), ([now, used]) =>
+                publish(hub, finished(about, exit, now, start, used))
+              )
+            )
           )
+        )
+      // Model usage is metered only for llm actions, as `agent.execute` does for its response.
+      if (about.type !== "llm") return observed(self, Effect.succeed(undefined))
+      return Effect.flatMap(LanguageModel.makeUsageMeter, (meter) =>
+        observed(
+          Effect.provideService(self, LanguageModel.UsageMeter, meter),
+          Effect.map(meter.total, (total) => (total.calls === 0 ? undefined : total.usage))
         )
       )
     })

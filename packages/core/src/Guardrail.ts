@@ -7,6 +7,7 @@
  */
 import * as Effect from "effect/Effect"
 import { GuardrailViolation, RoleDefinitionError } from "./ActionError.ts"
+import { setOwn } from "./internal/ownProperty.ts"
 
 /**
  * Input guardrail: applied to every string leaf of the arguments.
@@ -181,7 +182,7 @@ const sanitize = (policy: Input, patterns: Compiled | undefined, value: unknown)
   if (Array.isArray(value)) return value.map((item) => sanitize(policy, patterns, item))
   if (isRecord(value)) {
     const out: Record<string, unknown> = {}
-    for (const key in value) out[key] = sanitize(policy, patterns, value[key])
+    for (const key in value) setOwn(out, key, sanitize(policy, patterns, value[key]))
     return out
   }
   return value

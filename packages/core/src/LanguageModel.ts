@@ -24,6 +24,7 @@ import * as Schema from "effect/Schema"
 import { type ActionError, ExecutionFailure, TransientFailure } from "./ActionError.ts"
 import type * as ActionResponse from "./ActionResponse.ts"
 import * as Redact from "./internal/redact.ts"
+import { shorten } from "./internal/text.ts"
 import * as Resilience from "./Resilience.ts"
 import type * as Tool from "./Tool.ts"
 
@@ -484,7 +485,7 @@ export const httpFailure = (options: {
   readonly retryAfter?: Duration.Duration | undefined
 }): TransientFailure | ExecutionFailure => {
   const { action, status } = options
-  const excerpt = cut(options.message, 200)
+  const excerpt = shorten(options.message, 200)
   if (status === 408 || status === 409 || status === 429 || status >= 500) {
     return new TransientFailure({
       action,
@@ -501,10 +502,4 @@ export const httpFailure = (options: {
     excerpt,
     message: `${action}: the model API refused the request (HTTP ${status}): ${excerpt}`
   })
-}
-
-const cut = (text: string, max: number): string => {
-  if (text.length <= max) return text
-  const head = text.slice(0, max - 1)
-  return `${/[\uD800-\uDBFF]$/.test(head) ? head.slice(0, -1) : head}…`
 }

@@ -12,6 +12,7 @@
 import * as Result from "effect/Result"
 import * as SchemaParser from "effect/SchemaParser"
 import * as Conversion from "./Conversion.ts"
+import { cut } from "./internal/text.ts"
 import type { CallToolResult, ContentBlock } from "./McpClient.ts"
 
 /**
@@ -162,11 +163,6 @@ export const formatSize = (bytes: number): string => {
   if (bytes < 1024) return `${bytes} B`
   if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`
-}
-
-const cut = (text: string, length: number): string => {
-  const head = text.slice(0, Math.max(0, length))
-  return /[\uD800-\uDBFF]$/.test(head) ? head.slice(0, -1) : head
 }
 
 const bound = (text: string, maxLength: number): string =>

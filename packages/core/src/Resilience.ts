@@ -39,9 +39,10 @@ import * as TimeLimit from "./internal/timeLimit.ts"
  *   retryable (e.g. `["EXECUTION"]`). By default only retryable errors
  *   (TIMEOUT, TRANSIENT) are retried.
  * - `noRetryOn`: categories never retried; wins over `retryOn`.
- * - A failure whose outcome is unknown (`outcomeUnknown`, created not
- *   retryable) is never retried, whatever `retryOn` says: the request may have
- *   reached the server.
+ * - A failure whose outcome is unknown is never retried, whatever `retryOn`
+ *   says: the request may have reached the server. That is a TRANSIENT with
+ *   `outcomeUnknown` created not retryable, or a TIMEOUT created not retryable
+ *   (the attempt timeout of a call that is not safe to repeat).
  * - A server's `retryAfter` replaces the backoff delay for that retry; when it
  *   asks for more than `maxDelay`, or more than what is left of the deadline,
  *   the call fails now with that error instead of sleeping past it.
@@ -142,6 +143,7 @@ const defaults = {
 export const isRetried = (policy: RetryPolicy, error: ActionError): boolean => {
   if (policy.noRetryOn?.includes(error.category)) return false
   if (error._tag === "TransientFailure" && error.outcomeUnknown && !error.retryable) return false
+  if (error._tag === "Timeout" && !error.retryable) return false
   if (policy.retryOn?.includes(error.category)) return true
   return error.retryable
 }

@@ -21,6 +21,8 @@ import * as Schema from "effect/Schema"
 import type * as JsonSchema from "effect/JsonSchema"
 import { ValidationError } from "./ActionError.ts"
 import { reservedParameter as approvalTokenParameter } from "./Approval.ts"
+import { setOwn } from "./internal/ownProperty.ts"
+import { shorten } from "./internal/text.ts"
 
 // =============================================================================
 // Models
@@ -302,7 +304,7 @@ const walk = (node: unknown, path: Path, ancestors: Set<unknown>, context: Conte
     if (droppedKeywords.has(keyword)) continue
     const walked = walkKeyword(keyword, value, path, ancestors, context)
     if (Result.isFailure(walked)) return Result.fail(walked.failure)
-    if (walked.success !== undefined) out[keyword] = walked.success
+    if (walked.success !== undefined) setOwn(out, keyword, walked.success)
   }
   return normaliseObject(simplifyNumber(flattenAnnotations(out)), path, context.strict)
 }
@@ -343,12 +345,12 @@ const walkKeyword = (
     for (const [name, child] of Object.entries(value)) {
       // Draft-07 `dependencies` maps a name to a schema or to a list of names.
       if (keyword === "dependencies" && Array.isArray(child)) {
-        out[name] = child
+        setOwn(out, name, child)
         continue
       }
       const walked = walkChild(child, [...at, name], ancestors, context)
       if (Result.isFailure(walked)) return walked
-      out[name] = walked.success
+      setOwn(out, name, walked.success)
     }
     return Result.succeed(out)
   }
@@ -398,8 +400,7 @@ const mergeSiblings = (target: Node, siblings: Node): Node => {
   const annotations: JsonSchema.JsonSchema = {}
   const structural: JsonSchema.JsonSchema = {}
   for (const [keyword, value] of Object.entries(siblings)) {
-    if (annotationKeywords.has(keyword)) annotations[keyword] = value
-    else structural[keyword] = value
+    setOwn(annotationKeywords.has(keyword) ? annotations : structural, keyword, value)
   }
   const clash = Object.entries(structural).some(
     ([keyword, value]) => Object.hasOwn(target, keyword) && !equalJson(target[keyword], value)
@@ -488,10 +489,8 @@ const nullable = (node: Node): Node => {
   }
   const annotations: JsonSchema.JsonSchema = {}
   const rest: JsonSchema.JsonSchema = {}
-  for (const [keyword, value] of Object.entries(node)) {
-    if (annotationKeywords.has(keyword)) annotations[keyword] = value
-    else rest[keyword] = value
-  }
+  for (const [keyword, value] of Object.entries(node))
+    setOwn(annotationKeywords.has(keyword) ? annotations : rest, keyword, value)
   return { ...annotations, anyOf: [rest, { type: "null" }] }
 }
 
@@ -516,7 +515,7 @@ const normaliseObject = (
   const required = new Set(Array.isArray(node.required) ? node.required : [])
   const strictProperties: Record<string, Node> = {}
   for (const [name, property] of Object.entries(properties)) {
-    strictProperties[name] = required.has(name) ? property : nullable(property)
+    setOwn(strictProperties, name, required.has(name) ? property : nullable(property))
   }
   return Result.succeed({
     ...node,
@@ -708,14 +707,8 @@ export const toolkit = (entries: ReadonlyArray<Entry>): Toolkit => {
 // Arguments
 // =============================================================================
 
-const previewLength = 500
-
 /** At most 500 characters of a raw text, never splitting a surrogate pair. */
-const preview = (text: string): string => {
-  if (text.length <= previewLength) return text
-  const cut = text.slice(0, previewLength - 1)
-  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`
-}
+const preview = (text: string): string => shorten(text, 500)
 
 // A small pure boundary around `JSON.parse`.
 const parseJson = (text: string): Result.Result<unknown, string> => {

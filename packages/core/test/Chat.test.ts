@@ -10,93 +10,14 @@ import { ScriptedModel, Telemetry } from "@rolecraft/testing"
 import { Chunk, Effect, Fiber, Option, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as Action from "../src/Action.ts"
-import { ExecutionFailure, Timeout, TransientFailure, ValidationError } from "../src/ActionError.ts"
+import { Timeout, TransientFailure, ValidationError } from "../src/ActionError.ts"
 import * as Agent from "../src/Agent.ts"
 import * as ApprovalStore from "../src/ApprovalStore.ts"
 import * as Chat from "../src/Chat.ts"
 import type * as Events from "../src/Events.ts"
 import type * as LanguageModel from "../src/LanguageModel.ts"
 import * as Role from "../src/Role.ts"
-
-const Location = Schema.Struct({ lat: Schema.Finite, lon: Schema.Finite }).annotate({ identifier: "Location" })
-
-/** A travel role whose actions count their runs. */
-const fixture = () => {
-  const counts = { nights: 0, add: 0, ping: 0, book: 0, broken: 0, secret: 0, slow: 0, inFlight: 0, maxInFlight: 0 }
-  const travel = Role.make({
-    identity: { name: "travel", goal: "Plan trips", domain: "travel" },
-    spec: { goals: ["stay on budget", "prefer trains"] },
-    actions: {
-      nights: Action.local({
-        description: "Count the nights between two dates",
-        parameters: { checkIn: Schema.String, checkOut: Schema.String },
-        run: ({ checkIn, checkOut }) => {
-          counts.nights++
-          return (Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000
-        }
-      }),
-      add: Action.local({
-        description: "Add two integers",
-        parameters: { a: Schema.Int, b: Schema.Int },
-        run: ({ a, b }) => {
-          counts.add++
-          return { sum: a + b }
-        }
-      }),
-      ping: Action.local({
-        description: "Check that the service is up",
-        parameters: {},
-        run: () => {
-          counts.ping++
-          return "pong"
-        }
-      }),
-      distance: Action.local({
-        description: "Distance between two places",
-        parameters: { start: Location, end: Location },
-        run: () => 0
-      }),
-      book: Action.local({
-        description: "Book a hotel",
-        parameters: { hotel: Schema.String },
-        run: ({ hotel }) => {
-          counts.book++
-          return `booked ${hotel}`
-        }
-      }).pipe(Action.requireApproval({ reason: "Bookings cost money" })),
-      broken: Action.local({
-        description: "Always fails",
-        parameters: {},
-        run: () => {
-          counts.broken++
-          return Effect.fail(new ExecutionFailure({ action: "broken", message: "broken: the upstream refused" }))
-        }
-      }),
-      secret: Action.local({
-        description: "Never offered to a model",
-        parameters: {},
-        run: () => {
-          counts.secret++
-          return "secret"
-        }
-      }).pipe(Action.excludeFromModel),
-      slow: Action.local({
-        description: "Takes a second",
-        parameters: { n: Schema.Int },
-        run: ({ n }) =>
-          Effect.gen(function* () {
-            counts.inFlight++
-            counts.maxInFlight = Math.max(counts.maxInFlight, counts.inFlight)
-            yield* Effect.sleep("1 second")
-            counts.inFlight--
-            counts.slow++
-            return n
-          })
-      })
-    }
-  })
-  return { travel, counts }
-}
+import { fixture, Location } from "./support/TravelRole.ts"
 
 const toolMessages = (messages: ReadonlyArray<LanguageModel.Message>) =>
   messages.flatMap((message) => (message.role === "tool" ? [[message.toolCallId, message.content]] : []))
@@ -622,6 +543,24 @@ describe("Chat: approvals", () => {
         { call_2: Chat.approve("ann") }
       )
       assert.match(answered.message, /call_2 is not an unanswered call/)
+      // a decision that is neither Chat.approve(…) nor Chat.reject(…) approves nothing
+      const decisions: ReadonlyArray<unknown> = [
+        { _tag: "reject", approver: "ann", reason: "no" },
+        { _tag: "Reject", approver: "ann" },
+        { approver: "ann" },
+        "approve",
+        null
+      ]
+      for (const decision of decisions) {
+        const bad: unknown = yield* attempt(paused.state, { call_2: decision as Chat.Decision })
+        assert.instanceOf(bad, ValidationError, JSON.stringify(decision))
+        assert.deepStrictEqual(
+          (bad as ValidationError).issues.map((issue) => issue.path),
+          ["decisions.call_2"]
+        )
+      }
+      const token = yield* agent.approvals.get(paused.pending[0]?.pendingTokenId ?? "")
+      assert.strictEqual(Option.getOrUndefined(token)?.status, "pending")
       assert.strictEqual(counts.book, 0)
       yield* scripted.assertDone
     })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Telemetry } from "@rolecraft/testing"
+import { ScriptedModel, Telemetry } from "@rolecraft/testing"
 import { Chunk, Effect, Fiber, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as Action from "../src/Action.ts"
@@ -98,6 +98,34 @@ describe("Events and spans (SPEC §5)", () => {
         }
       ] satisfies ReadonlyArray<Events.Event>)
       assert.notInclude(JSON.stringify(all), secret)
+    })
+  )
+
+  it.effect("an llm action's ActionSucceeded carries the tokens of its model call; other calls carry none", () =>
+    Effect.gen(function* () {
+      const writer = Role.make({
+        identity: identity("writer"),
+        actions: {
+          summarize: Action.llm({ description: "Summarize", parameters: { text: Schema.String } }),
+          count: Action.local({ description: "Count", parameters: {}, run: () => 3 })
+        }
+      })
+      const agent = yield* Agent.make({ id: "planner", roles: [writer] })
+      const scripted = yield* ScriptedModel.make([
+        ScriptedModel.reply("Short.", { usage: { inputTokens: 20, outputTokens: 3 } })
+      ])
+      const events = yield* collect(agent, 4)
+      yield* agent.executeAction("summarize", { text: "A long text" }).pipe(Effect.provide(scripted.layer))
+      yield* agent.executeAction("count", {})
+      const succeeded = (yield* events).filter((event) => event._tag === "ActionSucceeded")
+      assert.deepStrictEqual(
+        succeeded.map((event) => [event.action, event.usage]),
+        [
+          ["summarize", { inputTokens: 20, outputTokens: 3, totalTokens: 23 }],
+          ["count", undefined]
+        ]
+      )
+      yield* scripted.assertDone
     })
   )
 

@@ -50,6 +50,16 @@ describe("Guardrail", () => {
       })
     )
 
+    it.effect("sanitize keeps a key named __proto__ (as JSON.parse makes it) as a key of the copy", () =>
+      Effect.gen(function* () {
+        const args = JSON.parse('{"__proto__":{"note":"xx secret-1"},"b":"ok"}') as Record<string, unknown>
+        const sanitized = yield* Guardrail.checkInput("a", { ...policy, onViolation: "sanitize" }, args)
+        assert.strictEqual(Object.getPrototypeOf(sanitized), Object.prototype)
+        assert.deepStrictEqual(Object.keys(sanitized), ["__proto__", "b"])
+        assert.deepStrictEqual(Object.getOwnPropertyDescriptor(sanitized, "__proto__")?.value, { note: "xx " })
+      })
+    )
+
     it.effect("a global RegExp given by the user behaves the same on every call (no lastIndex state)", () =>
       Effect.gen(function* () {
         const global: Guardrail.Input = { blockedPatterns: [/bad/g] }

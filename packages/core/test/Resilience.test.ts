@@ -156,6 +156,34 @@ describe("Resilience", () => {
     })
   )
 
+  it.effect("an attempt timeout of a call that may have reached the server is never retried, even under retryOn", () =>
+    Effect.gen(function* () {
+      const tries = yield* Ref.make(0)
+      const slow = Effect.andThen(
+        Ref.update(tries, (n) => n + 1),
+        Effect.sleep("10 seconds").pipe(Effect.as("late"))
+      )
+      for (const retry of [{ maxAttempts: 2 }, { maxAttempts: 2, retryOn: ["TIMEOUT"] as const }]) {
+        yield* Ref.set(tries, 0)
+        const fiber = yield* Effect.forkChild(
+          Resilience.run({
+            action: "a",
+            policy: { attemptTimeout: "2 seconds", retry: { ...retry, jitter: false } },
+            attemptTimeout: undefined,
+            guards: Resilience.noGuards,
+            timeoutRetryable: false,
+            attempt: slow
+          })
+        )
+        yield* TestClock.adjust("1 minute")
+        const error = yield* Effect.flip(Fiber.join(fiber))
+        assert.strictEqual(error._tag, "Timeout")
+        assert.isFalse(error.retryable)
+        assert.strictEqual(yield* Ref.get(tries), 1, JSON.stringify(retry))
+      }
+    })
+  )
+
   it.live("interrupting a running body aborts its signal", () =>
     Effect.gen(function* () {
       let aborted = false

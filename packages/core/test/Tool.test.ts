@@ -431,6 +431,18 @@ describe("Tool.jsonSchema", () => {
       assert.isTrue("message" in issue && issue.message.startsWith("the schema has more than 10000 nodes"))
     })
 
+    it("a property named __proto__ (as JSON.parse makes it) is kept as a property, and the others with it", () => {
+      const input = JSON.parse(
+        '{"type":"object","properties":{"__proto__":{"type":"string"},"a":{"type":"number"}},"required":["__proto__"]}'
+      ) as Record<string, unknown>
+      for (const strict of [false, true]) {
+        const properties = project(input, { strict }).properties
+        assert.strictEqual(Object.getPrototypeOf(properties), Object.prototype, `strict: ${strict}`)
+        assert.deepStrictEqual(Object.keys(properties), ["__proto__", "a"], `strict: ${strict}`)
+        assert.deepStrictEqual(Object.getOwnPropertyDescriptor(properties, "__proto__")?.value, { type: "string" })
+      }
+    })
+
     it("the input schema is not mutated", () => {
       const input = {
         type: "object",

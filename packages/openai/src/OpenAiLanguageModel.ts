@@ -16,9 +16,11 @@ import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as HttpHeaders from "effect/http/Headers"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
 import type {
   ChatCompletion,
@@ -177,29 +179,25 @@ export const responseOf = (
   })
 }
 
-const DIGITS = /^\d+$/
 const MILLIS = /^\d+(?:\.\d+)?$/
-const HTTP_DATE = /^[A-Za-z]{3}.*\b\d{1,2}:\d{2}:\d{2}\b/
 
 /**
  * The wait a 429 (or 503) asks for: `retry-after-ms` (milliseconds), else
  * `retry-after` as delta-seconds (digits only) or an HTTP date (relative to
- * `nowMs`, never negative). Malformed values are ignored (`undefined`): the
- * retry policy's backoff applies. Caps are the retry policy's (`maxDelay`).
+ * `nowMs`, never negative), both read by Effect's `Headers.parseRetryAfter`
+ * as the webService executor reads them. Malformed values are ignored
+ * (`undefined`): the retry policy's backoff applies. Caps are the retry
+ * policy's (`maxDelay`).
  *
  * @since 0.1.0
  */
 export const retryAfter = (headers: Headers | undefined, nowMs: number): Duration.Duration | undefined => {
   const millis = headers?.get("retry-after-ms")?.trim()
   if (millis !== undefined && MILLIS.test(millis)) return Duration.millis(Number(millis))
-  const value = headers?.get("retry-after")?.trim()
-  if (value === undefined || value.length === 0) return undefined
-  if (DIGITS.test(value)) return Duration.seconds(Number(value))
-  // `Date.parse` accepts far more than HTTP dates ("-5", "1.5"): require a
-  // day or month name and a time of day, as all three HTTP-date forms have.
-  if (!HTTP_DATE.test(value)) return undefined
-  const date = Date.parse(value)
-  return Number.isFinite(date) ? Duration.millis(Math.max(0, date - nowMs)) : undefined
+  const value = headers?.get("retry-after")
+  if (value === undefined || value === null) return undefined
+  const parsed = HttpHeaders.parseRetryAfter(value)
+  return Result.isSuccess(parsed) ? HttpHeaders.retryAfterDelay(parsed.success, nowMs) : undefined
 }
 
 const messageOf = (error: APIError): string => {

@@ -14,6 +14,7 @@ import type { AddressInfo } from "node:net"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import { render, type ScriptedToolCall } from "./internal/scriptedToolCall.ts"
 
 /**
  * Token usage as the API reports it; sent as given.
@@ -26,19 +27,7 @@ export interface WireUsage {
   readonly total_tokens?: number | undefined
 }
 
-/**
- * A tool call the server answers with. `id` defaults to `call_<n>` (`n`
- * counting the script's tool calls from 1); `arguments` is an object (sent as
- * its JSON) or a raw string sent exactly as given (`""`, malformed JSON, …),
- * default `"{}"`.
- *
- * @since 0.1.0
- */
-export interface WireToolCall {
-  readonly id?: string | undefined
-  readonly name: string
-  readonly arguments?: string | Readonly<Record<string, unknown>> | undefined
-}
+export type { ScriptedToolCall } from "./internal/scriptedToolCall.ts"
 
 /**
  * One scripted answer (build with {@link reply}, {@link toolCalls},
@@ -57,7 +46,7 @@ export type Step =
     }
   | {
       readonly _tag: "ToolCalls"
-      readonly calls: ReadonlyArray<WireToolCall>
+      readonly calls: ReadonlyArray<ScriptedToolCall>
       readonly text?: string | null | undefined
       readonly usage?: WireUsage | undefined
     }
@@ -99,7 +88,7 @@ export const reply = (
  * @since 0.1.0
  */
 export const toolCalls = (
-  calls: ReadonlyArray<WireToolCall>,
+  calls: ReadonlyArray<ScriptedToolCall>,
   options?: { readonly text?: string | null | undefined; readonly usage?: WireUsage | undefined }
 ): Step => ({ _tag: "ToolCalls", calls, ...options })
 
@@ -184,20 +173,11 @@ export interface ChatCompletionsServer {
   readonly remaining: Effect.Effect<number>
 }
 
-const toolCallsJson = (calls: ReadonlyArray<WireToolCall>, firstId: number) =>
-  calls.map((call, i) => ({
-    id: call.id ?? `call_${firstId + i}`,
-    type: "function",
-    function: {
-      name: call.name,
-      arguments:
-        call.arguments === undefined
-          ? "{}"
-          : typeof call.arguments === "string"
-            ? call.arguments
-            : JSON.stringify(call.arguments)
-    }
-  }))
+const toolCallsJson = (calls: ReadonlyArray<ScriptedToolCall>, firstId: number) =>
+  calls.map((call, i) => {
+    const { id, name, arguments: args } = render(call, firstId + i)
+    return { id, type: "function", function: { name, arguments: args } }
+  })
 
 const parseBody = (text: string): unknown => {
   try {

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import { render, type ScriptedToolCall } from "./internal/scriptedToolCall.ts"
 
 /**
  * Token counts a step reports; missing counts are 0 (total: input + output).
@@ -26,19 +27,7 @@ export interface StepUsage {
   readonly totalTokens?: number | undefined
 }
 
-/**
- * A tool call a step makes. `id` defaults to `call_<n>`, `n` counting the
- * script's tool calls from 1. `arguments` is an object (sent as its JSON) or
- * a raw string sent exactly as given — `""`, malformed JSON, `"null"` —
- * default `"{}"`.
- *
- * @since 0.1.0
- */
-export interface ScriptedToolCall {
-  readonly id?: string | undefined
-  readonly name: string
-  readonly arguments?: string | Readonly<Record<string, unknown>> | undefined
-}
+export type { ScriptedToolCall } from "./internal/scriptedToolCall.ts"
 
 /**
  * One scripted answer (build with {@link reply}, {@link toolCalls},
@@ -159,9 +148,6 @@ export class Recording extends Context.Service<
   }
 >()("@rolecraft/testing/ScriptedModel/Recording") {}
 
-const stringify = (args: ScriptedToolCall["arguments"]): string =>
-  args === undefined ? "{}" : typeof args === "string" ? args : JSON.stringify(args)
-
 /**
  * Makes a scripted model. Each model call takes the next step; a call past
  * the end fails with `ExecutionFailure` "scripted model exhausted: asked N
@@ -214,11 +200,7 @@ export const make = (
             Ref.modify(state, (s) => [s.ids, { ...s, ids: s.ids + step.calls.length }]),
             (before) => ({
               text: step.text ?? "",
-              toolCalls: step.calls.map((tool, i) => ({
-                id: tool.id ?? `call_${before + i + 1}`,
-                name: tool.name,
-                arguments: stringify(tool.arguments)
-              })),
+              toolCalls: step.calls.map((tool, i) => render(tool, before + i + 1)),
               usage: step.usage,
               finishReason: "tool_calls",
               model: call.model

@@ -110,11 +110,21 @@ export const errorContent = (error: ActionError | RetrievalFailure): string =>
     error: { category: isActionError(error) ? error.category : "RETRIEVAL", message: error.message }
   })
 
+// A decision as `Chat.approve` and `Chat.reject` make it; anything else (a typo'd tag, a missing approver or
+// reason, a string) must approve nothing.
+const isDecision = (u: unknown): boolean => {
+  if (typeof u !== "object" || u === null) return false
+  const decision = u as { readonly _tag?: unknown; readonly approver?: unknown; readonly reason?: unknown }
+  if (typeof decision.approver !== "string") return false
+  return decision._tag === "Approve" || (decision._tag === "Reject" && typeof decision.reason === "string")
+}
+
 /**
  * Checks a paused turn before it resumes: its history (the pending calls may
  * stay unanswered), that each pending call is an unanswered call of the last
  * assistant message, and that `decisions` has exactly one entry per pending
- * call. Returns the last assistant message's calls.
+ * call, each made by `Chat.approve` or `Chat.reject` (VALIDATION at
+ * `decisions.<id>` otherwise). Returns the last assistant message's calls.
  */
 export const checkPaused = (
   action: string,
@@ -142,6 +152,18 @@ export const checkPaused = (
       ...(unknown.length === 0 ? [] : [`no pending call ${unknown.join(", ")}`])
     ]
     return Result.fail(invalid(action, "decisions", parts.join("; ")))
+  }
+  for (const call of pending) {
+    const decision = decisions[call.toolCallId]
+    if (!isDecision(decision)) {
+      return Result.fail(
+        invalid(
+          action,
+          `decisions.${call.toolCallId}`,
+          `the decision for ${call.toolCallId} must be Chat.approve(approver) or Chat.reject(approver, reason)`
+        )
+      )
+    }
   }
   return Result.succeed(calls)
 }

@@ -14,6 +14,7 @@ import type * as Knowledge from "../Knowledge.ts"
 import * as LanguageModel from "../LanguageModel.ts"
 import type * as Role from "../Role.ts"
 import type { Attempt } from "./executor.ts"
+import { shorten } from "./text.ts"
 
 /**
  * The user message of an llm action. Blocks are separated by one blank line:
@@ -99,14 +100,8 @@ export const request = (
   }
 }
 
-const previewLength = 200
-
 /** At most 200 characters of the reply, never splitting a surrogate pair. */
-export const preview = (text: string): string => {
-  if (text.length <= previewLength) return text
-  const cut = text.slice(0, previewLength - 1)
-  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`
-}
+export const preview = (text: string): string => shorten(text, 200)
 
 // One fenced block: ``` or ```json (any info string) up to the closing fence.
 const FENCE = /```[^\n`]*\n([\s\S]*?)\n?[ \t]*```/g

@@ -106,9 +106,21 @@ const timeoutOf = (action: Action.McpTool<any, any>): Duration.Duration => {
   return input === undefined ? defaultTimeout : Duration.fromInputUnsafe(input)
 }
 
+// The allowed part of the last list seen per action: an unchanged list gives the same array, so the chat
+// toolkit (which rebuilds only when a list changes) is not rebuilt every step for an allow-listed action.
+const allowedLists = new WeakMap<
+  Action.McpTool<any, any>,
+  { readonly tools: ReadonlyArray<ToolDefinition>; readonly allowed: ReadonlyArray<ToolDefinition> }
+>()
+
 const allowed = (action: Action.McpTool<any, any>, tools: ReadonlyArray<ToolDefinition>) => {
   const allowList = action.tools
-  return allowList === undefined ? tools : tools.filter((tool) => allowList.includes(tool.name))
+  if (allowList === undefined) return tools
+  const last = allowedLists.get(action)
+  if (last?.tools === tools) return last.allowed
+  const kept = tools.filter((tool) => allowList.includes(tool.name))
+  allowedLists.set(action, { tools, allowed: kept })
+  return kept
 }
 
 const names = (tools: ReadonlyArray<ToolDefinition>) => tools.map((tool) => tool.name)

@@ -51,6 +51,7 @@ import { type ActionError, ExecutionFailure, type Issue, TransientFailure, Valid
 import * as ActionResult from "../ActionResult.ts"
 import * as Endpoint from "./endpoint.ts"
 import * as Redact from "./redact.ts"
+import { shorten } from "./text.ts"
 
 type WebService = Action.WebService<any, any, any>
 
@@ -495,13 +496,6 @@ const decodeText = (call: Call, bytes: Uint8Array, charset: string | undefined):
 // =============================================================================
 
 const collapse = (text: string): string => text.replace(/\s+/g, " ").trim()
-
-/** At most `length` characters, never splitting a surrogate pair. */
-const shorten = (text: string, length: number): string => {
-  if (text.length <= length) return text
-  const cut = text.slice(0, length - 1)
-  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`
-}
 
 const entities: Readonly<Record<string, string>> = {
   amp: "&",

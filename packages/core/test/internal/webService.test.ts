@@ -1,7 +1,7 @@
 import { getEventListeners } from "node:events"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, ConfigProvider, Duration, Effect, Layer, Logger, Schema, type Scope } from "effect"
+import { Clock, ConfigProvider, Duration, Effect, Layer, Logger, Result, Schema, type Scope } from "effect"
 import * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"
 import * as fc from "fast-check"
@@ -10,6 +10,7 @@ import type { ActionError, RoleDefinitionError } from "../../src/ActionError.ts"
 import * as Agent from "../../src/Agent.ts"
 import * as ActionResult from "../../src/ActionResult.ts"
 import * as WebService from "../../src/internal/webService.ts"
+import type * as Resilience from "../../src/Resilience.ts"
 import * as Role from "../../src/Role.ts"
 import * as LocalServer from "../support/LocalServer.ts"
 
@@ -22,6 +23,14 @@ const agentOf = (actions: Record<string, Action.Any>) =>
     RoleDefinitionError,
     Scope.Scope
   >
+
+/** A local server answering with `handler`, and an agent of the actions `actions(server.url)` makes. */
+const served = (handler: LocalServer.Handler, actions: (url: string) => Record<string, Action.Any>) =>
+  Effect.gen(function* () {
+    const server = yield* LocalServer.start(handler)
+    const agent = yield* agentOf(actions(server.url))
+    return { server, agent }
+  })
 
 const withEnv = (env: Record<string, string>) =>
   Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
@@ -42,14 +51,13 @@ const search = (query: string) => new URLSearchParams(query)
 describe("webService: placeholders", () => {
   it.live("a placeholder value stays inside its path segment and query value: / ? # % spaces non-ASCII", () =>
     Effect.gen(function* () {
-      const server = yield* LocalServer.start(echo)
-      const agent = yield* agentOf({
+      const { server, agent } = yield* served(echo, (url) => ({
         item: Action.webService({
           description: "an item",
           parameters: { id: Schema.String },
-          endpoint: `${server.url}/items/{id}/details?lang=en&ref={id}`
+          endpoint: `${url}/items/{id}/details?lang=en&ref={id}`
         })
-      })
+      }))
       const values = ["a/b", "a?b=c", "a#b", "100%", "%41", "São Paulo", "東京 🌧", "x y+z&w=v", "a\\b", ";,@:$!'()*"]
       for (const id of values) {
         yield* agent.executeAction("item", { id })
@@ -69,14 +77,13 @@ describe("webService: placeholders", () => {
     "property: for any string the server receives exactly that value, or nothing is sent and it is VALIDATION",
     () =>
       Effect.gen(function* () {
-        const server = yield* LocalServer.start(echo)
-        const agent = yield* agentOf({
+        const { server, agent } = yield* served(echo, (url) => ({
           item: Action.webService({
             description: "an item",
             parameters: { id: Schema.String },
-            endpoint: `${server.url}/items/{id}?q={id}`
+            endpoint: `${url}/items/{id}?q={id}`
           })
-        })
+        }))
         const context = yield* Effect.context<HttpClient.HttpClient>()
         const run = (id: string) =>
           Effect.runPromise(Effect.result(Effect.provideContext(agent.executeAction("item", { id }), context)))
@@ -148,15 +155,14 @@ describe("webService: placeholders", () => {
     "an object or array for a placeholder, and a value that would make a segment . or .., are VALIDATION naming the field",
     () =>
       Effect.gen(function* () {
-        const server = yield* LocalServer.start(echo)
-        const agent = yield* agentOf({
+        const { server, agent } = yield* served(echo, (url) => ({
           item: Action.webService({
             description: "an item",
             parameters: { id: Schema.optional(Schema.Unknown), version: Schema.optional(Schema.String) },
-            endpoint: `${server.url}/items/{id}`,
+            endpoint: `${url}/items/{id}`,
             paramType: "PATH"
           })
-        })
+        }))
         for (const id of [{ a: 1 }, ["a", "b"], ".", "..", ""]) {
           const error = yield* failure(agent.executeAction("item", { id }))
           assert.strictEqual(error._tag, "ValidationError", JSON.stringify(id))
@@ -170,24 +176,6 @@ describe("webService: placeholders", () => {
 })
 
 describe("webService: paramType and method", () => {
-  it.live("an endpoint without placeholders sends the arguments as the exact query string", () =>
-    Effect.gen(function* () {
-      const server = yield* LocalServer.start(echo)
-      const agent = yield* agentOf({
-        search: Action.webService({
-          description: "search",
-          parameters: { city: Schema.String, days: Schema.Int, exact: Schema.Boolean },
-          endpoint: `${server.url}/v1/search`
-        })
-      })
-      yield* agent.executeAction("search", { city: "São Paulo", days: "3", exact: "true" })
-      assert.deepStrictEqual(
-        { method: server.received[0]!.method, path: server.received[0]!.path, query: server.received[0]!.query },
-        { method: "GET", path: "/v1/search", query: "city=S%C3%A3o%20Paulo&days=3&exact=true" }
-      )
-    }).pipe(undici)
-  )
-
   it.live("the default paramType is QUERY for GET, HEAD, DELETE and OPTIONS, BODY for POST, PUT and PATCH", () =>
     Effect.gen(function* () {
       const server = yield* LocalServer.start(echo)
@@ -220,53 +208,75 @@ describe("webService: paramType and method", () => {
     }).pipe(undici)
   )
 
-  it.live("QUERY on a POST sends a query string and no body", () =>
-    Effect.gen(function* () {
-      const server = yield* LocalServer.start(echo)
-      const agent = yield* agentOf({
-        order: Action.webService({
+  // One call each; the request received is exactly this one.
+  const exactRequests: ReadonlyArray<{
+    readonly name: string
+    readonly action: (url: string) => Action.Any
+    readonly params: Record<string, unknown>
+    readonly request: Pick<LocalServer.Received, "method" | "path" | "query" | "body">
+  }> = [
+    {
+      name: "an endpoint without placeholders sends the arguments as the exact query string",
+      action: (url) =>
+        Action.webService({
+          description: "search",
+          parameters: { city: Schema.String, days: Schema.Int, exact: Schema.Boolean },
+          endpoint: `${url}/v1/search`
+        }),
+      params: { city: "São Paulo", days: "3", exact: "true" },
+      request: { method: "GET", path: "/v1/search", query: "city=S%C3%A3o%20Paulo&days=3&exact=true", body: "" }
+    },
+    {
+      name: "QUERY on a POST sends a query string and no body",
+      action: (url) =>
+        Action.webService({
           description: "order",
           parameters: { sku: Schema.String, quantity: Schema.Int },
-          endpoint: `${server.url}/orders`,
+          endpoint: `${url}/orders`,
           method: "POST",
           paramType: "QUERY"
-        })
-      })
-      yield* agent.executeAction("order", { sku: "x-1", quantity: 2 })
-      const received = server.received[0]!
-      assert.deepStrictEqual([received.method, received.query, received.body], ["POST", "sku=x-1&quantity=2", ""])
-    }).pipe(undici)
-  )
-
-  it.live("PATH appends every value, placeholder ones included, as an encoded segment in declared order", () =>
-    Effect.gen(function* () {
-      const server = yield* LocalServer.start(echo)
-      const agent = yield* agentOf({
-        forecast: Action.webService({
+        }),
+      params: { sku: "x-1", quantity: 2 },
+      request: { method: "POST", path: "/orders", query: "sku=x-1&quantity=2", body: "" }
+    },
+    {
+      name: "PATH appends every value, placeholder ones included, as an encoded segment in declared order",
+      action: (url) =>
+        Action.webService({
           description: "forecast",
           parameters: { region: Schema.String, city: Schema.String, days: Schema.Int },
-          endpoint: `${server.url}/v1/{region}/forecast/`,
+          endpoint: `${url}/v1/{region}/forecast/`,
           paramType: "PATH"
-        })
-      })
-      yield* agent.executeAction("forecast", { days: 3, city: "São Paulo/Centro", region: "sa" })
-      assert.strictEqual(server.received[0]!.path, "/v1/sa/forecast/sa/S%C3%A3o%20Paulo%2FCentro/3")
-      assert.strictEqual(server.received[0]!.query, "")
-    }).pipe(undici)
-  )
+        }),
+      params: { days: 3, city: "São Paulo/Centro", region: "sa" },
+      request: { method: "GET", path: "/v1/sa/forecast/sa/S%C3%A3o%20Paulo%2FCentro/3", query: "", body: "" }
+    }
+  ]
+  for (const { name, action, params, request } of exactRequests) {
+    it.live(name, () =>
+      Effect.gen(function* () {
+        const { server, agent } = yield* served(echo, (url) => ({ call: action(url) }))
+        yield* agent.executeAction("call", params)
+        const [received] = server.received
+        assert.deepStrictEqual(
+          { method: received?.method, path: received?.path, query: received?.query, body: received?.body },
+          request
+        )
+      }).pipe(undici)
+    )
+  }
 
   it.live(
     "C25: arrays in QUERY are repeated keys, [] omits the key, null elements are dropped, objects are VALIDATION",
     () =>
       Effect.gen(function* () {
-        const server = yield* LocalServer.start(echo)
-        const agent = yield* agentOf({
+        const { server, agent } = yield* served(echo, (url) => ({
           list: Action.webService({
             description: "list",
             parameters: { id: Schema.Array(Schema.Unknown), filter: Schema.optional(Schema.Unknown) },
-            endpoint: `${server.url}/items`
+            endpoint: `${url}/items`
           })
-        })
+        }))
         const sent: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
           [{ id: ["a", "b"] }, "id=a&id=b"],
           [{ id: [] }, ""],
@@ -315,15 +325,14 @@ describe("webService: paramType and method", () => {
 
   it.live("an explicit BODY on a GET is VALIDATION and nothing is sent", () =>
     Effect.gen(function* () {
-      const server = yield* LocalServer.start(echo)
-      const agent = yield* agentOf({
+      const { server, agent } = yield* served(echo, (url) => ({
         get: Action.webService({
           description: "get",
           parameters: { id: Schema.String },
-          endpoint: `${server.url}/x`,
+          endpoint: `${url}/x`,
           paramType: "BODY"
         })
-      })
+      }))
       const error = yield* failure(agent.executeAction("get", { id: "1" }))
       assert.deepStrictEqual(issuePaths(error), ["paramType"])
       assert.strictEqual(server.received.length, 0)
@@ -345,11 +354,10 @@ describe("webService: auth and headers", () => {
 
   it.live("BEARER sends the secret read at call time; fixed headers are sent; NO_AUTH sends no Authorization", () =>
     Effect.gen(function* () {
-      const server = yield* LocalServer.start(echo)
-      const agent = yield* agentOf({
-        forecast: bearer(server.url),
-        open: Action.webService({ description: "open", parameters: {}, endpoint: `${server.url}/open` })
-      })
+      const { server, agent } = yield* served(echo, (url) => ({
+        forecast: bearer(url),
+        open: Action.webService({ description: "open", parameters: {}, endpoint: `${url}/open` })
+      }))
       yield* agent.executeAction("forecast", { city: "Vienna" }).pipe(withEnv({ WEATHER_API_KEY: "first-token" }))
       yield* agent.executeAction("forecast", { city: "Vienna" }).pipe(withEnv({ WEATHER_API_KEY: "rotated-token" }))
       yield* agent.executeAction("open", {})
@@ -364,16 +372,15 @@ describe("webService: auth and headers", () => {
 
   it.live("BASIC sends base64 of user:password", () =>
     Effect.gen(function* () {
-      const server = yield* LocalServer.start(echo)
-      const agent = yield* agentOf({
+      const { server, agent } = yield* served(echo, (url) => ({
         basic: Action.webService({
           description: "basic",
           parameters: {},
-          endpoint: `${server.url}/basic`,
+          endpoint: `${url}/basic`,
           auth: "BASIC",
           authTokenEnv: "SERVICE_CREDENTIALS"
         })
-      })
+      }))
       yield* agent.executeAction("basic", {}).pipe(withEnv({ SERVICE_CREDENTIALS: "ann:pä:ss" }))
       assert.strictEqual(
         server.received[0]!.headers.authorization,
@@ -391,11 +398,10 @@ describe("webService: auth and headers", () => {
 
   it.live("a missing secret variable is VALIDATION naming the variable; nothing is sent; a fallback still runs", () =>
     Effect.gen(function* () {
-      const server = yield* LocalServer.start(echo)
-      const agent = yield* agentOf({
-        forecast: bearer(server.url),
-        guarded: bearer(server.url).pipe(Action.fallback((_args, error) => `fallback after ${error.category}`))
-      })
+      const { server, agent } = yield* served(echo, (url) => ({
+        forecast: bearer(url),
+        guarded: bearer(url).pipe(Action.fallback((_args, error) => `fallback after ${error.category}`))
+      }))
       const error = yield* failure(agent.executeAction("forecast", { city: "Vienna" }).pipe(withEnv({})))
       assert.strictEqual(error._tag, "ValidationError")
       assert.include(error.message, "WEATHER_API_KEY")
@@ -426,15 +432,14 @@ describe("webService: responses", () => {
 
   const callWith = (handler: LocalServer.Handler, options: Partial<Parameters<typeof Action.webService>[0]> = {}) =>
     Effect.gen(function* () {
-      const server = yield* LocalServer.start(handler)
-      const agent = yield* agentOf({
+      const { agent } = yield* served(handler, (url) => ({
         call: Action.webService({
           description: "call",
           parameters: {},
-          endpoint: `${server.url}/items/42`,
+          endpoint: `${url}/items/42`,
           ...options
         })
-      })
+      }))
       return yield* agent.executeAction("call", {})
     })
 
@@ -458,12 +463,11 @@ describe("webService: responses", () => {
 
   it.live("C21: a postcondition requiring an object turns a 204 into CONTRACT, not a parse error", () =>
     Effect.gen(function* () {
-      const server = yield* LocalServer.start(fixed(204, { "content-type": "application/json" }))
-      const agent = yield* agentOf({
+      const { agent } = yield* served(fixed(204, { "content-type": "application/json" }), (url) => ({
         update: Action.webService({
           description: "update",
           parameters: { id: Schema.String },
-          endpoint: `${server.url}/items/{id}`,
+          endpoint: `${url}/items/{id}`,
           method: "PATCH"
         }).pipe(
           Action.contract({
@@ -472,7 +476,7 @@ describe("webService: responses", () => {
             ]
           })
         )
-      })
+      }))
       const error = yield* failure(agent.executeAction("update", { id: "42" }))
       assert.strictEqual(error._tag, "ContractViolation")
     }).pipe(undici)
@@ -641,65 +645,70 @@ describe("webService: Retry-After (C26)", () => {
     }
   })
 
-  it.live("429 with Retry-After: 0 is retried at once instead of after the backoff", () =>
-    Effect.gen(function* () {
-      let calls = 0
-      const server = yield* LocalServer.start((_request, response) => {
-        calls += 1
-        if (calls === 1) LocalServer.reply(response, 429, { "retry-after": "0" })
-        else LocalServer.json(response, { ok: true })
-      })
-      const agent = yield* agentOf({
-        call: Action.webService({ description: "c", parameters: {}, endpoint: `${server.url}/x` }).pipe(
-          Action.resilience({ retry: { maxAttempts: 2, initialDelay: "20 seconds", maxDelay: "30 seconds" } })
+  // A server answering `first`, then the JSON `after` (or `first` again when there is none), to a call under `retry`.
+  const retryAfterCalls: ReadonlyArray<{
+    readonly name: string
+    readonly first: readonly [status: number, headers: Record<string, string>]
+    readonly after?: unknown
+    readonly retry: Resilience.RetryPolicy
+    readonly outcome: { readonly value: unknown } | { readonly retryAfterSeconds: number }
+    readonly requests: number
+  }> = [
+    {
+      name: "429 with Retry-After: 0 is retried at once instead of after the backoff",
+      first: [429, { "retry-after": "0" }],
+      after: { ok: true },
+      retry: { maxAttempts: 2, initialDelay: "20 seconds", maxDelay: "30 seconds" },
+      outcome: { value: { ok: true } },
+      requests: 2
+    },
+    {
+      name: "429 with Retry-After: 600 fails at once with the requested wait instead of sleeping past maxDelay",
+      first: [429, { "retry-after": "600" }],
+      retry: { maxAttempts: 3, initialDelay: "10 millis", maxDelay: "30 seconds" },
+      outcome: { retryAfterSeconds: 600 },
+      requests: 1
+    },
+    {
+      name: "a malformed Retry-After falls back to the backoff",
+      first: [503, { "retry-after": "soon" }],
+      after: "ok",
+      retry: { maxAttempts: 1, initialDelay: "20 millis" },
+      outcome: { value: "ok" },
+      requests: 2
+    }
+  ]
+  for (const { name, first, after, retry, outcome, requests } of retryAfterCalls) {
+    it.live(name, () =>
+      Effect.gen(function* () {
+        const { server, agent } = yield* served(
+          (_request, response) => {
+            if (server.received.length === 1 || after === undefined) LocalServer.reply(response, ...first)
+            else LocalServer.json(response, after)
+          },
+          (url) => ({
+            call: Action.webService({ description: "c", parameters: {}, endpoint: `${url}/x` }).pipe(
+              Action.resilience({ retry })
+            )
+          })
         )
-      })
-      const started = yield* Clock.currentTimeMillis
-      assert.deepStrictEqual(yield* agent.executeAction("call", {}), { ok: true })
-      assert.isBelow((yield* Clock.currentTimeMillis) - started, 5_000)
-      assert.strictEqual(server.received.length, 2)
-    }).pipe(undici)
-  )
-
-  it.live("429 with Retry-After: 600 fails at once with the requested wait instead of sleeping past maxDelay", () =>
-    Effect.gen(function* () {
-      const server = yield* LocalServer.start((_request, response) =>
-        LocalServer.reply(response, 429, { "retry-after": "600" })
-      )
-      const agent = yield* agentOf({
-        call: Action.webService({ description: "c", parameters: {}, endpoint: `${server.url}/x` }).pipe(
-          Action.resilience({ retry: { maxAttempts: 3, initialDelay: "10 millis", maxDelay: "30 seconds" } })
-        )
-      })
-      const started = yield* Clock.currentTimeMillis
-      const error = yield* failure(agent.executeAction("call", {}))
-      assert.isBelow((yield* Clock.currentTimeMillis) - started, 5_000)
-      assert.strictEqual(error._tag, "TransientFailure")
-      assert.strictEqual(
-        error._tag === "TransientFailure" && error.retryAfter && Duration.toSeconds(error.retryAfter),
-        600
-      )
-      assert.strictEqual(server.received.length, 1)
-    }).pipe(undici)
-  )
-
-  it.live("a malformed Retry-After falls back to the backoff", () =>
-    Effect.gen(function* () {
-      let calls = 0
-      const server = yield* LocalServer.start((_request, response) => {
-        calls += 1
-        if (calls === 1) LocalServer.reply(response, 503, { "retry-after": "soon" })
-        else LocalServer.json(response, "ok")
-      })
-      const agent = yield* agentOf({
-        call: Action.webService({ description: "c", parameters: {}, endpoint: `${server.url}/x` }).pipe(
-          Action.resilience({ retry: { maxAttempts: 1, initialDelay: "20 millis" } })
-        )
-      })
-      assert.strictEqual(yield* agent.executeAction("call", {}), "ok")
-      assert.strictEqual(server.received.length, 2)
-    }).pipe(undici)
-  )
+        const started = yield* Clock.currentTimeMillis
+        const result = yield* Effect.result(agent.executeAction("call", {}))
+        assert.isBelow((yield* Clock.currentTimeMillis) - started, 5_000)
+        if ("value" in outcome) {
+          assert.deepStrictEqual(result, Result.succeed(outcome.value))
+        } else {
+          const error = result._tag === "Failure" ? result.failure : undefined
+          assert.strictEqual(error?._tag, "TransientFailure")
+          assert.strictEqual(
+            error?._tag === "TransientFailure" && error.retryAfter && Duration.toSeconds(error.retryAfter),
+            outcome.retryAfterSeconds
+          )
+        }
+        assert.strictEqual(server.received.length, requests)
+      }).pipe(undici)
+    )
+  }
 })
 
 describe("webService: retry safety (C28)", () => {
@@ -719,8 +728,7 @@ describe("webService: retry safety (C28)", () => {
 
   it.live("a POST whose connection drops after sending is TRANSIENT outcomeUnknown, not retried: exactly 1 POST", () =>
     Effect.gen(function* () {
-      const server = yield* LocalServer.start(processThenDrop)
-      const agent = yield* agentOf({ order: post(server.url) })
+      const { server, agent } = yield* served(processThenDrop, (url) => ({ order: post(url) }))
       const error = yield* failure(agent.executeAction("order", { sku: "x-1" }))
       assert.strictEqual(error._tag, "TransientFailure")
       assert.deepStrictEqual(error._tag === "TransientFailure" && [error.outcomeUnknown, error.retryable], [
@@ -733,11 +741,10 @@ describe("webService: retry safety (C28)", () => {
 
   it.live("the same failure is retried for an idempotent: true POST and for a GET", () =>
     Effect.gen(function* () {
-      const server = yield* LocalServer.start(processThenDrop)
-      const agent = yield* agentOf({
-        order: post(server.url, { idempotent: true }),
-        read: Action.webService({ description: "r", parameters: {}, endpoint: `${server.url}/orders` }).pipe(retry)
-      })
+      const { server, agent } = yield* served(processThenDrop, (url) => ({
+        order: post(url, { idempotent: true }),
+        read: Action.webService({ description: "r", parameters: {}, endpoint: `${url}/orders` }).pipe(retry)
+      }))
       const idempotent = yield* failure(agent.executeAction("order", { sku: "x-1" }))
       assert.deepStrictEqual(
         idempotent._tag === "TransientFailure" && [idempotent.outcomeUnknown, idempotent.retryable],
@@ -849,49 +856,47 @@ describe("webService: retry safety (C28)", () => {
 })
 
 describe("webService: timeouts (C29)", () => {
-  it.live("(a) no response at all: TIMEOUT at the action's timeout, and the server sees the connection closed", () =>
-    Effect.gen(function* () {
-      const server = yield* LocalServer.start(() => {})
-      const agent = yield* agentOf({
-        slow: Action.webService({ description: "s", parameters: {}, endpoint: `${server.url}/s`, timeout: 200 })
-      })
-      const started = yield* Clock.currentTimeMillis
-      const error = yield* failure(agent.executeAction("slow", {}))
-      const elapsed = (yield* Clock.currentTimeMillis) - started
-      assert.strictEqual(error._tag, "Timeout")
-      assert.isAtLeast(elapsed, 190)
-      assert.isBelow(elapsed, 2_000)
-      yield* server.waitForAborted(1)
-    }).pipe(undici)
-  )
-
-  it.live("(b) headers at once, then a stalled body: the timeout covers the body read and aborts it", () =>
-    Effect.gen(function* () {
-      const server = yield* LocalServer.start((_request, response) => {
+  const stalls: ReadonlyArray<readonly [string, LocalServer.Handler]> = [
+    ["(a) no response at all: TIMEOUT at the action's timeout, and the server sees the connection closed", () => {}],
+    [
+      "(b) headers at once, then a stalled body: the timeout covers the body read and aborts it",
+      (_request, response) => {
         response.writeHead(200, { "content-type": "application/json" })
         response.write('{"partial":')
-      })
-      const agent = yield* agentOf({
-        slow: Action.webService({ description: "s", parameters: {}, endpoint: `${server.url}/s`, timeout: 200 })
-      })
-      const error = yield* failure(agent.executeAction("slow", {}))
-      assert.strictEqual(error._tag, "Timeout")
-      yield* server.waitForAborted(1)
-    }).pipe(undici)
-  )
+      }
+    ]
+  ]
+  for (const [name, handler] of stalls) {
+    it.live(name, () =>
+      Effect.gen(function* () {
+        const { server, agent } = yield* served(handler, (url) => ({
+          slow: Action.webService({ description: "s", parameters: {}, endpoint: `${url}/s`, timeout: 200 })
+        }))
+        const started = yield* Clock.currentTimeMillis
+        const error = yield* failure(agent.executeAction("slow", {}))
+        const elapsed = (yield* Clock.currentTimeMillis) - started
+        assert.strictEqual(error._tag, "Timeout")
+        assert.isAtLeast(elapsed, 190)
+        assert.isBelow(elapsed, 2_000)
+        yield* server.waitForAborted(1)
+      }).pipe(undici)
+    )
+  }
 
   it.live(
     "(c) 1,000 sequential calls under one parent AbortSignal leave no listener behind; aborting it cancels the call",
     () =>
       Effect.gen(function* () {
-        const server = yield* LocalServer.start((request, response) => {
-          if (request.path === "/stall") return
-          LocalServer.json(response, { ok: true })
-        })
-        const agent = yield* agentOf({
-          ping: Action.webService({ description: "p", parameters: {}, endpoint: `${server.url}/ping` }),
-          stall: Action.webService({ description: "s", parameters: {}, endpoint: `${server.url}/stall` })
-        })
+        const { server, agent } = yield* served(
+          (request, response) => {
+            if (request.path === "/stall") return
+            LocalServer.json(response, { ok: true })
+          },
+          (url) => ({
+            ping: Action.webService({ description: "p", parameters: {}, endpoint: `${url}/ping` }),
+            stall: Action.webService({ description: "s", parameters: {}, endpoint: `${url}/stall` })
+          })
+        )
         const context = yield* Effect.context<HttpClient.HttpClient>()
         const parent = new AbortController()
         const baseline = getEventListeners(parent.signal, "abort").length
