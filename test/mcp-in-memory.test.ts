@@ -351,3 +351,32 @@ describe("in-memory MCP servers", () => {
     )
   })
 })
+
+describe("in-memory MCP servers: timeouts", () => {
+  it.live("a timed-out call is TIMEOUT and repeated only when the action is idempotent (the request was sent)", () => {
+    const calls = { slow: 0 }
+    const factory = () => {
+      const server = new McpServer({ name: "slow", version: "1.0.0" })
+      server.registerTool("slow", { description: "Takes a second" }, async () => {
+        calls.slow++
+        await new Promise((resolve) => setTimeout(resolve, 1_000))
+        return text("late")
+      })
+      return server
+    }
+    const action = (idempotent: boolean) =>
+      Action.mcpTool({ description: "slow", server: "memory://slow", timeout: "100 millis", idempotent }).pipe(
+        Action.resilience({ retry: { maxAttempts: 1, initialDelay: 0, retryOn: ["TIMEOUT"] } })
+      )
+    return Effect.gen(function* () {
+      const agent = yield* agentOn({ once: action(false), twice: action(true) })
+      const first = yield* Effect.flip(agent.executeAction("once", { tool: "slow" }))
+      assert.strictEqual(first._tag, "Timeout")
+      assert.isFalse(first._tag === "Timeout" && first.retryable)
+      assert.strictEqual(calls.slow, 1, "not repeated: the tool may have run")
+      const second = yield* Effect.flip(agent.executeAction("twice", { tool: "slow" }))
+      assert.strictEqual(second._tag, "Timeout")
+      assert.strictEqual(calls.slow, 3, "repeated once: the action is idempotent")
+    }).pipe(Effect.scoped, Effect.provide(InMemoryMcp.layer({ "memory://slow": factory })))
+  })
+})

@@ -222,6 +222,17 @@ const register = (options: {
         const guardrails = policies.guardrails ?? role.guardrails
         const inRole = (error: RoleDefinitionError) =>
           new RoleDefinitionError({ role: role.identity.name, key: name, message: error.message })
+        const durations =
+          Resilience.durationProblem("timeout", action._tag === "local" ? undefined : action.timeout, {
+            zero: "refused"
+          }) ?? Resilience.durationProblem("requireApproval ttl", policies.approval?.ttl, { zero: "refused" })
+        if (durations !== undefined) {
+          return yield* new RoleDefinitionError({
+            role: role.identity.name,
+            key: name,
+            message: `Action ${name}: ${durations}`
+          })
+        }
         yield* Effect.mapError(Guardrail.validate(name, guardrails), inRole)
         const guards = yield* Effect.mapError(Resilience.makeGuards(name, policies.resilience), inRole)
         const attemptTimeout = defaultAttemptTimeout(action)

@@ -471,7 +471,7 @@ export const layer = (provider: Provider, options?: MakeOptions): Layer.Layer<La
 
 /**
  * The failure of a model call answered with a non-2xx HTTP status, in the
- * categories of SPEC §7: 408, 409, 429 and 5xx are `TransientFailure`
+ * categories of SPEC §7: 408, 429 and 5xx are `TransientFailure`
  * (retryable; `retryAfter` is the server's requested wait, when given);
  * every other status is `ExecutionFailure` carrying the status and `excerpt`
  * (the provider's error message, cut to 200 characters).
@@ -486,7 +486,7 @@ export const httpFailure = (options: {
 }): TransientFailure | ExecutionFailure => {
   const { action, status } = options
   const excerpt = shorten(options.message, 200)
-  if (status === 408 || status === 409 || status === 429 || status >= 500) {
+  if (status === 408 || status === 429 || status >= 500) {
     return new TransientFailure({
       action,
       status,

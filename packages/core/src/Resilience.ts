@@ -392,6 +392,46 @@ const invalid = (action: string, message: string) =>
 const isCount = (n: number, min: number) => Number.isInteger(n) && n >= min
 
 /**
+ * Why a duration option is out of range (`undefined` when it is fine or not
+ * given): it must parse, be finite, and be positive (or, for a delay, not
+ * negative).
+ *
+ * @since 0.1.0
+ */
+export const durationProblem = (
+  name: string,
+  input: Duration.Input | undefined,
+  options: { readonly zero: "allowed" | "refused" }
+): string | undefined => {
+  if (input === undefined) return undefined
+  const parsed = Duration.fromInput(input)
+  if (Option.isNone(parsed) || !Duration.isFinite(parsed.value))
+    return `${name} must be a finite duration, got ${String(input)}`
+  const millis = Duration.toMillis(parsed.value)
+  if (millis < 0 || (millis === 0 && options.zero === "refused")) {
+    return `${name} must be ${options.zero === "refused" ? "positive" : "zero or positive"}, got ${String(input)}`
+  }
+  return undefined
+}
+
+// The first problem of a policy's numbers and durations, checked when the agent is made.
+const problemOf = (policy: Policy): string | undefined => {
+  const retry = policy.retry
+  if (retry?.maxAttempts !== undefined && !isCount(retry.maxAttempts, 0)) {
+    return `retry.maxAttempts must be an integer >= 0, got ${retry.maxAttempts}`
+  }
+  if (retry?.factor !== undefined && !(Number.isFinite(retry.factor) && retry.factor >= 1)) {
+    return `retry.factor must be a number >= 1, got ${retry.factor}`
+  }
+  return (
+    durationProblem("timeout", policy.timeout, { zero: "refused" }) ??
+    durationProblem("attemptTimeout", policy.attemptTimeout, { zero: "refused" }) ??
+    durationProblem("retry.initialDelay", retry?.initialDelay, { zero: "allowed" }) ??
+    durationProblem("retry.maxDelay", retry?.maxDelay, { zero: "allowed" })
+  )
+}
+
+/**
  * A circuit breaker for one agent and action (see
  * {@link CircuitBreakerPolicy}): a state machine held in memory.
  *
@@ -548,11 +588,16 @@ export const bulkhead = (
  * the policy has them, {@link noGuards} otherwise (no per-call cost). The
  * agent makes them once per action, so their state is per agent and action.
  *
- * Fails `RoleDefinitionError` for a policy out of range.
+ * Fails `RoleDefinitionError` for a policy out of range: a duration that
+ * does not parse, is not finite or not positive (`timeout`,
+ * `attemptTimeout`; delays may be zero), `maxAttempts` not an integer >= 0,
+ * `factor` < 1, or a circuit breaker or bulkhead setting out of range.
  *
  * @since 0.1.0
  */
 export const makeGuards = (action: string, policy: Policy | undefined): Effect.Effect<Guards, RoleDefinitionError> => {
+  const problem = policy === undefined ? undefined : problemOf(policy)
+  if (problem !== undefined) return Effect.fail(invalid(action, problem))
   if (policy?.circuitBreaker === undefined && policy?.bulkhead === undefined) return Effect.succeed(noGuards)
   return Effect.gen(function* () {
     const breaker =

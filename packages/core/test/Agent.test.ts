@@ -230,3 +230,41 @@ describe("Agent registration", () => {
       })
   )
 })
+
+describe("Agent registration of policy numbers", () => {
+  const role = (action: Action.Any) => Role.make({ identity: identity("r"), actions: { act: action } })
+  const local = Action.local({ description: "d", parameters: {}, run: () => 1 })
+  const web = (timeout: number | string) =>
+    Action.webService({ description: "d", parameters: {}, endpoint: "http://127.0.0.1:1/x", timeout: timeout as never })
+
+  it.effect.each([
+    [local.pipe(Action.resilience({ timeout: "soon" as never })), /timeout must be a finite duration, got soon/],
+    [local.pipe(Action.resilience({ attemptTimeout: -5 })), /attemptTimeout must be positive, got -5/],
+    [local.pipe(Action.resilience({ retry: { maxAttempts: 1.5 } })), /retry.maxAttempts must be an integer >= 0/],
+    [local.pipe(Action.resilience({ retry: { maxAttempts: 2, factor: 0.5 } })), /retry.factor must be a number >= 1/],
+    [
+      local.pipe(Action.resilience({ retry: { maxAttempts: 2, initialDelay: -1 } })),
+      /retry.initialDelay must be zero or positive/
+    ],
+    [web(0), /timeout must be positive, got 0/],
+    [
+      local.pipe(Action.requireApproval({ reason: "r", ttl: "later" as never })),
+      /requireApproval ttl must be a finite duration/
+    ]
+  ] as const)("an out-of-range duration or count fails Agent.make naming the action: %s", ([action, message]) =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(Agent.make({ id: "a", roles: [role(action)] }))
+      assert.instanceOf(error, RoleDefinitionError)
+      assert.strictEqual(error.key, "act")
+      assert.match(error.message, message)
+    })
+  )
+
+  it.effect("a zero initial delay and a plain number of milliseconds are accepted", () =>
+    Effect.gen(function* () {
+      const action = local.pipe(Action.resilience({ timeout: 5_000, retry: { maxAttempts: 1, initialDelay: 0 } }))
+      const agent = yield* Agent.make({ id: "a", roles: [role(action)] })
+      assert.strictEqual(yield* agent.executeAction("act"), 1)
+    })
+  )
+})

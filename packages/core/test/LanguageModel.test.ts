@@ -191,10 +191,10 @@ describe("LanguageModel.make", () => {
 })
 
 describe("LanguageModel.httpFailure", () => {
-  it("408, 409, 429 and 5xx are TRANSIENT (with retryAfter); other statuses are EXECUTION with an excerpt", () => {
+  it("408, 429 and 5xx are TRANSIENT (409 too is EXECUTION, as SPEC §7 says of other 4xx) (with retryAfter); other statuses are EXECUTION with an excerpt", () => {
     const table: ReadonlyArray<readonly [number, string]> = [
       [408, "TRANSIENT"],
-      [409, "TRANSIENT"],
+      [409, "EXECUTION"],
       [429, "TRANSIENT"],
       [500, "TRANSIENT"],
       [503, "TRANSIENT"],

@@ -213,7 +213,7 @@ const messageOf = (error: APIError): string => {
  *
  * - `APIConnectionTimeoutError` → `Timeout` (`after` = the SDK timeout);
  * - `APIConnectionError` (refused, reset, DNS) → `TransientFailure`;
- * - an HTTP status → `LanguageModel.httpFailure`: 408, 409, 429 (with
+ * - an HTTP status → `LanguageModel.httpFailure`: 408, 429 (with
  *   `retryAfter` from `retry-after-ms` / `retry-after`) and 5xx
  *   `TransientFailure`; 400, 401, 403, 404, 422 and other 4xx
  *   `ExecutionFailure` with the status and an excerpt of the API's message;

@@ -272,7 +272,7 @@ describe("OpenAiLanguageModel (real openai SDK, local endpoint)", () => {
   )
 
   it.live(
-    "statuses map to categories: 400, 401, 403, 404, 422 EXECUTION with status and excerpt; 408, 409, 503 TRANSIENT",
+    "statuses map to categories: 400, 401, 403, 404, 409, 422 EXECUTION with status and excerpt; 408, 503 TRANSIENT",
     () =>
       Effect.gen(function* () {
         const table: ReadonlyArray<readonly [number, string]> = [
@@ -282,7 +282,7 @@ describe("OpenAiLanguageModel (real openai SDK, local endpoint)", () => {
           [404, "EXECUTION"],
           [422, "EXECUTION"],
           [408, "TRANSIENT"],
-          [409, "TRANSIENT"],
+          [409, "EXECUTION"],
           [503, "TRANSIENT"]
         ]
         const server = yield* Server.make(

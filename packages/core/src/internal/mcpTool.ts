@@ -167,9 +167,11 @@ export const toActionError = (
     case "SessionExpired":
       return unknownOutcome()
     case "Timeout":
+      // The request was sent: whether the tool ran is unknown, so only an idempotent action may repeat it (C16, C28).
       return new Timeout({
         action: name,
         after: options.timeout,
+        retryable: options.idempotent,
         message: `${label}: the MCP request timed out after ${Duration.format(options.timeout)} and was cancelled`,
         cause: error
       })
@@ -385,7 +387,8 @@ const withService = <A>(
  * that do not fit the tool's input schema or that the server refuses),
  * NOT_FOUND (no such tool, or one outside the allow-list; `available` lists
  * the tools that may be called), EXECUTION (the tool answered `isError`, a
- * JSON-RPC error, an HTTP 4xx), TIMEOUT, TRANSIENT (connect failure, server
+ * JSON-RPC error, an HTTP 4xx), TIMEOUT (retryable only for `idempotent`
+ * actions: the request was sent), TRANSIENT (connect failure, server
  * exit or transport loss with its exit status and stderr tail, protocol
  * garbage, HTTP 429/5xx; `outcomeUnknown` when the request had been sent,
  * then retryable only for `idempotent` actions).
