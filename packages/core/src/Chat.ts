@@ -77,7 +77,8 @@ import * as Tool from "./Tool.ts"
  *   default none (the `LanguageModel` layer's own timeout applies).
  * - `model`, `temperature`: sent with every model call; default the first
  *   role's `spec.model.name` and `spec.model.temperature` (>= 0) that are set,
- *   else the layer's own.
+ *   else the layer's own; a negative `temperature` (-1, as for llm actions)
+ *   keeps the client's own setting.
  * - `strict`: ask for the provider's strict mode on every tool (default
  *   `false`); see `Tool.jsonSchema`.
  *
@@ -401,7 +402,9 @@ const settingsOf = (
   if (Result.isFailure(concurrency)) return Result.fail(concurrency.failure)
   const model = options?.model ?? roles.find((role) => role.spec.model?.name !== undefined)?.spec.model?.name
   const roleTemperature = roles.find((role) => (role.spec.model?.temperature ?? -1) >= 0)?.spec.model?.temperature
-  const temperature = options?.temperature ?? roleTemperature
+  // As for llm actions, a negative temperature (-1) keeps the client's own setting.
+  const given = options?.temperature
+  const temperature = given !== undefined && given >= 0 ? given : given === undefined ? roleTemperature : undefined
   const retry = options?.retry
   const policy =
     retry === undefined && options?.modelTimeout === undefined

@@ -207,13 +207,18 @@ export class McpClient extends Context.Service<
 >()("@rolecraft/core/McpClient") {}
 
 /**
- * A server as a short text for messages and logs: its URL, or its command
- * line (arguments included, environment left out: it may hold secrets).
+ * A server as a short text for messages and logs: its URL without user
+ * information, query or fragment (they may hold a token), or its command line
+ * (arguments included, environment left out: it may hold secrets).
  *
  * @since 0.1.0
  */
-export const describeServer = (server: Action.McpServer): string =>
-  typeof server === "string" ? server : [server.command, ...(server.args ?? [])].join(" ")
+export const describeServer = (server: Action.McpServer): string => {
+  if (typeof server !== "string") return [server.command, ...(server.args ?? [])].join(" ")
+  if (!URL.canParse(server)) return server
+  const url = new URL(server)
+  return `${url.protocol}//${url.host}${url.pathname}`
+}
 
 /**
  * The canonical key of a server and its credential variable: two actions

@@ -96,6 +96,21 @@ describe("Chat: a turn", () => {
     })
   )
 
+  it.effect.each([
+    [0.7, 0.7],
+    [0, 0],
+    [-1, undefined]
+  ] as const)("a chat temperature of %s is sent as %s (negative keeps the client's own)", ([given, sent]) =>
+    Effect.gen(function* () {
+      const { travel } = fixture()
+      const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+      const scripted = yield* ScriptedModel.make([ScriptedModel.reply("ok")])
+      yield* agent.chat("Hi", { temperature: given }).pipe(Effect.provide(scripted.layer))
+      const [request] = yield* scripted.requests
+      assert.strictEqual(request?.temperature, sent)
+    })
+  )
+
   it.effect("tool schemas: $ref inlined (C08), properties on every object, no _approval_token, strict on demand", () =>
     Effect.gen(function* () {
       assert.include(JSON.stringify(Schema.toJsonSchemaDocument(Schema.Struct({ a: Location, b: Location }))), "$ref")

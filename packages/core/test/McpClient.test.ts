@@ -19,6 +19,14 @@ describe("McpClient", () => {
     assert.strictEqual(McpClient.describeServer({ ...server, env: { SECRET: "x" } }), "node server.js")
   })
 
+  it("describeServer leaves out a URL's user information, query and fragment, which may hold a token", () => {
+    assert.strictEqual(
+      McpClient.describeServer("https://ann:pw@mcp.example.com:8443/mcp?token=s3cret#x"),
+      "https://mcp.example.com:8443/mcp"
+    )
+    assert.strictEqual(McpClient.describeServer("memory://paged"), "memory://paged")
+  })
+
   it.effect("with no McpClient provided an mcpTool call is VALIDATION inside the run step, so its fallback runs", () =>
     Effect.gen(function* () {
       const tools = Action.mcpTool({ description: "tools", server })

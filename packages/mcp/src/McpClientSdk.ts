@@ -370,6 +370,12 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
 /**
  * The `McpClient` layer over the MCP SDK. See {@link Options} for defaults.
  *
+ * An agent keeps one connection per server for each `McpClient` it is given,
+ * so build this layer once and provide it around the agent's calls (as
+ * below); a layer built anew for every call opens a new connection (a new
+ * child process for a stdio server) each time, which lives until the agent's
+ * scope closes.
+ *
  * @example
  * ```ts
  * import { Action, Agent, Role } from "@rolecraft/core"
