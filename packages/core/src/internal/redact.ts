@@ -40,6 +40,14 @@ export const value = (input: unknown, secrets: ReadonlyArray<Redacted.Redacted<s
   return input
 }
 
+// What a reporter could show of a cause: its message, stack and string form, its own cause and an AggregateError's errors, a few levels deep.
+const causeText = (cause: unknown, depth: number): string => {
+  if (cause === undefined || cause === null || depth > 5) return ""
+  if (!(cause instanceof Error)) return String(cause)
+  const nested = cause instanceof AggregateError ? cause.errors.map((inner) => causeText(inner, depth + 1)) : []
+  return [cause.message, cause.stack ?? "", causeText(cause.cause, depth + 1), ...nested].join("\n")
+}
+
 /**
  * An action error with every secret removed from its message, excerpt and
  * issues. Its `cause` is dropped when it mentions a secret, since a cause is
@@ -53,8 +61,7 @@ export const scrub = <E extends ActionError>(error: E, secrets: ReadonlyArray<Re
   if ("excerpt" in error && typeof error.excerpt === "string") fields.excerpt = text(error.excerpt, secrets)
   if ("issues" in error) fields.issues = value(error.issues, secrets)
   if (error.cause !== undefined) {
-    const shown =
-      error.cause instanceof Error ? `${error.cause.message}\n${error.cause.stack ?? ""}` : String(error.cause)
+    const shown = causeText(error.cause, 0)
     if (text(shown, secrets) === shown) fields.cause = error.cause
     else delete fields.cause
   }

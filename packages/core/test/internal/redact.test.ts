@@ -44,3 +44,20 @@ describe("redact", () => {
     assert.strictEqual(Redact.scrub(error, [secret]).cause, error.cause)
   })
 })
+
+describe("redact: nested causes", () => {
+  it("drops a cause whose own cause, or an AggregateError's error, mentions the secret", () => {
+    const nested = new ExecutionFailure({
+      action: "a",
+      message: "plain",
+      cause: new Error("outer", { cause: new Error("inner with s3cr3t/t0ken+") })
+    })
+    assert.strictEqual(Redact.scrub(nested, [secret]).cause, undefined)
+    const aggregate = new ExecutionFailure({
+      action: "a",
+      message: "plain",
+      cause: new AggregateError([new Error("fine"), new Error("bearer s3cr3t/t0ken+")], "both")
+    })
+    assert.strictEqual(Redact.scrub(aggregate, [secret]).cause, undefined)
+  })
+})
