@@ -62,4 +62,5 @@ const program = Effect.gen(function* () {
   yield* Console.log(`strict-editor summarize -> ${JSON.stringify(summary)}`)
 }).pipe(Effect.scoped)
 
-NodeRuntime.runMain(program)
+// Run when started directly; llm-actions.ts imports the capabilities from here.
+if (import.meta.main) NodeRuntime.runMain(program)

@@ -3,7 +3,8 @@
  * OpenAI-compatible endpoint (`ChatCompletionsServer`) with a small script and
  * points `OpenAiLanguageModel` at it. It runs the seeds' `packingTip` (an llm
  * action with temperature 0.3, here retried once after a 429), and the
- * `AssistantRole`'s `summarize` and `translate` from its two capabilities.
+ * `AssistantRole`'s `summarize` and `translate` from its two capabilities
+ * (the ones of `capabilities.ts`).
  *
  * Against a real endpoint, replace the layer with
  * `OpenAiLanguageModel.layerConfig()` (reads OPENAI_API_KEY, OPENAI_BASE_URL
@@ -12,10 +13,11 @@
  * Run: node examples/llm-actions.ts
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Action, Agent, Capability, Role } from "@rolecraft/core"
+import { Action, Agent, Role } from "@rolecraft/core"
 import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { ChatCompletionsServer } from "@rolecraft/testing"
 import { Console, Effect, Redacted, Schema } from "effect"
+import { Summarizer, Translator } from "./capabilities.ts"
 
 export const TravelRole = Role.make({
   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
@@ -26,22 +28,6 @@ export const TravelRole = Role.make({
       temperature: 0.3
     }).pipe(Action.resilience({ retry: { maxAttempts: 2, initialDelay: "200 millis" } }))
   }
-})
-
-export const Summarizer = Capability.make("Summarizer", {
-  summarize: Action.llm({
-    description: "Summarise the text in one short paragraph",
-    parameters: { text: Schema.String },
-    systemPrompt: "You are concise.",
-    temperature: 0.2
-  })
-})
-
-export const Translator = Capability.make("Translator", {
-  translate: Action.llm({
-    description: "Translate the text to the target language",
-    parameters: { text: Schema.String, targetLanguage: Schema.String }
-  })
 })
 
 export const AssistantRole = Role.make({
