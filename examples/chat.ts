@@ -14,15 +14,13 @@
  *
  * Run: node examples/chat.ts
  */
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 import { fileURLToPath } from "node:url"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Action, Agent, type LanguageModel, Role } from "@rolecraft/core"
 import { McpClientSdk } from "@rolecraft/mcp"
 import { OpenAiLanguageModel } from "@rolecraft/openai"
-import { ChatCompletionsServer } from "@rolecraft/testing"
+import { ChatCompletionsServer, LocalHttpServer } from "@rolecraft/testing"
 import { Console, Effect, Layer, Redacted, Schema } from "effect"
 
 const everything = fileURLToPath(
@@ -30,21 +28,12 @@ const everything = fileURLToPath(
 )
 
 /** A weather service: GET /v1/forecast?city=<city>. */
-const weatherService = Effect.acquireRelease(
-  Effect.callback<http.Server>((resume) => {
-    const server = http.createServer((request, response) => {
-      const url = new URL(request.url ?? "/", "http://localhost")
-      const city = url.searchParams.get("city") ?? ""
-      response.writeHead(url.pathname === "/v1/forecast" ? 200 : 404, { "content-type": "application/json" })
-      response.end(JSON.stringify(url.pathname === "/v1/forecast" ? { city, days: ["sunny", "cloudy", "rain"] } : {}))
-    })
-    server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-  }),
-  (server) =>
-    Effect.callback<void>((resume) => {
-      server.close(() => resume(Effect.void))
-    })
-)
+const weatherService = LocalHttpServer.serve((request, response) => {
+  const url = new URL(request.url ?? "/", "http://localhost")
+  const city = url.searchParams.get("city") ?? ""
+  response.writeHead(url.pathname === "/v1/forecast" ? 200 : 404, { "content-type": "application/json" })
+  response.end(JSON.stringify(url.pathname === "/v1/forecast" ? { city, days: ["sunny", "cloudy", "rain"] } : {}))
+})
 
 const travelRole = (weather: string) =>
   Role.make({
@@ -95,7 +84,6 @@ const transcript = (messages: ReadonlyArray<LanguageModel.Message>): ReadonlyArr
 
 const program = Effect.gen(function* () {
   const weather = yield* weatherService
-  const { port } = weather.address() as AddressInfo
   const endpoint = yield* ChatCompletionsServer.make([
     ChatCompletionsServer.toolCalls(
       [
@@ -118,7 +106,7 @@ const program = Effect.gen(function* () {
 
   const agent = yield* Agent.make({
     id: "planner",
-    roles: [travelRole(`http://127.0.0.1:${port}`)],
+    roles: [travelRole(weather.url)],
     mcpServers: {
       everything: Action.mcpTool({
         description: "server-everything",

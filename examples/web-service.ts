@@ -7,10 +7,10 @@
  *
  * Run: node examples/web-service.ts
  */
-import * as http from "node:http"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Action, Agent, Role } from "@rolecraft/core"
+import { LocalHttpServer } from "@rolecraft/testing"
 import { ConfigProvider, Console, Effect, Layer, Schema } from "effect"
 
 const apiKey = "demo-weather-key"
@@ -22,34 +22,25 @@ const forecasts: Record<string, ReadonlyArray<string>> = {
 const temperatures: Record<string, number> = { Vienna: 21, "São Paulo": 28 }
 
 /** The weather service: GET /v1/forecast/<city> (bearer token required) and GET /v1/current?city=<city>. */
-const weatherService = Effect.acquireRelease(
-  Effect.callback<http.Server>((resume) => {
-    const server = http.createServer((request, response) => {
-      const url = new URL(request.url ?? "/", "http://localhost")
-      const send = (status: number, body: unknown) => {
-        response.writeHead(status, { "content-type": "application/json" })
-        response.end(JSON.stringify(body))
-      }
-      if (url.pathname.startsWith("/v1/forecast/")) {
-        if (request.headers.authorization !== `Bearer ${apiKey}`) return send(401, { error: "invalid_token" })
-        const city = decodeURIComponent(url.pathname.slice("/v1/forecast/".length))
-        const days = forecasts[city]
-        return days === undefined ? send(404, { error: `no forecast for ${city}` }) : send(200, { city, days })
-      }
-      if (url.pathname === "/v1/current") {
-        const city = url.searchParams.get("city") ?? ""
-        const temp = temperatures[city]
-        return temp === undefined ? send(404, { error: `no station in ${city}` }) : send(200, { city, temp })
-      }
-      send(404, { error: "not found" })
-    })
-    server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-  }),
-  (server) =>
-    Effect.callback<void>((resume) => {
-      server.close(() => resume(Effect.void))
-    })
-)
+const weatherService = LocalHttpServer.serve((request, response) => {
+  const url = new URL(request.url ?? "/", "http://localhost")
+  const send = (status: number, body: unknown) => {
+    response.writeHead(status, { "content-type": "application/json" })
+    response.end(JSON.stringify(body))
+  }
+  if (url.pathname.startsWith("/v1/forecast/")) {
+    if (request.headers.authorization !== `Bearer ${apiKey}`) return send(401, { error: "invalid_token" })
+    const city = decodeURIComponent(url.pathname.slice("/v1/forecast/".length))
+    const days = forecasts[city]
+    return days === undefined ? send(404, { error: `no forecast for ${city}` }) : send(200, { city, days })
+  }
+  if (url.pathname === "/v1/current") {
+    const city = url.searchParams.get("city") ?? ""
+    const temp = temperatures[city]
+    return temp === undefined ? send(404, { error: `no station in ${city}` }) : send(200, { city, temp })
+  }
+  send(404, { error: "not found" })
+})
 
 /** The seeds' TravelRole web actions, against a service at `base`. */
 const travelRole = (base: string) =>
@@ -78,9 +69,7 @@ const travelRole = (base: string) =>
   })
 
 const program = Effect.gen(function* () {
-  const server = yield* weatherService
-  const address = server.address()
-  const base = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`
+  const { url: base } = yield* weatherService
   const agent = yield* Agent.make({ id: "planner", roles: [travelRole(base)] })
 
   const forecast = yield* agent.executeAction("forecast", { city: "São Paulo" })

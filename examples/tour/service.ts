@@ -17,8 +17,8 @@
  * - `GET  /v1/radar/:city` — the live radar, which is down: always 503.
  * - anything else: 404.
  */
-import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
+import type * as Http from "node:http"
+import { LocalHttpServer } from "@rolecraft/testing"
 import { Effect, type Scope } from "effect"
 
 /** A hotel as the API lists it. */
@@ -158,21 +158,9 @@ export const make = (apiKey: string): Effect.Effect<HotelWeatherApi, never, Scop
       send(404, { error: `no route for ${request.method} ${url.pathname}` })
     }
 
-    const server = yield* Effect.acquireRelease(
-      Effect.callback<Http.Server>((resume) => {
-        const server = Http.createServer(handle)
-        server.once("error", (cause) => resume(Effect.die(cause)))
-        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-      }),
-      (server) =>
-        Effect.callback<void>((resume) => {
-          server.closeAllConnections()
-          server.close(() => resume(Effect.void))
-        })
-    )
-    const { port } = server.address() as AddressInfo
+    const { url } = yield* LocalHttpServer.serve(handle)
     return {
-      baseURL: `http://127.0.0.1:${port}`,
+      baseURL: url,
       traffic: Effect.sync(() => ({ hits: { ...hits }, bookings: [...bookings] }))
     }
   })

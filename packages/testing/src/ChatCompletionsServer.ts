@@ -9,12 +9,12 @@
  *
  * @since 0.1.0
  */
-import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
+import type * as Http from "node:http"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { render, type ScriptedToolCall } from "./internal/scriptedToolCall.ts"
+import * as LocalHttpServer from "./LocalHttpServer.ts"
 
 /**
  * Token usage as the API reports it; sent as given.
@@ -339,24 +339,17 @@ export const make = (script: ReadonlyArray<Step>): Effect.Effect<ChatCompletions
       })
     }
 
-    const server = yield* Effect.acquireRelease(
-      Effect.callback<Http.Server>((resume) => {
-        const server = Http.createServer(handle)
-        server.once("error", (cause) => resume(Effect.die(cause)))
-        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-      }),
-      (server) =>
-        Effect.callback<void>((resume) => {
-          for (const timer of timers) clearTimeout(timer)
-          timers.clear()
-          server.closeAllConnections()
-          server.close(() => resume(Effect.void))
-        })
+    const { url } = yield* LocalHttpServer.serve(handle)
+    // Runs before the server closes (finalizers run last-added first): no scripted delay outlives it.
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const timer of timers) clearTimeout(timer)
+        timers.clear()
+      })
     )
-    const { port } = server.address() as AddressInfo
 
     return {
-      baseURL: `http://127.0.0.1:${port}/v1`,
+      baseURL: `${url}/v1`,
       requests: Effect.sync(() => [...records]),
       remaining: Effect.sync(() => Math.max(0, steps.length - next))
     }

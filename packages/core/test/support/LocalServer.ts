@@ -3,7 +3,8 @@
  * records every request as received on the wire and counts requests whose
  * connection the client closed before the response was finished.
  */
-import * as http from "node:http"
+import type * as http from "node:http"
+import { LocalHttpServer } from "@rolecraft/testing"
 import { Effect, type Scope } from "effect"
 
 /** A request as the server received it. */
@@ -34,57 +35,45 @@ export interface LocalServer {
 
 /** Starts a server for the life of the scope. */
 export const start = (handler: Handler): Effect.Effect<LocalServer, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.callback<{ readonly server: http.Server; readonly self: LocalServer }>((resume) => {
-      const received: Array<Received> = []
-      let aborted = 0
-      const server = http.createServer((incoming, response) => {
-        const chunks: Array<Buffer> = []
-        incoming.on("data", (chunk: Buffer) => chunks.push(chunk))
-        incoming.on("end", () => {
-          const target = incoming.url ?? "/"
-          const at = target.indexOf("?")
-          const request: Received = {
-            method: incoming.method ?? "GET",
-            target,
-            path: at < 0 ? target : target.slice(0, at),
-            query: at < 0 ? "" : target.slice(at + 1),
-            headers: incoming.headers,
-            body: Buffer.concat(chunks).toString("utf8")
-          }
-          received.push(request)
-          response.on("close", () => {
-            if (!response.writableFinished) aborted += 1
-          })
-          handler(request, response, incoming)
-        })
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        const port = typeof address === "object" && address !== null ? address.port : 0
-        const self: LocalServer = {
-          url: `http://127.0.0.1:${port}`,
-          received,
-          aborted: () => aborted,
-          waitForAborted: (count, within = 2000) =>
-            Effect.gen(function* () {
-              for (let waited = 0; aborted < count; waited += 10) {
-                if (waited >= within) {
-                  return yield* Effect.fail(new Error(`expected ${count} aborted responses, saw ${aborted}`))
-                }
-                yield* Effect.sleep("10 millis")
-              }
-            })
+  Effect.gen(function* () {
+    const received: Array<Received> = []
+    let aborted = 0
+    const { url } = yield* LocalHttpServer.serve((incoming, response) => {
+      const chunks: Array<Buffer> = []
+      incoming.on("data", (chunk: Buffer) => chunks.push(chunk))
+      incoming.on("end", () => {
+        const target = incoming.url ?? "/"
+        const at = target.indexOf("?")
+        const request: Received = {
+          method: incoming.method ?? "GET",
+          target,
+          path: at < 0 ? target : target.slice(0, at),
+          query: at < 0 ? "" : target.slice(at + 1),
+          headers: incoming.headers,
+          body: Buffer.concat(chunks).toString("utf8")
         }
-        resume(Effect.succeed({ server, self }))
+        received.push(request)
+        response.on("close", () => {
+          if (!response.writableFinished) aborted += 1
+        })
+        handler(request, response, incoming)
       })
-    }),
-    ({ server }) =>
-      Effect.callback<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  ).pipe(Effect.map(({ self }) => self))
+    })
+    return {
+      url,
+      received,
+      aborted: () => aborted,
+      waitForAborted: (count, within = 2000) =>
+        Effect.gen(function* () {
+          for (let waited = 0; aborted < count; waited += 10) {
+            if (waited >= within) {
+              return yield* Effect.fail(new Error(`expected ${count} aborted responses, saw ${aborted}`))
+            }
+            yield* Effect.sleep("10 millis")
+          }
+        })
+    } satisfies LocalServer
+  })
 
 /** Writes a response with a status, headers and a body. */
 export const reply = (
