@@ -67,6 +67,37 @@ export class ActionNotFound extends Schema.TaggedError<ActionNotFound>()("Action
   available: Schema.Array(Schema.String)
 }) {}
 
+const shownNames = 20
+
+/**
+ * Makes an {@link ActionNotFound} whose message names what was asked for and
+ * what exists instead: `no action "bok"; available: book, cancel, search`.
+ * Past 20 names the list ends with `… and N more` (`available` keeps them
+ * all); with none it says `no action is available`.
+ *
+ * @example
+ * ```ts
+ * import { ActionError } from "@rolecraft/core"
+ *
+ * const error = ActionError.actionNotFound("bok", ["book", "cancel"])
+ * // error.message === 'no action "bok"; available: book, cancel'
+ * ```
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const actionNotFound = (action: string, available: ReadonlyArray<string>): ActionNotFound => {
+  const listed = available.slice(0, shownNames).join(", ")
+  const more = available.length > shownNames ? ` … and ${available.length - shownNames} more` : ""
+  return new ActionNotFound({
+    action,
+    message: `no action ${JSON.stringify(action)}; ${
+      available.length === 0 ? "no action is available" : `available: ${listed}${more}`
+    }`,
+    available: [...available]
+  })
+}
+
 /**
  * VALIDATION: bad or missing arguments, or a misconfiguration found at call
  * time (a service not provided, an unset secret variable, a bad placeholder).
