@@ -30,6 +30,22 @@ export type Entry = Action.Dispatched & { readonly mapResult: undefined }
  */
 export type Entries = { readonly [name: string]: Entry }
 
+// What `make` and `extend` infer their entries from: any actions, so that a wrong entry is reported by `Checked`
+// in words instead of as a mismatch with every field of every dispatched action ("missing endpoint, method, …").
+type Candidates = { readonly [name: string]: Action.Any }
+
+// Each entry that may not be in a capability must have a property named after the rule it breaks: the compiler's
+// error then reads "Property 'a local action belongs on the role, not in a capability' is missing …".
+type Checked<Actions> = {
+  readonly [K in keyof Actions]: Actions[K] extends Action.Local<any, any, any>
+    ? { readonly "a local action belongs on the role, not in a capability": never }
+    : Actions[K] extends Entry
+      ? unknown
+      : { readonly "an action with mapResult belongs on the role, not in a capability": never }
+}
+
+type EntriesOf<Actions> = Actions extends Entries ? Actions : never
+
 /**
  * A capability: its `name`, its own `actions`, and the capabilities it
  * extends (`bases`).
@@ -161,10 +177,10 @@ const build = <Name extends string, Actions extends Entries, Bases extends Reado
  *
  * @since 0.1.0
  */
-export const make = <const Name extends string, const Actions extends Entries>(
+export const make = <const Name extends string, const Actions extends Candidates>(
   name: Name,
-  actions: Actions
-): Capability<Name, Actions, readonly []> => build(name, [] as const, actions)
+  actions: Actions & Checked<Actions>
+): Capability<Name, EntriesOf<Actions>, readonly []> => build(name, [] as const, actions as unknown as EntriesOf<Actions>)
 
 /**
  * Makes a capability that builds on others (the seeds' interface hierarchy).
@@ -178,12 +194,12 @@ export const make = <const Name extends string, const Actions extends Entries>(
 export const extend = <
   const Name extends string,
   const Bases extends ReadonlyArray<Any>,
-  const Actions extends Entries
+  const Actions extends Candidates
 >(
   name: Name,
   bases: Bases,
-  actions: Actions
-): Capability<Name, Actions, Bases> => build(name, bases, actions)
+  actions: Actions & Checked<Actions>
+): Capability<Name, EntriesOf<Actions>, Bases> => build(name, bases, actions as unknown as EntriesOf<Actions>)
 
 /**
  * Whether `ancestor` is `capability` itself or one it extends, transitively.
