@@ -1,12 +1,13 @@
 /**
- * Actions are values (SPEC §3). Four constructors, one per action type —
+ * An action is a unit of work as a value. Four constructors, one per action type —
  * {@link local}, {@link webService}, {@link llm}, {@link mcpTool} — each
  * returning an immutable, pipeable value; policies are added with dual
  * combinators that return a copy and never mutate.
  *
  * An action has no name of its own: its name is the key under which it sits in
- * a capability or role. It cannot be called except through an agent (this
- * replaces the seeds' `Actions.dispatchedByFramework()` throw).
+ * a capability or role. It cannot be called except through an agent, which
+ * runs every call through the same pipeline (authority, approval, guardrails,
+ * conversion, contracts, retrieval, resilience).
  *
  * @since 0.1.0
  */
@@ -36,8 +37,8 @@ export const TypeId = "~@rolecraft/core/Action"
 export type TypeId = typeof TypeId
 
 /**
- * The four action types (the seeds' `ActionType`: LOCAL, WEB_SERVICE, LLM,
- * MCP_TOOL).
+ * The four action types: `local` (your code), `webService` (one HTTP call),
+ * `llm` (one model call) and `mcpTool` (the tools of an MCP server).
  *
  * @since 0.1.0
  */
@@ -106,8 +107,8 @@ export type Requirements<Out> = Out extends Effect.Effect<infer _A, infer _E, in
  * What a local action's body receives besides its arguments.
  *
  * - `agentId`, `role`, `action`: who is running it.
- * - `state`: the role's state for this agent (SPEC §4), a `Ref`.
- * - `knowledge`: passages retrieved for this call (SPEC §9 step 6), empty
+ * - `state`: the role's state for this agent (`Role.make`'s `state`), a `Ref`.
+ * - `knowledge`: passages retrieved for this call ({@link retrieval}), empty
  *   when the action has no retrieval policy.
  * - `signal`: aborted when the call is interrupted (timeouts included).
  *
@@ -123,15 +124,16 @@ export interface Context<S = unknown> {
 }
 
 /**
- * A fallback: runs when the run step (SPEC §9 step 7) still fails after its
- * resilience policy. Mirrors the seeds' `@Fallback`.
+ * A fallback: runs when the action's run still fails after its resilience
+ * policy (retries, timeouts), and supplies the result instead.
  *
  * @since 0.1.0
  */
 export type Fallback = (args: any, error: ActionError) => unknown
 
 /**
- * A result mapper (the seeds' method taking an `ActionResult`).
+ * A result mapper: turns a dispatched action's `ActionResult` into the value
+ * the caller gets (see {@link mapResult}).
  *
  * @since 0.1.0
  */
@@ -181,21 +183,23 @@ export interface Local<P extends ParametersSchema = ParametersSchema, A = unknow
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS"
 
 /**
- * How a webService action sends its arguments (the seeds' `ParamType`).
+ * How a webService action sends its arguments: `QUERY` (query string),
+ * `PATH` (`{name}` placeholders) or `BODY` (a JSON body); see {@link webService}.
  *
  * @since 0.1.0
  */
 export type ParamType = "QUERY" | "PATH" | "BODY"
 
 /**
- * Authentication of a webService action (the seeds' `AuthType`).
+ * Authentication of a webService action: none, a bearer token or basic
+ * credentials, read from the variable named by `authTokenEnv`.
  *
  * @since 0.1.0
  */
 export type AuthType = "NO_AUTH" | "BEARER" | "BASIC"
 
 /**
- * One HTTP call (SPEC §6). Fields keep what the caller gave; defaults are
+ * One HTTP call. Fields keep what the caller gave; defaults are
  * applied when the call is made.
  *
  * @since 0.1.0
@@ -214,7 +218,8 @@ export interface WebService<P extends ParametersSchema = ParametersSchema, A = u
 }
 
 /**
- * One model call with no tools (SPEC §7).
+ * One model call with no tools: the prompt is built from the description and
+ * the arguments (see {@link llm}).
  *
  * @since 0.1.0
  */
@@ -227,7 +232,7 @@ export interface Llm<P extends ParametersSchema = ParametersSchema, A = unknown,
 }
 
 /**
- * An MCP server: a stdio command or a streamable HTTP URL (SPEC §8).
+ * An MCP server: a stdio command or a streamable HTTP URL.
  *
  * @since 0.1.0
  */
@@ -259,7 +264,7 @@ export const McpToolParameters = Schema.Struct({
 export type McpToolParameters = typeof McpToolParameters
 
 /**
- * The tools of one MCP server (SPEC §8).
+ * The tools of one MCP server, called by name (see {@link mcpTool}).
  *
  * @since 0.1.0
  */
@@ -291,8 +296,9 @@ export type Action<P extends ParametersSchema = ParametersSchema, A = unknown, R
 export type Any = Local<any, any, any> | WebService<any, any, any> | Llm<any, any, any> | McpTool<any, any>
 
 /**
- * An action whose work is done by Rolecraft (the seeds' "dispatched by
- * framework" types): the only kind a capability may hold.
+ * An action whose work Rolecraft does (webService, llm, mcpTool), as opposed
+ * to a local action whose body is your code: the only kind a capability may
+ * hold.
  *
  * @since 0.1.0
  */
@@ -354,10 +360,11 @@ const toStruct = (parameters: ParametersInput): ParametersSchema =>
   Schema.isSchema(parameters) ? (parameters as ParametersSchema) : Schema.Struct(parameters)
 
 /**
- * A local action: its body is the action (the seeds' `ActionType.LOCAL`).
+ * A local action: your code is the action.
  *
  * - `parameters`: a `Schema.Struct` or its fields; arguments are converted
- *   to it before `run` sees them (SPEC §9 step 4).
+ *   to it before `run` sees them (a string `"3"` for a number field
+ *   becomes `3`; what cannot be converted is VALIDATION).
  * - `success`: optional schema of the result (typing and the model's view).
  * - `run(args, context)`: returns a value, a Promise or an Effect. Its
  *   Effect's requirements become the action's `R`, carried to the agent.
@@ -397,8 +404,8 @@ export const local = <const P extends ParametersInput, Out, S = unknown>(options
 type SuccessOf<S> = S extends Schema.Top ? S["Type"] : unknown
 
 /**
- * A webService action: one HTTP call described by its options (SPEC §6, the
- * seeds' `@WebService`), made over Effect's `HttpClient`.
+ * A webService action: one HTTP call described by its options, made over
+ * Effect's `HttpClient`.
  *
  * - `endpoint`: an absolute http(s) URL, or a path starting with `/` for a
  *   client that resolves it. `{name}` placeholders fill path segments and
@@ -492,8 +499,7 @@ export const webService = <const P extends ParametersInput, S extends Schema.Top
   })
 
 /**
- * An llm action: one call to the agent's model, with no tools (SPEC §7, the
- * seeds' `ActionType.LLM`). The prompt is the description, then retrieved
+ * An llm action: one call to the agent's model, with no tools. The prompt is the description, then retrieved
  * knowledge, then an `Input:` block with one `name: value` line per argument.
  *
  * - `systemPrompt`: the system message for this action only.
@@ -527,8 +533,7 @@ export const llm = <const P extends ParametersInput, S extends Schema.Top | unde
   })
 
 /**
- * An mcpTool action: the tools of one MCP server (SPEC §8, the seeds'
- * `@MCPTool`). Its parameters are fixed: `{ tool, arguments }`, `tool` being
+ * An mcpTool action: the tools of one MCP server. Its parameters are fixed: `{ tool, arguments }`, `tool` being
  * the server's own tool name.
  *
  * - `server`: a stdio command `{ command, args, env, cwd }` or a streamable
@@ -592,14 +597,15 @@ const withPolicy = <X extends Any>(self: X, policies: Policies): X =>
   copy<Any>(self, { policies: { ...self.policies, ...policies } }) as X
 
 /**
- * Post-processes the result of a webService, llm or mcpTool action (the
- * seeds' method that takes an `ActionResult`). `f(result, args)` may return
+ * Post-processes the result of a webService, llm or mcpTool action, given as
+ * an `ActionResult` (text, JSON, bytes, with `asJson`, `decode`…). `f(result, args)` may return
  * a value, a Promise, an Effect, or an `ActionResult` (then its value is the
  * result). It runs together with the executor as one unit inside resilience,
  * so a failing mapper is retried with the call. A throw or failure that is
  * not an `ActionError` is EXECUTION.
  *
- * A capability may not hold a mapped action (SPEC §4 rule 2): put it on the
+ * A capability may not hold a mapped action (capabilities are pure
+ * dispatch; the compiler and `Capability.make` both refuse it): put it on the
  * role.
  *
  * @since 0.1.0
@@ -636,8 +642,8 @@ export type Mapped<X extends Dispatched, Out> = {
 export type Unmapped<X extends Dispatched> = X & { readonly mapResult: undefined }
 
 /**
- * Requires an approved token for every call (SPEC §9 step 2, the seeds'
- * `@ApprovalRequired`). `reason` is shown to approvers; `ttl` bounds how long
+ * Requires an approved token for every call: without one the call fails with
+ * APPROVAL and a pending token is requested for an approver. `reason` is shown to approvers; `ttl` bounds how long
  * a requested token stays valid (default 15 minutes).
  *
  * @since 0.1.0
@@ -648,7 +654,7 @@ export const requireApproval: {
 } = dual(2, (self: Any, options: Approval.Policy) => withPolicy(self, { approval: options }))
 
 /**
- * Sets the resilience policy of the run step (SPEC §9 step 7): retry with
+ * Sets the resilience policy of the action's run: retry with
  * backoff, attempt timeout, whole-step deadline, circuit breaker, bulkhead.
  * See `Resilience.Policy` for every option and default.
  *
@@ -660,7 +666,7 @@ export const resilience: {
 } = dual(2, (self: Any, options: Resilience.Policy) => withPolicy(self, { resilience: options }))
 
 /**
- * Sets the fallback (the seeds' `@Fallback`): when the run step still fails
+ * Sets the fallback: when the action's run still fails
  * after resilience, `f(args, error)` supplies the result. It may return a
  * value, a Promise or an Effect. It does not run for failures of other
  * steps. If it fails too, the call fails with EXECUTION carrying both causes.
@@ -680,8 +686,9 @@ export const fallback: {
 export type WithFallback<X extends Any, Out> = Retype<X, Success<X> | Unwrap<Out>, Services<X> | Requirements<Out>>
 
 /**
- * Sets pre- and postconditions and invariants (SPEC §9 steps 5 and 9, the
- * seeds' `@Contract` and `@InvariantCheck`). See `Contract.Policy`.
+ * Sets pre- and postconditions and invariants: checked before the run
+ * (preconditions, invariants) and after it (postconditions), each failure a
+ * CONTRACT error. See `Contract.Policy`.
  *
  * @since 0.1.0
  */
@@ -702,7 +709,7 @@ export const guardrails: {
 } = dual(2, (self: Any, options: Guardrail.Policy) => withPolicy(self, { guardrails: options }))
 
 /**
- * Retrieves knowledge before the run (SPEC §9 step 6): `topK` passages
+ * Retrieves knowledge before the run: `topK` passages
  * (default 5) for `query(args)` (default: the string arguments joined) from
  * the role's knowledge sources.
  *

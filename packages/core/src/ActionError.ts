@@ -1,11 +1,12 @@
 /**
- * The nine typed failures of an action call (SPEC §10), and the two errors that
+ * The nine typed failures of an action call, and the two errors that
  * are not action categories: {@link RoleDefinitionError} and {@link RetrievalFailure}.
  *
  * Every action error carries `action` (the name that was called), `message`,
  * `category`, `retryable` (defaulted per tag; an instance may say otherwise,
  * e.g. a transient failure whose outcome is unknown) and an optional `cause`.
- * The categories mirror the seeds' `ActionExecutionException` categories.
+ * Match on `_tag` (or `category`) to decide what to do: only TIMEOUT and
+ * TRANSIENT are retried by default.
  *
  * @since 0.1.0
  */
@@ -289,7 +290,8 @@ export class RoleDefinitionError extends Schema.TaggedError<RoleDefinitionError>
 }) {}
 
 /**
- * Knowledge retrieval failed (SPEC §9 step 6). Not one of the nine
+ * Knowledge retrieval failed (a `KnowledgeBase` source could not answer
+ * before the run). Not one of the nine
  * categories: it fails `executeAction` and `execute` alike.
  *
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * A request to run one action by name (the seeds' `ActionRequest`), for
+ * A request to run one action by name (`agent.execute(request)`), for
  * callers that want failures reported in an `ActionResponse` rather than in
  * the error channel.
  *
@@ -23,7 +23,7 @@ export interface ActionRequest {
 }
 
 /**
- * Makes a request (the seeds' `ActionRequest.of(name, params)`).
+ * Makes a request from an action name and its arguments.
  *
  * @since 0.1.0
  */

@@ -1,5 +1,5 @@
 /**
- * The answer to an `ActionRequest` (the seeds' `ActionResponse`): success or
+ * The answer to an `ActionRequest` (what `agent.execute` returns): success or
  * the typed failure, with the call's duration and model usage.
  *
  * @since 0.1.0

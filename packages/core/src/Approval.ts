@@ -1,7 +1,8 @@
 /**
- * Approvals (SPEC §9 step 2): an action that requires approval runs only when
+ * Approvals: an action that requires approval runs only when
  * the call carries an approved, unexpired, unused token bound to this agent,
- * action (and tool) and arguments. Mirrors the seeds' `@ApprovalRequired`.
+ * action (and tool) and arguments. A call without one fails with APPROVAL and
+ * requests a pending token, which an approver then approves or rejects.
  *
  * @since 0.1.0
  */

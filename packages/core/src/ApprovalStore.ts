@@ -1,5 +1,5 @@
 /**
- * The approval store (SPEC §9 step 2, the seeds' approval tokens): where
+ * The approval store: where
  * approval tokens are requested, decided and consumed. Two implementations:
  * {@link layerMemory} (process memory) and {@link layerSqlite} (a SQLite file
  * through Node's built-in `node:sqlite`, so approvals survive a restart).

@@ -1,5 +1,5 @@
 /**
- * Authority (SPEC §9 step 1): what an agent may run. Allow and deny lists of
+ * Authority: what an agent may run, checked first on every call. Allow and deny lists of
  * names or globs over `action` and `action/tool` (Effect's `Glob` syntax:
  * `*` within a segment, `**` across segments, `{a,b}`); deny wins; an empty
  * allow list allows all, a non-empty one only what matches. It is checked

@@ -1,5 +1,5 @@
 /**
- * Capabilities (SPEC §4, the seeds' `@Capability` interfaces): named records
+ * Capabilities: named records
  * of dispatched actions — llm, webService, mcpTool — that roles adopt.
  * `extend` builds on other capabilities; discovery flattens the hierarchy,
  * and one action value reached twice (a diamond) is one action.
@@ -17,7 +17,8 @@ export const TypeId = "~@rolecraft/core/Capability"
 
 /**
  * An entry a capability may hold: a dispatched action without a result
- * mapper (SPEC §4 rules 1 and 2, checked by the types and again at runtime).
+ * mapper (checked by the types and again at runtime): a local action's body
+ * belongs on the role, and so does post-processing of a result.
  *
  * @since 0.1.0
  */
@@ -107,7 +108,8 @@ const Proto = {
 }
 
 /**
- * Checks SPEC §4 rules 1 and 2 for one capability entry. Throws
+ * Checks that one capability entry is a dispatched action without a result
+ * mapper. Throws
  * `RoleDefinitionError` naming the capability and key.
  *
  * @since 0.1.0
@@ -158,7 +160,8 @@ const build = <Name extends string, Actions extends Entries, Bases extends Reado
  * Makes a capability: a named record of dispatched actions.
  *
  * Throws `RoleDefinitionError` when an entry is a local action or carries a
- * result mapper (SPEC §4 rules 1 and 2); the types reject both first.
+ * result mapper; the types reject both first, with an error that names the
+ * rule ("a local action belongs on the role, not in a capability").
  *
  * @example
  * ```ts
@@ -180,10 +183,11 @@ const build = <Name extends string, Actions extends Entries, Bases extends Reado
 export const make = <const Name extends string, const Actions extends Candidates>(
   name: Name,
   actions: Actions & Checked<Actions>
-): Capability<Name, EntriesOf<Actions>, readonly []> => build(name, [] as const, actions as unknown as EntriesOf<Actions>)
+): Capability<Name, EntriesOf<Actions>, readonly []> =>
+  build(name, [] as const, actions as unknown as EntriesOf<Actions>)
 
 /**
- * Makes a capability that builds on others (the seeds' interface hierarchy).
+ * Makes a capability that builds on others.
  * Its own entries win by key over its bases'; one action value reached
  * through two bases is one action; two different actions under one key from
  * bases that do not extend one another, with no own entry of that key, are
@@ -279,7 +283,8 @@ export const flatten = (capability: Any): ReadonlyMap<string, Provided> => {
 }
 
 /**
- * The error for SPEC §4 rule 3: two different actions under one key.
+ * The error for an ambiguous key: two different actions under one key from
+ * capabilities that do not extend one another.
  *
  * @since 0.1.0
  */

@@ -1,5 +1,5 @@
 /**
- * Events and spans of an agent (SPEC §5). Every call publishes
+ * Events and spans of an agent. Every call publishes
  * `ActionStarted`, then `ActionSucceeded`, `ActionFailed` or
  * `ActionInterrupted`, to `agent.events` (a `Stream`); every call runs in one
  * span `Rolecraft.executeAction`, and, when the agent is made with
@@ -119,7 +119,7 @@ export interface ToolCallCommon {
 }
 
 /**
- * A chat turn started answering one of the model's tool calls (SPEC §7). The
+ * A chat turn started answering one of the model's tool calls. The
  * action's own events (`ActionStarted`, …) come from the pipeline.
  *
  * @since 0.1.0
@@ -145,7 +145,7 @@ export interface ToolCallFinished extends ToolCallCommon {
 }
 
 /**
- * A chat turn finished one model step (SPEC §7): `step` is its number
+ * A chat turn finished one model step: `step` is its number
  * (1-based, counted across an approval pause), `toolCalls` how many tool calls
  * the model made in it (answered after this event), `usage` the tokens of
  * that model call.
@@ -299,7 +299,7 @@ export const observe =
     })
 
 /**
- * The names of the pipeline's steps (SPEC §9), as used in step spans
+ * The names of the pipeline's steps, in the order they run, as used in step spans
  * `Rolecraft.step.<name>`.
  *
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * Guardrails (SPEC §9 steps 3 and 8): limits on what goes into an action and
+ * Guardrails: limits on what goes into an action and
  * what comes out of it. A role's guardrails are the default for every action;
  * an action's own replace them (no merge).
  *

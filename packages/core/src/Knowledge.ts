@@ -1,5 +1,5 @@
 /**
- * Knowledge retrieval (SPEC §9 step 6): passages from a role's knowledge
+ * Knowledge retrieval: passages from a role's knowledge
  * sources, found for each call and given to the action (`context.knowledge`)
  * and to llm prompts.
  *

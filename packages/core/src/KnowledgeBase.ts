@@ -1,5 +1,5 @@
 /**
- * The knowledge base service (SPEC §9 step 6): full-text search over a role's
+ * The knowledge base service: full-text search over a role's
  * knowledge sources. The in-memory implementation indexes documents with
  * `minisearch` (BM25+, prefix and fuzzy matching); {@link loadFiles} reads
  * file and directory sources (each text file one document), and each list of

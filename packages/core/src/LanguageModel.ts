@@ -1,5 +1,5 @@
 /**
- * The language model service (SPEC §7): one `generate` call takes a list of
+ * The language model service: one `generate` call takes a list of
  * messages (and, in chat turns, the tools offered) and returns the model's
  * text, its tool calls, the token usage and why it stopped.
  *
@@ -208,8 +208,9 @@ export interface Response {
  * The language model service.
  *
  * `generate(request)` makes one model call. It fails with an `ActionError`
- * (`action` = `request.action`): TIMEOUT, TRANSIENT (408, 409, 429 with
- * `retryAfter`, 5xx, connection failures) or EXECUTION (other refusals, a
+ * (`action` = `request.action`): TIMEOUT, TRANSIENT (408, 429 with
+ * `retryAfter`, 5xx, connection failures) or EXECUTION (other refusals,
+ * 409 included, a
  * malformed answer, any other provider failure); interruption aborts the
  * provider's request and stays interruption. It never retries by itself:
  * retries belong to the calling action's resilience policy.
@@ -387,8 +388,9 @@ const normalise = (raw: ProviderResponse): Response => {
 }
 
 /**
- * Builds the service from a provider (SPEC §7, §12: the openai layer and the
- * scripted test model are both made with it).
+ * Builds the service from a provider: the openai layer and the scripted test
+ * model are both made with it, so a test runs the same span, error mapping
+ * and usage metering as production.
  *
  * Each `generate` call:
  * - runs in a span `Rolecraft.model.generate` with attributes
@@ -471,7 +473,7 @@ export const layer = (provider: Provider, options?: MakeOptions): Layer.Layer<La
 
 /**
  * The failure of a model call answered with a non-2xx HTTP status, in the
- * categories of SPEC §7: 408, 429 and 5xx are `TransientFailure`
+ * action error categories: 408, 429 and 5xx are `TransientFailure`
  * (retryable; `retryAfter` is the server's requested wait, when given);
  * every other status is `ExecutionFailure` carrying the status and `excerpt`
  * (the provider's error message, cut to 200 characters).

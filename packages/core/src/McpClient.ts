@@ -1,5 +1,5 @@
 /**
- * The `McpClient` service (SPEC §8): what the agent needs from an MCP client
+ * The `McpClient` service: what the agent needs from an MCP client
  * to run mcpTool actions — open a connection to a server, list its tools and
  * call one. Core holds only the contract; `@rolecraft/mcp` implements it over
  * `@modelcontextprotocol/sdk` (`McpClientSdk.layer`), and `@rolecraft/testing`
@@ -7,7 +7,7 @@
  *
  * The agent reads the service optionally: with none provided, an mcpTool call
  * fails with VALIDATION ("McpClient not provided") inside the run step, so a
- * fallback still runs (the seeds' "no LLMClient" rule, applied to all).
+ * fallback still runs (as for a missing `LanguageModel` or `HttpClient`).
  *
  * @since 0.1.0
  */
@@ -52,7 +52,7 @@ export interface ContentBlock {
 
 /**
  * The result of `tools/call` as the server sent it. `isError: true` means the
- * tool ran and reported a failure (SPEC §8: EXECUTION).
+ * tool ran and reported a failure: the call fails with EXECUTION.
  *
  * @since 0.1.0
  */

@@ -1,6 +1,6 @@
 /**
- * Resilience of the run step (SPEC §9 step 7, the seeds' `@Resilience` and
- * `@Fallback`): the executor runs nested as
+ * Resilience of an action's run: retry with backoff, timeouts, circuit
+ * breaker, bulkhead and fallback. The executor runs nested as
  * fallback( deadline( retry( circuit breaker( bulkhead( attempt timeout(
  * executor + mapResult )))))), on Effect's `Schedule` and `Clock`.
  *
@@ -207,7 +207,8 @@ const timeoutError = (action: string, after: Duration.Duration, what: string, re
   })
 
 /**
- * Runs one call's run step under its policy, nested as SPEC §9 step 7 says.
+ * Runs one call's run step under its policy, nested as the module summary
+ * shows (fallback outermost, attempt timeout innermost).
  *
  * - `attempt`: the executor and its result mapper, as one unit.
  * - `attemptTimeout`: the action's default per-attempt timeout, used when the
@@ -215,7 +216,8 @@ const timeoutError = (action: string, after: Duration.Duration, what: string, re
  * - `guards`: the agent's circuit breaker and bulkhead for this action.
  * - `timeoutRetryable`: whether an attempt cut off by its timeout may be
  *   retried (default `true`); `false` for a call whose request may already
- *   have reached a server and that is not idempotent (SPEC §6, C28).
+ *   have reached a server and that is not idempotent (a POST whose
+ *   connection broke after sending: retrying might do it twice).
  * - `fallback`: runs when the step still fails (not on interruption). Its own
  *   failure is `ExecutionFailure` whose `cause` is an `AggregateError` of
  *   both failures.

@@ -1,9 +1,9 @@
 /**
- * Roles (SPEC §4, the seeds' `Role` classes): identity plus actions. A role
+ * Roles: identity plus actions. A role
  * merges the actions of its capabilities with its own; its own action wins by
- * key, type and all (the seeds' StrictEditor turns an llm `summarize` into a
- * local one). `extend` builds a role on another, the extension winning by key
- * (the seeds' superclass walk).
+ * key, type and all (a role may replace a capability's llm `summarize` with a
+ * local one). `extend` builds a role on another, the extension winning by
+ * key.
  *
  * @since 0.1.0
  */
@@ -21,7 +21,8 @@ import type * as Guardrail from "./Guardrail.ts"
 export const TypeId = "~@rolecraft/core/Role"
 
 /**
- * Who the role is (the seeds' `RoleIdentity`).
+ * Who the role is: its `name`, `goal` and `domain`, used in prompts and
+ * messages.
  *
  * @since 0.1.0
  */
@@ -32,7 +33,7 @@ export interface Identity {
 }
 
 /**
- * Identity metadata that exporters read (the seeds' `@RoleDeclaration`).
+ * Identity metadata that exporters read (e.g. when a role is served over MCP).
  *
  * @since 0.1.0
  */
@@ -42,10 +43,11 @@ export interface Declaration {
 }
 
 /**
- * How the role is configured (the seeds' `@RoleSpec`).
+ * How the role is configured.
  *
  * - `model`: model name and temperature for the role's llm actions and chat.
- * - `knowledge`: knowledge sources (files or directories, SPEC §9 step 6).
+ * - `knowledge`: knowledge sources (files or directories) that actions with
+ *   a retrieval policy search.
  * - `goals`, `config`: data the role's prompts and actions may read.
  *
  * @since 0.1.0
@@ -58,7 +60,7 @@ export interface Spec {
 }
 
 /**
- * The role's hooks (the seeds' `@BeforeAction` and `@AfterAction`).
+ * The role's hooks: code run before and after each of its actions.
  *
  * - `before(action, args)`: runs before the input guardrail with the raw
  *   arguments; it returns the arguments to use (a value or an Effect).
@@ -80,7 +82,7 @@ export interface Hooks {
 }
 
 /**
- * The role's state (SPEC §4, the seeds' `@State`): each agent holds it in a
+ * The role's state: each agent holds it in a
  * `Ref` starting at `initial`; `invariants` are checked after a call whose
  * contract says `checkState`.
  *
@@ -309,7 +311,7 @@ export const make = <
   }) as Role<Merge<Caps, Own>, S>
 
 /**
- * Builds a role on another (the seeds' superclass walk): the extension's own
+ * Builds a role on another: the extension's own
  * actions win by key over the base's, and both win over capabilities; the
  * capabilities of both apply; `identity`, `declaration`, `spec`, `hooks`,
  * `guardrails` and `state` given in the extension replace the base's.

@@ -1,5 +1,5 @@
 /**
- * Serving a role — or a whole agent — as an MCP server (SPEC §2, §8): each
+ * Serving a role — or a whole agent — as an MCP server: each
  * model-visible action becomes an MCP tool, and each `tools/call` runs through
  * the agent's full pipeline (authority, approval, hooks, guardrails,
  * conversion, contracts, resilience, fallback). Over stdio or streamable HTTP,
@@ -84,7 +84,7 @@ type AnyAgent = Agent.Agent<any, any>
 
 const isAgent = (u: unknown): u is AnyAgent => typeof u === "object" && u !== null && Agent.TypeId in u
 
-/** The text of a failure, as chat turns send it back to a model (SPEC §7). */
+/** The text of a failure, as chat turns send it back to a model. */
 const failureResult = (category: string, message: string): CallToolResult => ({
   isError: true,
   content: [{ type: "text", text: JSON.stringify({ error: { category, message } }) }]

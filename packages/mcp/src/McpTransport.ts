@@ -1,9 +1,9 @@
 /**
- * How `McpClientSdk` reaches a server (SPEC §8): the SDK's
+ * How `McpClientSdk` reaches a server: the SDK's
  * `StdioClientTransport` for a command, its `StreamableHTTPClientTransport`
  * for a URL, each with what a connection needs to report failures well — a
- * stdio server's exit status and stderr tail (case C16), its non-JSON stdout
- * lines (case C14), the end of the last HTTP payload (case C20b).
+ * stdio server's exit status and stderr tail, its non-JSON stdout lines
+ * (banners), the end of the last HTTP payload.
  *
  * @since 0.1.0
  */
@@ -77,7 +77,8 @@ const connectError = (message: string, cause?: unknown) =>
  * Splits a stdio server's stdout into JSON-RPC messages as the SDK's own
  * `ReadBuffer` does (newline-delimited, 10 MB at most per message), except
  * that a line that is not a JSON-RPC message is handed to `onNoise` and
- * skipped instead of being reported as a transport error (case C14).
+ * skipped instead of being reported as a transport error (a banner printed
+ * by a server's launcher must not break the connection).
  */
 const lineReader = (onNoise: (line: string) => void) => {
   let buffer: Buffer | undefined

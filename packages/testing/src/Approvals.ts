@@ -1,5 +1,5 @@
 /**
- * Approval helpers for tests (SPEC §12): approve or reject the pending token
+ * Approval helpers for tests: approve or reject the pending token
  * an `ApprovalRequired` carries, pre-approve a token for exact arguments, and
  * a recording store (optionally approving every request at once) built with
  * `ApprovalStore.make`, the constructor of the real stores.

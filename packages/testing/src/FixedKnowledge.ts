@@ -1,5 +1,5 @@
 /**
- * A fixed knowledge base (SPEC §12): the in-memory `KnowledgeBase` of
+ * A fixed knowledge base for tests: the in-memory `KnowledgeBase` of
  * `@rolecraft/core`, built by the same `KnowledgeBase.make`, over documents
  * given in the test instead of files.
  *

@@ -1,5 +1,5 @@
 /**
- * HTTP routes as an `HttpClient` layer (SPEC §12): a test stand-in for the
+ * HTTP routes as an `HttpClient` layer: a test stand-in for the
  * HTTP services webService actions call, built with Effect's own
  * `HttpClient.make`, so the same executor — URL building, auth, status
  * classification, charset decoding, retry safety — runs under it exactly as

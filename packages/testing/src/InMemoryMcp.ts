@@ -1,5 +1,5 @@
 /**
- * An in-memory MCP server for tests (SPEC §12): the SDK's own server
+ * An in-memory MCP server for tests: the SDK's own server
  * (`McpServer` or the low-level `Server`) connected over the SDK's
  * `InMemoryTransport`, behind the same `McpClientSdk.make` the real layer
  * uses — so listing, paging, `list_changed`, cancellation, result reading and

@@ -1,7 +1,7 @@
 /**
  * A real `node:http` server on 127.0.0.1 at an ephemeral port, for the life
  * of a scope: what the test layers, the examples and the tour stand their
- * local services on (SPEC §13: real HTTP on 127.0.0.1).
+ * local services on (real HTTP, on 127.0.0.1 only).
  *
  * @since 0.1.0
  */

@@ -1,5 +1,5 @@
 /**
- * A scripted language model for tests (SPEC §12): a queue of steps — text
+ * A scripted language model for tests: a queue of steps — text
  * replies, tool-call replies, failures — answered one per model call, every
  * request recorded, and a check that the script was used exactly. Built with
  * `LanguageModel.make`, the constructor the openai layer uses, so the whole
@@ -79,8 +79,8 @@ export const toolCalls = (
 
 /**
  * A failing call. `failure` is an HTTP status (mapped like the openai layer
- * maps it, with `LanguageModel.httpFailure`: 408/409/429/5xx TRANSIENT with
- * `retryAfter`, other statuses EXECUTION), an `ActionError` (passed through as
+ * maps it, with `LanguageModel.httpFailure`: 408/429/5xx TRANSIENT with
+ * `retryAfter`, other statuses — 409 included — EXECUTION), an `ActionError` (passed through as
  * is), or anything else (EXECUTION, as `LanguageModel.make` maps it).
  *
  * @since 0.1.0
