@@ -27,11 +27,13 @@ import type * as Knowledge from "./Knowledge.ts"
 import type * as Resilience from "./Resilience.ts"
 
 /**
+ * @category type IDs
  * @since 0.1.0
  */
 export const TypeId = "~@rolecraft/core/Action"
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type TypeId = typeof TypeId
@@ -40,6 +42,7 @@ export type TypeId = typeof TypeId
  * The four action types: `local` (your code), `webService` (one HTTP call),
  * `llm` (one model call) and `mcpTool` (the tools of an MCP server).
  *
+ * @category models
  * @since 0.1.0
  */
 export type Type = "local" | "webService" | "llm" | "mcpTool"
@@ -48,6 +51,7 @@ export type Type = "local" | "webService" | "llm" | "mcpTool"
  * The parameters of an action: an Effect `Schema.Struct`; field order is the
  * declared order (it orders the llm prompt's `Input:` lines and PATH segments).
  *
+ * @category models
  * @since 0.1.0
  */
 export type ParametersSchema = Schema.Struct<Schema.Struct.Fields>
@@ -56,11 +60,13 @@ export type ParametersSchema = Schema.Struct<Schema.Struct.Fields>
  * What the constructors accept for `parameters`: a `Schema.Struct` or its
  * fields record.
  *
+ * @category models
  * @since 0.1.0
  */
 export type ParametersInput = Schema.Struct.Fields | ParametersSchema
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type ToStruct<P extends ParametersInput> = P extends ParametersSchema
@@ -73,6 +79,7 @@ export type ToStruct<P extends ParametersInput> = P extends ParametersSchema
  * Phantom types of an action: `A` its result, `R` the services its own
  * effects require (local bodies, result mappers, fallbacks).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Variance<out A, out R> {
@@ -84,6 +91,7 @@ export interface Variance<out A, out R> {
  * What a local action's body, a fallback or a result mapper may return: a
  * value, a Promise or an Effect.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Returned<A, R> = A | PromiseLike<A> | Effect.Effect<A, unknown, R>
@@ -91,6 +99,7 @@ export type Returned<A, R> = A | PromiseLike<A> | Effect.Effect<A, unknown, R>
 /**
  * The value a {@link Returned} result produces.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Unwrap<Out> =
@@ -99,6 +108,7 @@ export type Unwrap<Out> =
 /**
  * The services a {@link Returned} result requires.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Requirements<Out> = Out extends Effect.Effect<infer _A, infer _E, infer R> ? R : never
@@ -112,6 +122,7 @@ export type Requirements<Out> = Out extends Effect.Effect<infer _A, infer _E, in
  *   when the action has no retrieval policy.
  * - `signal`: aborted when the call is interrupted (timeouts included).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Context<S = unknown> {
@@ -127,6 +138,7 @@ export interface Context<S = unknown> {
  * A fallback: runs when the action's run still fails after its resilience
  * policy (retries, timeouts), and supplies the result instead.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Fallback = (args: any, error: ActionError) => unknown
@@ -135,6 +147,7 @@ export type Fallback = (args: any, error: ActionError) => unknown
  * A result mapper: turns a dispatched action's `ActionResult` into the value
  * the caller gets (see {@link mapResult}).
  *
+ * @category models
  * @since 0.1.0
  */
 export type MapResult = (result: ActionResult.ActionResult, args: any) => unknown
@@ -142,6 +155,7 @@ export type MapResult = (result: ActionResult.ActionResult, args: any) => unknow
 /**
  * The policies an action carries. Each is set by its combinator.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Policies {
@@ -168,6 +182,7 @@ interface Base<T extends Type, P extends ParametersSchema, A, R> extends Pipeabl
  * value, a Promise or an Effect. An `ActionError` it fails with passes
  * through; any other failure, throw, rejection or defect is EXECUTION.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Local<P extends ParametersSchema = ParametersSchema, A = unknown, R = never>
@@ -178,6 +193,7 @@ export interface Local<P extends ParametersSchema = ParametersSchema, A = unknow
 /**
  * HTTP methods of a webService action.
  *
+ * @category models
  * @since 0.1.0
  */
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS"
@@ -186,6 +202,7 @@ export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | 
  * How a webService action sends its arguments: `QUERY` (query string),
  * `PATH` (`{name}` placeholders) or `BODY` (a JSON body); see {@link webService}.
  *
+ * @category models
  * @since 0.1.0
  */
 export type ParamType = "QUERY" | "PATH" | "BODY"
@@ -194,6 +211,7 @@ export type ParamType = "QUERY" | "PATH" | "BODY"
  * Authentication of a webService action: none, a bearer token or basic
  * credentials, read from the variable named by `authTokenEnv`.
  *
+ * @category models
  * @since 0.1.0
  */
 export type AuthType = "NO_AUTH" | "BEARER" | "BASIC"
@@ -202,6 +220,7 @@ export type AuthType = "NO_AUTH" | "BEARER" | "BASIC"
  * One HTTP call. Fields keep what the caller gave; defaults are
  * applied when the call is made.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface WebService<P extends ParametersSchema = ParametersSchema, A = unknown, R = never>
@@ -221,6 +240,7 @@ export interface WebService<P extends ParametersSchema = ParametersSchema, A = u
  * One model call with no tools: the prompt is built from the description and
  * the arguments (see {@link llm}).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Llm<P extends ParametersSchema = ParametersSchema, A = unknown, R = never>
@@ -234,6 +254,7 @@ export interface Llm<P extends ParametersSchema = ParametersSchema, A = unknown,
 /**
  * An MCP server: a stdio command or a streamable HTTP URL.
  *
+ * @category models
  * @since 0.1.0
  */
 export type McpServer =
@@ -251,6 +272,7 @@ export type McpServer =
  * is `{}`; anything that is not a JSON object is VALIDATION); absent is `{}`.
  * The arguments are then converted against the tool's own input schema.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const McpToolParameters = Schema.Struct({
@@ -259,6 +281,7 @@ export const McpToolParameters = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type McpToolParameters = typeof McpToolParameters
@@ -266,6 +289,7 @@ export type McpToolParameters = typeof McpToolParameters
 /**
  * The tools of one MCP server, called by name (see {@link mcpTool}).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface McpTool<A = unknown, R = never> extends Base<"mcpTool", McpToolParameters, A, R> {
@@ -280,6 +304,7 @@ export interface McpTool<A = unknown, R = never> extends Base<"mcpTool", McpTool
 /**
  * Any action.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Action<P extends ParametersSchema = ParametersSchema, A = unknown, R = never> =
@@ -291,6 +316,7 @@ export type Action<P extends ParametersSchema = ParametersSchema, A = unknown, R
 /**
  * Any action, whatever its types.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Any = Local<any, any, any> | WebService<any, any, any> | Llm<any, any, any> | McpTool<any, any>
@@ -300,6 +326,7 @@ export type Any = Local<any, any, any> | WebService<any, any, any> | Llm<any, an
  * to a local action whose body is your code: the only kind a capability may
  * hold.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Dispatched = WebService<any, any, any> | Llm<any, any, any> | McpTool<any, any>
@@ -307,6 +334,7 @@ export type Dispatched = WebService<any, any, any> | Llm<any, any, any> | McpToo
 /**
  * The decoded arguments of an action.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Parameters<X extends Any> = X["parameters"]["Type"]
@@ -314,6 +342,7 @@ export type Parameters<X extends Any> = X["parameters"]["Type"]
 /**
  * The result type of an action.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Success<X extends Any> = X[TypeId] extends Variance<infer A, infer _R> ? A : never
@@ -321,6 +350,7 @@ export type Success<X extends Any> = X[TypeId] extends Variance<infer A, infer _
 /**
  * The services an action's own effects require.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Services<X extends Any> = X[TypeId] extends Variance<infer _A, infer R> ? R : never
@@ -328,6 +358,7 @@ export type Services<X extends Any> = X[TypeId] extends Variance<infer _A, infer
 /**
  * The same action with other phantom result and requirement types.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Retype<X extends Any, A, R> = { readonly [K in keyof X]: K extends TypeId ? Variance<A, R> : X[K] }
@@ -335,6 +366,7 @@ export type Retype<X extends Any, A, R> = { readonly [K in keyof X]: K extends T
 /**
  * Whether a value is an action.
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isAction = (u: unknown): u is Any => typeof u === "object" && u !== null && TypeId in u
@@ -384,6 +416,7 @@ const toStruct = (parameters: ParametersInput): ParametersSchema =>
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const local = <const P extends ParametersInput, Out, S = unknown>(options: {
@@ -466,6 +499,7 @@ type SuccessOf<S> = S extends Schema.Top ? S["Type"] : unknown
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const webService = <const P extends ParametersInput, S extends Schema.Top | undefined = undefined>(options: {
@@ -510,6 +544,7 @@ export const webService = <const P extends ParametersInput, S extends Schema.Top
  *
  * Needs `LanguageModel` at call time (read optionally; missing → VALIDATION).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const llm = <const P extends ParametersInput, S extends Schema.Top | undefined = undefined>(options: {
@@ -569,6 +604,7 @@ export const llm = <const P extends ParametersInput, S extends Schema.Top | unde
  * // agent.executeAction("currencyTools", { tool: "convert", arguments: { from: "EUR", to: "USD", amount: 5 } })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const mcpTool = (options: {
@@ -608,6 +644,7 @@ const withPolicy = <X extends Any>(self: X, policies: Policies): X =>
  * dispatch; the compiler and `Capability.make` both refuse it): put it on the
  * role.
  *
+ * @category combinators
  * @since 0.1.0
  */
 export const mapResult: {
@@ -623,6 +660,7 @@ export const mapResult: {
 /**
  * An action with a result mapper: its result type follows the mapper's.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Mapped<X extends Dispatched, Out> = {
@@ -637,6 +675,7 @@ export type Mapped<X extends Dispatched, Out> = {
  * A dispatched action as its constructor makes it: without a result mapper,
  * so a capability may hold it.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Unmapped<X extends Dispatched> = X & { readonly mapResult: undefined }
@@ -646,6 +685,7 @@ export type Unmapped<X extends Dispatched> = X & { readonly mapResult: undefined
  * APPROVAL and a pending token is requested for an approver. `reason` is shown to approvers; `ttl` bounds how long
  * a requested token stays valid (default 15 minutes).
  *
+ * @category combinators
  * @since 0.1.0
  */
 export const requireApproval: {
@@ -658,6 +698,7 @@ export const requireApproval: {
  * backoff, attempt timeout, whole-step deadline, circuit breaker, bulkhead.
  * See `Resilience.Policy` for every option and default.
  *
+ * @category combinators
  * @since 0.1.0
  */
 export const resilience: {
@@ -671,6 +712,7 @@ export const resilience: {
  * value, a Promise or an Effect. It does not run for failures of other
  * steps. If it fails too, the call fails with EXECUTION carrying both causes.
  *
+ * @category combinators
  * @since 0.1.0
  */
 export const fallback: {
@@ -681,6 +723,7 @@ export const fallback: {
 /**
  * An action with a fallback: its result is the action's or the fallback's.
  *
+ * @category models
  * @since 0.1.0
  */
 export type WithFallback<X extends Any, Out> = Retype<X, Success<X> | Unwrap<Out>, Services<X> | Requirements<Out>>
@@ -690,6 +733,7 @@ export type WithFallback<X extends Any, Out> = Retype<X, Success<X> | Unwrap<Out
  * (preconditions, invariants) and after it (postconditions), each failure a
  * CONTRACT error. See `Contract.Policy`.
  *
+ * @category combinators
  * @since 0.1.0
  */
 export const contract: {
@@ -701,6 +745,7 @@ export const contract: {
  * Sets the action's own input and output guardrails; they replace the role's
  * default (no merge). See `Guardrail.Policy`.
  *
+ * @category combinators
  * @since 0.1.0
  */
 export const guardrails: {
@@ -713,6 +758,7 @@ export const guardrails: {
  * (default 5) for `query(args)` (default: the string arguments joined) from
  * the role's knowledge sources.
  *
+ * @category combinators
  * @since 0.1.0
  */
 export const retrieval: {
@@ -724,6 +770,7 @@ export const retrieval: {
  * Keeps the action out of the tools offered to a model in chat turns; it can
  * still be called with `executeAction`.
  *
+ * @category combinators
  * @since 0.1.0
  */
 export const excludeFromModel = <X extends Any>(self: X): X => withPolicy(self, { excludeFromModel: true })

@@ -17,6 +17,7 @@ import * as Schema from "effect/Schema"
 /**
  * The nine categories, one per tag.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const Category = Schema.Literals([
@@ -32,6 +33,7 @@ export const Category = Schema.Literals([
 ])
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type Category = typeof Category.Type
@@ -48,11 +50,13 @@ const common = <C extends Category>(category: C, retryable: boolean) => ({
  * One field that failed validation: `path` is a dotted path such as
  * `guests[1].age` (empty for the arguments as a whole).
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const Issue = Schema.Struct({ path: Schema.String, message: Schema.String })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type Issue = typeof Issue.Type
@@ -61,6 +65,7 @@ export type Issue = typeof Issue.Type
  * NOT_FOUND: no action, or no tool of an MCP server, has that name.
  * `available` lists the names that do exist. Not retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ActionNotFound extends Schema.TaggedError<ActionNotFound>()("ActionNotFound", {
@@ -104,6 +109,7 @@ export const actionNotFound = (action: string, available: ReadonlyArray<string>)
  * time (a service not provided, an unset secret variable, a bad placeholder).
  * `issues` names each failing field path. Not retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ValidationError extends Schema.TaggedError<ValidationError>()("ValidationError", {
@@ -115,6 +121,7 @@ export class ValidationError extends Schema.TaggedError<ValidationError>()("Vali
  * AUTHORITY: the agent's authority denies the action (or `action/tool`).
  * Not retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
@@ -124,6 +131,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
 /**
  * Which approval check refused a call.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const ApprovalCheck = Schema.Literals([
@@ -139,6 +147,7 @@ export const ApprovalCheck = Schema.Literals([
 ])
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type ApprovalCheck = typeof ApprovalCheck.Type
@@ -150,6 +159,7 @@ export type ApprovalCheck = typeof ApprovalCheck.Type
  * which check refused, `pendingTokenId` is a freshly requested token when the
  * call carried none. Not retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ApprovalRequired extends Schema.TaggedError<ApprovalRequired>()("ApprovalRequired", {
@@ -163,6 +173,7 @@ export class ApprovalRequired extends Schema.TaggedError<ApprovalRequired>()("Ap
  * GUARDRAIL: an input or output guardrail rejected the call. `rule` names the
  * rule (e.g. `maxLength` or the blocked pattern's source). Not retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class GuardrailViolation extends Schema.TaggedError<GuardrailViolation>()("GuardrailViolation", {
@@ -174,6 +185,7 @@ export class GuardrailViolation extends Schema.TaggedError<GuardrailViolation>()
 /**
  * CONTRACT: a precondition, postcondition or invariant failed. Not retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ContractViolation extends Schema.TaggedError<ContractViolation>()("ContractViolation", {
@@ -186,6 +198,7 @@ export class ContractViolation extends Schema.TaggedError<ContractViolation>()("
  * TIMEOUT: an attempt timeout or the whole step's deadline passed; `after` is
  * the duration that ran out. Retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
@@ -200,6 +213,7 @@ export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
  * failure is created with `retryable: false` unless the call is idempotent).
  * Retryable by default.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class TransientFailure extends Schema.TaggedError<TransientFailure>()("TransientFailure", {
@@ -214,6 +228,7 @@ export class TransientFailure extends Schema.TaggedError<TransientFailure>()("Tr
  * MCP `isError`, a model refusal), or a hook or fallback failed. `status` and
  * a short body `excerpt` are kept for upstream refusals. Not retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ExecutionFailure extends Schema.TaggedError<ExecutionFailure>()("ExecutionFailure", {
@@ -225,6 +240,7 @@ export class ExecutionFailure extends Schema.TaggedError<ExecutionFailure>()("Ex
 /**
  * Any of the nine action errors.
  *
+ * @category models
  * @since 0.1.0
  */
 export type ActionError =
@@ -241,6 +257,7 @@ export type ActionError =
 /**
  * The schema of the union, for encoding errors into responses.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const ActionError = Schema.Union([
@@ -270,6 +287,7 @@ const tags: ReadonlySet<string> = new Set([
 /**
  * Whether a value is one of the nine action errors.
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isActionError = (u: unknown): u is ActionError =>
@@ -280,6 +298,7 @@ export const isActionError = (u: unknown): u is ActionError =>
  * when a definition breaks a rule. The message names the capability (or role)
  * and key, says why, and says what to do instead.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class RoleDefinitionError extends Schema.TaggedError<RoleDefinitionError>()("RoleDefinitionError", {
@@ -294,6 +313,7 @@ export class RoleDefinitionError extends Schema.TaggedError<RoleDefinitionError>
  * before the run). Not one of the nine
  * categories: it fails `executeAction` and `execute` alike.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class RetrievalFailure extends Schema.TaggedError<RetrievalFailure>()("RetrievalFailure", {

@@ -13,6 +13,7 @@
  *   `_approval_token` parameter.
  * - `correlationId`: echoed in events and spans.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ActionRequest {
@@ -25,6 +26,7 @@ export interface ActionRequest {
 /**
  * Makes a request from an action name and its arguments.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (

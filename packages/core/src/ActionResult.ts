@@ -27,11 +27,13 @@ import { shorten } from "./internal/text.ts"
 /**
  * The type id carried by every {@link ActionResult}.
  *
+ * @category type IDs
  * @since 0.1.0
  */
 export const TypeId = "~@rolecraft/core/ActionResult"
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type TypeId = typeof TypeId
@@ -48,6 +50,7 @@ export type TypeId = typeof TypeId
  *   same name; each read gives a new (lazy) Effect.
  * - `decode(schema)`: see {@link decode}.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ActionResult<out A = unknown> extends Pipeable.Pipeable {
@@ -107,6 +110,7 @@ const Proto = {
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = <A>(value: A, options: { readonly action: string }): ActionResult<A> => {
@@ -121,6 +125,7 @@ export const make = <A>(value: A, options: { readonly action: string }): ActionR
 /**
  * Whether a value is an {@link ActionResult}.
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isActionResult = (u: unknown): u is ActionResult =>
@@ -228,6 +233,7 @@ const stringOf = (self: ActionResult): Result.Result<string, ValidationError> =>
  * `ValidationError` for a cycle, a bigint inside an object, or a function or
  * symbol.
  *
+ * @category getters
  * @since 0.1.0
  */
 export const asString = (self: ActionResult): Effect.Effect<string, ValidationError> =>
@@ -244,6 +250,7 @@ const recordOf = (self: ActionResult): Result.Result<Record<string, unknown>, Va
  * `ValidationError` otherwise ("expected a JSON object, got array"; text that
  * is not JSON is reported with a preview of at most 500 characters).
  *
+ * @category getters
  * @since 0.1.0
  */
 export const asRecord = (self: ActionResult): Effect.Effect<Record<string, unknown>, ValidationError> =>
@@ -259,6 +266,7 @@ const arrayOf = (self: ActionResult): Result.Result<ReadonlyArray<unknown>, Vali
  * (or UTF-8 bytes) holding a JSON array → parsed. Fails with
  * `ValidationError` otherwise ("expected a JSON array, got object").
  *
+ * @category getters
  * @since 0.1.0
  */
 export const asArray = (self: ActionResult): Effect.Effect<ReadonlyArray<unknown>, ValidationError> =>
@@ -317,6 +325,7 @@ const jsonOf = (self: ActionResult): Result.Result<Schema.Json, ValidationError>
  * instances (`Date`, `Map`) and cycles fail with `ValidationError` naming the
  * path (`items[2].at`).
  *
+ * @category getters
  * @since 0.1.0
  */
 export const asJson = (self: ActionResult): Effect.Effect<Schema.Json, ValidationError> =>
@@ -376,6 +385,7 @@ const fromIssue = (self: ActionResult, issue: SchemaIssue.Issue): ValidationErro
  * const same = yield* result.decode(Forecast)
  * ```
  *
+ * @category getters
  * @since 0.1.0
  */
 export const decode: {

@@ -17,6 +17,7 @@ import * as ApprovalStore from "./ApprovalStore.ts"
  * from the arguments before any other step sees them, and never appears in a
  * tool's schema.
  *
+ * @category constants
  * @since 0.1.0
  */
 export const reservedParameter = "_approval_token"
@@ -26,6 +27,7 @@ export const reservedParameter = "_approval_token"
  * the approver, and the time to live of a token requested for a call (`ttl`,
  * default 15 minutes, counted on Effect's `Clock` from the request).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Policy {

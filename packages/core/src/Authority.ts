@@ -15,6 +15,7 @@ import { Unauthorized } from "./ActionError.ts"
 /**
  * The allow and deny lists an agent is given.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Authority {
@@ -25,6 +26,7 @@ export interface Authority {
 /**
  * An authority with its globs compiled once.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Compiled {
@@ -48,6 +50,7 @@ const matches = (globs: ReadonlyArray<Glob.Glob>, names: ReadonlyArray<string>):
 /**
  * Whether the authority allows `action` (or the tool `action/tool`).
  *
+ * @category predicates
  * @since 0.1.0
  */
 export const allows = (authority: Compiled, action: string, tool?: string): boolean => {

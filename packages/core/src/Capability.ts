@@ -11,6 +11,7 @@ import * as Action from "./Action.ts"
 import { RoleDefinitionError } from "./ActionError.ts"
 
 /**
+ * @category type IDs
  * @since 0.1.0
  */
 export const TypeId = "~@rolecraft/core/Capability"
@@ -20,6 +21,7 @@ export const TypeId = "~@rolecraft/core/Capability"
  * mapper (checked by the types and again at runtime): a local action's body
  * belongs on the role, and so does post-processing of a result.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Entry = Action.Dispatched & { readonly mapResult: undefined }
@@ -27,6 +29,7 @@ export type Entry = Action.Dispatched & { readonly mapResult: undefined }
 /**
  * Entries of a capability, by action name.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Entries = { readonly [name: string]: Entry }
@@ -51,6 +54,7 @@ type EntriesOf<Actions> = Actions extends Entries ? Actions : never
  * A capability: its `name`, its own `actions`, and the capabilities it
  * extends (`bases`).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Capability<
@@ -67,6 +71,7 @@ export interface Capability<
 /**
  * Any capability.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Any extends Pipeable {
@@ -80,6 +85,7 @@ export interface Any extends Pipeable {
  * The flattened action record of a capability (its bases' actions, its own
  * winning by key).
  *
+ * @category models
  * @since 0.1.0
  */
 export type ActionsOf<C extends Any> = Omit<BaseActions<C["bases"]>, keyof C["actions"]> & C["actions"]
@@ -93,6 +99,7 @@ type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) exten
 /**
  * Whether a value is a capability.
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isCapability = (u: unknown): u is Any => typeof u === "object" && u !== null && TypeId in u
@@ -178,6 +185,7 @@ const build = <Name extends string, Actions extends Entries, Bases extends Reado
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = <const Name extends string, const Actions extends Candidates>(
@@ -193,6 +201,7 @@ export const make = <const Name extends string, const Actions extends Candidates
  * bases that do not extend one another, with no own entry of that key, are
  * ambiguous and throw `RoleDefinitionError`.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const extend = <
@@ -208,6 +217,7 @@ export const extend = <
 /**
  * Whether `ancestor` is `capability` itself or one it extends, transitively.
  *
+ * @category predicates
  * @since 0.1.0
  */
 export const isSameOrExtends = (capability: Any, ancestor: Any): boolean =>
@@ -216,6 +226,7 @@ export const isSameOrExtends = (capability: Any, ancestor: Any): boolean =>
 /**
  * One action reached through a capability: which capability declared it.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Provided {
@@ -256,6 +267,7 @@ const flattened = new WeakMap<Any, ReadonlyMap<string, Provided>>()
  * The flattened actions of a capability with the capability that declared
  * each one. Throws `RoleDefinitionError` for an ambiguous key.
  *
+ * @category getters
  * @since 0.1.0
  */
 export const flatten = (capability: Any): ReadonlyMap<string, Provided> => {

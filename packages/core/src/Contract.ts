@@ -12,6 +12,7 @@ import { ContractViolation } from "./ActionError.ts"
  * A named predicate. `rule` is the message reported when `check` returns
  * `false` (or throws).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Condition<In extends ReadonlyArray<unknown>> {
@@ -31,6 +32,7 @@ export interface Condition<In extends ReadonlyArray<unknown>> {
  *
  * Every failure is `ContractViolation` (CONTRACT) naming the rule.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Policy<Args, A = unknown, S = unknown> {

@@ -47,6 +47,7 @@ import * as TimeLimit from "./internal/timeLimit.ts"
  *   asks for more than `maxDelay`, or more than what is left of the deadline,
  *   the call fails now with that error instead of sleeping past it.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface RetryPolicy {
@@ -70,6 +71,7 @@ export interface RetryPolicy {
  * EXECUTION failures count as failures (see `recordedCategories`); a full
  * bulkhead's rejection does not.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface CircuitBreakerPolicy {
@@ -84,6 +86,7 @@ export interface CircuitBreakerPolicy {
  * once; up to `maxQueued` (default 0) wait for a place; others fail at once
  * with TRANSIENT.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface BulkheadPolicy {
@@ -101,6 +104,7 @@ export interface BulkheadPolicy {
  *   action's own `timeout` (webService: 30 seconds), none for local actions.
  * - `circuitBreaker`, `bulkhead`: see their policies.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Policy {
@@ -115,6 +119,7 @@ export interface Policy {
  * Per-agent, per-action guards wrapped around each attempt (circuit breaker
  * outside, bulkhead inside). The agent builds them once per action.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Guards {
@@ -449,6 +454,7 @@ const problemOf = (policy: Policy): string | undefined => {
  *
  * Fails `RoleDefinitionError` for a policy out of range.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const circuitBreaker = (
@@ -550,6 +556,7 @@ export const circuitBreaker = (
  *
  * Fails `RoleDefinitionError` for a policy out of range.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const bulkhead = (

@@ -16,6 +16,7 @@ import type * as Contract from "./Contract.ts"
 import type * as Guardrail from "./Guardrail.ts"
 
 /**
+ * @category type IDs
  * @since 0.1.0
  */
 export const TypeId = "~@rolecraft/core/Role"
@@ -24,6 +25,7 @@ export const TypeId = "~@rolecraft/core/Role"
  * Who the role is: its `name`, `goal` and `domain`, used in prompts and
  * messages.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Identity {
@@ -35,6 +37,7 @@ export interface Identity {
 /**
  * Identity metadata that exporters read (e.g. when a role is served over MCP).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Declaration {
@@ -50,6 +53,7 @@ export interface Declaration {
  *   a retrieval policy search.
  * - `goals`, `config`: data the role's prompts and actions may read.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Spec {
@@ -69,6 +73,7 @@ export interface Spec {
  * A hook that throws or fails is EXECUTION unless it failed with an
  * `ActionError`.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Hooks {
@@ -86,6 +91,7 @@ export interface Hooks {
  * `Ref` starting at `initial`; `invariants` are checked after a call whose
  * contract says `checkState`.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface State<S> {
@@ -97,6 +103,7 @@ export interface State<S> {
  * Where a role's action came from: the role's own declaration (`role` names
  * the role that declared it, a base role after `extend`) or a capability.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Source =
@@ -106,6 +113,7 @@ export type Source =
 /**
  * One merged action of a role with its provenance.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Entry {
@@ -118,6 +126,7 @@ export interface Entry {
  * A role. `actions` is the merged record; `Role.actions` lists it with
  * provenance.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Role<Actions extends Record<string, Action.Any> = Record<string, Action.Any>, S = unknown>
@@ -139,6 +148,7 @@ export interface Role<Actions extends Record<string, Action.Any> = Record<string
 /**
  * Any role.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Any = Role<any, any>
@@ -146,6 +156,7 @@ export type Any = Role<any, any>
 /**
  * The services the actions of a role require.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Services<X extends Any> = {
@@ -161,6 +172,7 @@ type CapabilityActions<Caps extends ReadonlyArray<Capability.Any>> = [Caps[numbe
 /**
  * The merged action record: capability actions overridden by own actions.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Merge<Caps extends ReadonlyArray<Capability.Any>, Own> = Simplify<
@@ -172,6 +184,7 @@ type Simplify<A> = { [K in keyof A]: A[K] } & {}
 /**
  * What `Role.make` takes.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options<Caps extends ReadonlyArray<Capability.Any>, Own extends Record<string, Action.Any>, S> {
@@ -188,6 +201,7 @@ export interface Options<Caps extends ReadonlyArray<Capability.Any>, Own extends
 /**
  * Whether a value is a role.
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isRole = (u: unknown): u is Any => typeof u === "object" && u !== null && TypeId in u
@@ -288,6 +302,7 @@ const build = (fields: {
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = <
@@ -318,6 +333,7 @@ export const make = <
  *
  * Throws `RoleDefinitionError` as {@link make} does.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const extend = <
@@ -350,6 +366,7 @@ export const extend = <
 /**
  * The merged actions of a role, each with where it came from.
  *
+ * @category getters
  * @since 0.1.0
  */
 export const actions = (role: Any): ReadonlyArray<Entry> => role.entries

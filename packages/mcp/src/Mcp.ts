@@ -36,6 +36,7 @@ import type * as Scope from "effect/Scope"
  * - `id`: the id of the agent made when serving a role (default the role's
  *   name).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options {
@@ -62,6 +63,7 @@ export interface Options {
  * - `closed`: completes when the stdio client disconnects (stdin ends); never
  *   for HTTP, which stops when the scope closes.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Served {
@@ -73,6 +75,7 @@ export interface Served {
 /**
  * The HTTP server could not listen (port in use, bad host).
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ServeError extends Schema.TaggedError<ServeError>()("ServeError", {
@@ -267,6 +270,7 @@ const serveAgent = <R>(
  * // an MCP client connects to served.url
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const serve: {

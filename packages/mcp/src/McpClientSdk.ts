@@ -58,6 +58,7 @@ import * as McpTransport from "./McpTransport.ts"
  * - `open`: how a server is reached (default `McpTransport.openDefault`:
  *   stdio for a command, streamable HTTP for a URL).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options {
@@ -129,6 +130,7 @@ const notSent = (error: unknown): boolean => {
  * over the transport `open` gives (bounded by `connectTimeout`), and closes
  * it — stopping a stdio server — when the scope closes.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (options?: Options): Core.McpClient["Service"] => {
@@ -388,6 +390,7 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
  * }).pipe(Effect.scoped, Effect.provide(McpClientSdk.layer()))
  * ```
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layer = (options?: Options): Layer.Layer<Core.McpClient> => Layer.succeed(Core.McpClient, make(options))

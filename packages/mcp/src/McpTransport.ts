@@ -25,6 +25,7 @@ import { hide, secretsOf } from "./internal/redact.ts"
  * What is known of a server process when its connection fails: exit code or
  * signal, and the tail of its stderr.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Diagnostics {
@@ -44,6 +45,7 @@ export interface Diagnostics {
  * - `onNoise(listener)`: where lines that are not JSON-RPC go (stdio
  *   banners); the connection logs them.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Opened {
@@ -59,6 +61,7 @@ export interface Opened {
  * when it connects). Finalizers added to the `Scope` run when the connection
  * closes.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Open = (
@@ -116,6 +119,7 @@ const lineReader = (onNoise: (line: string) => void) => {
  * credential under its variable name); stderr is piped and its last ~2 KB
  * kept.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const openStdio = (
@@ -176,6 +180,7 @@ export const openStdio = (
  *
  * Fails with `Connect` when the URL cannot be parsed.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const openHttp = (url: string, options: Core.ConnectOptions): Effect.Effect<Opened, Core.McpClientError> =>
@@ -218,6 +223,7 @@ export const openHttp = (url: string, options: Core.ConnectOptions): Effect.Effe
  * The default {@link Open}: {@link openHttp} for a URL, {@link openStdio}
  * for a command.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const openDefault: Open = (server, options) =>

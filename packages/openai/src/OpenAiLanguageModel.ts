@@ -48,6 +48,7 @@ import type {
  * The SDK never reads `OPENAI_*` environment variables here: what is not
  * given is not used (use {@link layerConfig} to read them through Config).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options {
@@ -99,6 +100,7 @@ const toolChoiceOf = (choice: LanguageModel.ToolChoice): ChatCompletionToolChoic
  * The chat completions request body of a model request (no streaming).
  * `temperature`, `tools` and `tool_choice` are sent only when given.
  *
+ * @category wire format
  * @since 0.1.0
  */
 export const requestBody = (request: LanguageModel.Request, model: string): ChatCompletionCreateParamsNonStreaming => {
@@ -140,6 +142,7 @@ const rawArguments = (raw: unknown): string =>
  * `completion_tokens`, `total_tokens`; missing counts are 0). A body without
  * a first choice or message is EXECUTION.
  *
+ * @category wire format
  * @since 0.1.0
  */
 export const responseOf = (
@@ -189,6 +192,7 @@ const MILLIS = /^\d+(?:\.\d+)?$/
  * (`undefined`): the retry policy's backoff applies. Caps are the retry
  * policy's (`maxDelay`).
  *
+ * @category wire format
  * @since 0.1.0
  */
 export const retryAfter = (headers: Headers | undefined, nowMs: number): Duration.Duration | undefined => {
@@ -235,6 +239,7 @@ const withoutURLCredentials = (text: string): string =>
  * - anything else (an abort not caused by interruption, another SDK error)
  *   → `ExecutionFailure`.
  *
+ * @category wire format
  * @since 0.1.0
  */
 export const toActionError = (
@@ -297,6 +302,7 @@ export const toActionError = (
  * `options.model`, else the call fails with VALIDATION. Errors: see
  * {@link toActionError}; the API key is scrubbed from all of them.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (options: Options): Effect.Effect<LanguageModel.LanguageModel["Service"]> =>
@@ -360,6 +366,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
  * })
  * ```
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>

@@ -14,6 +14,7 @@ import type * as Scope from "effect/Scope"
  * A listening server: `url` is its origin, `http://127.0.0.1:<port>` (no
  * trailing slash); `port` the port it was given.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface LocalHttpServer {
@@ -39,6 +40,7 @@ export interface LocalHttpServer {
  * }).pipe(Effect.scoped)
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const serve = (handler: Http.RequestListener): Effect.Effect<LocalHttpServer, never, Scope.Scope> =>
