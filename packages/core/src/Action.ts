@@ -544,6 +544,18 @@ export const webService = <const P extends ParametersInput, S extends Schema.Top
  *
  * Needs `LanguageModel` at call time (read optionally; missing → VALIDATION).
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const packingTip = Action.llm({
+ *   description: "Write a two-sentence packing tip for the trip",
+ *   parameters: { destination: Schema.String, month: Schema.String },
+ *   temperature: 0.3
+ * })
+ * ```
+ *
  * @category constructors
  * @since 0.1.0
  */
@@ -685,6 +697,19 @@ export type Unmapped<X extends Dispatched> = X & { readonly mapResult: undefined
  * APPROVAL and a pending token is requested for an approver. `reason` is shown to approvers; `ttl` bounds how long
  * a requested token stays valid (default 15 minutes).
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const book = Action.webService({
+ *   description: "Book a room",
+ *   parameters: { hotelId: Schema.String, nights: Schema.Number },
+ *   endpoint: "https://api.example.com/v1/bookings",
+ *   method: "POST"
+ * }).pipe(Action.requireApproval({ reason: "Charges the card", ttl: "10 minutes" }))
+ * ```
+ *
  * @category combinators
  * @since 0.1.0
  */
@@ -697,6 +722,24 @@ export const requireApproval: {
  * Sets the resilience policy of the action's run: retry with
  * backoff, attempt timeout, whole-step deadline, circuit breaker, bulkhead.
  * See `Resilience.Policy` for every option and default.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const forecast = Action.webService({
+ *   description: "Forecast for a city",
+ *   parameters: { city: Schema.String },
+ *   endpoint: "https://api.example.com/v1/forecast/{city}"
+ * }).pipe(
+ *   Action.resilience({
+ *     retry: { maxAttempts: 3, initialDelay: "200 millis" },
+ *     timeout: "10 seconds",
+ *     circuitBreaker: { failureRateThreshold: 0.5, resetAfter: "30 seconds" }
+ *   })
+ * )
+ * ```
  *
  * @category combinators
  * @since 0.1.0
@@ -711,6 +754,18 @@ export const resilience: {
  * after resilience, `f(args, error)` supplies the result. It may return a
  * value, a Promise or an Effect. It does not run for failures of other
  * steps. If it fails too, the call fails with EXECUTION carrying both causes.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const sky = Action.webService({
+ *   description: "Current sky for a city",
+ *   parameters: { city: Schema.String },
+ *   endpoint: "https://api.example.com/v1/sky/{city}"
+ * }).pipe(Action.fallback(({ city }: { city: string }, error) => ({ city, sky: "unknown", because: error.category })))
+ * ```
  *
  * @category combinators
  * @since 0.1.0
@@ -745,6 +800,17 @@ export const contract: {
  * Sets the action's own input and output guardrails; they replace the role's
  * default (no merge). See `Guardrail.Policy`.
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const search = Action.llm({
+ *   description: "Answer a travel question",
+ *   parameters: { question: Schema.String }
+ * }).pipe(Action.guardrails({ input: { maxLength: 500, blockedPatterns: [/\b\d{13,16}\b/] } }))
+ * ```
+ *
  * @category combinators
  * @since 0.1.0
  */
@@ -757,6 +823,17 @@ export const guardrails: {
  * Retrieves knowledge before the run: `topK` passages
  * (default 5) for `query(args)` (default: the string arguments joined) from
  * the role's knowledge sources.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const answer = Action.llm({
+ *   description: "Answer from the refund policy",
+ *   parameters: { question: Schema.String }
+ * }).pipe(Action.retrieval({ topK: 3, query: ({ question }: { question: string }) => question }))
+ * ```
  *
  * @category combinators
  * @since 0.1.0

@@ -26,6 +26,18 @@ export interface ActionRequest {
 /**
  * Makes a request from an action name and its arguments.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ActionRequest, type Agent } from "@rolecraft/core"
+ *
+ * const ask = (agent: Agent.Agent) =>
+ *   Effect.gen(function* () {
+ *     const response = yield* agent.execute(ActionRequest.make("nights", { checkIn: "2026-05-12", checkOut: "2026-05-15" }))
+ *     return response.success ? response.value : response.error?.category
+ *   })
+ * ```
+ *
  * @category constructors
  * @since 0.1.0
  */

@@ -379,6 +379,15 @@ export const makeMemory = (): ApprovalStore["Service"] => make(memoryStorage())
 /**
  * An in-memory store as a layer; each build of the layer is a fresh store.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ApprovalStore } from "@rolecraft/core"
+ *
+ * declare const program: Effect.Effect<void, never, ApprovalStore.ApprovalStore>
+ * const runnable = program.pipe(Effect.provide(ApprovalStore.layerMemory))
+ * ```
+ *
  * @category layers
  * @since 0.1.0
  */

@@ -201,6 +201,22 @@ export const make = <const Name extends string, const Actions extends Candidates
  * bases that do not extend one another, with no own entry of that key, are
  * ambiguous and throw `RoleDefinitionError`.
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action, Capability } from "@rolecraft/core"
+ *
+ * const Summarizer = Capability.make("Summarizer", {
+ *   summarize: Action.llm({ description: "Summarise the text", parameters: { text: Schema.String } })
+ * })
+ * const Editor = Capability.extend("Editor", [Summarizer], {
+ *   translate: Action.llm({
+ *     description: "Translate the text",
+ *     parameters: { text: Schema.String, targetLanguage: Schema.String }
+ *   })
+ * })
+ * ```
+ *
  * @category constructors
  * @since 0.1.0
  */

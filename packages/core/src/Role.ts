@@ -333,6 +333,28 @@ export const make = <
  *
  * Throws `RoleDefinitionError` as {@link make} does.
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action, Role } from "@rolecraft/core"
+ *
+ * const Editor = Role.make({
+ *   identity: { name: "editor", goal: "Edit texts", domain: "text" },
+ *   actions: { summarize: Action.llm({ description: "Summarise the text", parameters: { text: Schema.String } }) }
+ * })
+ * // The strict editor keeps the editor's actions but summarises with code, not a model.
+ * const StrictEditor = Role.extend(Editor, {
+ *   identity: { name: "strict-editor", goal: "Edit texts tersely", domain: "text" },
+ *   actions: {
+ *     summarize: Action.local({
+ *       description: "Keep the first sentence",
+ *       parameters: { text: Schema.String },
+ *       run: ({ text }) => text.split(". ")[0] ?? text
+ *     })
+ *   }
+ * })
+ * ```
+ *
  * @category constructors
  * @since 0.1.0
  */

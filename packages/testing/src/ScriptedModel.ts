@@ -275,6 +275,22 @@ export const make = (
 /**
  * A layer providing a scripted model and its {@link Recording}.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ScriptedModel } from "@rolecraft/testing"
+ *
+ * const Model = ScriptedModel.layer([
+ *   ScriptedModel.toolCalls([{ name: "nights", arguments: { checkIn: "2026-05-12", checkOut: "2026-05-15" } }]),
+ *   ScriptedModel.reply("That is 3 nights."),
+ *   ScriptedModel.fail(429, { retryAfter: "2 seconds" })
+ * ])
+ * const check = Effect.gen(function* () {
+ *   const recording = yield* ScriptedModel.Recording
+ *   yield* recording.assertDone // fails unless every step was used
+ * }).pipe(Effect.provide(Model))
+ * ```
+ *
  * @category layers
  * @since 0.1.0
  */
