@@ -31,10 +31,11 @@ import * as Conversion from "./Conversion.ts"
 import * as Events from "./Events.ts"
 import * as Guardrail from "./Guardrail.ts"
 import * as Hooks from "./Hooks.ts"
-import * as Executor from "./internal/executor.ts"
-import { settled } from "./internal/settled.ts"
-import * as McpConnections from "./internal/mcpConnections.ts"
-import * as McpTool from "./internal/mcpTool.ts"
+import type { AgentRuntime } from "./internal/executor/attempt.ts"
+import * as Executor from "./internal/executor/execute.ts"
+import { settled } from "./internal/run/settled.ts"
+import * as McpConnections from "./internal/executor/mcpPool.ts"
+import * as McpTool from "./internal/executor/mcpTool.ts"
 import * as Knowledge from "./Knowledge.ts"
 import * as LanguageModel from "./LanguageModel.ts"
 import * as Resilience from "./Resilience.ts"
@@ -186,7 +187,7 @@ const defaultAttemptTimeout = (action: Action.Any): Duration.Input | undefined =
 const register = (options: {
   readonly id: string
   readonly roles: ReadonlyArray<Role.Any>
-  readonly runtime: Executor.AgentRuntime
+  readonly runtime: AgentRuntime
   readonly knowledgeBase: Effect.Success<typeof Knowledge.defaultBase>
 }) =>
   Effect.gen(function* () {
@@ -317,7 +318,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
   Effect.gen(function* () {
     const id = options.id
     const servers = McpTool.serversRole(options.mcpServers)
-    const runtime: Executor.AgentRuntime = { id, mcp: McpConnections.make(yield* Effect.scope) }
+    const runtime: AgentRuntime = { id, mcp: McpConnections.make(yield* Effect.scope) }
     const approvals = yield* Approval.defaultStore
     const knowledgeBase = yield* Knowledge.defaultBase
     const roles = servers === undefined ? options.roles : [...options.roles, servers]

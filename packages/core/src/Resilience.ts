@@ -24,7 +24,7 @@ import {
   Timeout,
   TransientFailure
 } from "./ActionError.ts"
-import * as TimeLimit from "./internal/timeLimit.ts"
+import * as TimeLimit from "./internal/run/timeLimit.ts"
 
 /**
  * Retry policy.

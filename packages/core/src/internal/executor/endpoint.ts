@@ -20,7 +20,7 @@
  * - BODY is one JSON object of the arguments in declared order.
  */
 import * as Result from "effect/Result"
-import type { Issue } from "../ActionError.ts"
+import type { Issue } from "../../ActionError.ts"
 
 /** Where the arguments go. */
 export type ParamType = "QUERY" | "PATH" | "BODY"

@@ -19,7 +19,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
-import * as Action from "../Action.ts"
+import * as Action from "../../Action.ts"
 import {
   type ActionError,
   ActionNotFound,
@@ -27,8 +27,8 @@ import {
   Timeout,
   TransientFailure,
   ValidationError
-} from "../ActionError.ts"
-import * as Conversion from "../Conversion.ts"
+} from "../../ActionError.ts"
+import * as Conversion from "../../Conversion.ts"
 import {
   type CallToolResult,
   type Connection,
@@ -37,13 +37,13 @@ import {
   type McpClientError,
   serverKey,
   type ToolDefinition
-} from "../McpClient.ts"
-import * as McpContent from "../McpContent.ts"
-import * as Role from "../Role.ts"
-import * as Tool from "../Tool.ts"
-import type { BackingOff, Pool } from "./mcpConnections.ts"
-import * as Redact from "./redact.ts"
-import { settled } from "./settled.ts"
+} from "../../McpClient.ts"
+import * as McpContent from "../../McpContent.ts"
+import * as Role from "../../Role.ts"
+import * as Tool from "../../Tool.ts"
+import type { BackingOff, Pool } from "./mcpPool.ts"
+import * as Redact from "../redact.ts"
+import { settled } from "../run/settled.ts"
 
 /**
  * The default timeout of one tool call when neither the action nor its
@@ -52,7 +52,7 @@ import { settled } from "./settled.ts"
 export const defaultTimeout: Duration.Duration = Duration.seconds(60)
 
 /**
- * What the executor needs of an attempt (a subset of `executor.Attempt`).
+ * What the executor needs of an attempt (a subset of `Attempt`).
  */
 export interface Call {
   readonly name: string

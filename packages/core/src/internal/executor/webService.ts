@@ -46,12 +46,12 @@ import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
-import type * as Action from "../Action.ts"
-import { type ActionError, ExecutionFailure, type Issue, TransientFailure, ValidationError } from "../ActionError.ts"
-import * as ActionResult from "../ActionResult.ts"
+import type * as Action from "../../Action.ts"
+import { type ActionError, ExecutionFailure, type Issue, TransientFailure, ValidationError } from "../../ActionError.ts"
+import * as ActionResult from "../../ActionResult.ts"
 import * as Endpoint from "./endpoint.ts"
-import * as Redact from "./redact.ts"
-import { shorten } from "./text.ts"
+import * as Redact from "../redact.ts"
+import { shorten } from "../text.ts"
 
 type WebService = Action.WebService<any, any, any>
 

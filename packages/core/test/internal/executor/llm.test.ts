@@ -1,11 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, type Layer, Schema } from "effect"
-import * as Action from "../../src/Action.ts"
-import { TransientFailure } from "../../src/ActionError.ts"
-import * as Agent from "../../src/Agent.ts"
-import * as Llm from "../../src/internal/llm.ts"
-import * as LanguageModel from "../../src/LanguageModel.ts"
-import * as Role from "../../src/Role.ts"
+import * as Action from "../../../src/Action.ts"
+import { TransientFailure } from "../../../src/ActionError.ts"
+import * as Agent from "../../../src/Agent.ts"
+import * as Llm from "../../../src/internal/executor/llm.ts"
+import * as LanguageModel from "../../../src/LanguageModel.ts"
+import * as Role from "../../../src/Role.ts"
 
 const identity = { name: "travel", goal: "Plan trips", domain: "travel" }
 

@@ -6,9 +6,9 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { type ActionError, isActionError, type RetrievalFailure, ValidationError } from "../ActionError.ts"
-import * as Conversion from "../Conversion.ts"
-import * as LanguageModel from "../LanguageModel.ts"
+import { type ActionError, isActionError, type RetrievalFailure, ValidationError } from "../../ActionError.ts"
+import * as Conversion from "../../Conversion.ts"
+import * as LanguageModel from "../../LanguageModel.ts"
 
 /** A VALIDATION failure of a turn: `<action>: <message>`, one issue at `path`. */
 export const invalid = (action: string, path: string, message: string): ValidationError =>

@@ -8,13 +8,13 @@
  * same array).
  */
 import * as Effect from "effect/Effect"
-import type * as Action from "../Action.ts"
-import * as Authority from "../Authority.ts"
-import type { ToolDefinition } from "../McpClient.ts"
-import * as McpToolkit from "../McpToolkit.ts"
-import type * as Tool from "../Tool.ts"
-import type { AgentRuntime } from "./executor.ts"
-import * as McpTool from "./mcpTool.ts"
+import type * as Action from "../../Action.ts"
+import * as Authority from "../../Authority.ts"
+import type { ToolDefinition } from "../../McpClient.ts"
+import * as McpToolkit from "../../McpToolkit.ts"
+import type * as Tool from "../../Tool.ts"
+import type { AgentRuntime } from "../executor/attempt.ts"
+import * as McpTool from "../executor/mcpTool.ts"
 
 /** What the toolkit needs of an agent. */
 export interface Source {

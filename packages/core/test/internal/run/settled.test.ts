@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
-import { settled } from "../../src/internal/settled.ts"
+import { settled } from "../../../src/internal/run/settled.ts"
 
 describe("settled", () => {
   it.effect("a success Exit gives its value; a failure Exit and any other effect run as usual", () =>

@@ -18,7 +18,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import { type Connection, McpClientError } from "../McpClient.ts"
+import { type Connection, McpClientError } from "../../McpClient.ts"
 
 /**
  * A connect failed recently and its backoff has not passed: `error` is that

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
-import * as Endpoint from "../../src/internal/endpoint.ts"
+import * as Endpoint from "../../../src/internal/executor/endpoint.ts"
 
 const build = (
   endpoint: string,

@@ -5,14 +5,14 @@ import { Clock, ConfigProvider, Duration, Effect, Layer, Logger, Result, Schema,
 import * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"
 import * as fc from "fast-check"
-import * as Action from "../../src/Action.ts"
-import type { ActionError, RoleDefinitionError } from "../../src/ActionError.ts"
-import * as Agent from "../../src/Agent.ts"
-import * as ActionResult from "../../src/ActionResult.ts"
-import * as WebService from "../../src/internal/webService.ts"
-import type * as Resilience from "../../src/Resilience.ts"
-import * as Role from "../../src/Role.ts"
-import * as LocalServer from "../support/LocalServer.ts"
+import * as Action from "../../../src/Action.ts"
+import type { ActionError, RoleDefinitionError } from "../../../src/ActionError.ts"
+import * as Agent from "../../../src/Agent.ts"
+import * as ActionResult from "../../../src/ActionResult.ts"
+import * as WebService from "../../../src/internal/executor/webService.ts"
+import type * as Resilience from "../../../src/Resilience.ts"
+import * as Role from "../../../src/Role.ts"
+import * as LocalServer from "../../support/LocalServer.ts"
 
 const identity = { name: "web", goal: "call services", domain: "http" }
 

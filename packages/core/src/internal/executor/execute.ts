@@ -1,41 +1,17 @@
 /**
- * The executors of the run step, one per action type, and the result mapper
- * that runs with them as one unit (SPEC §3, §9 step 7). Each dispatched type's
- * executor lives in its own module.
+ * The run step of one attempt: the action's executor (local, webService, llm
+ * or mcpTool, each in its own module) followed by its result mapper, run as
+ * one unit so a retry repeats both.
  */
 import * as Effect from "effect/Effect"
-import type * as Action from "../Action.ts"
-import type { ActionError } from "../ActionError.ts"
-import * as ActionResult from "../ActionResult.ts"
-import * as Resilience from "../Resilience.ts"
-import type * as Role from "../Role.ts"
+import type * as Action from "../../Action.ts"
+import type { ActionError } from "../../ActionError.ts"
+import * as ActionResult from "../../ActionResult.ts"
+import * as Resilience from "../../Resilience.ts"
+import type { Attempt } from "./attempt.ts"
 import * as Llm from "./llm.ts"
-import type * as McpConnections from "./mcpConnections.ts"
 import * as McpTool from "./mcpTool.ts"
 import * as WebService from "./webService.ts"
-
-/**
- * What the agent holds for the executors: its id and per-agent resources
- * (`mcp`: its MCP connections, closed with its scope).
- */
-export interface AgentRuntime {
-  readonly id: string
-  readonly mcp: McpConnections.Pool
-}
-
-/**
- * What an executor gets for one attempt. `spec` is the spec of the role the
- * action belongs to (its `model` selects the llm actions' model and
- * temperature); absent means `{}`.
- */
-export interface Attempt<X extends Action.Any = Action.Any> {
-  readonly name: string
-  readonly action: X
-  readonly args: Readonly<Record<string, unknown>>
-  readonly context: Omit<Action.Context, "signal">
-  readonly agent: AgentRuntime
-  readonly spec?: Role.Spec | undefined
-}
 
 const runLocal = (attempt: Attempt<Action.Local<any, any, any>>): Effect.Effect<unknown, ActionError, any> =>
   Resilience.fromReturned(attempt.name, "run", (signal) =>
@@ -78,7 +54,7 @@ export const execute = (attempt: Attempt): Effect.Effect<unknown, ActionError, a
 /**
  * Whether an attempt cut off by its timeout may be retried: not for a
  * webService call whose request may have reached the server and that is not
- * idempotent (SPEC §6, C28).
+ * idempotent.
  */
 export const timeoutRetryable = (action: Action.Any): boolean =>
   action._tag === "webService" ? WebService.isSafeToRepeat(action) : true
