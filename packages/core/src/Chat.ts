@@ -42,16 +42,16 @@ import {
 import * as Approval from "./Approval.ts"
 import * as ApprovalStore from "./ApprovalStore.ts"
 import * as Authority from "./Authority.ts"
-import * as Conversion from "./Conversion.ts"
+import * as Conversion from "./internal/schema/conversion.ts"
 import * as Events from "./Events.ts"
 import * as ChatMessages from "./internal/chat/messages.ts"
 import * as ChatToolkit from "./internal/chat/toolkit.ts"
 import type { AgentRuntime } from "./internal/executor/attempt.ts"
 import * as LanguageModel from "./LanguageModel.ts"
-import type * as McpToolkit from "./McpToolkit.ts"
+import type * as McpToolkit from "./internal/chat/mcpToolkit.ts"
 import * as Resilience from "./Resilience.ts"
 import type * as Role from "./Role.ts"
-import * as Tool from "./Tool.ts"
+import * as Tool from "./internal/schema/tool.ts"
 
 // =============================================================================
 // Options, decisions, results

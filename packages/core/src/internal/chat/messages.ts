@@ -1,5 +1,5 @@
 /**
- * The messages of a chat turn (SPEC §7): checking a caller's history and a
+ * The messages of a chat turn: checking a caller's history and a
  * paused state (every tool call answered exactly once), fresh ids for empty
  * or repeated tool call ids, and the text of a tool message.
  */
@@ -7,8 +7,9 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type ActionError, isActionError, type RetrievalFailure, ValidationError } from "../../ActionError.ts"
-import * as Conversion from "../../Conversion.ts"
+import * as Conversion from "../schema/conversion.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
+import * as ToolResult from "../../ToolResult.ts"
 
 /** A VALIDATION failure of a turn: `<action>: <message>`, one issue at `path`. */
 export const invalid = (action: string, path: string, message: string): ValidationError =>
@@ -96,19 +97,12 @@ export const withUniqueIds = (
   })
 }
 
-/** The text of a tool's result: a string as is, anything else as JSON (`undefined` is `null`). */
-export const contentOf = (value: unknown): string => {
-  if (typeof value === "string") return value
-  if (value === undefined) return "null"
-  const json = Result.try(() => JSON.stringify(value))
-  return Result.isSuccess(json) && typeof json.success === "string" ? json.success : String(value)
-}
+/** The text of a tool's result (see `ToolResult.text`). */
+export const contentOf = ToolResult.text
 
-/** The text of a failed call: `{"error":{"category","message"}}` (`"RETRIEVAL"` for a retrieval failure). */
+/** The text of a failed call (`"RETRIEVAL"` for a retrieval failure; see `ToolResult.failure`). */
 export const errorContent = (error: ActionError | RetrievalFailure): string =>
-  JSON.stringify({
-    error: { category: isActionError(error) ? error.category : "RETRIEVAL", message: error.message }
-  })
+  ToolResult.failure(isActionError(error) ? error.category : "RETRIEVAL", error.message)
 
 // A decision as `Chat.approve` and `Chat.reject` make it; anything else (a typo'd tag, a missing approver or
 // reason, a string) must approve nothing.

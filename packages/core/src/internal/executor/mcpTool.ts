@@ -28,7 +28,7 @@ import {
   TransientFailure,
   ValidationError
 } from "../../ActionError.ts"
-import * as Conversion from "../../Conversion.ts"
+import * as Conversion from "../schema/conversion.ts"
 import {
   type CallToolResult,
   type Connection,
@@ -38,9 +38,9 @@ import {
   serverKey,
   type ToolDefinition
 } from "../../McpClient.ts"
-import * as McpContent from "../../McpContent.ts"
+import * as McpContent from "./mcpContent.ts"
 import * as Role from "../../Role.ts"
-import * as Tool from "../../Tool.ts"
+import * as Tool from "../schema/tool.ts"
 import type { BackingOff, Pool } from "./mcpPool.ts"
 import * as Redact from "../redact.ts"
 import { settled } from "../run/settled.ts"

@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
 import * as fc from "fast-check"
-import { ValidationError } from "../src/ActionError.ts"
-import * as Tool from "../src/Tool.ts"
+import { ValidationError } from "../../../src/ActionError.ts"
+import * as Tool from "../../../src/internal/schema/tool.ts"
 
 const project = (parameters: Tool.Parameters, options?: { readonly strict?: boolean }) =>
   Result.getOrThrowWith(Tool.jsonSchema(parameters, options), (issue) => new Error(issue.message))

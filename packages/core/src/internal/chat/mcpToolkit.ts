@@ -8,8 +8,8 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import type { ToolDefinition } from "./McpClient.ts"
-import * as Tool from "./Tool.ts"
+import type { ToolDefinition } from "../../McpClient.ts"
+import * as Tool from "../schema/tool.ts"
 
 /**
  * The tools one mcpTool action (or agent MCP server) offers: `action` is its

@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Schema, SchemaParser } from "effect"
 import * as fc from "fast-check"
-import type { ValidationError } from "../src/ActionError.ts"
-import * as Conversion from "../src/Conversion.ts"
+import type { ValidationError } from "../../../src/ActionError.ts"
+import * as Conversion from "../../../src/internal/schema/conversion.ts"
 
 const action = "book"
 

@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Ref, Schema } from "effect"
-import * as Action from "../src/Action.ts"
-import { Unauthorized } from "../src/ActionError.ts"
-import * as Agent from "../src/Agent.ts"
-import * as Role from "../src/Role.ts"
+import * as Action from "../../../src/Action.ts"
+import { Unauthorized } from "../../../src/ActionError.ts"
+import * as Agent from "../../../src/Agent.ts"
+import * as Role from "../../../src/Role.ts"
 
 const identity = (name: string) => ({ name, goal: "goal", domain: "domain" })
 

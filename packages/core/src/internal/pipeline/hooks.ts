@@ -5,10 +5,10 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import type { ActionError } from "./ActionError.ts"
-import { ValidationError } from "./ActionError.ts"
-import * as Resilience from "./Resilience.ts"
-import type * as Role from "./Role.ts"
+import type { ActionError } from "../../ActionError.ts"
+import { ValidationError } from "../../ActionError.ts"
+import * as Resilience from "../../Resilience.ts"
+import type * as Role from "../../Role.ts"
 
 type Args = Readonly<Record<string, unknown>>
 

@@ -31,10 +31,10 @@ import * as SchemaAST from "effect/SchemaAST"
 import * as SchemaParser from "effect/SchemaParser"
 import * as SchemaRepresentation from "effect/SchemaRepresentation"
 import type * as SchemaIssue from "effect/SchemaIssue"
-import { ValidationError } from "./ActionError.ts"
-import type { Issue } from "./ActionError.ts"
-import { setOwn } from "./internal/ownProperty.ts"
-import { shorten } from "./internal/text.ts"
+import { ValidationError } from "../../ActionError.ts"
+import type { Issue } from "../../ActionError.ts"
+import { setOwn } from "../ownProperty.ts"
+import { shorten } from "../text.ts"
 
 // -----------------------------------------------------------------------------
 // Coercion: compiled once per AST node, a straight walk per call

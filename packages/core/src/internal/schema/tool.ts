@@ -19,47 +19,17 @@ import * as JsonPointer from "effect/JsonPointer"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as JsonSchema from "effect/JsonSchema"
-import { ValidationError } from "./ActionError.ts"
-import { reservedParameter as approvalTokenParameter } from "./Approval.ts"
-import { setOwn } from "./internal/ownProperty.ts"
-import { shorten } from "./internal/text.ts"
+import { ValidationError } from "../../ActionError.ts"
+import { reservedParameter as approvalTokenParameter } from "../../Approval.ts"
+import { setOwn } from "../ownProperty.ts"
+import { shorten } from "../text.ts"
+import type { ExcludedTool as Excluded, JsonSchemaObject, Tool, Toolkit } from "../../LanguageModel.ts"
+
+export type { Excluded, JsonSchemaObject, Tool, Toolkit }
 
 // =============================================================================
 // Models
 // =============================================================================
-
-/**
- * A JSON Schema for a tool's arguments as a model sees it: always an object
- * schema with `properties`, with no `$ref`, `$defs`, `$schema` or `$id` left.
- *
- * @since 0.1.0
- */
-export interface JsonSchemaObject {
-  readonly type: "object"
-  readonly properties: { readonly [name: string]: JsonSchema.JsonSchema | boolean }
-  readonly [keyword: string]: unknown
-}
-
-/**
- * What a model is offered for one action or MCP tool.
- *
- * - `name`: the model-facing name, valid for the provider APIs
- *   (`^[a-zA-Z0-9_-]{1,64}$`) and unique within its {@link Toolkit}.
- * - `key`: the original name (an action key, or e.g. `"weather/get_forecast"`
- *   for an MCP tool); {@link Toolkit.keyOf} maps `name` back to it.
- * - `description`: shown to the model as is.
- * - `parameters`: the projected schema (see {@link jsonSchema}).
- * - `strict`: whether the provider's strict mode is asked for (default `false`).
- *
- * @since 0.1.0
- */
-export interface Tool {
-  readonly name: string
-  readonly key: string
-  readonly description: string
-  readonly parameters: JsonSchemaObject
-  readonly strict: boolean
-}
 
 /**
  * The parameters of a tool: an Effect Schema (an action's `parameters`) or a
@@ -95,33 +65,6 @@ export interface Entry {
   readonly description: string
   readonly parameters: Parameters
   readonly strict?: boolean | undefined
-}
-
-/**
- * An entry {@link toolkit} could not offer, with the reason (an empty key, a
- * duplicate key, or a {@link ToolSchemaIssue} such as a recursive schema).
- *
- * @since 0.1.0
- */
-export interface Excluded {
-  readonly key: string
-  readonly reason: string
-}
-
-/**
- * The tools offered to a model in one request.
- *
- * - `tools`: in entry order, without the excluded ones; names are unique.
- * - `excluded`: entries left out, each with its reason; the others still work.
- * - `keyOf(name)`: the original key of a model-facing name, `undefined` for a
- *   name that was never offered (the caller answers NOT_FOUND, case C06).
- *
- * @since 0.1.0
- */
-export interface Toolkit {
-  readonly tools: ReadonlyArray<Tool>
-  readonly excluded: ReadonlyArray<Excluded>
-  readonly keyOf: (name: string) => string | undefined
 }
 
 // =============================================================================

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as McpToolkit from "../src/McpToolkit.ts"
+import * as McpToolkit from "../../../src/internal/chat/mcpToolkit.ts"
 
 const tool = (name: string, description?: string) => ({
   name,

@@ -11,9 +11,9 @@
  */
 import * as Result from "effect/Result"
 import * as SchemaParser from "effect/SchemaParser"
-import * as Conversion from "./Conversion.ts"
-import { cut } from "./internal/text.ts"
-import type { CallToolResult, ContentBlock } from "./McpClient.ts"
+import * as Conversion from "../schema/conversion.ts"
+import { cut } from "../text.ts"
+import type { CallToolResult, ContentBlock } from "../../McpClient.ts"
 
 /**
  * One converted content block. `text` is always there: the block's text, or
