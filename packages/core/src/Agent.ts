@@ -22,21 +22,27 @@ import {
 } from "./ActionError.ts"
 import type { ActionRequest } from "./ActionRequest.ts"
 import type { ActionResponse } from "./ActionResponse.ts"
-import * as Approval from "./Approval.ts"
+import type * as Approval from "./Approval.ts"
+import * as ApprovalKernel from "./internal/pipeline/approval.ts"
 import type * as ApprovalStore from "./ApprovalStore.ts"
-import * as Authority from "./Authority.ts"
+import type * as Authority from "./Authority.ts"
+import * as AuthorityKernel from "./internal/pipeline/authority.ts"
 import * as Chat from "./Chat.ts"
-import * as Contract from "./Contract.ts"
+import * as ContractKernel from "./internal/pipeline/contract.ts"
 import * as Conversion from "./internal/schema/conversion.ts"
-import * as Events from "./Events.ts"
-import * as Guardrail from "./Guardrail.ts"
+import type * as Events from "./Events.ts"
+import * as EventHub from "./internal/events/hub.ts"
+import * as Observe from "./internal/events/observe.ts"
+import type * as Guardrail from "./Guardrail.ts"
+import * as GuardrailKernel from "./internal/pipeline/guardrail.ts"
 import * as Hooks from "./internal/pipeline/hooks.ts"
 import type { AgentRuntime } from "./internal/executor/attempt.ts"
 import * as Executor from "./internal/executor/execute.ts"
 import { settled } from "./internal/run/settled.ts"
 import * as McpConnections from "./internal/executor/mcpPool.ts"
 import * as McpTool from "./internal/executor/mcpTool.ts"
-import * as Knowledge from "./Knowledge.ts"
+import type * as Knowledge from "./Knowledge.ts"
+import * as KnowledgeKernel from "./internal/pipeline/retrieval.ts"
 import * as LanguageModel from "./LanguageModel.ts"
 import * as Resilience from "./Resilience.ts"
 import * as Tool from "./internal/schema/tool.ts"
@@ -168,7 +174,7 @@ interface Registered {
   readonly state: Ref.Ref<unknown>
   readonly guardrails: Guardrail.Policy | undefined
   readonly approval: { readonly agentId: string; readonly action: string; readonly policy: Approval.Policy | undefined }
-  readonly retrieval: Omit<Parameters<typeof Knowledge.retrieve>[0], "args">
+  readonly retrieval: Omit<Parameters<typeof KnowledgeKernel.retrieve>[0], "args">
   /** Step 7 for one call: the executor inside the action's resilience policy, then its fallback. */
   readonly run: (
     args: Readonly<Record<string, unknown>>,
@@ -188,7 +194,7 @@ const register = (options: {
   readonly id: string
   readonly roles: ReadonlyArray<Role.Any>
   readonly runtime: AgentRuntime
-  readonly knowledgeBase: Effect.Success<typeof Knowledge.defaultBase>
+  readonly knowledgeBase: Effect.Success<typeof KnowledgeKernel.defaultBase>
 }) =>
   Effect.gen(function* () {
     const { id, runtime, knowledgeBase } = options
@@ -234,7 +240,7 @@ const register = (options: {
             message: `Action ${name}: ${durations}`
           })
         }
-        yield* Effect.mapError(Guardrail.validate(name, guardrails), inRole)
+        yield* Effect.mapError(GuardrailKernel.validate(name, guardrails), inRole)
         const guards = yield* Effect.mapError(Resilience.makeGuards(name, policies.resilience), inRole)
         const attemptTimeout = defaultAttemptTimeout(action)
         const timeoutRetryable = Executor.timeoutRetryable(action)
@@ -319,16 +325,16 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const id = options.id
     const servers = McpTool.serversRole(options.mcpServers)
     const runtime: AgentRuntime = { id, mcp: McpConnections.make(yield* Effect.scope) }
-    const approvals = yield* Approval.defaultStore
-    const knowledgeBase = yield* Knowledge.defaultBase
+    const approvals = yield* ApprovalKernel.defaultStore
+    const knowledgeBase = yield* KnowledgeKernel.defaultBase
     const roles = servers === undefined ? options.roles : [...options.roles, servers]
     const registry = yield* register({ id, roles, runtime, knowledgeBase })
-    const authority = Authority.compile(options.authority)
+    const authority = AuthorityKernel.compile(options.authority)
     const available = [...registry.keys()]
-    const hub = yield* Events.makeHub
-    const trace = Events.stepTracer(options.traceSteps)
+    const hub = yield* EventHub.makeHub
+    const trace = Observe.stepTracer(options.traceSteps)
     // A step already settled (an action without that step's policy) gives its value without a trip through the runtime.
-    const step: Events.StepTracer = (name, effect) => settled(trace(name, effect))
+    const step: Observe.StepTracer = (name, effect) => settled(trace(name, effect))
 
     const notFound = (name: string) =>
       new ActionNotFound({ action: name, message: `No action named ${name}`, available })
@@ -341,22 +347,28 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       correlationId?: string
     ) =>
       Effect.gen(function* () {
-        const { params: raw, token } = Approval.strip(rawParams, requestToken)
+        const { params: raw, token } = ApprovalKernel.strip(rawParams, requestToken)
         const tool = toolOf(name, raw, registry)
-        yield* step("authority", Authority.check(authority, name, tool)) // 1
+        yield* step("authority", AuthorityKernel.check(authority, name, tool)) // 1
         const entry = registry.get(name) ?? (yield* notFound(name))
         const { action, role, state, guardrails } = entry
-        yield* step("approval", Approval.verify({ ...entry.approval, tool, token, params: raw, store: approvals })) // 2
+        yield* step(
+          "approval",
+          ApprovalKernel.verify({ ...entry.approval, tool, token, params: raw, store: approvals })
+        ) // 2
         const hooked = yield* step("beforeHook", Hooks.before(role.hooks, name, raw)) // 3
-        const guarded = yield* step("inputGuardrail", Guardrail.checkInput(name, guardrails?.input, hooked))
+        const guarded = yield* step("inputGuardrail", GuardrailKernel.checkInput(name, guardrails?.input, hooked))
         const args = yield* step("conversion", Conversion.decode(action.parameters, guarded, { action: name })) // 4
         const contract = action.policies.contract
-        yield* step("precondition", Contract.checkPre(name, contract, args, Ref.getUnsafe(state))) // 5
-        const knowledge = yield* step("retrieval", Knowledge.retrieve({ ...entry.retrieval, args })) // 6
+        yield* step("precondition", ContractKernel.checkPre(name, contract, args, Ref.getUnsafe(state))) // 5
+        const knowledge = yield* step("retrieval", KnowledgeKernel.retrieve({ ...entry.retrieval, args })) // 6
         const result = yield* step("run", entry.run(args, knowledge)) // 7
-        const output = yield* step("outputGuardrail", Guardrail.checkOutput(name, guardrails?.output, result)) // 8
+        const output = yield* step("outputGuardrail", GuardrailKernel.checkOutput(name, guardrails?.output, result)) // 8
         const invariants = role.state?.invariants
-        yield* step("postcondition", Contract.checkPost(name, contract, output, args, Ref.getUnsafe(state), invariants)) // 9
+        yield* step(
+          "postcondition",
+          ContractKernel.checkPost(name, contract, output, args, Ref.getUnsafe(state), invariants)
+        ) // 9
         yield* step("afterHook", Hooks.after(role.hooks, name, args, output)) // 10
         return output
       }).pipe(
@@ -369,7 +381,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
           { attributes: spanAttributes(id, name, registry.get(name), correlationId) },
           { captureStackTrace: false }
         ),
-        Events.observe(hub, () => subjectOf(id, name, registry.get(name), correlationId))
+        Observe.observe(hub, () => subjectOf(id, name, registry.get(name), correlationId))
       )
 
     const executeAction = (name: string, params: Readonly<Record<string, unknown>> = {}) => pipeline(name, params)
@@ -491,7 +503,7 @@ const subjectOf = (
   action: string,
   registered: Registered | undefined,
   correlationId: string | undefined
-): Events.Subject => ({
+): Observe.Subject => ({
   agentId,
   action,
   role: registered?.role.identity.name,

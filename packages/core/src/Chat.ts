@@ -40,10 +40,11 @@ import {
   type ValidationError
 } from "./ActionError.ts"
 import * as Approval from "./Approval.ts"
+import * as ApprovalKernel from "./internal/pipeline/approval.ts"
 import * as ApprovalStore from "./ApprovalStore.ts"
-import * as Authority from "./Authority.ts"
+import * as AuthorityKernel from "./internal/pipeline/authority.ts"
 import * as Conversion from "./internal/schema/conversion.ts"
-import * as Events from "./Events.ts"
+import * as EventHub from "./internal/events/hub.ts"
 import * as ChatMessages from "./internal/chat/messages.ts"
 import * as ChatToolkit from "./internal/chat/toolkit.ts"
 import type { AgentRuntime } from "./internal/executor/attempt.ts"
@@ -325,9 +326,9 @@ export interface Host<R> {
   readonly id: string
   readonly roles: ReadonlyArray<Role.Any>
   readonly actions: ReadonlyMap<string, { readonly action: Action.Any }>
-  readonly authority: Authority.Compiled
+  readonly authority: AuthorityKernel.Compiled
   readonly approvals: ApprovalStore.ApprovalStore["Service"]
-  readonly hub: Events.Hub
+  readonly hub: EventHub.Hub
   readonly runtime: AgentRuntime
   readonly executeAction: (
     name: string,
@@ -514,7 +515,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
 
   const unknownTool = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): Answered => {
     // Authority first: a name it denies is AUTHORITY whether or not it exists (C06).
-    if (!Authority.allows(authority, call.name)) {
+    if (!AuthorityKernel.allows(authority, call.name)) {
       return failed(
         call.id,
         new Unauthorized({ action: call.name, message: `The agent's authority does not allow ${call.name}` })
@@ -561,10 +562,10 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       }
       return Effect.gen(function* () {
         const start = yield* Clock.currentTimeMillis
-        yield* Events.publish(hub, { _tag: "ToolCallStarted", ...about, timestamp: start })
+        yield* EventHub.publish(hub, { _tag: "ToolCallStarted", ...about, timestamp: start })
         const result = yield* answer
         const now = yield* Clock.currentTimeMillis
-        yield* Events.publish(hub, {
+        yield* EventHub.publish(hub, {
           _tag: "ToolCallFinished",
           ...about,
           success: result.success,
@@ -634,7 +635,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
             : { role: "assistant", content: response.text, toolCalls: calls }
         )
         if (hub.subscribers() > 0) {
-          yield* Events.publish(hub, {
+          yield* EventHub.publish(hub, {
             _tag: "ChatStep",
             agentId: id,
             step: turn.steps,
@@ -722,7 +723,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
           message: `${label} requires approval (${pending.reason}): ${detail}`
         })
       )
-    const answer = Effect.flatMap(Approval.storeOf(host.approvals), (store) =>
+    const answer = Effect.flatMap(ApprovalKernel.storeOf(host.approvals), (store) =>
       decision._tag === "Reject"
         ? Effect.as(
             Effect.ignore(store.reject(pending.pendingTokenId, decision.approver, decision.reason)),

@@ -9,7 +9,7 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Action from "../../Action.ts"
-import * as Authority from "../../Authority.ts"
+import * as AuthorityKernel from "../pipeline/authority.ts"
 import type { ToolDefinition } from "../../McpClient.ts"
 import * as McpToolkit from "./mcpToolkit.ts"
 import type * as Tool from "../schema/tool.ts"
@@ -19,7 +19,7 @@ import * as McpTool from "../executor/mcpTool.ts"
 /** What the toolkit needs of an agent. */
 export interface Source {
   readonly actions: ReadonlyMap<string, { readonly action: Action.Any }>
-  readonly authority: Authority.Compiled
+  readonly authority: AuthorityKernel.Compiled
   readonly runtime: AgentRuntime
 }
 
@@ -36,7 +36,7 @@ export const make = (source: Source): ((strict: boolean) => Effect.Effect<McpToo
   const offered = [...source.actions].filter(([, { action }]) => action.policies.excludeFromModel !== true)
   const actionEntries = (strict: boolean): ReadonlyArray<Tool.Entry> =>
     offered
-      .filter(([name, { action }]) => action._tag !== "mcpTool" && Authority.allows(authority, name))
+      .filter(([name, { action }]) => action._tag !== "mcpTool" && AuthorityKernel.allows(authority, name))
       .map(([name, { action }]) => ({
         key: name,
         description: action.description,
@@ -46,7 +46,7 @@ export const make = (source: Source): ((strict: boolean) => Effect.Effect<McpToo
   // An mcpTool action whose name authority denies, with no allow list that
   // could let one of its tools through, is not even listed.
   const servers = offered.flatMap(([name, { action }]) =>
-    action._tag === "mcpTool" && (Authority.allows(authority, name) || authority.allow.length > 0)
+    action._tag === "mcpTool" && (AuthorityKernel.allows(authority, name) || authority.allow.length > 0)
       ? [{ name, action }]
       : []
   )
@@ -77,7 +77,7 @@ export const make = (source: Source): ((strict: boolean) => Effect.Effect<McpToo
     }
     const tools = servers.map(({ name }, i) => ({
       action: name,
-      tools: (lists[i] ?? none).filter((tool) => Authority.allows(authority, name, tool.name))
+      tools: (lists[i] ?? none).filter((tool) => AuthorityKernel.allows(authority, name, tool.name))
     }))
     return Effect.map(McpToolkit.make(tools, { strict, actions: actionEntries(strict) }), (kit) => {
       cached = { strict, lists, kit }
