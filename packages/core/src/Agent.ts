@@ -44,7 +44,7 @@ import * as McpTool from "./internal/executor/mcpTool.ts"
 import type * as Knowledge from "./Knowledge.ts"
 import * as KnowledgeKernel from "./internal/pipeline/retrieval.ts"
 import * as LanguageModel from "./LanguageModel.ts"
-import * as Resilience from "./Resilience.ts"
+import * as ResilienceKernel from "./internal/run/resilience.ts"
 import * as Tool from "./internal/schema/tool.ts"
 import type * as Role from "./Role.ts"
 
@@ -230,9 +230,9 @@ const register = (options: {
         const inRole = (error: RoleDefinitionError) =>
           new RoleDefinitionError({ role: role.identity.name, key: name, message: error.message })
         const durations =
-          Resilience.durationProblem("timeout", action._tag === "local" ? undefined : action.timeout, {
+          ResilienceKernel.durationProblem("timeout", action._tag === "local" ? undefined : action.timeout, {
             zero: "refused"
-          }) ?? Resilience.durationProblem("requireApproval ttl", policies.approval?.ttl, { zero: "refused" })
+          }) ?? ResilienceKernel.durationProblem("requireApproval ttl", policies.approval?.ttl, { zero: "refused" })
         if (durations !== undefined) {
           return yield* new RoleDefinitionError({
             role: role.identity.name,
@@ -241,11 +241,11 @@ const register = (options: {
           })
         }
         yield* Effect.mapError(GuardrailKernel.validate(name, guardrails), inRole)
-        const guards = yield* Effect.mapError(Resilience.makeGuards(name, policies.resilience), inRole)
+        const guards = yield* Effect.mapError(ResilienceKernel.makeGuards(name, policies.resilience), inRole)
         const attemptTimeout = defaultAttemptTimeout(action)
         const timeoutRetryable = Executor.timeoutRetryable(action)
         const run: Registered["run"] = (args, knowledge) =>
-          Resilience.run({
+          ResilienceKernel.run({
             action: name,
             policy: policies.resilience,
             attemptTimeout,
@@ -516,4 +516,6 @@ const fallbackOf = (
   fallback: Action.Fallback | undefined,
   args: Readonly<Record<string, unknown>>
 ): ((error: ActionError) => Effect.Effect<unknown, ActionError, any>) | undefined =>
-  fallback === undefined ? undefined : (error) => Resilience.fromReturned(name, "fallback", () => fallback(args, error))
+  fallback === undefined
+    ? undefined
+    : (error) => ResilienceKernel.fromReturned(name, "fallback", () => fallback(args, error))

@@ -50,7 +50,8 @@ import * as ChatToolkit from "./internal/chat/toolkit.ts"
 import type { AgentRuntime } from "./internal/executor/attempt.ts"
 import * as LanguageModel from "./LanguageModel.ts"
 import type * as McpToolkit from "./internal/chat/mcpToolkit.ts"
-import * as Resilience from "./Resilience.ts"
+import type * as Resilience from "./Resilience.ts"
+import * as ResilienceKernel from "./internal/run/resilience.ts"
 import type * as Role from "./Role.ts"
 import * as Tool from "./internal/schema/tool.ts"
 
@@ -610,11 +611,11 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     const attempt = model.generate(request)
     return settings.policy === undefined
       ? attempt
-      : Resilience.run({
+      : ResilienceKernel.run({
           action: chatAction,
           policy: settings.policy,
           attemptTimeout: undefined,
-          guards: Resilience.noGuards,
+          guards: ResilienceKernel.noGuards,
           attempt
         })
   }

@@ -25,7 +25,7 @@ import { type ActionError, ExecutionFailure, TransientFailure } from "./ActionEr
 import type * as ActionResponse from "./ActionResponse.ts"
 import * as Redact from "./internal/redact.ts"
 import { shorten } from "./internal/text.ts"
-import * as Resilience from "./Resilience.ts"
+import * as ResilienceKernel from "./internal/run/resilience.ts"
 import type * as JsonSchema from "effect/JsonSchema"
 
 // =============================================================================
@@ -487,7 +487,7 @@ export const make = (provider: Provider, options?: MakeOptions): LanguageModel["
   const generate = (request: Request): Effect.Effect<Response, ActionError> => {
     const action = request.action ?? defaultAction
     const model = request.model ?? options?.model
-    return Resilience.fromReturned<ProviderResponse>(action, "model call", (signal) =>
+    return ResilienceKernel.fromReturned<ProviderResponse>(action, "model call", (signal) =>
       provider({ request, model, action, signal })
     ).pipe(
       Effect.map(normalise),

@@ -7,14 +7,14 @@ import * as Effect from "effect/Effect"
 import type * as Action from "../../Action.ts"
 import type { ActionError } from "../../ActionError.ts"
 import * as ActionResult from "../../ActionResult.ts"
-import * as Resilience from "../../Resilience.ts"
+import * as ResilienceKernel from "../run/resilience.ts"
 import type { Attempt } from "./attempt.ts"
 import * as Llm from "./llm.ts"
 import * as McpTool from "./mcpTool.ts"
 import * as WebService from "./webService.ts"
 
 const runLocal = (attempt: Attempt<Action.Local<any, any, any>>): Effect.Effect<unknown, ActionError, any> =>
-  Resilience.fromReturned(attempt.name, "run", (signal) =>
+  ResilienceKernel.fromReturned(attempt.name, "run", (signal) =>
     attempt.action.run(attempt.args, { ...attempt.context, signal })
   )
 
@@ -27,7 +27,7 @@ const mapped = (
     ? raw
     : Effect.flatMap(raw, (value) =>
         Effect.map(
-          Resilience.fromReturned(attempt.name, "mapResult", () =>
+          ResilienceKernel.fromReturned(attempt.name, "mapResult", () =>
             mapResult(ActionResult.make(value, { action: attempt.name }), attempt.args)
           ),
           (out) => (ActionResult.isActionResult(out) ? out.value : out)

@@ -15,6 +15,7 @@ import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Role from "../../Role.ts"
 import type { Attempt } from "./attempt.ts"
 import { shorten } from "../text.ts"
+import { parseJson } from "../json.ts"
 
 /**
  * The user message of an llm action. Blocks are separated by one blank line:
@@ -105,12 +106,6 @@ export const preview = (text: string): string => shorten(text, 200)
 
 // One fenced block: ``` or ```json (any info string) up to the closing fence.
 const FENCE = /```[^\n`]*\n([\s\S]*?)\n?[ \t]*```/g
-
-const parseJson = (text: string): Result.Result<unknown, string> =>
-  Result.try({
-    try: (): unknown => JSON.parse(text),
-    catch: (cause) => (cause instanceof Error ? cause.message : String(cause))
-  })
 
 /**
  * The JSON a reply holds: the whole reply when it parses, else the content

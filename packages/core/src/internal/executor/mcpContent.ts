@@ -14,6 +14,7 @@ import * as SchemaParser from "effect/SchemaParser"
 import * as Conversion from "../schema/conversion.ts"
 import { cut } from "../text.ts"
 import type { CallToolResult, ContentBlock } from "../../McpClient.ts"
+import * as Predicate from "effect/Predicate"
 
 /**
  * One converted content block. `text` is always there: the block's text, or
@@ -78,7 +79,7 @@ const defaultMaxLength = 100_000
  */
 export const toValue = (result: CallToolResult, options?: Options): unknown => {
   const structured = result.structuredContent
-  if (isRecord(structured) && satisfies(structured, options?.outputSchema)) return structured
+  if (Predicate.isObject(structured) && satisfies(structured, options?.outputSchema)) return structured
   const maxLength = options?.maxLength ?? defaultMaxLength
   const content = result.content
   if (content.length === 0) return null
@@ -126,7 +127,7 @@ export const toPart = (block: ContentBlock): Part => {
 }
 
 const resourcePart = (resource: unknown): Part => {
-  if (!isRecord(resource)) return { type: "resource", text: "[resource without contents]" }
+  if (!Predicate.isObject(resource)) return { type: "resource", text: "[resource without contents]" }
   const uri = stringField(resource.uri) ?? ""
   const mimeType = stringField(resource.mimeType)
   const mime = mimeType === undefined ? {} : { mimeType }
@@ -137,9 +138,6 @@ const resourcePart = (resource: unknown): Part => {
   const shown = [uri, mimeType ?? "application/octet-stream"].filter((part) => part !== "").join(" ")
   return { type: "resource", uri, ...mime, bytes, text: `[resource ${shown}, ${formatSize(bytes)}]` }
 }
-
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
 
 const isTextBlock = (block: ContentBlock): block is ContentBlock & { readonly text: string } =>
   block.type === "text" && typeof block.text === "string"

@@ -52,6 +52,7 @@ import * as ActionResult from "../../ActionResult.ts"
 import * as Endpoint from "./endpoint.ts"
 import * as Redact from "../redact.ts"
 import { shorten } from "../text.ts"
+import * as Json from "../json.ts"
 
 type WebService = Action.WebService<any, any, any>
 
@@ -392,10 +393,7 @@ const success = (
 }
 
 const parseJson = (call: Call, status: number, text: string): Effect.Effect<unknown, ExecutionFailure> => {
-  const parsed = Result.try({
-    try: () => JSON.parse(text) as unknown,
-    catch: (cause) => (cause instanceof Error ? cause.message : String(cause))
-  })
+  const parsed = Json.parseJson(text)
   if (Result.isSuccess(parsed)) return Effect.succeed(parsed.success)
   const excerpt = shorten(collapse(text), excerptLength)
   return Effect.fail(

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import { GuardrailViolation, RoleDefinitionError } from "../../ActionError.ts"
-import { setOwn } from "../ownProperty.ts"
+import { isPlainObject, setOwn } from "../json.ts"
 import type { Input, Output, Policy } from "../../Guardrail.ts"
 
 interface Compiled {
@@ -71,12 +71,6 @@ export const validate = (action: string, policy: Policy | undefined): Effect.Eff
   return bad === undefined ? Effect.void : fail(`invalid blocked pattern ${bad}`)
 }
 
-const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> => {
-  if (typeof u !== "object" || u === null || Array.isArray(u)) return false
-  const proto = Object.getPrototypeOf(u)
-  return proto === Object.prototype || proto === null
-}
-
 const pathOf = (parent: string, key: string | number): string =>
   typeof key === "number" ? `${parent}[${key}]` : parent === "" ? key : `${parent}.${key}`
 
@@ -121,7 +115,7 @@ const findInput = (
       const found = findInput(policy, patterns, value[i], pathOf(path, i))
       if (found !== undefined) return found
     }
-  } else if (isRecord(value)) {
+  } else if (isPlainObject(value)) {
     for (const key in value) {
       const found = findInput(policy, patterns, value[key], pathOf(path, key))
       if (found !== undefined) return found
@@ -137,7 +131,7 @@ const sanitize = (policy: Input, patterns: Compiled | undefined, value: unknown)
     return policy.maxLength !== undefined && text.length > policy.maxLength ? text.slice(0, policy.maxLength) : text
   }
   if (Array.isArray(value)) return value.map((item) => sanitize(policy, patterns, item))
-  if (isRecord(value)) {
+  if (isPlainObject(value)) {
     const out: Record<string, unknown> = {}
     for (const key in value) setOwn(out, key, sanitize(policy, patterns, value[key]))
     return out

@@ -33,8 +33,10 @@ import * as SchemaRepresentation from "effect/SchemaRepresentation"
 import type * as SchemaIssue from "effect/SchemaIssue"
 import { ValidationError } from "../../ActionError.ts"
 import type { Issue } from "../../ActionError.ts"
-import { setOwn } from "../ownProperty.ts"
+import * as Json from "../json.ts"
+import { setOwn } from "../json.ts"
 import { shorten } from "../text.ts"
+import * as Predicate from "effect/Predicate"
 
 // -----------------------------------------------------------------------------
 // Coercion: compiled once per AST node, a straight walk per call
@@ -64,15 +66,12 @@ const coerceNumber: Coerce = (input) => (typeof input === "string" ? (parseNumbe
 
 const coerceBoolean: Coerce = (input) => (typeof input === "string" ? (parseBoolean(input) ?? input) : input)
 
-const isRecord = (input: unknown): input is Record<string, unknown> =>
-  typeof input === "object" && input !== null && !Array.isArray(input)
-
 /** Decodes a string once when it holds a JSON object (`open` = `{`) or array (`[`); `undefined` otherwise. */
-const parseJson = (input: string, open: "{" | "["): unknown => {
+const jsonIn = (input: string, open: "{" | "["): unknown => {
   let start = 0
   while (start < input.length && /\s/.test(input.charAt(start))) start++
   if (input.charAt(start) !== open) return undefined
-  const parsed = Result.try((): unknown => JSON.parse(input))
+  const parsed = Json.parseJson(input)
   return Result.isSuccess(parsed) ? parsed.success : undefined
 }
 
@@ -120,11 +119,11 @@ const objectsCoercer = (ast: SchemaAST.Objects): Coerce => {
   return (input) => {
     let source = input
     if (typeof input === "string") {
-      const parsed = parseJson(input, "{")
-      if (!isRecord(parsed)) return input
+      const parsed = jsonIn(input, "{")
+      if (!Predicate.isObject(parsed)) return input
       source = parsed
     }
-    if (!isRecord(source)) return input
+    if (!Predicate.isObject(source)) return input
     let out: Record<string, unknown> | undefined
     for (const [name, coerce] of properties) {
       if (!Object.hasOwn(source, name)) continue
@@ -151,7 +150,7 @@ const arraysCoercer = (ast: SchemaAST.Arrays): Coerce => {
   return (input) => {
     let source = input
     if (typeof input === "string") {
-      const parsed = parseJson(input, "[")
+      const parsed = jsonIn(input, "[")
       if (!Array.isArray(parsed)) return input
       source = parsed
     }
@@ -371,7 +370,7 @@ const formatPath = (path: ReadonlyArray<PropertyKey>): string => {
 const valueAt = (root: unknown, path: ReadonlyArray<PropertyKey>): unknown => {
   let current = root
   for (const segment of path) {
-    if (typeof current === "string") current = parseJson(current, typeof segment === "number" ? "[" : "{") ?? current
+    if (typeof current === "string") current = jsonIn(current, typeof segment === "number" ? "[" : "{") ?? current
     if (typeof current !== "object" || current === null || !Object.hasOwn(current, segment)) return undefined
     current = (current as Record<PropertyKey, unknown>)[segment]
   }
@@ -611,8 +610,8 @@ export const decode = <S extends Schema.Top>(
 ): Effect.Effect<S["Type"], ValidationError, S["DecodingServices"]> => {
   // Decoded at once, not when run: a schema that decodes synchronously gives an `Exit`, and a success is
   // returned as it is, so the pipeline takes its value without a trip through the runtime (issue 8).
-  const root = typeof input === "string" ? (parseJson(input, "{") ?? input) : input
-  if (!isRecord(root)) {
+  const root = typeof input === "string" ? (jsonIn(input, "{") ?? input) : input
+  if (!Predicate.isObject(root)) {
     return Effect.fail(
       validationError(options.action, [{ path: "", message: `arguments must be an object, got ${show(input)}` }])
     )
@@ -662,7 +661,7 @@ const LOCAL_DEFINITION = /^#\/\$defs\/([^/]+)$/
 const intersectedNodes = (document: JsonSchema.Document<"draft-2020-12">): ReadonlySet<object> => {
   const open = new Set<object>()
   const markOpen = (node: unknown): void => {
-    if (!isRecord(node) || open.has(node)) return
+    if (!Predicate.isObject(node) || open.has(node)) return
     open.add(node)
     const reference = typeof node.$ref === "string" ? LOCAL_DEFINITION.exec(node.$ref)?.[1] : undefined
     if (reference !== undefined) {
@@ -678,7 +677,10 @@ const intersectedNodes = (document: JsonSchema.Document<"draft-2020-12">): Reado
   const visit = (value: unknown): void => {
     if (typeof value !== "object" || value === null || seen.has(value)) return
     seen.add(value)
-    if (isRecord(value) && (Array.isArray(value.allOf) || (value.$ref !== undefined && isRecord(value.properties)))) {
+    if (
+      Predicate.isObject(value) &&
+      (Array.isArray(value.allOf) || (value.$ref !== undefined && Predicate.isObject(value.properties)))
+    ) {
       markOpen(value)
     }
     for (const inner of Object.values(value)) visit(inner)
@@ -700,7 +702,10 @@ const sanitizer =
   (schema: JsonSchema.JsonSchema): JsonSchema.JsonSchema => {
     const out: JsonSchema.JsonSchema = {}
     for (const [key, value] of Object.entries(schema)) {
-      if (UNSUPPORTED_KEYWORDS.has(key) && !(key === "not" && isRecord(value) && Object.keys(value).length === 0))
+      if (
+        UNSUPPORTED_KEYWORDS.has(key) &&
+        !(key === "not" && Predicate.isObject(value) && Object.keys(value).length === 0)
+      )
         continue
       if (key === "$ref" && (typeof value !== "string" || !value.startsWith("#/$defs/"))) continue
       if (key === "const" && isStructured(value)) continue
@@ -710,7 +715,7 @@ const sanitizer =
     }
     if (schema.nullable === true && typeof schema.type === "string") out.type = [schema.type, "null"]
     const properties = schema.properties
-    if (isRecord(properties) && Object.keys(properties).length > 0) {
+    if (Predicate.isObject(properties) && Object.keys(properties).length > 0) {
       if (out.type === undefined) out.type = "object"
       if (
         !open.has(schema) &&
@@ -822,18 +827,19 @@ const toArguments = (schema: Schema.Top): Arguments =>
  * @since 0.1.0
  */
 export const fromJsonSchema = (jsonSchema: unknown): Arguments => {
-  if (!isRecord(jsonSchema)) return toArguments(OpenObject)
+  if (!Predicate.isObject(jsonSchema)) return toArguments(OpenObject)
   const cached = fromJsonSchemaCache.get(jsonSchema)
   if (cached !== undefined) return cached
   const document = toDocument(jsonSchema)
   const open = intersectedNodes(document)
   let schema = importSchema(document, open)
-  if (schema === undefined && isRecord(document.schema.properties)) {
+  if (schema === undefined && Predicate.isObject(document.schema.properties)) {
     const required = new Set(Array.isArray(document.schema.required) ? document.schema.required : [])
     const fields: Record<string, Schema.Top> = {}
     for (const [name, property] of Object.entries(document.schema.properties)) {
       const field =
-        (isRecord(property) ? importSchema({ ...document, schema: property }, open) : undefined) ?? Schema.Unknown
+        (Predicate.isObject(property) ? importSchema({ ...document, schema: property }, open) : undefined) ??
+        Schema.Unknown
       setOwn(fields, name, required.has(name) ? field : Schema.optionalKey(field))
     }
     schema = Schema.Struct(fields)

@@ -21,7 +21,7 @@ import * as Schema from "effect/Schema"
 import type * as JsonSchema from "effect/JsonSchema"
 import { ValidationError } from "../../ActionError.ts"
 import { reservedParameter as approvalTokenParameter } from "../../Approval.ts"
-import { setOwn } from "../ownProperty.ts"
+import { isPlainObject, parseJson, setOwn } from "../json.ts"
 import { shorten } from "../text.ts"
 import type { ExcludedTool as Excluded, JsonSchemaObject, Tool, Toolkit } from "../../LanguageModel.ts"
 
@@ -150,7 +150,7 @@ const documentOf = (parameters: Parameters): Result.Result<JsonSchema.JsonSchema
         )
     })
   }
-  return isRecord(parameters)
+  return isPlainObject(parameters)
     ? Result.succeed(parameters)
     : Result.fail(issue([], `expected a JSON Schema object, got ${describe(parameters)}`))
 }
@@ -178,12 +178,6 @@ const issue = (path: Path, message: string): ToolSchemaIssue =>
     path: formatPath(path),
     message: path.length === 0 ? `${message} (at the root)` : `${message} (at ${formatPath(path)})`
   })
-
-const isRecord = (u: unknown): u is Record<string, unknown> => {
-  if (typeof u !== "object" || u === null || Array.isArray(u)) return false
-  const proto = Object.getPrototypeOf(u)
-  return proto === Object.prototype || proto === null
-}
 
 const describe = (u: unknown): string =>
   u === null ? "null" : Array.isArray(u) ? "an array" : typeof u === "object" ? "an object" : `a ${typeof u}`
@@ -233,7 +227,7 @@ type Walked = Result.Result<Node, ToolSchemaIssue>
 // a `$ref` or a child that leads back to one of them is a cycle.
 const walk = (node: unknown, path: Path, ancestors: Set<unknown>, context: Context): Walked => {
   if (typeof node === "boolean") return Result.succeed(node)
-  if (!isRecord(node)) return Result.fail(issue(path, `expected a schema, got ${describe(node)}`))
+  if (!isPlainObject(node)) return Result.fail(issue(path, `expected a schema, got ${describe(node)}`))
   if (++context.produced.count > maxNodes) {
     return Result.fail(issue(path, `the schema has more than ${maxNodes} nodes once its references are inlined`))
   }
@@ -280,10 +274,10 @@ const walkKeyword = (
     return Result.succeed(out)
   }
   if (keyword === "items") return walkChild(value, at, ancestors, context)
-  if (schemaMapKeywords.has(keyword) || (keyword === "dependencies" && isRecord(value))) {
+  if (schemaMapKeywords.has(keyword) || (keyword === "dependencies" && isPlainObject(value))) {
     // Some servers send `properties: null` (case C07): no properties at all.
     if (value === null) return Result.succeed(undefined)
-    if (!isRecord(value)) return Result.fail(issue(at, `\`${keyword}\` must be an object of schemas`))
+    if (!isPlainObject(value)) return Result.fail(issue(at, `\`${keyword}\` must be an object of schemas`))
     const out: Record<string, unknown> = {}
     for (const [name, child] of Object.entries(value)) {
       // Draft-07 `dependencies` maps a name to a schema or to a list of names.
@@ -306,7 +300,7 @@ const resolvePointer = (document: unknown, ref: string): unknown => {
   let current: unknown = document
   for (const token of tokens) {
     if (Array.isArray(current) && /^(0|[1-9][0-9]*)$/.test(token)) current = current[Number(token)]
-    else if (isRecord(current) && Object.hasOwn(current, token)) current = current[token]
+    else if (isPlainObject(current) && Object.hasOwn(current, token)) current = current[token]
     else return undefined
   }
   return current
@@ -354,7 +348,7 @@ const mergeSiblings = (target: Node, siblings: Node): Node => {
 const equalJson = (a: unknown, b: unknown): boolean => {
   if (a === b) return true
   if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => equalJson(x, b[i]))
-  if (isRecord(a) && isRecord(b)) {
+  if (isPlainObject(a) && isPlainObject(b)) {
     const keys = Object.keys(a)
     return (
       keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && equalJson(a[key], b[key]))
@@ -364,7 +358,7 @@ const equalJson = (a: unknown, b: unknown): boolean => {
 }
 
 const isAnnotationsOnly = (node: unknown): node is JsonSchema.JsonSchema =>
-  isRecord(node) && Object.keys(node).every((keyword) => annotationKeywords.has(keyword))
+  isPlainObject(node) && Object.keys(node).every((keyword) => annotationKeywords.has(keyword))
 
 // Effect puts key annotations (`Schema.Number.annotateKey({ description })`)
 // in `allOf: [{ description }]`; such members are merged into the node itself.
@@ -380,7 +374,7 @@ const flattenAnnotations = (node: JsonSchema.JsonSchema): JsonSchema.JsonSchema 
 const nonFiniteNames: ReadonlyArray<string> = ["Infinity", "-Infinity", "NaN"]
 
 const isNonFiniteArtefact = (node: unknown): boolean =>
-  isRecord(node) &&
+  isPlainObject(node) &&
   Object.keys(node).length === 2 &&
   node.type === "string" &&
   Array.isArray(node.enum) &&
@@ -394,12 +388,13 @@ const simplifyNumber = (node: JsonSchema.JsonSchema): JsonSchema.JsonSchema => {
   for (const keyword of ["anyOf", "oneOf"]) {
     const branches = out[keyword]
     if (!Array.isArray(branches)) continue
-    const hasNumber = branches.some((branch) => isRecord(branch) && branch.type === "number")
+    const hasNumber = branches.some((branch) => isPlainObject(branch) && branch.type === "number")
     if (!hasNumber || !branches.some(isNonFiniteArtefact)) continue
     const kept = branches.filter((branch) => !isNonFiniteArtefact(branch))
     const { [keyword]: _, ...rest } = out
     const only = kept[0]
-    const mergeable = kept.length === 1 && isRecord(only) && Object.keys(rest).every((key) => !Object.hasOwn(only, key))
+    const mergeable =
+      kept.length === 1 && isPlainObject(only) && Object.keys(rest).every((key) => !Object.hasOwn(only, key))
     out = mergeable ? { ...only, ...rest } : { ...rest, [keyword]: kept }
   }
   return out
@@ -440,7 +435,7 @@ const nullable = (node: Node): Node => {
 // Whether extra keys of an object carry a schema of their own (a record).
 const hasKeySchema = (node: JsonSchema.JsonSchema): boolean =>
   node.patternProperties !== undefined ||
-  (isRecord(node.additionalProperties) && Object.keys(node.additionalProperties).length > 0)
+  (isPlainObject(node.additionalProperties) && Object.keys(node.additionalProperties).length > 0)
 
 const normaliseObject = (
   node: JsonSchema.JsonSchema,
@@ -448,7 +443,9 @@ const normaliseObject = (
   strict: boolean
 ): Result.Result<JsonSchema.JsonSchema, ToolSchemaIssue> => {
   if (!isObjectSchema(node)) return Result.succeed(node)
-  const properties: Record<string, Node> = isRecord(node.properties) ? (node.properties as Record<string, Node>) : {}
+  const properties: Record<string, Node> = isPlainObject(node.properties)
+    ? (node.properties as Record<string, Node>)
+    : {}
   if (!strict) return Result.succeed(node.properties === undefined ? { ...node, properties } : node)
   if (hasKeySchema(node)) {
     return Result.fail(
@@ -475,7 +472,8 @@ const toRoot = (root: Node, strict: boolean): Result.Result<JsonSchemaObject, To
   const node: JsonSchema.JsonSchema = root === true ? {} : root === false ? { not: {} } : root
   const structural = Object.keys(node).filter((keyword) => !annotationKeywords.has(keyword))
   const empty =
-    structural.length === 0 || (structural.length === 1 && isRecord(node.not) && equalJson(node.not, { type: "null" }))
+    structural.length === 0 ||
+    (structural.length === 1 && isPlainObject(node.not) && equalJson(node.not, { type: "null" }))
   const types = typesOf(node)
   if (!empty && !isObjectSchema(node)) {
     const got = types.length > 0 ? `type ${JSON.stringify(node.type)}` : `keywords ${structural.join(", ")}`
@@ -485,7 +483,7 @@ const toRoot = (root: Node, strict: boolean): Result.Result<JsonSchemaObject, To
     ? Object.fromEntries(Object.entries(node).filter(([keyword]) => annotationKeywords.has(keyword)))
     : node
   return Result.map(normaliseObject({ ...base, type: "object" }, [], strict), (object) => {
-    const { [approvalTokenParameter]: _, ...properties } = isRecord(object.properties) ? object.properties : {}
+    const { [approvalTokenParameter]: _, ...properties } = isPlainObject(object.properties) ? object.properties : {}
     const out: JsonSchema.JsonSchema = { ...object, type: "object", properties }
     if (Array.isArray(object.required)) {
       out.required = object.required.filter((name) => name !== approvalTokenParameter)
@@ -654,14 +652,6 @@ export const toolkit = (entries: ReadonlyArray<Entry>): Toolkit => {
 const preview = (text: string): string => shorten(text, 500)
 
 // A small pure boundary around `JSON.parse`.
-const parseJson = (text: string): Result.Result<unknown, string> => {
-  try {
-    return Result.succeed(JSON.parse(text))
-  } catch (cause) {
-    return Result.fail(cause instanceof Error ? cause.message : String(cause))
-  }
-}
-
 const notAnObject = (tool: string, got: unknown): ValidationError =>
   new ValidationError({
     action: tool,
@@ -708,7 +698,7 @@ export const parseArguments = (
 ): Result.Result<Record<string, unknown>, ValidationError> => {
   if (raw === undefined) return Result.succeed({})
   if (typeof raw !== "string") {
-    return isRecord(raw) ? Result.succeed(withoutApprovalToken(raw)) : Result.fail(notAnObject(options.tool, raw))
+    return isPlainObject(raw) ? Result.succeed(withoutApprovalToken(raw)) : Result.fail(notAnObject(options.tool, raw))
   }
   if (raw.trim().length === 0) return Result.succeed({})
   const parsed = parseJson(raw)
@@ -722,7 +712,7 @@ export const parseArguments = (
       })
     )
   }
-  return isRecord(parsed.success)
+  return isPlainObject(parsed.success)
     ? Result.succeed(withoutApprovalToken(parsed.success))
     : Result.fail(notAnObject(options.tool, parsed.success))
 }
