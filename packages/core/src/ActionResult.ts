@@ -1,8 +1,6 @@
 /**
  * The raw result of a webService, llm or mcpTool action, as
- * `Action.mapResult((result, args) => …)` receives it (SPEC §11; the seeds'
- * `ActionResult` with `getValue`/`asString`/`asMap`/`asList`/`asJson`/
- * `as(Class)`/`isNull`/`isEmpty`).
+ * `Action.mapResult((result, args) => …)` receives it.
  *
  * An `ActionResult` is an immutable value: `value` is the raw result,
  * `isNull` and `isEmpty` are checks on it, and the conversions (`asString`,
@@ -226,7 +224,7 @@ const recordOf = (self: ActionResult): Result.Result<Record<string, unknown>, Va
   )
 
 /**
- * The result as a JSON object (the seeds' `asMap()`): a plain object as is; a
+ * The result as a JSON object: a plain object as is; a
  * string (or UTF-8 bytes) holding a JSON object → parsed. Fails with
  * `ValidationError` otherwise ("expected a JSON object, got array"; text that
  * is not JSON is reported with a preview of at most 500 characters).
@@ -242,7 +240,7 @@ const arrayOf = (self: ActionResult): Result.Result<ReadonlyArray<unknown>, Vali
   )
 
 /**
- * The result as an array (the seeds' `asList()`): an array as is; a string
+ * The result as an array: an array as is; a string
  * (or UTF-8 bytes) holding a JSON array → parsed. Fails with
  * `ValidationError` otherwise ("expected a JSON array, got object").
  *
@@ -296,7 +294,7 @@ const jsonOf = (self: ActionResult): Result.Result<Schema.Json, ValidationError>
   })
 
 /**
- * The result as a JSON value (the seeds' `asJson()`): a string (or UTF-8
+ * The result as a JSON value: a string (or UTF-8
  * bytes) is parsed as JSON (fails with a preview when it is not JSON); any
  * other value must already be a JSON value — `null`, a boolean, a finite
  * number, an array or plain object of JSON values — and is returned as is.
@@ -347,7 +345,7 @@ const fromIssue = (self: ActionResult, issue: SchemaIssue.Issue): ValidationErro
 }
 
 /**
- * Decodes the result with a schema (the seeds' `as(Class)`), reporting every
+ * Decodes the result with a schema, reporting every
  * issue (`errors: "all"`). When the value is a string (or UTF-8 bytes) and the
  * schema's encoded side is an object or an array (a `Struct`, `Class`,
  * `Array`, `Record`, `Tuple`, or a union of those), the JSON text is parsed

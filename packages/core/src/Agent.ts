@@ -1,6 +1,6 @@
 /**
- * The agent (SPEC §5): roles, authority and services; it runs actions through
- * the fixed pipeline of SPEC §9 and holds per-agent state — role state,
+ * The agent: roles, authority and services; it runs actions through
+ * one fixed pipeline and holds per-agent state — role state,
  * circuit breakers, bulkheads, MCP connections — for the life of its scope.
  *
  * @since 0.1.0
@@ -27,7 +27,8 @@ import * as ApprovalKernel from "./internal/pipeline/approval.ts"
 import type * as ApprovalStore from "./ApprovalStore.ts"
 import type * as Authority from "./Authority.ts"
 import * as AuthorityKernel from "./internal/pipeline/authority.ts"
-import * as Chat from "./Chat.ts"
+import type * as Chat from "./Chat.ts"
+import * as ChatKernel from "./internal/chat/turn.ts"
 import * as ContractKernel from "./internal/pipeline/contract.ts"
 import * as Conversion from "./internal/schema/conversion.ts"
 import type * as Events from "./Events.ts"
@@ -91,7 +92,7 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
   readonly id: string
   readonly roles: ReadonlyArray<Role.Any>
   /**
-   * Runs one action by name through the pipeline (SPEC §9). `params` are raw
+   * Runs one action by name through the pipeline. `params` are raw
    * arguments (converted in step 4); `_approval_token` carries an approval
    * token. Fails with one of the nine `ActionError`s or a
    * `RetrievalFailure`; interruption stays interruption.
@@ -106,11 +107,11 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    */
   readonly execute: (request: ActionRequest) => Effect.Effect<ActionResponse, RetrievalFailure, R>
   /**
-   * Runs one chat turn (SPEC §7): the model is offered the agent's actions
+   * Runs one chat turn: the model is offered the agent's actions
    * and MCP tools, each tool call runs through the pipeline, until the model
    * answers (`Completed`), a call needs approval (`AwaitingApproval`) or
    * `maxSteps` is reached (`StepLimitReached`). Needs a `LanguageModel`. See
-   * `Chat.Chats` for the rules and `Chat.ChatOptions` for the options.
+   * `ChatKernel.Chats` for the rules and `Chat.ChatOptions` for the options.
    */
   readonly chat: (
     input: string | ReadonlyArray<LanguageModel.Message>,
@@ -126,7 +127,7 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
     options?: Chat.ChatOptions
   ) => Effect.Effect<Chat.ChatResult, ActionError, R>
   /**
-   * The agent's events (SPEC §5): every event published after the stream
+   * The agent's events: every event published after the stream
    * starts, until the agent's scope closes. Events carry names, categories,
    * messages and durations — never arguments or results.
    */
@@ -146,7 +147,7 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
  * - `roles`: its roles; bare action names must be unique across them.
  * - `authority`: allow and deny lists (default: allow all).
  * - `mcpServers`: MCP servers of the agent itself, `{ key: server }`; each
- *   acts as an mcpTool action named by its key (SPEC §8). A server is a stdio
+ *   acts as an mcpTool action named by its key. A server is a stdio
  *   command `{ command, args, env, cwd }` or a streamable HTTP URL (then all
  *   its tools are allowed, with no credential), or a full `Action.mcpTool`
  *   (for `apiKeyEnv`, `tools`, `timeout`, policies). Keys share the namespace
@@ -339,7 +340,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const notFound = (name: string) =>
       new ActionNotFound({ action: name, message: `No action named ${name}`, available })
 
-    // The pipeline of SPEC §9, one step per line.
+    // The pipeline, one step per line.
     const pipeline = (
       name: string,
       rawParams: Readonly<Record<string, unknown>>,
@@ -412,7 +413,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         return { ...common, success: false, value: undefined, error } as const
       })
 
-    const chats = Chat.make({
+    const chats = ChatKernel.make({
       id,
       roles: options.roles,
       actions: registry,

@@ -1,7 +1,7 @@
 /**
- * Approvals (SPEC §9 step 2): an action that requires approval runs only when
+ * Approvals: an action that requires approval runs only when
  * the call carries an approved, unexpired, unused token bound to this agent,
- * action (and tool) and arguments. Mirrors the seeds' `@ApprovalRequired`.
+ * action (and tool) and arguments.
  *
  * @since 0.1.0
  */

@@ -17,7 +17,7 @@ export interface Condition<In extends ReadonlyArray<unknown>> {
  *   the run (step 5) and again after it (step 9).
  * - `post`: over the result, the arguments and the role's state (step 9).
  * - `checkState`: also check the role's state invariants after the run
- *   (step 9; the seeds' `@InvariantCheck`). Default `false`.
+ *   (step 9). Default `false`.
  *
  * Every failure is `ContractViolation` (CONTRACT) naming the rule.
  *

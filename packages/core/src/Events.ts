@@ -1,3 +1,17 @@
+/**
+ * Events and spans of an agent. Every call publishes `ActionStarted`, then
+ * `ActionSucceeded`, `ActionFailed` or `ActionInterrupted`, to `agent.events`
+ * (a `Stream`); every call runs in one span `Rolecraft.executeAction`, and,
+ * when the agent is made with `traceSteps: true`, each pipeline step in a
+ * child span `Rolecraft.step.<step>`. A chat turn (`agent.chat`,
+ * `agent.resume`) adds `ChatStep` after each model call and
+ * `ToolCallStarted`/`ToolCallFinished` around each tool call it answers.
+ *
+ * Events and spans never hold argument values or results, only names,
+ * categories, messages (already free of secrets) and durations.
+ *
+ * @since 0.1.0
+ */
 import type * as Action from "./Action.ts"
 import type { Category } from "./ActionError.ts"
 import type { Usage } from "./ActionResponse.ts"
@@ -95,7 +109,7 @@ export interface ToolCallCommon {
 }
 
 /**
- * A chat turn started answering one of the model's tool calls (SPEC §7). The
+ * A chat turn started answering one of the model's tool calls. The
  * action's own events (`ActionStarted`, …) come from the pipeline.
  *
  * @since 0.1.0
@@ -121,7 +135,7 @@ export interface ToolCallFinished extends ToolCallCommon {
 }
 
 /**
- * A chat turn finished one model step (SPEC §7): `step` is its number
+ * A chat turn finished one model step: `step` is its number
  * (1-based, counted across an approval pause), `toolCalls` how many tool calls
  * the model made in it (answered after this event), `usage` the tokens of
  * that model call.

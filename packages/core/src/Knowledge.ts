@@ -1,3 +1,10 @@
+/**
+ * Knowledge retrieval: passages from a role's knowledge sources, found for
+ * each call of an action with a retrieval policy and given to the action
+ * (`context.knowledge`) and to llm prompts.
+ *
+ * @since 0.1.0
+ */
 import type * as KnowledgeBase from "./KnowledgeBase.ts"
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The language model service (SPEC §7): one `generate` call takes a list of
+ * The language model service: one `generate` call takes a list of
  * messages (and, in chat turns, the tools offered) and returns the model's
  * text, its tool calls, the token usage and why it stopped.
  *
@@ -192,7 +192,7 @@ export interface ExcludedTool {
  * - `tools`: in entry order, without the excluded ones; names are unique.
  * - `excluded`: entries left out, each with its reason; the others still work.
  * - `keyOf(name)`: the original key of a model-facing name, `undefined` for a
- *   name that was never offered (the caller answers NOT_FOUND, case C06).
+ *   name that was never offered (the caller answers NOT_FOUND).
  *
  * @since 0.1.0
  */
@@ -448,8 +448,8 @@ const normalise = (raw: ProviderResponse): Response => {
 }
 
 /**
- * Builds the service from a provider (SPEC §7, §12: the openai layer and the
- * scripted test model are both made with it).
+ * Builds the service from a provider (the openai layer and the scripted
+ * test model are both made with it).
  *
  * Each `generate` call:
  * - runs in a span `Rolecraft.model.generate` with attributes
@@ -532,7 +532,7 @@ export const layer = (provider: Provider, options?: MakeOptions): Layer.Layer<La
 
 /**
  * The failure of a model call answered with a non-2xx HTTP status, in the
- * categories of SPEC §7: 408, 429 and 5xx are `TransientFailure`
+ * categories a chat turn reports: 408, 429 and 5xx are `TransientFailure`
  * (retryable; `retryAfter` is the server's requested wait, when given);
  * every other status is `ExecutionFailure` carrying the status and `excerpt`
  * (the provider's error message, cut to 200 characters).

@@ -1,3 +1,12 @@
+/**
+ * Resilience policies of an action (set with `Action.resilience`): retry with
+ * backoff, a timeout per attempt and a deadline over all of them, a circuit
+ * breaker and a bulkhead, plus the fallback. The agent runs them nested as
+ * fallback( deadline( retry( circuit breaker( bulkhead( attempt timeout(
+ * executor + mapResult )))))), on Effect's `Schedule` and `Clock`.
+ *
+ * @since 0.1.0
+ */
 import type * as Duration from "effect/Duration"
 import type { Category } from "./ActionError.ts"
 

@@ -1,5 +1,5 @@
 /**
- * Serving a role — or a whole agent — as an MCP server (SPEC §2, §8): each
+ * Serving a role — or a whole agent — as an MCP server: each
  * model-visible action becomes an MCP tool, and each `tools/call` runs through
  * the agent's full pipeline (authority, approval, hooks, guardrails,
  * conversion, contracts, resilience, fallback). Over stdio or streamable HTTP,

@@ -1,6 +1,5 @@
 /**
- * What a model is offered of MCP servers' tools (SPEC §7 "Chat turns", §8;
- * cases C07, C11, C12): the tools of several mcpTool actions projected through
+ * What a model is offered of MCP servers' tools: the tools of several mcpTool actions projected through
  * the {@link Tool} module under namespaced keys `<action>/<tool>`, each
  * model-facing name mapped back to its own action and server tool. A chat
  * turn passes the agent's other actions too, so one toolkit names them all.
@@ -38,7 +37,7 @@ export interface Route {
 /**
  * A {@link Tool.Toolkit} of MCP tools with `route(name)`, which maps a
  * model-facing name back to its action and server tool (`undefined` for a
- * name that was never offered: NOT_FOUND, case C06).
+ * name that was never offered: NOT_FOUND).
  *
  * @since 0.1.0
  */
@@ -51,13 +50,13 @@ export interface McpToolkit extends Tool.Toolkit {
  *
  * - Each tool is keyed `<action>/<tool>`, so `srv-a` and `srv-b` both
  *   listing `send_email` give two distinct names (`srv-a_send_email`,
- *   `srv-b_send_email`), each routed to its own server (C12).
+ *   `srv-b_send_email`), each routed to its own server.
  * - Names are made valid and unique by {@link Tool.toolkit}: `.` and `/`
  *   become `_`, names over 64 characters are cut and given a stable hash,
- *   clashes after mapping are resolved deterministically (C11).
+ *   clashes after mapping are resolved deterministically.
  * - Schemas are projected by {@link Tool.jsonSchema}: an `inputSchema` of
- *   `{"type":"object"}` becomes `{"type":"object","properties":{}}` (C07);
- *   `$ref`s are inlined (C08). A tool whose schema cannot be projected (a
+ *   `{"type":"object"}` becomes `{"type":"object","properties":{}}`;
+ *   `$ref`s are inlined. A tool whose schema cannot be projected (a
  *   recursive schema, a dangling `$ref`) is left out with a warning logged,
  *   and the others are still offered.
  * - The description is the tool's `description`, else its `title`, else

@@ -1,5 +1,5 @@
 /**
- * The tools a chat turn offers (SPEC §7): the agent's actions that are not
+ * The tools a chat turn offers: the agent's actions that are not
  * `excludeFromModel` and not mcpTool actions, plus every tool of its mcpTool
  * actions keyed `<action>/<tool>`, each filtered by authority, in one
  * `McpToolkit` so names are unique across both. The action entries are

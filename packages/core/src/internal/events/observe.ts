@@ -81,7 +81,7 @@ export const observe =
     })
 
 /**
- * The names of the pipeline's steps (SPEC §9), as used in step spans
+ * The names of the pipeline's steps, as used in step spans
  * `Rolecraft.step.<name>`.
  *
  * @since 0.1.0

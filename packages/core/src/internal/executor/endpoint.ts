@@ -1,6 +1,5 @@
 /**
- * The URL and body of a webService call (SPEC §6, the seeds' `@WebService`
- * `endpoint` and `paramType`): the endpoint template's `{name}` placeholders
+ * The URL and body of a webService call (its `endpoint` and `paramType`): the endpoint template's `{name}` placeholders
  * filled with encoded arguments, then every argument sent as QUERY, PATH or
  * BODY.
  *

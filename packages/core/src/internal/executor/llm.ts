@@ -1,5 +1,5 @@
 /**
- * The llm executor (SPEC §7, the seeds' `ActionType.LLM`): one call to the
+ * The llm executor: one call to the
  * agent's `LanguageModel` with no tools, then the reply as the result — its
  * text, or with a `success` schema the JSON it holds, converted and validated.
  */
@@ -138,7 +138,7 @@ const unwrapPath = (path: string): string =>
 
 /**
  * Decodes a reply against the action's `success` schema with the argument
- * conversion rules of `Conversion.decode` (SPEC §9 step 4: numeric strings to
+ * conversion rules of `Conversion.decode` (numeric strings to
  * numbers, `"true"`/`"false"` to booleans, case-insensitive enum literals, a
  * JSON string where an object is expected). The candidate value is the JSON
  * the reply holds ({@link extractJson}); a reply holding no JSON is decoded

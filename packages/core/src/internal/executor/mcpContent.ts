@@ -1,5 +1,5 @@
 /**
- * The value of an MCP tool result (SPEC §8, case C19): valid
+ * The value of an MCP tool result: valid
  * `structuredContent` when present, else the text parts joined, else the
  * list of parts converted block by block — images, audio and binary
  * resources as placeholders (base64 is never inlined), embedded text

@@ -1,5 +1,5 @@
 /**
- * The MCP connections an agent holds (SPEC §5, §8): one per server key,
+ * The MCP connections an agent holds: one per server key,
  * opened lazily by the first call that needs it, shared by every later call,
  * and closed with the agent's scope.
  *
@@ -7,10 +7,10 @@
  *   times out or is interrupted does not abandon a half-open connection: the
  *   next call gets it.
  * - A connection found closed (the server exited, the transport dropped) is
- *   dropped and the next call reconnects at once (case C16).
+ *   dropped and the next call reconnects at once.
  * - A failed connect is remembered: until its backoff has passed (500 ms,
  *   doubling per consecutive failure, at most 30 s) calls fail fast instead of
- *   spawning the server again — no tight respawn loop (case C14).
+ *   spawning the server again — no tight respawn loop.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"

@@ -1,5 +1,5 @@
 /**
- * The mcpTool executor (SPEC §8): one direct call `{ tool, arguments }` of an
+ * The mcpTool executor: one direct call `{ tool, arguments }` of an
  * MCP server's tool, over the agent's shared connection to that server, with
  * every failure turned into one of the nine categories.
  *
@@ -8,7 +8,7 @@
  * it); get the connection (opened lazily, shared, reconnected after a crash);
  * find the tool (allow-list, then the cached list, refreshed once before
  * answering NOT_FOUND); convert `arguments` against its `inputSchema`
- * (SPEC §9 step 4 rules); call it with the attempt's timeout passed to the
+ *; call it with the attempt's timeout passed to the
  * client, so it is cancelled on the server when it passes or when the attempt
  * is interrupted; turn the result into a value (`McpContent.toValue`).
  * Every error leaves through `scrub` with the credential.
@@ -167,7 +167,7 @@ export const toActionError = (
     case "SessionExpired":
       return unknownOutcome()
     case "Timeout":
-      // The request was sent: whether the tool ran is unknown, so only an idempotent action may repeat it (C16, C28).
+      // The request was sent: whether the tool ran is unknown, so only an idempotent action may repeat it.
       return new Timeout({
         action: name,
         after: options.timeout,
@@ -279,7 +279,7 @@ const lookup = (tools: ReadonlyArray<ToolDefinition>, name: string): ToolDefinit
   return index.get(name)
 }
 
-/** The tool, from the cached list or, when it is not there, from a refreshed one (C16: removed tools). */
+/** The tool, from the cached list or, when it is not there, from a refreshed one (a tool removed since the list was read). */
 const findTool = (call: Call, connection: Connection, tool: string) =>
   Effect.flatMap(listed(call, connection, false), (tools) => {
     const allowList = prepare(call.action).allowList
@@ -334,7 +334,7 @@ const run = (call: Call, client: McpClient["Service"], credential: Credential | 
       )
     const failed = (error: McpClientError): Effect.Effect<never, ActionError> => {
       if (error.reason === "InvalidParams") return refused(error.message, error)
-      // A lost connection is forgotten, so the next call reconnects (C16).
+      // A lost connection is forgotten, so the next call reconnects.
       if (error.reason === "Closed" || error.reason === "SessionExpired") {
         return Effect.andThen(call.agent.mcp.drop(connection.key, current), Effect.fail(mapped(error)))
       }
@@ -342,7 +342,7 @@ const run = (call: Call, client: McpClient["Service"], credential: Credential | 
     }
     const result: CallToolResult = yield* current.callTool(tool, converted, { timeout }).pipe(
       Effect.catch((error) => {
-        // C20: an expired HTTP session never ran the request: reconnect and retry once.
+        // An expired HTTP session never ran the request: reconnect and retry once.
         if (error.reason !== "SessionExpired") return failed(error)
         return Effect.gen(function* () {
           yield* call.agent.mcp.drop(connection.key, current)
@@ -380,7 +380,7 @@ const withService = <A>(
 
 /**
  * One attempt of a direct call `{ tool, arguments }` (see the module doc).
- * `arguments` may be an object, a JSON text (`""` is `{}`, case C01/C07) or
+ * `arguments` may be an object, a JSON text (`""` is `{}`) or
  * absent (`{}`).
  *
  * Fails with: VALIDATION (no McpClient, unset credential variable, arguments
@@ -417,9 +417,8 @@ export const listTools = (call: Omit<Call, "args">): Effect.Effect<ReadonlyArray
 export type ServerOption = Action.McpServer | Action.McpTool<any, any>
 
 /**
- * The agent's own MCP servers as a role of mcpTool actions named by their
- * keys (SPEC §8: "Servers given to `Agent.make({ mcpServers })` act as
- * mcpTool actions named by their key"); `undefined` when there are none.
+ * The agent's own MCP servers (`Agent.make({ mcpServers })`) as a role of
+ * mcpTool actions named by their keys; `undefined` when there are none.
  */
 export const serversRole = (servers: Readonly<Record<string, ServerOption>> | undefined): Role.Any | undefined => {
   const entries = Object.entries(servers ?? {})

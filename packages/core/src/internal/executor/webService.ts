@@ -1,5 +1,5 @@
 /**
- * The webService executor (SPEC §6, the seeds' `@WebService`): one HTTP call
+ * The webService executor: one HTTP call
  * over Effect's `HttpClient`, read optionally from the context (missing →
  * VALIDATION inside the run step, so a fallback still runs).
  *
@@ -22,7 +22,7 @@
  *   `status` and an excerpt of at most 1,000 characters (HTML reduced to its
  *   `<title>` or its text).
  *
- * Retry safety (C28): a failure after the request may have reached the
+ * Retry safety: a failure after the request may have reached the
  * server — a broken connection after connecting, a body that breaks off, a
  * 5xx — carries `outcomeUnknown: true` and is retryable only when the method
  * is idempotent (GET, HEAD, PUT, DELETE, OPTIONS) or the action says

@@ -1,6 +1,6 @@
 /**
- * The role's hooks in the pipeline (SPEC §9 steps 3 and 10, the seeds'
- * `@BeforeAction` and `@AfterAction`).
+ * The role's hooks in the pipeline: `before` may rewrite the converted
+ * arguments before the action runs; `after` runs on a success (its return value is ignored).
  *
  * @since 0.1.0
  */

@@ -119,7 +119,7 @@ const timeoutError = (action: string, after: Duration.Duration, what: string, re
   })
 
 /**
- * Runs one call's run step under its policy, nested as SPEC §9 step 7 says.
+ * Runs one call's run step under its policy, nested as the module `Resilience` describes.
  *
  * - `attempt`: the executor and its result mapper, as one unit.
  * - `attemptTimeout`: the action's default per-attempt timeout, used when the
@@ -127,7 +127,7 @@ const timeoutError = (action: string, after: Duration.Duration, what: string, re
  * - `guards`: the agent's circuit breaker and bulkhead for this action.
  * - `timeoutRetryable`: whether an attempt cut off by its timeout may be
  *   retried (default `true`); `false` for a call whose request may already
- *   have reached a server and that is not idempotent (SPEC §6, C28).
+ *   have reached a server and that is not idempotent.
  * - `fallback`: runs when the step still fails (not on interruption). Its own
  *   failure is `ExecutionFailure` whose `cause` is an `AggregateError` of
  *   both failures.

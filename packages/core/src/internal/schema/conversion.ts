@@ -1,10 +1,10 @@
 /**
  * Validate and convert an action's arguments against its `parameters` schema
- * (SPEC §9 step 4), and turn an MCP tool's JSON Schema `inputSchema` into a
- * schema the same rules apply to (SPEC §8).
+ *, and turn an MCP tool's JSON Schema `inputSchema` into a
+ * schema the same rules apply to.
  *
  * Models send numbers and booleans as strings, objects as JSON strings and
- * enum values in the wrong case (the project's failure case C10). Before the
+ * enum values in the wrong case (the project's failure). Before the
  * user's schema decodes, a coercer compiled from the schema's encoded side
  * repairs exactly these, and nothing more:
  *
@@ -545,7 +545,7 @@ export interface DecodeOptions {
 
 /**
  * Validates and converts raw arguments against an action's `parameters`
- * schema (SPEC §9 step 4; the coercion table is the project's case C10).
+ * schema.
  *
  * `input` is what the caller or model sent: an object, or a string holding a
  * JSON object (decoded once). Anything else fails with one issue at path `""`,
@@ -694,7 +694,7 @@ const intersectedNodes = (document: JsonSchema.Document<"draft-2020-12">): Reado
  * Rewrites one JSON Schema node before Effect imports it: drops unsupported
  * keywords, non-local `$ref`s and structured `const`/`enum` values (each then
  * accepts any JSON value), reads OpenAPI's `nullable`, and closes objects that
- * declare properties so undeclared keys are dropped (SPEC §9 step 4), unless
+ * declare properties so undeclared keys are dropped, unless
  * the node takes part in an intersection.
  */
 const sanitizer =
@@ -781,7 +781,7 @@ const toArguments = (schema: Schema.Top): Arguments =>
 /**
  * Builds an Effect schema (a codec) from a JSON Schema object, as MCP servers
  * send for a tool's `inputSchema`, so MCP tool arguments go through
- * {@link decode} with the same rules as local actions (SPEC §8, §9 step 4).
+ * {@link decode} with the same rules as local actions.
  *
  * The translation is Effect's own `SchemaRepresentation.fromJsonSchemaDocument`
  * (draft 2020-12; draft-07/06/04 documents, recognised by `$schema` or a root
@@ -794,7 +794,7 @@ const toArguments = (schema: Schema.Top): Arguments =>
  *
  * Choices and defaults:
  * - an object that declares `properties` is closed, so undeclared keys are
- *   dropped (SPEC §9 step 4); one without (`{"type":"object"}`) accepts any
+ *   dropped; one without (`{"type":"object"}`) accepts any
  *   keys and keeps them; an explicit `additionalProperties` schema is kept;
  *   objects that take part in an `allOf` (or a `$ref` beside `properties`)
  *   stay open, so each side accepts the other's keys, and keep unknown keys;

@@ -1,6 +1,5 @@
 /**
- * What a language model sees of an action or of an MCP server's tool (SPEC §7,
- * "Chat turns"): a model-facing name, a description and a JSON Schema for the
+ * What a language model sees of an action or of an MCP server's tool: a model-facing name, a description and a JSON Schema for the
  * arguments, plus the strict parsing of the arguments the model sends back.
  *
  * Everything here is pure: {@link jsonSchema} projects an Effect Schema or an
@@ -45,7 +44,7 @@ export type Parameters = Schema.Top | JsonSchema.JsonSchema
  * `properties.children.items` for a recursive tree), `message` says why.
  *
  * A configuration error: it is found when tools are registered
- * ({@link jsonSchema}, {@link toolkit}), never at the first chat call (case C08).
+ * ({@link jsonSchema}, {@link toolkit}), never at the first chat call.
  *
  * @since 0.1.0
  */
@@ -82,12 +81,12 @@ export interface Entry {
  *   (`description`, `default`, `title`, …) are merged into the inlined node,
  *   winning over the target's (conflicting structural keywords are kept as
  *   `allOf: [target, siblings]` rather than dropped). `$defs`/`definitions`,
- *   `$schema`, `$id`, `$anchor` and `$comment` are removed (case C08).
+ *   `$schema`, `$id`, `$anchor` and `$comment` are removed.
  * - A recursive schema, a remote or dangling `$ref`, `$dynamicRef`, or a
  *   schema of more than 10,000 nodes once inlined (nested shared refs grow
  *   exponentially) fails with a {@link ToolSchemaIssue} naming the JSON path.
  * - Every object schema (`type: "object"`, or no `type` but `properties`)
- *   gets `properties` (`{}` when missing, case C07). The root must be an object
+ *   gets `properties` (`{}` when missing). The root must be an object
  *   schema; an empty one (`{}` or annotations only, and Effect's
  *   `{ not: { type: "null" } }` for `Schema.Struct({})`) becomes
  *   `{ type: "object", properties: {} }`.
@@ -275,7 +274,7 @@ const walkKeyword = (
   }
   if (keyword === "items") return walkChild(value, at, ancestors, context)
   if (schemaMapKeywords.has(keyword) || (keyword === "dependencies" && isPlainObject(value))) {
-    // Some servers send `properties: null` (case C07): no properties at all.
+    // Some servers send `properties: null`: no properties at all.
     if (value === null) return Result.succeed(undefined)
     if (!isPlainObject(value)) return Result.fail(issue(at, `\`${keyword}\` must be an object of schemas`))
     const out: Record<string, unknown> = {}
@@ -523,7 +522,7 @@ const withHash = (key: string, round: number): string =>
  * The model-facing name of a key before collisions are resolved: every
  * character outside `[a-zA-Z0-9_-]` (dots, slashes, spaces, non-ASCII; one per
  * code point) becomes `_`; a result longer than 64 characters keeps its first
- * 55 and gets `_` plus an 8-hex-digit hash of the original key (case C11).
+ * 55 and gets `_` plus an 8-hex-digit hash of the original key.
  * An empty key gives `""`, which {@link toolkit} excludes.
  *
  * @example
@@ -580,7 +579,7 @@ const clashing = (names: ReadonlyMap<string, string>): ReadonlySet<string> =>
  *   same 55-character prefix, `srv-a/send_email` vs `srv-a.send_email`) is
  *   resolved the same way whatever the entries' order: a key that is already
  *   a valid name keeps it, the others get an 8-hex-digit hash of their
- *   original key (cases C11, C12).
+ *   original key.
  * - Callers namespace MCP tools in the key themselves (`weather/get_forecast`
  *   → `weather_get_forecast`); `keyOf` maps a name back to its original key,
  *   so a call is routed to the server whose schema was offered.
@@ -666,7 +665,7 @@ const withoutApprovalToken = (object: Record<string, unknown>): Record<string, u
 
 /**
  * Parses the raw `arguments` of a model's tool call into a JSON object
- * (cases C01, C02). The tool must not run when this fails.
+ *. The tool must not run when this fails.
  *
  * - A string is parsed strictly: `""` or whitespace only is `{}` (a
  *   zero-argument call, often streamed with no deltas); malformed JSON
