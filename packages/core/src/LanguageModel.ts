@@ -27,6 +27,7 @@ import * as Redact from "./internal/redact.ts"
 import { shorten } from "./internal/text.ts"
 import * as ResilienceKernel from "./internal/run/resilience.ts"
 import type * as JsonSchema from "effect/JsonSchema"
+import { isTransientStatus } from "./internal/executor/httpResponse.ts"
 
 // =============================================================================
 // Messages
@@ -547,7 +548,7 @@ export const httpFailure = (options: {
 }): TransientFailure | ExecutionFailure => {
   const { action, status } = options
   const excerpt = shorten(options.message, 200)
-  if (status === 408 || status === 429 || status >= 500) {
+  if (isTransientStatus(status)) {
     return new TransientFailure({
       action,
       status,

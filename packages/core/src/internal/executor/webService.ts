@@ -53,6 +53,7 @@ import * as Endpoint from "./endpoint.ts"
 import * as Redact from "../redact.ts"
 import { shorten } from "../text.ts"
 import * as Json from "../json.ts"
+import { isTransientStatus } from "./httpResponse.ts"
 
 type WebService = Action.WebService<any, any, any>
 
@@ -327,7 +328,7 @@ const respond = (call: Call, response: HttpClientResponse.HttpClientResponse): E
       const bytes = new Uint8Array(buffer)
       const media = mediaTypeOf(response.headers["content-type"])
       if (status >= 200 && status < 300) return success(call, status, media, bytes)
-      if (status === 408 || status === 429 || status >= 500) {
+      if (isTransientStatus(status)) {
         return Effect.flatMap(Clock.currentTimeMillis, (now) =>
           Effect.fail(transient(call, status, retryAfterOf(response.headers, now), excerptOf(bytes, media)))
         )
