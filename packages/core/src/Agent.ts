@@ -325,7 +325,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
   Effect.gen(function* () {
     const id = options.id
     const servers = McpTool.serversRole(options.mcpServers)
-    const runtime: AgentRuntime = { id, mcp: McpConnections.make(yield* Effect.scope) }
+    const runtime: AgentRuntime = { id, mcp: yield* McpConnections.make }
     const approvals = yield* ApprovalKernel.defaultStore
     const knowledgeBase = yield* KnowledgeKernel.defaultBase
     const roles = servers === undefined ? options.roles : [...options.roles, servers]
