@@ -35,6 +35,7 @@ import type * as Events from "./Events.ts"
 import * as EventHub from "./internal/events/hub.ts"
 import * as Observe from "./internal/events/observe.ts"
 import type * as Guardrail from "./Guardrail.ts"
+import type * as McpClient from "./McpClient.ts"
 import * as GuardrailKernel from "./internal/pipeline/guardrail.ts"
 import * as Hooks from "./internal/pipeline/hooks.ts"
 import type { AgentRuntime } from "./internal/executor/attempt.ts"
@@ -111,7 +112,7 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    * and MCP tools, each tool call runs through the pipeline, until the model
    * answers (`Completed`), a call needs approval (`AwaitingApproval`) or
    * `maxSteps` is reached (`StepLimitReached`). Needs a `LanguageModel`. See
-   * `ChatKernel.Chats` for the rules and `Chat.ChatOptions` for the options.
+   * the `Chat` module for the results and `Chat.ChatOptions` for the options.
    */
   readonly chat: (
     input: string | ReadonlyArray<LanguageModel.Message>,
@@ -161,7 +162,7 @@ export interface Options<Roles extends ReadonlyArray<Role.Any>> {
   readonly id: string
   readonly roles: Roles
   readonly authority?: Authority.Authority | undefined
-  readonly mcpServers?: Readonly<Record<string, McpTool.ServerOption>> | undefined
+  readonly mcpServers?: Readonly<Record<string, McpClient.Server>> | undefined
   readonly traceSteps?: boolean | undefined
 }
 

@@ -36,7 +36,8 @@ import {
   McpClient,
   type McpClientError,
   serverKey,
-  type ToolDefinition
+  type ToolDefinition,
+  type Server as McpClientServer
 } from "../../McpClient.ts"
 import * as McpContent from "./mcpContent.ts"
 import * as Role from "../../Role.ts"
@@ -434,7 +435,7 @@ export const listTools = (call: Omit<Call, "args">): Effect.Effect<ReadonlyArray
  * or URL (no credential, all tools, the default timeout), or a full mcpTool
  * action.
  */
-export type ServerOption = Action.McpServer | Action.McpTool<any, any>
+export type ServerOption = McpClientServer
 
 /**
  * The agent's own MCP servers (`Agent.make({ mcpServers })`) as a role of
