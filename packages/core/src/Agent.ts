@@ -34,6 +34,7 @@ import * as Conversion from "./internal/schema/conversion.ts"
 import type * as Events from "./Events.ts"
 import * as EventHub from "./internal/events/hub.ts"
 import * as Observe from "./internal/events/observe.ts"
+import * as Metering from "./internal/events/usage.ts"
 import type * as Guardrail from "./Guardrail.ts"
 import type * as McpClient from "./McpClient.ts"
 import * as GuardrailKernel from "./internal/pipeline/guardrail.ts"
@@ -45,7 +46,7 @@ import * as McpConnections from "./internal/executor/mcpPool.ts"
 import * as McpTool from "./internal/executor/mcpTool.ts"
 import type * as Knowledge from "./Knowledge.ts"
 import * as KnowledgeKernel from "./internal/pipeline/retrieval.ts"
-import * as LanguageModel from "./LanguageModel.ts"
+import type * as LanguageModel from "./LanguageModel.ts"
 import * as ResilienceKernel from "./internal/run/resilience.ts"
 import * as Tool from "./internal/schema/tool.ts"
 import type * as Role from "./Role.ts"
@@ -388,21 +389,28 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const executeAction = (name: string, params: Readonly<Record<string, unknown>> = {}) => pipeline(name, params)
 
     const execute = (request: ActionRequest): Effect.Effect<ActionResponse, RetrievalFailure, any> =>
+      Effect.suspend(() => {
+        const run = pipeline(request.action, request.params ?? {}, request.approvalToken, request.correlationId)
+        // Model usage is metered only for llm actions, so other calls pay nothing for it.
+        return registry.get(request.action)?.action._tag === "llm"
+          ? Metering.metered(run, (metered, usage) => respond(request, metered, usage))
+          : respond(request, run, Effect.succeed(undefined))
+      })
+
+    const respond = (
+      request: ActionRequest,
+      run: Effect.Effect<unknown, ActionError | RetrievalFailure, any>,
+      usage: Effect.Effect<ActionResponse["usage"]>
+    ): Effect.Effect<ActionResponse, RetrievalFailure, any> =>
       Effect.gen(function* () {
         const start = yield* Clock.currentTimeMillis
-        // Model usage is metered only for llm actions, so other calls pay nothing for it.
-        const meter =
-          registry.get(request.action)?.action._tag === "llm" ? yield* LanguageModel.makeUsageMeter : undefined
-        const run = pipeline(request.action, request.params ?? {}, request.approvalToken, request.correlationId)
-        const outcome = yield* Effect.result(
-          meter === undefined ? run : Effect.provideService(run, LanguageModel.UsageMeter, meter)
-        )
+        const outcome = yield* Effect.result(run)
         const durationMs = (yield* Clock.currentTimeMillis) - start
-        const metered = meter === undefined ? undefined : yield* meter.total
+        const used = yield* usage
         const common = {
           action: request.action,
           durationMs,
-          ...(metered === undefined || metered.calls === 0 ? {} : { usage: metered.usage }),
+          ...(used === undefined ? {} : { usage: used }),
           ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId })
         }
         if (outcome._tag === "Success") {
