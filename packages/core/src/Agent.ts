@@ -41,7 +41,6 @@ import * as GuardrailKernel from "./internal/pipeline/guardrail.ts"
 import * as Hooks from "./internal/pipeline/hooks.ts"
 import type { AgentRuntime } from "./internal/executor/attempt.ts"
 import * as Executor from "./internal/executor/execute.ts"
-import { settled } from "./internal/run/settled.ts"
 import * as McpConnections from "./internal/executor/mcpPool.ts"
 import * as McpTool from "./internal/executor/mcpTool.ts"
 import type * as Knowledge from "./Knowledge.ts"
@@ -336,8 +335,8 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const available = [...registry.keys()]
     const hub = yield* EventHub.makeHub
     const trace = Observe.stepTracer(options.traceSteps)
-    // A step already settled (an action without that step's policy) gives its value without a trip through the runtime.
-    const step: Observe.StepTracer = (name, effect) => settled(trace(name, effect))
+    // No hand-written shortcut for a step that is already settled: yielding a success Exit costs ~0.03 µs in Effect 4.
+    const step: Observe.StepTracer = trace
 
     const notFound = (name: string) => actionNotFound(name, available)
 

@@ -44,7 +44,6 @@ import * as Role from "../../Role.ts"
 import * as Tool from "../schema/tool.ts"
 import type { BackingOff, Pool } from "./mcpPool.ts"
 import * as Redact from "../redact.ts"
-import { settled } from "../run/settled.ts"
 
 /**
  * The default timeout of one tool call when neither the action nor its
@@ -329,9 +328,9 @@ const run = (call: Call, client: McpClient["Service"], credential: Credential | 
       const definition = yield* findTool(call, current, tool)
       const raw = argumentsOf(label, args.arguments)
       if (Result.isFailure(raw)) return yield* raw.failure
-      const converted = yield* settled(
-        Conversion.decode(Conversion.fromJsonSchema(definition.inputSchema), raw.success, { action: label })
-      )
+      const converted = yield* Conversion.decode(Conversion.fromJsonSchema(definition.inputSchema), raw.success, {
+        action: label
+      })
       const mapped = (error: McpClientError) =>
         toActionError(name, label, error, { idempotent: action.idempotent, timeout })
       // Refused arguments, or a tool that vanished since it was listed: NOT_FOUND when a fresh list lacks it.
