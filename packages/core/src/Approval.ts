@@ -8,7 +8,7 @@
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { type ApprovalCheck, ApprovalRequired, ValidationError } from "./ActionError.ts"
+import { type ApprovalCheck, ApprovalRequired, TransientFailure, ValidationError } from "./ActionError.ts"
 import * as ApprovalStore from "./ApprovalStore.ts"
 
 /**
@@ -120,7 +120,14 @@ export const defaultStore: Effect.Effect<ApprovalStore.ApprovalStore["Service"]>
  *   `check: "missing"` and that `pendingTokenId`;
  * - a token: it is consumed against this call's binding; a refusal fails
  *   `ApprovalRequired` with the store's `check` (`unknown`, `pending`,
- *   `rejected`, `expired`, `used`, `agent`, `action`, `arguments`).
+ *   `rejected`, `expired`, `used`, `agent`, `action`, `arguments`). Every
+ *   refusal but `rejected` also carries a fresh `pendingTokenId`, requested
+ *   for the call as it was made, so the caller can ask a person again; a
+ *   rejected token is a person's answer and is not asked again.
+ *
+ * When the store cannot be read or written (a SQLite file locked by another
+ * process for longer than the store waits) the call fails
+ * `TransientFailure` (retryable; nothing ran).
  *
  * `params` are the raw arguments without the token. Uses the `ApprovalStore`
  * provided to the call, else `store`.
@@ -135,7 +142,7 @@ export const verify = (options: {
   readonly token: string | undefined
   readonly params: Readonly<Record<string, unknown>>
   readonly store: ApprovalStore.ApprovalStore["Service"]
-}): Effect.Effect<void, ApprovalRequired | ValidationError> => {
+}): Effect.Effect<void, ApprovalRequired | ValidationError | TransientFailure> => {
   const { policy, action, token } = options
   if (policy === undefined) return Effect.void
   const binding = bind(options.agentId, action, options.tool, options.params)
@@ -148,11 +155,19 @@ export const verify = (options: {
       check,
       ...(pendingTokenId === undefined ? {} : { pendingTokenId })
     })
-  return Effect.flatMap(storeOf(options.store), (store) =>
-    token === undefined
-      ? Effect.flatMap(store.request(binding, policy.reason, policy.ttl ?? ApprovalStore.defaultTtl), (pending) =>
-          Effect.fail(refused("missing", pending))
-        )
-      : Effect.mapError(Effect.asVoid(store.consume(token, binding)), (refusal) => refused(refusal.check))
-  )
+  const unavailable = (error: ApprovalStore.ApprovalStorageError) =>
+    new TransientFailure({ action, message: `${action}: ${error.message}`, cause: error })
+  return Effect.flatMap(storeOf(options.store), (store) => {
+    const askAgain = (check: ApprovalCheck) =>
+      Effect.flatMap(store.request(binding, policy.reason, policy.ttl ?? ApprovalStore.defaultTtl), (pending) =>
+        Effect.fail(refused(check, pending))
+      )
+    const step: Effect.Effect<void, ApprovalRequired | ApprovalStore.ApprovalStorageError> =
+      token === undefined
+        ? askAgain("missing")
+        : Effect.catchTag(Effect.asVoid(store.consume(token, binding)), "ApprovalTokenError", (refusal) =>
+            refusal.check === "rejected" ? Effect.fail(refused("rejected")) : askAgain(refusal.check)
+          )
+    return Effect.catchTag(step, "ApprovalStorageError", (error) => Effect.fail(unavailable(error)))
+  })
 }
