@@ -23,6 +23,7 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { ApprovalCheck } from "./ActionError.ts"
+import { maxDepth } from "./internal/json.ts"
 
 /**
  * What a token is bound to: the agent's id, the action's name, the MCP tool
@@ -143,13 +144,14 @@ export const defaultTtl: Duration.Duration = Duration.minutes(15)
  * The canonical JSON of a value: object keys sorted by code unit at every
  * depth, no whitespace, `undefined`, functions and symbols left out of
  * objects (and `null` in arrays), non-finite numbers as `null`, bigints as
- * decimal strings, `toJSON` honoured. Throws `TypeError` on a cycle.
+ * decimal strings, `toJSON` honoured. Throws `TypeError` on a cycle, or when
+ * the value nests more than 1,000 objects or arrays deep.
  *
  * @since 0.1.0
  */
 export const canonicalJson = (value: unknown): string => write(value, []) ?? "null"
 
-// `path` holds the objects being written (the ancestors), to find cycles.
+// `path` holds the objects being written (the ancestors), to find cycles; its length bounds the depth.
 const write = (value: unknown, path: Array<object>): string | undefined => {
   switch (typeof value) {
     case "string":
@@ -166,6 +168,8 @@ const write = (value: unknown, path: Array<object>): string | undefined => {
         return write((value as { toJSON: () => unknown }).toJSON(), path)
       }
       if (path.includes(value)) throw new TypeError("canonicalJson: the value has a cycle")
+      if (path.length >= maxDepth)
+        throw new TypeError(`canonicalJson: the value is nested more than ${maxDepth} levels deep`)
       path.push(value)
       let out: string
       if (Array.isArray(value)) {
