@@ -34,8 +34,8 @@ class Stop {
  * The JSON text of a value, as `JSON.stringify` writes it (`toJSON` honoured,
  * so a Date is its ISO string; `undefined`, functions and symbols left out of
  * objects and `null` in arrays; non-finite numbers `null`), except that a
- * bigint is its decimal string, a Map an object of its entries (keys as
- * strings) and a Set an array. A value with no JSON at all (`undefined`, a
+ * bigint is its decimal string, a Map an object of its entries (a key as
+ * its string, or its JSON when it is an object) and a Set an array. A value with no JSON at all (`undefined`, a
  * function) is `null`. Fails with the path where a cycle closes, or where
  * nesting passes {@link maxDepth}.
  */
@@ -75,7 +75,15 @@ export const write = (value: unknown): Result.Result<string, Unwritable> => {
         } else {
           const entries: ReadonlyArray<readonly [string, unknown]> =
             value instanceof Map
-              ? [...value].map(([key, item]) => [String(key), item] as const)
+              ? [...value].map(
+                  ([key, item]) =>
+                    [
+                      typeof key === "object" && key !== null
+                        ? (go(key, `${path}<key>`, depth + 1) ?? "null")
+                        : String(key),
+                      item
+                    ] as const
+                )
               : Object.entries(value as Record<string, unknown>)
           const parts: Array<string> = []
           for (const [key, item] of entries) {
