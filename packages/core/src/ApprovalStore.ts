@@ -1,5 +1,5 @@
 /**
- * The approval store (SPEC §9 step 2, the seeds' approval tokens): where
+ * The approval store: where
  * approval tokens are requested, decided and consumed. Two implementations:
  * {@link layerMemory} (process memory) and {@link layerSqlite} (a SQLite file
  * through Node's built-in `node:sqlite`, so approvals survive a restart).
@@ -30,6 +30,7 @@ import { maxDepth } from "./internal/json.ts"
  * name for mcpTool actions, and {@link digest} of the raw arguments without
  * the token (for mcpTool actions, of `{ tool, arguments }`).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Binding {
@@ -43,6 +44,7 @@ export interface Binding {
  * A token's decision state. Expiry is not a status: a token whose
  * `expiresAt` has passed is refused as `"expired"` whatever its status.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Status = "pending" | "approved" | "rejected" | "used"
@@ -52,6 +54,7 @@ export type Status = "pending" | "approved" | "rejected" | "used"
  * `Clock`. `approver` and `decidedAt` are set once approved or rejected,
  * `rejection` (the approver's reason) once rejected, `usedAt` once consumed.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Token {
@@ -73,6 +76,7 @@ export interface Token {
  * from `consume`), or a binding mismatch — `"agent"`, `"action"` (action or
  * tool), `"arguments"`. The message never holds the token id.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ApprovalTokenError extends Schema.TaggedError<ApprovalTokenError>()("ApprovalTokenError", {
@@ -86,6 +90,7 @@ export class ApprovalTokenError extends Schema.TaggedError<ApprovalTokenError>()
  * locked by another connection for longer than the store waits, or the
  * storage failed. The pipeline reports it as TRANSIENT (retryable).
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ApprovalStorageError extends Schema.TaggedError<ApprovalStorageError>()("ApprovalStorageError", {
@@ -113,6 +118,7 @@ export class ApprovalStorageError extends Schema.TaggedError<ApprovalStorageErro
  * after the store's busy wait); storage faults of `approve`, `reject` and
  * `get` are defects.
  *
+ * @category services
  * @since 0.1.0
  */
 export class ApprovalStore extends Context.Service<
@@ -136,6 +142,7 @@ export class ApprovalStore extends Context.Service<
 /**
  * The default time to live of a requested token: 15 minutes.
  *
+ * @category constants
  * @since 0.1.0
  */
 export const defaultTtl: Duration.Duration = Duration.minutes(15)
@@ -217,6 +224,7 @@ export const newTokenId = (): string => randomBytes(24).toString("base64url")
  * atomic. Each fails with `ApprovalStorageError` when the storage cannot be
  * read or written.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Storage {
@@ -259,6 +267,7 @@ const checkMessages: Record<ApprovalCheck, string> = {
 /**
  * The message of a refusal by `check`, for callers that report it.
  *
+ * @category getters
  * @since 0.1.0
  */
 export const describeCheck = (check: ApprovalCheck): string => checkMessages[check]
@@ -267,6 +276,7 @@ export const describeCheck = (check: ApprovalCheck): string => checkMessages[che
  * Builds the store's rules (expiry on `Clock`, binding checks, single use)
  * on a {@link Storage}.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (storage: Storage): ApprovalStore["Service"] => {
@@ -354,6 +364,7 @@ export const make = (storage: Storage): ApprovalStore["Service"] => {
  * the store has grown past 10,000 tokens (and then past twice its size after
  * the last sweep); a swept token is then refused as `"unknown"`.
  *
+ * @category storage
  * @since 0.1.0
  */
 export const memoryStorage = (): Storage => {
@@ -383,6 +394,7 @@ export const memoryStorage = (): Storage => {
  * A fresh in-memory store (what an agent uses when no `ApprovalStore` is
  * provided). Tokens live as long as the store value.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const makeMemory = (): ApprovalStore["Service"] => make(memoryStorage())
@@ -390,6 +402,16 @@ export const makeMemory = (): ApprovalStore["Service"] => make(memoryStorage())
 /**
  * An in-memory store as a layer; each build of the layer is a fresh store.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ApprovalStore } from "@rolecraft/core"
+ *
+ * declare const program: Effect.Effect<void, never, ApprovalStore.ApprovalStore>
+ * const runnable = program.pipe(Effect.provide(ApprovalStore.layerMemory))
+ * ```
+ *
+ * @category layers
  * @since 0.1.0
  */
 export const layerMemory: Layer.Layer<ApprovalStore> = Layer.sync(ApprovalStore, makeMemory)
@@ -458,6 +480,7 @@ const driverBusyTimeout = 10
  * How long an operation of the SQLite store waits for a lock in all (on
  * Effect's scheduler) before it fails: 5000 milliseconds.
  *
+ * @category storage
  * @since 0.1.0
  */
 export const defaultBusyTimeout = 5000
@@ -592,6 +615,7 @@ export const sqliteStorage = (
  * const withApprovals = <A, E, R>(program: Effect.Effect<A, E, R>) => Effect.provide(program, durable)
  * ```
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layerSqlite = (options: {

@@ -6,9 +6,10 @@
  * (each retry is one more), not calls.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ActionError, Resilience } from "@rolecraft/core"
+import { ActionError } from "@rolecraft/core"
 import { Effect, Exit, Fiber } from "effect"
 import { TestClock } from "effect/testing"
+import * as Resilience from "../src/internal/run/resilience.ts"
 
 const failure = new ActionError.ExecutionFailure({ action: "book", message: "refused" })
 

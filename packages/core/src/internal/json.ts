@@ -1,10 +1,45 @@
 /**
- * JSON text of values from outside (results of actions, arguments from a
- * model or a caller), written one way for every reader — the model's tool
- * message, the output guardrail, `ActionResult.asString` — and walked with a
- * bound on depth, so deep data never overflows the stack.
+ * JSON helpers shared by every kernel that reads or writes JSON from outside
+ * (a model's arguments or reply, a web service's body, a JSON Schema, an
+ * action's result): parsing with the parser's own message, the plain-object
+ * test, setting keys that come from outside as own properties, and writing a
+ * value's JSON one way for every reader — the model's tool message, the
+ * output guardrail, `ActionResult.asString` — with a bound on depth, so deep
+ * data never overflows the stack.
  */
 import * as Result from "effect/Result"
+
+/** Parses JSON text; the failure is the parser's message. */
+export const parseJson = (text: string): Result.Result<unknown, string> =>
+  Result.try({
+    try: (): unknown => JSON.parse(text),
+    catch: (cause) => (cause instanceof Error ? cause.message : String(cause))
+  })
+
+/**
+ * Whether a value is a plain object, as JSON makes them: not an array, and
+ * with `Object.prototype` or no prototype (a `Date`, a `Map` or a class
+ * instance is not).
+ */
+export const isPlainObject = (u: unknown): u is Record<string, unknown> => {
+  if (typeof u !== "object" || u === null || Array.isArray(u)) return false
+  const proto = Object.getPrototypeOf(u)
+  return proto === Object.prototype || proto === null
+}
+
+/**
+ * Sets an own, enumerable data property, also for the key `__proto__`.
+ *
+ * Records built from keys that come from outside (a JSON Schema's property
+ * names and keywords, a model's arguments) must take every key as a
+ * property: `target[key] = value` with the key `__proto__` (which
+ * `JSON.parse` makes an own key) would set the object's prototype instead.
+ */
+export const setOwn = (target: Record<string, unknown>, key: string, value: unknown): void => {
+  if (key === "__proto__")
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
+  else target[key] = value
+}
 
 /** How deep outside data may nest (objects and arrays) before it is refused: 1,000 levels. */
 export const maxDepth = 1_000
