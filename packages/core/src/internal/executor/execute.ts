@@ -53,8 +53,13 @@ export const execute = (attempt: Attempt): Effect.Effect<unknown, ActionError, a
 
 /**
  * Whether an attempt cut off by its timeout may be retried: not for a
- * webService call whose request may have reached the server and that is not
- * idempotent.
+ * webService or mcpTool call whose request may have reached the server and
+ * that is not idempotent (an attempt may connect, list and send its call
+ * before the timer cuts it, so a non-idempotent mcpTool is never repeated).
  */
 export const timeoutRetryable = (action: Action.Any): boolean =>
-  action._tag === "webService" ? WebService.isSafeToRepeat(action) : true
+  action._tag === "webService"
+    ? WebService.isSafeToRepeat(action)
+    : action._tag === "mcpTool"
+      ? action.idempotent === true
+      : true
