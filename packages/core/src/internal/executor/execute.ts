@@ -37,7 +37,19 @@ const mapped = (
 /**
  * One attempt of the run step: the action's executor, then its result mapper.
  */
-export const execute = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> => {
+// V8 keeps the frames of an error's stack — with their receivers, such as an HTTP response and through it
+// the client's pooled connections — until `.stack` is first read. Reading it once turns it into plain text,
+// so a failure that a caller keeps costs what its data does.
+const plain = (error: ActionError): Effect.Effect<never, ActionError> =>
+  Effect.suspend(() => {
+    void error.stack
+    return Effect.fail(error)
+  })
+
+export const execute = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> =>
+  Effect.catch(executeRaw(attempt), plain)
+
+const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> => {
   const action = attempt.action
   switch (action._tag) {
     case "local":
