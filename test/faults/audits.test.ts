@@ -4,7 +4,8 @@
  * (C32), walks over outside data bounded in depth (C42).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Action, Agent, Role } from "@rolecraft/core"
+import { Action, Agent, type LanguageModel, Role } from "@rolecraft/core"
+import { ScriptedModel } from "@rolecraft/testing"
 import { Effect, Exit, Schema } from "effect"
 
 const agentWith = (actions: Record<string, Action.Any>) =>
@@ -66,6 +67,72 @@ describe("one serialisation of a result (C31)", () => {
         assert.include(error.message, "$.self")
         assert.notInclude(error.message, "[object Object]")
       })
+  )
+})
+
+/** A chat turn that calls `tool` once and then answers "done"; the tool message the model got. */
+const toolMessageOf = (actions: Record<string, Action.Any>, tool: string) =>
+  Effect.gen(function* () {
+    const scripted = yield* ScriptedModel.make([
+      ScriptedModel.toolCalls([{ id: "c1", name: tool }]),
+      ScriptedModel.reply("done")
+    ])
+    const agent = yield* agentWith(actions)
+    const result = yield* Effect.provide(agent.chat("go"), scripted.layer)
+    assert.strictEqual(result._tag, "Completed")
+    const second = (yield* scripted.requests)[1]
+    const message = second?.messages.find(
+      (m): m is LanguageModel.ToolMessage => m.role === "tool" && m.toolCallId === "c1"
+    )
+    return message?.content ?? ""
+  })
+
+describe("the model's copy of a tool result (C31, C34)", () => {
+  it.effect(
+    "a bigint result reaches the model as its JSON, never [object Object]; a cycle as EXECUTION with its path",
+    () =>
+      Effect.gen(function* () {
+        const big = yield* toolMessageOf(
+          { record: Action.local({ description: "A record", parameters: {}, run: () => ({ id: 9007199254740993n }) }) },
+          "record"
+        )
+        assert.strictEqual(big, '{"id":"9007199254740993"}')
+        const loop = yield* toolMessageOf(
+          {
+            loop: Action.local({
+              description: "A loop",
+              parameters: {},
+              run: () => {
+                const value: Record<string, unknown> = {}
+                value.self = value
+                return value
+              }
+            })
+          },
+          "loop"
+        )
+        const error = JSON.parse(loop).error
+        assert.strictEqual(error.category, "EXECUTION")
+        assert.include(error.message, "cannot be serialised")
+        assert.include(error.message, "$.self")
+      })
+  )
+
+  it.effect("a 5 MB result is capped at 64,000 characters for the model, head and tail kept around a marker", () =>
+    Effect.gen(function* () {
+      const huge = `BEGIN${"x".repeat(5 * 1024 * 1024)}🌤️END`
+      const content = yield* toolMessageOf(
+        { dump: Action.local({ description: "A dump", parameters: {}, run: () => huge }) },
+        "dump"
+      )
+      assert.isAtMost(content.length, 64_000)
+      assert.isTrue(content.startsWith("BEGIN"))
+      assert.isTrue(content.endsWith("🌤️END"))
+      assert.match(content, /\[… \d+ characters left out …\]/)
+      const omitted = Number(/\[… (\d+) characters left out …\]/.exec(content)?.[1])
+      assert.strictEqual(content.length - `\n[… ${omitted} characters left out …]\n`.length + omitted, huge.length)
+      assert.isFalse(loneSurrogate(content))
+    })
   )
 })
 
