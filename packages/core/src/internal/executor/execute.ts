@@ -55,7 +55,10 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
     case "local":
       return runLocal({ ...attempt, action })
     case "webService":
-      return mapped(attempt, action.mapResult, WebService.run(attempt.name, action, attempt.args))
+      // The mapper runs inside the executor, under its redaction of the call's secrets.
+      return WebService.run(attempt.name, action, attempt.args, (value) =>
+        mapped(attempt, action.mapResult, Effect.succeed(value))
+      )
     case "llm":
       return mapped(attempt, action.mapResult, Llm.run({ ...attempt, action }))
     case "mcpTool":
