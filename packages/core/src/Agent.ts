@@ -8,6 +8,7 @@
 import * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as JsonSchema from "effect/JsonSchema"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
@@ -75,6 +76,30 @@ export type ResultOf<Actions, K extends string> = K extends keyof Actions
   : unknown
 
 /**
+ * One of the agent's actions as a tool (see `Agent.tools`).
+ *
+ * - `name`: the tool's name, valid for model APIs (`^[a-zA-Z0-9_-]{1,64}$`)
+ *   and unique among the agent's tools; the action name itself when it is
+ *   already valid.
+ * - `action`: the action it runs (pass it to `agent.execute`).
+ * - `description`: the action's description.
+ * - `parameters`: the JSON Schema of its arguments as a model is shown it —
+ *   an object schema with `properties`, no `$ref` left, `_approval_token`
+ *   never listed.
+ * - `approval`: the action's approval reason when it requires approval
+ *   (`Action.requireApproval`); a call then needs an approved token.
+ *
+ * @since 0.1.0
+ */
+export interface ActionTool {
+  readonly name: string
+  readonly action: string
+  readonly description: string
+  readonly parameters: JsonSchema.JsonSchema
+  readonly approval: { readonly reason: string } | undefined
+}
+
+/**
  * An agent. `R` is what its local actions' own effects require.
  *
  * @since 0.1.0
@@ -130,6 +155,23 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    * own. Approve or reject the `pendingTokenId` of an `ApprovalRequired` here.
    */
   readonly approvals: ApprovalStore.ApprovalStore["Service"]
+  /**
+   * The agent's actions as tools, for what offers them outside a chat turn
+   * (an MCP server, an effect/ai toolkit): every action of its roles and
+   * `mcpServers` not marked `Action.excludeFromModel` whose name its
+   * authority allows, in declaration order. An mcpTool action is one tool
+   * with its fixed `{ tool, arguments }` parameters (a chat turn offers its
+   * server's tools one by one instead). Listing a tool grants nothing: every
+   * call still runs through the whole pipeline.
+   */
+  readonly tools: ReadonlyArray<ActionTool>
+  /**
+   * Whether the agent's authority allows `action` (or the MCP tool
+   * `action/tool`): the pipeline's first step, as a predicate, for what
+   * answers a call before it reaches the pipeline (a name that was never
+   * offered is refused as AUTHORITY when this says no, else NOT_FOUND).
+   */
+  readonly allows: (action: string, tool?: string) => boolean
 }
 
 /**
@@ -418,10 +460,36 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       chat: chats.chat,
       resume: chats.resume,
       events: hub.events,
-      approvals
+      approvals,
+      tools: toolsOf(registry, authority),
+      allows: (action, tool) => Authority.allows(authority, action, tool)
     }
     return agent as unknown as Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>
   })
+
+// Registration has already refused parameters that cannot be projected, so only a
+// name clash the toolkit cannot resolve (repeated hash collisions) could leave one out.
+const toolsOf = (
+  registry: ReadonlyMap<string, Registered>,
+  authority: Authority.Compiled
+): ReadonlyArray<ActionTool> => {
+  const offered = [...registry.values()].filter(
+    ({ name, action }) => action.policies.excludeFromModel !== true && Authority.allows(authority, name)
+  )
+  const kit = Tool.toolkit(
+    offered.map(({ name, action }) => ({ key: name, description: action.description, parameters: action.parameters }))
+  )
+  return kit.tools.map((tool) => {
+    const approval = registry.get(tool.key)?.action.policies.approval
+    return {
+      name: tool.name,
+      action: tool.key,
+      description: tool.description,
+      parameters: tool.parameters,
+      approval: approval === undefined ? undefined : { reason: approval.reason }
+    }
+  })
+}
 
 const spanAttributes = (
   agentId: string,
