@@ -117,3 +117,25 @@ describe("examples (chat)", () => {
     )
   })
 })
+
+describe("examples (effect/ai)", () => {
+  it("effect-ai.ts: an effect/ai model runs a chat turn, and an effect/ai Chat drives the role's actions", async () => {
+    const { stdout } = await node("examples/effect-ai.ts")
+    assert.strictEqual(
+      stdout,
+      [
+        "1. An effect/ai model runs a Rolecraft chat turn",
+        '  book({"hotelId":"h-42","nights":3}) waits for approval: Books and charges a hotel',
+        '  answer: Done: 3; "booked h-42 for 3 nights".',
+        "  2 model calls, 104 tokens; booked: h-42",
+        "2. An effect/ai Chat drives the role's actions",
+        "  toolkit: nights, book",
+        "  nights -> 3",
+        "  approval requested for call_2; booked: none",
+        '  approved -> answer: Done: 3; "booked h-42 for 3 nights".',
+        "  booked: h-42",
+        ""
+      ].join("\n")
+    )
+  })
+})
