@@ -59,7 +59,7 @@ const shown = [
   "rolecraft.category"
 ]
 
-/** The spans as an indented tree, children in the order they started. */
+/** The spans as an indented tree, children in the order they started (then by name). */
 const tree = (spans: ReadonlyArray<OtlpReceiver.Span>): ReadonlyArray<string> => {
   const children = new Map<string | undefined, Array<OtlpReceiver.Span>>()
   const ids = new Set(spans.map((span) => span.spanId))
@@ -67,9 +67,13 @@ const tree = (spans: ReadonlyArray<OtlpReceiver.Span>): ReadonlyArray<string> =>
     const parent = span.parentSpanId !== undefined && ids.has(span.parentSpanId) ? span.parentSpanId : undefined
     children.set(parent, [...(children.get(parent) ?? []), span])
   }
+  const started = (a: OtlpReceiver.Span, b: OtlpReceiver.Span) => {
+    const order = BigInt(a.startTimeUnixNano) - BigInt(b.startTimeUnixNano)
+    return order < 0n ? -1 : order > 0n ? 1 : a.name.localeCompare(b.name)
+  }
   const lines: Array<string> = []
   const walk = (parent: string | undefined, depth: number) => {
-    for (const span of children.get(parent) ?? []) {
+    for (const span of [...(children.get(parent) ?? [])].sort(started)) {
       const attributes = shown
         .filter((key) => span.attributes[key] !== undefined)
         .map((key) => `${key}=${JSON.stringify(span.attributes[key])}`)

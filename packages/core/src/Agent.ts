@@ -14,13 +14,7 @@ import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type * as Action from "./Action.ts"
-import {
-  type ActionError,
-  ActionNotFound,
-  isActionError,
-  type RetrievalFailure,
-  RoleDefinitionError
-} from "./ActionError.ts"
+import { type ActionError, ActionNotFound, type RetrievalFailure, RoleDefinitionError } from "./ActionError.ts"
 import type { ActionRequest } from "./ActionRequest.ts"
 import type { ActionResponse } from "./ActionResponse.ts"
 import * as Approval from "./Approval.ts"
@@ -33,6 +27,7 @@ import * as Events from "./Events.ts"
 import * as Guardrail from "./Guardrail.ts"
 import * as Hooks from "./Hooks.ts"
 import * as Executor from "./internal/executor.ts"
+import * as Telemetry from "./internal/telemetry.ts"
 import { settled } from "./internal/settled.ts"
 import * as McpConnections from "./internal/mcpConnections.ts"
 import * as McpTool from "./internal/mcpTool.ts"
@@ -188,6 +183,11 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
  *   of the roles' action names.
  * - `traceSteps`: also run each pipeline step in a child span
  *   `Rolecraft.step.<step>` (default `false`: one span per call).
+ * - `traceContent`: put each call's raw arguments and its result on its
+ *   `execute_tool` span (`gen_ai.tool.call.arguments`,
+ *   `gen_ai.tool.call.result`, as JSON text cut to 8,192 characters; default
+ *   `false`: arguments and results are never span attributes). They may hold
+ *   personal data: turn it on only where your traces may keep them.
  *
  * @since 0.1.0
  */
@@ -197,6 +197,7 @@ export interface Options<Roles extends ReadonlyArray<Role.Any>> {
   readonly authority?: Authority.Authority | undefined
   readonly mcpServers?: Readonly<Record<string, McpTool.ServerOption>> | undefined
   readonly traceSteps?: boolean | undefined
+  readonly traceContent?: boolean | undefined
 }
 
 /**
@@ -371,6 +372,11 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     // A step already settled (an action without that step's policy) gives its value without a trip through the runtime.
     const step: Events.StepTracer = (name, effect) => settled(trace(name, effect))
 
+    const metricsOf = Telemetry.actionMetrics(id)
+    const traceContent = options.traceContent === true
+    // Names from outside (a model's, a client's) are unbounded: metrics of unknown ones share one series.
+    const metricsFor = (name: string) => metricsOf(registry.has(name) ? name : "(unknown)")
+
     const notFound = (name: string) =>
       new ActionNotFound({ action: name, message: `No action named ${name}`, available })
 
@@ -379,7 +385,8 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       name: string,
       rawParams: Readonly<Record<string, unknown>>,
       requestToken?: string,
-      correlationId?: string
+      correlationId?: string,
+      call?: Chat.ToolCallSpan
     ) =>
       Effect.gen(function* () {
         const { params: raw, token } = Approval.strip(rawParams, requestToken)
@@ -401,14 +408,14 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         yield* step("afterHook", Hooks.after(role.hooks, name, args, output)) // 10
         return output
       }).pipe(
-        Effect.tapError((error) =>
-          isActionError(error) ? Effect.annotateCurrentSpan("rolecraft.category", error.category) : Effect.void
-        ),
-        // The call site is always this pipeline: a stack trace would say nothing and costs a capture per call.
-        Effect.withSpan(
-          "Rolecraft.executeAction",
-          { attributes: spanAttributes(id, name, registry.get(name), correlationId) },
-          { captureStackTrace: false }
+        Telemetry.executeTool(
+          {
+            tool: call?.tool ?? name,
+            toolCallId: call?.id,
+            attributes: spanAttributes(id, name, registry.get(name), correlationId),
+            arguments: traceContent ? () => Approval.strip(rawParams).params : undefined
+          },
+          metricsFor(name)
         ),
         Events.observe(hub, () => subjectOf(id, name, registry.get(name), correlationId))
       )
@@ -449,7 +456,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       approvals,
       hub,
       runtime,
-      executeAction
+      executeAction: (name, params, call) => pipeline(name, params, undefined, undefined, call)
     })
     const agent: Agent<Record<string, Action.Any>, any> = {
       [TypeId]: TypeId,

@@ -51,6 +51,7 @@ import * as LanguageModel from "./LanguageModel.ts"
 import type * as McpToolkit from "./McpToolkit.ts"
 import * as Resilience from "./Resilience.ts"
 import type * as Role from "./Role.ts"
+import * as Telemetry from "./internal/telemetry.ts"
 import * as Tool from "./Tool.ts"
 
 // =============================================================================
@@ -315,6 +316,18 @@ const zero: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
 // =============================================================================
 
 /**
+ * The tool call a pipeline call answers in a chat turn: the model's call
+ * `id` and the `tool` name it used (its `execute_tool` span is named after
+ * it and carries both).
+ *
+ * @since 0.1.0
+ */
+export interface ToolCallSpan {
+  readonly id: string
+  readonly tool: string
+}
+
+/**
  * What `Agent.make` hands the chat loop: the agent's id and roles, its
  * actions by name, compiled authority, default approval store, event hub,
  * per-agent runtime (MCP connections), and its pipeline (`executeAction`).
@@ -331,7 +344,8 @@ export interface Host<R> {
   readonly runtime: AgentRuntime
   readonly executeAction: (
     name: string,
-    params: Readonly<Record<string, unknown>>
+    params: Readonly<Record<string, unknown>>,
+    call?: ToolCallSpan
   ) => Effect.Effect<unknown, ActionError | RetrievalFailure, R>
 }
 
@@ -485,6 +499,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   /** Runs a routed call through the pipeline; a pending approval is returned as such. */
   const runRouted = (
     toolCallId: string,
+    tool: string,
     route: McpToolkit.Route,
     args: Readonly<Record<string, unknown>>,
     token?: string
@@ -492,7 +507,8 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     const params = route.tool === undefined ? args : { tool: route.tool, arguments: args }
     const call = host.executeAction(
       route.action,
-      token === undefined ? params : { ...params, [Approval.reservedParameter]: token }
+      token === undefined ? params : { ...params, [Approval.reservedParameter]: token },
+      { id: toolCallId, tool }
     )
     return Effect.map(Effect.result(call), (outcome) => {
       if (outcome._tag === "Success") return answered(toolCallId, outcome.success)
@@ -533,13 +549,25 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     )
   }
 
+  /** A call answered before the pipeline (unknown tool, unparsable arguments) still gets its execute_tool span. */
+  const refusedEarly = (call: LanguageModel.ToolCall, answer: Answered): Effect.Effect<Answered> =>
+    Effect.succeed(answer).pipe(
+      Effect.tap(() =>
+        Effect.annotateCurrentSpan({ "error.type": answer.category ?? "", "rolecraft.category": answer.category ?? "" })
+      ),
+      Telemetry.executeTool(
+        { tool: call.name, toolCallId: call.id, attributes: { "rolecraft.agent": id }, arguments: undefined },
+        undefined
+      )
+    )
+
   const answerCall = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): Effect.Effect<Answered, never, R> => {
     const route = kit.route(call.name)
-    if (route === undefined) return Effect.succeed(unknownTool(call, kit))
+    if (route === undefined) return refusedEarly(call, unknownTool(call, kit))
     const label = route.tool === undefined ? route.action : `${route.action}/${route.tool}`
     const parsed = Tool.parseArguments(call.arguments, { tool: label })
-    if (Result.isFailure(parsed)) return Effect.succeed(failed(call.id, parsed.failure))
-    return runRouted(call.id, route, parsed.success)
+    if (Result.isFailure(parsed)) return refusedEarly(call, failed(call.id, parsed.failure))
+    return runRouted(call.id, call.name, route, parsed.success)
   }
 
   /** Publishes ToolCallStarted/Finished around an answer, only when someone listens. */
@@ -678,8 +706,27 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       Effect.provideService(body(meter), LanguageModel.UsageMeter, meter)
     )
 
-  const span = <A, E>(self: Effect.Effect<A, E, R>, name: string): Effect.Effect<A, E, R> =>
-    self.pipe(Effect.withSpan(name, { attributes: { "rolecraft.agent": id } }, { captureStackTrace: false }))
+  const turnEnd = (result: ChatResult): Telemetry.TurnEnd => {
+    const usage = result._tag === "AwaitingApproval" ? result.state.usage : result.usage
+    return {
+      result: result._tag,
+      steps: result._tag === "AwaitingApproval" ? result.state.steps : result.steps,
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+      finishReason: result._tag === "Completed" ? result.finishReason : undefined
+    }
+  }
+
+  /** A turn (or its resumption) in its `invoke_agent` span. */
+  const span = (options: ChatOptions | undefined, resumed: boolean) =>
+    Telemetry.invokeAgent(
+      {
+        agentId: id,
+        model: options?.model ?? host.roles.find((role) => role.spec.model?.name !== undefined)?.spec.model?.name,
+        resumed
+      },
+      turnEnd
+    )
 
   const chat: Chats<R>["chat"] = (input, options) =>
     Effect.gen(function* () {
@@ -697,7 +744,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       return yield* metered((meter) =>
         loop(model, { messages, steps: 0, prior: zero, settings: settings.success, meter })
       )
-    }).pipe((self) => span(self, "Rolecraft.chat"))
+    }).pipe(span(options, false))
 
   // ---------------------------------------------------------------------------
   // Resuming
@@ -730,7 +777,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
           )
         : Effect.matchEffect(store.approve(pending.pendingTokenId, decision.approver), {
             onFailure: (refusal) => Effect.succeed(refused(refusal.check, ApprovalStore.describeCheck(refusal.check))),
-            onSuccess: () => runRouted(pending.toolCallId, route, pending.arguments, pending.pendingTokenId)
+            onSuccess: () => runRouted(pending.toolCallId, name, route, pending.arguments, pending.pendingTokenId)
           })
     )
     return observed(step, { id: pending.toolCallId, name, arguments: "" }, route, answer)
@@ -771,7 +818,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
           })
         })
       )
-    }).pipe((self) => span(self, "Rolecraft.chat.resume"))
+    }).pipe(span(options, true))
 
   return { chat, resume }
 }

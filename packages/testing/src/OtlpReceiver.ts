@@ -29,8 +29,10 @@ export interface Received {
  * ids as hex strings (`parentSpanId` `undefined` for a root), `kind` as the
  * OTLP number (1 internal, 2 server, 3 client, 4 producer, 5 consumer), the
  * attributes decoded from their `AnyValue` form (`intValue` strings become
- * numbers, arrays become arrays), `status.code` (0 unset, 1 ok, 2 error), and
- * `service` the resource's `service.name`.
+ * numbers, arrays become arrays), `status.code` (0 unset, 1 ok, 2 error),
+ * `service` the resource's `service.name`, and `startTimeUnixNano` and
+ * `endTimeUnixNano` as given (decimal strings of nanoseconds; `"0"` when
+ * absent).
  *
  * @since 0.1.0
  */
@@ -43,6 +45,8 @@ export interface Span {
   readonly attributes: Readonly<Record<string, unknown>>
   readonly statusCode: number
   readonly service: string | undefined
+  readonly startTimeUnixNano: string
+  readonly endTimeUnixNano: string
 }
 
 /**
@@ -135,7 +139,9 @@ const spansOf = (body: unknown): ReadonlyArray<Span> =>
           kind: Number(span.kind ?? 0),
           attributes: attributesOf(span.attributes),
           statusCode: Number(isRecord(span.status) ? (span.status.code ?? 0) : 0),
-          service
+          service,
+          startTimeUnixNano: String(span.startTimeUnixNano ?? "0"),
+          endTimeUnixNano: String(span.endTimeUnixNano ?? "0")
         })
       )
     )
