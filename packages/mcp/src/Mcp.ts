@@ -14,7 +14,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { type CallToolResult, CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import { type ActionResponse, Agent, type Role } from "@rolecraft/core"
+import { type ActionResponse, Agent, type Role, ToolResult } from "@rolecraft/core"
 import type { RoleDefinitionError } from "@rolecraft/core/ActionError"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -87,22 +87,19 @@ type AnyAgent = Agent.Agent<any, any>
 
 const isAgent = (u: unknown): u is AnyAgent => typeof u === "object" && u !== null && Agent.TypeId in u
 
-/** The text of a failure, as chat turns send it back to a model. */
-const failureResult = (category: string, message: string): CallToolResult => ({
-  isError: true,
-  content: [{ type: "text", text: JSON.stringify({ error: { category, message } }) }]
-})
-
 const isPlainObject = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && Object.getPrototypeOf(u) === Object.prototype
 
+// The same text a chat turn answers a tool call with (`ToolResult`), plus `structuredContent` for an object.
 const successResult = (value: unknown): CallToolResult => {
-  if (typeof value === "string") return { content: [{ type: "text", text: value }] }
-  const text = JSON.stringify(value) ?? "null"
-  return isPlainObject(value)
-    ? { content: [{ type: "text", text }], structuredContent: value }
-    : { content: [{ type: "text", text }] }
+  const content: CallToolResult["content"] = [{ type: "text", text: ToolResult.text(value) }]
+  return isPlainObject(value) ? { content, structuredContent: value } : { content }
 }
+
+const failureResult = (category: string, message: string): CallToolResult => ({
+  isError: true,
+  content: [{ type: "text", text: ToolResult.failure(category, message) }]
+})
 
 const toResult = (response: ActionResponse.ActionResponse): CallToolResult =>
   response.success ? successResult(response.value) : failureResult(response.error.category, response.error.message)
