@@ -92,6 +92,7 @@ export type ResultOf<Actions, K extends string> = K extends keyof Actions
  * - `approval`: the action's approval reason when it requires approval
  *   (`Action.requireApproval`); a call then needs an approved token.
  *
+ * @category tools
  * @since 0.1.0
  */
 export interface ActionTool {

@@ -42,6 +42,7 @@ import * as Metric from "effect/Metric"
 /**
  * Every call an agent runs through its pipeline, by agent and action.
  *
+ * @category metrics
  * @since 0.1.0
  */
 export const actionCalls: Metric.Counter<number> = Metric.counter("rolecraft.action.calls", {
@@ -52,6 +53,7 @@ export const actionCalls: Metric.Counter<number> = Metric.counter("rolecraft.act
 /**
  * Every failed call, by agent, action and category.
  *
+ * @category metrics
  * @since 0.1.0
  */
 export const actionFailures: Metric.Counter<number> = Metric.counter("rolecraft.action.failures", {
@@ -63,6 +65,7 @@ export const actionFailures: Metric.Counter<number> = Metric.counter("rolecraft.
  * How long each call took, in milliseconds, from the pipeline's first step to
  * its last (retries and fallback included), by agent and action.
  *
+ * @category metrics
  * @since 0.1.0
  */
 export const actionDuration: Metric.Histogram<number> = Metric.histogram("rolecraft.action.duration", {
@@ -74,6 +77,7 @@ export const actionDuration: Metric.Histogram<number> = Metric.histogram("rolecr
  * Tokens of each model call, one observation for the input and one for the
  * output (`gen_ai.token.type`), as the GenAI conventions' client token usage.
  *
+ * @category metrics
  * @since 0.1.0
  */
 export const tokenUsage: Metric.Histogram<number> = Metric.histogram("gen_ai.client.token.usage", {
@@ -85,6 +89,7 @@ export const tokenUsage: Metric.Histogram<number> = Metric.histogram("gen_ai.cli
  * How long each model call took, in seconds, as the GenAI conventions' client
  * operation duration.
  *
+ * @category metrics
  * @since 0.1.0
  */
 export const operationDuration: Metric.Histogram<number> = Metric.histogram("gen_ai.client.operation.duration", {

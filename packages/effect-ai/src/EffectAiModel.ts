@@ -29,6 +29,7 @@ const { ActionNotFound, ExecutionFailure, TransientFailure, ValidationError } = 
  *   request's `model` and `temperature` (an llm action's, a role's
  *   `spec.model`, a chat option) are not sent.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options {
@@ -198,6 +199,7 @@ const retryAfterOf = (reason: AiError.AiErrorReason, nowMs: number): Duration.Du
  * `options.nowMs`, the current time in milliseconds). `options.action`
  * names the error; the message is effect/ai's own.
  *
+ * @category errors
  * @since 0.1.0
  */
 export const fromAiError = (
@@ -270,6 +272,7 @@ export const fromAiError = (
  * Interruption interrupts the effect/ai call. Streaming is not bridged: the
  * effect/ai model's `generateText` is used for every call.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (
@@ -320,6 +323,7 @@ export const make = (
  * const RolecraftModel = EffectAiModel.layer({ name: "anthropic" }).pipe(Layer.provide(AiModel))
  * ```
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layer = (

@@ -19,6 +19,7 @@ import * as Schema from "effect/Schema"
  * `{"error":{"category","message"}}` a Rolecraft chat turn sends, with one of
  * the nine categories, or `"RETRIEVAL"` for a knowledge retrieval failure.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const Failure = Schema.Struct({
@@ -47,6 +48,7 @@ const makeTool = (tool: Agent.ActionTool, needsApproval: Tool.NeedsApproval<type
  * failure is a {@link Failure} returned to the model (`failureMode:
  * "return"`).
  *
+ * @category models
  * @since 0.1.0
  */
 export type ActionTool = ReturnType<typeof makeTool>
@@ -54,6 +56,7 @@ export type ActionTool = ReturnType<typeof makeTool>
 /**
  * The tools of an agent, by tool name.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Tools = Record<string, ActionTool>
@@ -63,6 +66,7 @@ export type Tools = Record<string, ActionTool>
  * `Chat`, and the `layer` of its handlers (it needs what the agent's local
  * actions require).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface AgentToolkit<R> {
@@ -79,6 +83,7 @@ export interface AgentToolkit<R> {
  *   are remembered at once (default 1,000); past it the oldest is forgotten,
  *   and approving it later answers APPROVAL instead of running it.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options {
@@ -158,6 +163,7 @@ const outcome = <R>(
  * }).pipe(Effect.provide(layer))
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = <R>(agent: Agent.Agent<any, R>, options?: Options): AgentToolkit<R> => {

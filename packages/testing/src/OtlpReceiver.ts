@@ -16,6 +16,7 @@ import * as LocalHttpServer from "./LocalHttpServer.ts"
  * One request the receiver accepted: its `path` (`/v1/traces`, …), its
  * `contentType` and its body parsed as JSON.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Received {
@@ -34,6 +35,7 @@ export interface Received {
  * `endTimeUnixNano` as given (decimal strings of nanoseconds; `"0"` when
  * absent).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Span {
@@ -56,6 +58,7 @@ export interface Span {
  * with its decoded attributes and its value (`asInt`/`asDouble` for sums and
  * gauges, `count`/`sum` for histograms).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Metric {
@@ -75,6 +78,7 @@ export interface Metric {
  * `baseUrl` to give an OTLP exporter; `received` every accepted request so
  * far; `spans` and `metrics` what those requests carried, in arrival order.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface OtlpReceiver {
@@ -95,6 +99,7 @@ const list = (u: unknown): ReadonlyArray<Json> => (Array.isArray(u) ? u.filter(i
 /**
  * Decodes an OTLP `AnyValue` (`{ stringValue }`, `{ intValue }`, …).
  *
+ * @category getters
  * @since 0.1.0
  */
 export const anyValue = (value: unknown): unknown => {
@@ -111,6 +116,7 @@ export const anyValue = (value: unknown): unknown => {
 /**
  * Decodes an OTLP attribute list (`[{ key, value: AnyValue }]`) into a record.
  *
+ * @category getters
  * @since 0.1.0
  */
 export const attributesOf = (attributes: unknown): Readonly<Record<string, unknown>> => {
@@ -201,6 +207,7 @@ const readBody = (request: Http.IncomingMessage): Promise<string> =>
  * }).pipe(Effect.scoped)
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const start: Effect.Effect<OtlpReceiver, never, Scope.Scope> = Effect.gen(function* () {
