@@ -158,6 +158,7 @@ describe("tracing: OpenTelemetry GenAI spans", () => {
         [ATTR_GEN_AI_TOOL_CALL_ID]: "c3",
         [ATTR_ERROR_TYPE]: "NOT_FOUND"
       })
+      assert.strictEqual(tool("teleport")?.status.code, SpanStatusCode.ERROR)
       // Arguments and results stay out of spans unless asked for.
       for (const span of spans) {
         assert.isUndefined(span.attributes[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS], span.name)

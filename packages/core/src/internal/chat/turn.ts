@@ -255,37 +255,32 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     })
   }
 
-  const unknownTool = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): Answered => {
+  const unknownTool = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): ActionError => {
     // Authority first: a name it denies is AUTHORITY whether or not it exists.
     if (!AuthorityKernel.allows(authority, call.name)) {
-      return failed(
-        call.id,
-        new Unauthorized({ action: call.name, message: `The agent's authority does not allow ${call.name}` })
-      )
+      return new Unauthorized({ action: call.name, message: `The agent's authority does not allow ${call.name}` })
     }
     const available = kit.tools.map((tool) => tool.name)
-    return failed(
-      call.id,
-      new ActionNotFound({
-        action: call.name,
-        message: `No tool named ${call.name} was offered; the tools offered are: ${
-          available.length === 0 ? "none" : available.join(", ")
-        }`,
-        available
-      })
-    )
+    return new ActionNotFound({
+      action: call.name,
+      message: `No tool named ${call.name} was offered; the tools offered are: ${
+        available.length === 0 ? "none" : available.join(", ")
+      }`,
+      available
+    })
   }
 
-  /** A call answered before the pipeline (unknown tool, unparsable arguments) still gets its execute_tool span. */
-  const refusedEarly = (call: LanguageModel.ToolCall, answer: Answered): Effect.Effect<Answered> =>
-    Effect.succeed(answer).pipe(
-      Effect.tap(() =>
-        Effect.annotateCurrentSpan({ "error.type": answer.category ?? "", "rolecraft.category": answer.category ?? "" })
-      ),
+  /**
+   * A call answered before the pipeline (a tool never offered, arguments that are not a JSON object): it still
+   * gets its execute_tool span, failed with the error the model is sent.
+   */
+  const refusedEarly = (call: LanguageModel.ToolCall, error: ActionError): Effect.Effect<Answered> =>
+    Effect.fail(error).pipe(
       Telemetry.executeTool(
         { tool: call.name, toolCallId: call.id, attributes: { "rolecraft.agent": id }, arguments: undefined },
         undefined
-      )
+      ),
+      Effect.catch((refused) => Effect.succeed(failed(call.id, refused)))
     )
 
   const answerCall = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): Effect.Effect<Answered, never, R> => {
@@ -293,7 +288,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     if (route === undefined) return refusedEarly(call, unknownTool(call, kit))
     const label = route.tool === undefined ? route.action : `${route.action}/${route.tool}`
     const parsed = Tool.parseArguments(call.arguments, { tool: label })
-    if (Result.isFailure(parsed)) return refusedEarly(call, failed(call.id, parsed.failure))
+    if (Result.isFailure(parsed)) return refusedEarly(call, parsed.failure)
     return runRouted(call.id, call.name, route, parsed.success)
   }
 
