@@ -8,6 +8,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
@@ -42,9 +43,17 @@ const content = (value: unknown): string => shorten(text(value), maxContentLengt
 // execute_tool
 // =============================================================================
 
-/** The metric series of one action of one agent, made once and reused by every call. */
+/**
+ * The metric series of one action of one agent, made once and reused by every
+ * call. `recordUnsafe` updates them synchronously in the registry of `context`
+ * (one context read per call instead of one per metric).
+ */
 export interface ActionMetrics {
-  readonly record: (exit: Exit.Exit<unknown, unknown>, durationMs: number) => Effect.Effect<void>
+  readonly recordUnsafe: (
+    exit: Exit.Exit<unknown, unknown>,
+    durationMs: number,
+    context: Context.Context<never>
+  ) => void
 }
 
 /** The metric series of an agent's actions, by action name (made on first use). */
@@ -66,11 +75,12 @@ export const actionMetrics = (agentId: string): ((action: string) => ActionMetri
       return metric
     }
     const made: ActionMetrics = {
-      record: (exit, durationMs) => {
-        const counted = Effect.andThen(Metric.update(calls, 1), Metric.update(duration, durationMs))
-        if (Exit.isSuccess(exit)) return counted
+      recordUnsafe: (exit, durationMs, context) => {
+        calls.updateUnsafe(1, context)
+        duration.updateUnsafe(durationMs, context)
+        if (Exit.isSuccess(exit)) return
         const category = categoryOf(exit.cause)
-        return category === undefined ? counted : Effect.andThen(counted, Metric.update(failure(category), 1))
+        if (category !== undefined) failure(category).updateUnsafe(1, context)
       }
     }
     byAction.set(action, made)
@@ -117,7 +127,7 @@ export const executeTool =
       ...call.attributes,
       ...(call.arguments === undefined ? {} : { "gen_ai.tool.call.arguments": content(call.arguments()) })
     }
-    const observed = Effect.onExit(self, (exit) => {
+    const annotate = (exit: Exit.Exit<A, E>): Effect.Effect<void> => {
       if (Exit.isSuccess(exit)) {
         return traceContent ? Effect.annotateCurrentSpan("gen_ai.tool.call.result", content(exit.value)) : Effect.void
       }
@@ -125,15 +135,20 @@ export const executeTool =
       return category === undefined
         ? Effect.void
         : Effect.annotateCurrentSpan({ "error.type": category, "rolecraft.category": category })
-    })
+    }
+    // One clock read at each end and one context read per call: this wraps every call of every agent.
     const measured =
       metrics === undefined
-        ? observed
-        : Effect.flatMap(Clock.currentTimeMillis, (start) =>
-            Effect.onExit(observed, (exit) =>
-              Effect.flatMap(Clock.currentTimeMillis, (now) => metrics.record(exit, now - start))
+        ? Effect.onExit(self, annotate)
+        : Effect.clockWith((clock) => {
+            const start = clock.currentTimeMillisUnsafe()
+            return Effect.onExit(self, (exit) =>
+              Effect.contextWith((context: Context.Context<never>) => {
+                metrics.recordUnsafe(exit, clock.currentTimeMillisUnsafe() - start, context)
+                return annotate(exit)
+              })
             )
-          )
+          })
     // The call site is always the pipeline: a stack trace would say nothing and costs a capture per call.
     return Effect.withSpan(measured, `execute_tool ${call.tool}`, {
       kind: "internal",
