@@ -137,12 +137,16 @@ const outcome = <R>(
  *   instead of running it. Asking runs the pipeline up to its approval step,
  *   which requests a pending token in the agent's approval store (the
  *   `ApprovalStore` provided to the call, else `agent.approvals`) bound to
- *   this call's exact arguments. When effect/ai then runs an approved call,
- *   that token is approved as `options.approver` and the call runs with it;
+ *   this call's exact arguments. When effect/ai then runs an approved call
+ *   (the same call id, action and arguments), that token is approved as
+ *   `options.approver` and the call runs with it;
  *   a denied call never runs (effect/ai answers it itself). A handler call
- *   effect/ai never asked about (a direct `handle`, or after the process
- *   restarted) gets the pipeline's own answer: APPROVAL with a fresh pending
- *   token, and nothing runs.
+ *   effect/ai never asked about (a direct `handle`, a call id asked for other
+ *   arguments, or after the process restarted) gets the pipeline's own
+ *   answer: APPROVAL with a fresh pending token, and nothing runs. The
+ *   handler cannot see effect/ai's decision itself: it trusts that effect/ai
+ *   runs an asked call only once approved, so do not `handle` an asked call
+ *   yourself.
  *
  * The tool list is read once, when this is called.
  *
@@ -169,10 +173,13 @@ const outcome = <R>(
 export const make = <R>(agent: Agent.Agent<any, R>, options?: Options): AgentToolkit<R> => {
   const approver = options?.approver ?? "effect/ai"
   const capacity = Math.max(1, options?.maxPendingApprovals ?? 1000)
-  // Calls effect/ai asked a decision for: tool call id → the pending token the pipeline requested.
-  const pending = new Map<string, string>()
-  const remember = (toolCallId: string, tokenId: string) => {
-    pending.set(toolCallId, tokenId)
+  // Calls effect/ai asked a decision for: tool call id → the pending token the pipeline requested, and the
+  // action and arguments it was asked for (a call id reused by another conversation never takes its token).
+  const pending = new Map<string, { readonly tokenId: string; readonly call: string }>()
+  const callKey = (action: string, args: Record<string, unknown>) => JSON.stringify([action, args])
+  const remember = (toolCallId: string, tokenId: string, call: string) => {
+    pending.delete(toolCallId)
+    pending.set(toolCallId, { tokenId, call })
     if (pending.size > capacity) pending.delete(pending.keys().next().value as string)
   }
 
@@ -191,7 +198,7 @@ export const make = <R>(agent: Agent.Agent<any, R>, options?: Options): AgentToo
       if (error._tag !== "ApprovalRequired" || error.check !== "missing" || error.pendingTokenId === undefined) {
         return false
       }
-      remember(toolCallId, error.pendingTokenId)
+      remember(toolCallId, error.pendingTokenId, callKey(action, args))
       return true
     })
   }
@@ -213,11 +220,12 @@ export const make = <R>(agent: Agent.Agent<any, R>, options?: Options): AgentToo
         )
       }
       const correlation = toolCallId === undefined ? {} : { correlationId: toolCallId }
-      const tokenId = toolCallId === undefined ? undefined : pending.get(toolCallId)
-      if (tool.approval === undefined || tokenId === undefined || toolCallId === undefined) {
+      const asked = toolCallId === undefined ? undefined : pending.get(toolCallId)
+      if (toolCallId !== undefined) pending.delete(toolCallId)
+      const tokenId = asked?.call === callKey(tool.action, args) ? asked.tokenId : undefined
+      if (tool.approval === undefined || tokenId === undefined) {
         return yield* outcome(agent.execute({ action: tool.action, params: args, ...correlation }))
       }
-      pending.delete(toolCallId)
       const store = Option.getOrElse(yield* Effect.serviceOption(ApprovalStore.ApprovalStore), () => agent.approvals)
       const approved = yield* Effect.result(store.approve(tokenId, approver))
       if (approved._tag === "Failure") {

@@ -163,15 +163,23 @@ describe("EffectAiToolkit", () => {
         assert.strictEqual(second.text, "Not booked.")
         assert.deepStrictEqual(booked, [])
 
-        // Calling the handler directly skips effect/ai's approval request: the pipeline refuses it.
-        const direct = yield* Effect.gen(function* () {
-          const handlers = yield* toolkit
-          const results = yield* handlers.handle("book", { hotelId: "h-9" }, "direct-1")
-          return yield* Stream.runCollect(results)
-        }).pipe(Effect.provide(layer))
-        const last = direct[direct.length - 1]
-        assert.isTrue(last?.isFailure)
-        assert.strictEqual((last?.result as EffectAiToolkit.Failure | undefined)?.error.category, "APPROVAL")
+        // Calling the handler directly skips effect/ai's approval request: the pipeline refuses it, and an asked
+        // call id with other arguments does not take that call's token either.
+        const handled = (hotelId: string, toolCallId: string) =>
+          Effect.gen(function* () {
+            const handlers = yield* toolkit
+            const results = yield* handlers.handle("book", { hotelId }, toolCallId)
+            const all = yield* Stream.runCollect(results)
+            return all[all.length - 1]
+          }).pipe(Effect.provide(layer))
+        for (const [hotelId, toolCallId] of [
+          ["h-9", "direct-1"],
+          ["h-10", "c1"]
+        ] as const) {
+          const last = yield* handled(hotelId, toolCallId)
+          assert.isTrue(last?.isFailure, toolCallId)
+          assert.strictEqual((last?.result as EffectAiToolkit.Failure | undefined)?.error.category, "APPROVAL")
+        }
         assert.deepStrictEqual(booked, [])
       })
   )
