@@ -8,18 +8,13 @@
 import * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as JsonSchema from "effect/JsonSchema"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type * as Action from "./Action.ts"
-import {
-  type ActionError,
-  actionNotFound,
-  isActionError,
-  type RetrievalFailure,
-  RoleDefinitionError
-} from "./ActionError.ts"
+import { type ActionError, actionNotFound, type RetrievalFailure, RoleDefinitionError } from "./ActionError.ts"
 import type { ActionRequest } from "./ActionRequest.ts"
 import type { ActionResponse } from "./ActionResponse.ts"
 import type * as Approval from "./Approval.ts"
@@ -34,6 +29,7 @@ import * as Conversion from "./internal/schema/conversion.ts"
 import type * as Events from "./Events.ts"
 import * as EventHub from "./internal/events/hub.ts"
 import * as Observe from "./internal/events/observe.ts"
+import * as Telemetry from "./internal/events/telemetry.ts"
 import * as Metering from "./internal/events/usage.ts"
 import type * as Guardrail from "./Guardrail.ts"
 import type * as McpClient from "./McpClient.ts"
@@ -82,6 +78,31 @@ export type ResultOf<Actions, K extends string> = K extends keyof Actions
     ? Action.Success<Actions[K]>
     : unknown
   : unknown
+
+/**
+ * One of the agent's actions as a tool (see `Agent.tools`).
+ *
+ * - `name`: the tool's name, valid for model APIs (`^[a-zA-Z0-9_-]{1,64}$`)
+ *   and unique among the agent's tools; the action name itself when it is
+ *   already valid.
+ * - `action`: the action it runs (pass it to `agent.execute`).
+ * - `description`: the action's description.
+ * - `parameters`: the JSON Schema of its arguments as a model is shown it —
+ *   an object schema with `properties`, no `$ref` left, `_approval_token`
+ *   never listed.
+ * - `approval`: the action's approval reason when it requires approval
+ *   (`Action.requireApproval`); a call then needs an approved token.
+ *
+ * @category tools
+ * @since 0.1.0
+ */
+export interface ActionTool {
+  readonly name: string
+  readonly action: string
+  readonly description: string
+  readonly parameters: JsonSchema.JsonSchema
+  readonly approval: { readonly reason: string } | undefined
+}
 
 /**
  * An agent. `R` is what its local actions' own effects require.
@@ -139,6 +160,23 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    * own. Approve or reject the `pendingTokenId` of an `ApprovalRequired` here.
    */
   readonly approvals: ApprovalStore.ApprovalStore["Service"]
+  /**
+   * The agent's actions as tools, for what offers them outside a chat turn
+   * (an MCP server, an effect/ai toolkit): every action of its roles and
+   * `mcpServers` not marked `Action.excludeFromModel` whose name its
+   * authority allows, in declaration order. An mcpTool action is one tool
+   * with its fixed `{ tool, arguments }` parameters (a chat turn offers its
+   * server's tools one by one instead). Listing a tool grants nothing: every
+   * call still runs through the whole pipeline.
+   */
+  readonly tools: ReadonlyArray<ActionTool>
+  /**
+   * Whether the agent's authority allows `action` (or the MCP tool
+   * `action/tool`): the pipeline's first step, as a predicate, for what
+   * answers a call before it reaches the pipeline (a name that was never
+   * offered is refused as AUTHORITY when this says no, else NOT_FOUND).
+   */
+  readonly allows: (action: string, tool?: string) => boolean
 }
 
 /**
@@ -155,6 +193,11 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
  *   of the roles' action names.
  * - `traceSteps`: also run each pipeline step in a child span
  *   `Rolecraft.step.<step>` (default `false`: one span per call).
+ * - `traceContent`: put each call's raw arguments and its result on its
+ *   `execute_tool` span (`gen_ai.tool.call.arguments`,
+ *   `gen_ai.tool.call.result`, as JSON text cut to 8,192 characters; default
+ *   `false`: arguments and results are never span attributes). They may hold
+ *   personal data: turn it on only where your traces may keep them.
  *
  * @since 0.1.0
  */
@@ -164,6 +207,7 @@ export interface Options<Roles extends ReadonlyArray<Role.Any>> {
   readonly authority?: Authority.Authority | undefined
   readonly mcpServers?: Readonly<Record<string, McpClient.Server>> | undefined
   readonly traceSteps?: boolean | undefined
+  readonly traceContent?: boolean | undefined
 }
 
 /**
@@ -338,6 +382,11 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     // No hand-written shortcut for a step that is already settled: yielding a success Exit costs ~0.03 µs in Effect 4.
     const step: Observe.StepTracer = trace
 
+    const metricsOf = Telemetry.actionMetrics(id)
+    const traceContent = options.traceContent === true
+    // Names from outside (a model's, a client's) are unbounded: metrics of unknown ones share one series.
+    const metricsFor = (name: string) => metricsOf(registry.has(name) ? name : "(unknown)")
+
     const notFound = (name: string) => actionNotFound(name, available)
 
     // The pipeline, one step per line.
@@ -345,7 +394,8 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       name: string,
       rawParams: Readonly<Record<string, unknown>>,
       requestToken?: string,
-      correlationId?: string
+      correlationId?: string,
+      call?: Telemetry.ToolCallSpan
     ) =>
       Effect.gen(function* () {
         const { params: raw, token } = ApprovalKernel.strip(rawParams, requestToken)
@@ -373,14 +423,14 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         yield* step("afterHook", Hooks.after(role.hooks, name, args, output)) // 10
         return output
       }).pipe(
-        Effect.tapError((error) =>
-          isActionError(error) ? Effect.annotateCurrentSpan("rolecraft.category", error.category) : Effect.void
-        ),
-        // The call site is always this pipeline: a stack trace would say nothing and costs a capture per call.
-        Effect.withSpan(
-          "Rolecraft.executeAction",
-          { attributes: spanAttributes(id, name, registry.get(name), correlationId) },
-          { captureStackTrace: false }
+        Telemetry.executeTool(
+          {
+            tool: call?.tool ?? name,
+            toolCallId: call?.id,
+            attributes: spanAttributes(id, name, registry.get(name), correlationId),
+            arguments: traceContent ? () => ApprovalKernel.strip(rawParams).params : undefined
+          },
+          metricsFor(name)
         ),
         Observe.observe(hub, () => subjectOf(id, name, registry.get(name), correlationId))
       )
@@ -428,7 +478,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       approvals,
       hub,
       runtime,
-      executeAction
+      executeAction: (name, params, call) => pipeline(name, params, undefined, undefined, call)
     })
     const agent: Agent<Record<string, Action.Any>, any> = {
       [TypeId]: TypeId,
@@ -439,10 +489,36 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       chat: chats.chat,
       resume: chats.resume,
       events: hub.events,
-      approvals
+      approvals,
+      tools: toolsOf(registry, authority),
+      allows: (action, tool) => AuthorityKernel.allows(authority, action, tool)
     }
     return agent as unknown as Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>
   })
+
+// Registration has already refused parameters that cannot be projected, so only a
+// name clash the toolkit cannot resolve (repeated hash collisions) could leave one out.
+const toolsOf = (
+  registry: ReadonlyMap<string, Registered>,
+  authority: AuthorityKernel.Compiled
+): ReadonlyArray<ActionTool> => {
+  const offered = [...registry.values()].filter(
+    ({ name, action }) => action.policies.excludeFromModel !== true && AuthorityKernel.allows(authority, name)
+  )
+  const kit = Tool.toolkit(
+    offered.map(({ name, action }) => ({ key: name, description: action.description, parameters: action.parameters }))
+  )
+  return kit.tools.map((tool) => {
+    const approval = registry.get(tool.key)?.action.policies.approval
+    return {
+      name: tool.name,
+      action: tool.key,
+      description: tool.description,
+      parameters: tool.parameters,
+      approval: approval === undefined ? undefined : { reason: approval.reason }
+    }
+  })
+}
 
 const spanAttributes = (
   agentId: string,

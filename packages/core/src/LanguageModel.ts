@@ -6,7 +6,7 @@
  * Every implementation is built with {@link make} from a provider function —
  * the openai layer in `@rolecraft/openai` and the scripted model in
  * `@rolecraft/testing` alike — so what is common lives here once: the
- * `Rolecraft.model.generate` span, mapping a provider's untyped failure to an
+ * `chat {model}` span and the model metrics, mapping a provider's untyped failure to an
  * `ActionError`, removing secrets from errors, normalising usage, recording
  * usage into the current {@link UsageMeter}, and aborting the provider's
  * request when the call is interrupted (attempt timeouts included).
@@ -24,6 +24,7 @@ import * as Schema from "effect/Schema"
 import { type ActionError, ExecutionFailure, TransientFailure } from "./ActionError.ts"
 import type * as ActionResponse from "./ActionResponse.ts"
 import * as Redact from "./internal/redact.ts"
+import * as Telemetry from "./internal/events/telemetry.ts"
 import { shorten } from "./internal/text.ts"
 import * as ResilienceKernel from "./internal/run/resilience.ts"
 import type * as JsonSchema from "effect/JsonSchema"
@@ -437,7 +438,7 @@ export type Provider = (
 /**
  * Options of {@link make}.
  *
- * - `name`: the provider's name, for the span (`gen_ai.system`); default
+ * - `name`: the provider's name, for spans and metrics (`gen_ai.provider.name`); default
  *   `"unknown"`.
  * - `model`: the default model name, used when a request names none.
  * - `secrets`: secrets the provider holds (its API key): every error is
@@ -538,10 +539,15 @@ const normalise = (action: string, raw: ProviderResponse): Response | ExecutionF
  * and usage metering as production.
  *
  * Each `generate` call:
- * - runs in a span `Rolecraft.model.generate` with attributes
- *   `rolecraft.action`, `gen_ai.system`, `gen_ai.request.model`, and on
+ * - runs in a span `chat {model}` (`chat` when no model is known; kind
+ *   client) with the OpenTelemetry GenAI attributes `gen_ai.operation.name`
+ *   (`chat`), `gen_ai.provider.name`, `gen_ai.request.model`,
+ *   `gen_ai.request.temperature` (when given) and `rolecraft.action`; on
  *   success `gen_ai.response.model`, `gen_ai.response.finish_reasons`,
- *   `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`;
+ *   `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`; on failure
+ *   `error.type` (the category); message contents are never attributes;
+ * - records `gen_ai.client.token.usage` and `gen_ai.client.operation.duration`
+ *   (see `Metrics`);
  * - passes the provider a signal aborted on interruption (an attempt timeout
  *   interrupts, so the HTTP request is aborted; the provider must honour it);
  * - maps failures: an `ActionError` passes through; anything else is
@@ -582,31 +588,17 @@ export const make = (provider: Provider, options?: MakeOptions): LanguageModel["
         return response instanceof ExecutionFailure ? Effect.fail(response) : Effect.succeed(response)
       }),
       Effect.tap((response) =>
-        Effect.andThen(
-          Effect.annotateCurrentSpan({
-            "gen_ai.response.model": response.model ?? model ?? "",
-            "gen_ai.response.finish_reasons": [response.finishReason],
-            "gen_ai.usage.input_tokens": response.usage.inputTokens,
-            "gen_ai.usage.output_tokens": response.usage.outputTokens
-          }),
-          Effect.flatMap(Effect.serviceOption(UsageMeter), (meter) =>
-            Option.isSome(meter) ? meter.value.record(response.usage) : Effect.void
-          )
+        Effect.flatMap(Effect.serviceOption(UsageMeter), (meter) =>
+          Option.isSome(meter) ? meter.value.record(response.usage) : Effect.void
         )
       ),
       Effect.mapError((error) => Redact.scrub(error, secrets)),
-      // The call site is always `generate`: a stack trace would say nothing and costs a capture per call.
-      Effect.withSpan(
-        "Rolecraft.model.generate",
-        {
-          attributes: {
-            "rolecraft.action": action,
-            "gen_ai.system": system,
-            "gen_ai.request.model": model ?? ""
-          }
-        },
-        { captureStackTrace: false }
-      )
+      Telemetry.chat({ provider: system, model, action, temperature: request.temperature }, (response: Response) => ({
+        model: response.model ?? model,
+        finishReason: response.finishReason,
+        inputTokens: response.usage.inputTokens,
+        outputTokens: response.usage.outputTokens
+      }))
     )
   }
   return LanguageModel.of({ generate })

@@ -142,7 +142,7 @@ describe("LanguageModel.make", () => {
     })
   )
 
-  it.effect("one span per call, Rolecraft.model.generate, with the model and token counts", () =>
+  it.effect("one span per call, chat <model> (kind client), with the GenAI attributes: provider, model, tokens", () =>
     Effect.gen(function* () {
       const { spans, tracer } = Telemetry.make()
       const model = LanguageModel.make(
@@ -153,11 +153,13 @@ describe("LanguageModel.make", () => {
         }
       )
       yield* Effect.withTracer(model.generate(ask("q", "packingTip")), tracer)
-      const span = spans.find((s) => s.name === "Rolecraft.model.generate")
+      const span = spans.find((s) => s.name === "chat gpt-asked")
       assert.isDefined(span)
+      assert.strictEqual(span?.kind, "client")
       assert.deepStrictEqual(Object.fromEntries(span?.attributes ?? []), {
         "rolecraft.action": "packingTip",
-        "gen_ai.system": "test",
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "test",
         "gen_ai.request.model": "gpt-asked",
         "gen_ai.response.model": "gpt-answered",
         "gen_ai.response.finish_reasons": ["stop"],

@@ -26,6 +26,7 @@ import * as ApprovalStore from "../../ApprovalStore.ts"
 import * as AuthorityKernel from "../pipeline/authority.ts"
 import * as Conversion from "../schema/conversion.ts"
 import * as EventHub from "../events/hub.ts"
+import * as Telemetry from "../events/telemetry.ts"
 import * as ChatMessages from "./messages.ts"
 import * as ChatToolkit from "./toolkit.ts"
 import type { AgentRuntime } from "../executor/attempt.ts"
@@ -73,7 +74,8 @@ export interface Host<R> {
   readonly runtime: AgentRuntime
   readonly executeAction: (
     name: string,
-    params: Readonly<Record<string, unknown>>
+    params: Readonly<Record<string, unknown>>,
+    call?: Telemetry.ToolCallSpan
   ) => Effect.Effect<unknown, ActionError | RetrievalFailure, R>
 }
 
@@ -249,6 +251,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   /** Runs a routed call through the pipeline; a pending approval is returned as such. */
   const runRouted = (
     toolCallId: string,
+    tool: string,
     route: McpToolkit.Route,
     args: Readonly<Record<string, unknown>>,
     token?: string
@@ -256,7 +259,8 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     const params = route.tool === undefined ? args : { tool: route.tool, arguments: args }
     const call = host.executeAction(
       route.action,
-      token === undefined ? params : { ...params, [Approval.reservedParameter]: token }
+      token === undefined ? params : { ...params, [Approval.reservedParameter]: token },
+      { id: toolCallId, tool }
     )
     return Effect.map(Effect.result(call), (outcome) => {
       if (outcome._tag === "Success") return answered(toolCallId, route.action, outcome.success)
@@ -276,34 +280,41 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     })
   }
 
-  const unknownTool = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): Answered => {
+  const unknownTool = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): ActionError => {
     // Authority first: a name it denies is AUTHORITY whether or not it exists.
     if (!AuthorityKernel.allows(authority, call.name)) {
-      return failed(
-        call.id,
-        new Unauthorized({ action: call.name, message: `The agent's authority does not allow ${call.name}` })
-      )
+      return new Unauthorized({ action: call.name, message: `The agent's authority does not allow ${call.name}` })
     }
     const available = kit.tools.map((tool) => tool.name)
-    return failed(
-      call.id,
-      new ActionNotFound({
-        action: call.name,
-        message: `No tool named ${call.name} was offered; the tools offered are: ${
-          available.length === 0 ? "none" : available.join(", ")
-        }`,
-        available
-      })
-    )
+    return new ActionNotFound({
+      action: call.name,
+      message: `No tool named ${call.name} was offered; the tools offered are: ${
+        available.length === 0 ? "none" : available.join(", ")
+      }`,
+      available
+    })
   }
+
+  /**
+   * A call answered before the pipeline (a tool never offered, arguments that are not a JSON object): it still
+   * gets its execute_tool span, failed with the error the model is sent.
+   */
+  const refusedEarly = (call: LanguageModel.ToolCall, error: ActionError): Effect.Effect<Answered> =>
+    Effect.fail(error).pipe(
+      Telemetry.executeTool(
+        { tool: call.name, toolCallId: call.id, attributes: { "rolecraft.agent": id }, arguments: undefined },
+        undefined
+      ),
+      Effect.catch((refused) => Effect.succeed(failed(call.id, refused)))
+    )
 
   const answerCall = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): Effect.Effect<Answered, never, R> => {
     const route = kit.route(call.name)
-    if (route === undefined) return Effect.succeed(unknownTool(call, kit))
+    if (route === undefined) return refusedEarly(call, unknownTool(call, kit))
     const label = route.tool === undefined ? route.action : `${route.action}/${route.tool}`
     const parsed = Tool.parseArguments(call.arguments, { tool: label })
-    if (Result.isFailure(parsed)) return Effect.succeed(failed(call.id, parsed.failure))
-    return runRouted(call.id, route, parsed.success)
+    if (Result.isFailure(parsed)) return refusedEarly(call, parsed.failure)
+    return runRouted(call.id, call.name, route, parsed.success)
   }
 
   /** Publishes ToolCallStarted/Finished around an answer, only when someone listens. */
@@ -442,8 +453,27 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       Effect.provideService(body(meter), LanguageModel.UsageMeter, meter)
     )
 
-  const span = <A, E>(self: Effect.Effect<A, E, R>, name: string): Effect.Effect<A, E, R> =>
-    self.pipe(Effect.withSpan(name, { attributes: { "rolecraft.agent": id } }, { captureStackTrace: false }))
+  const turnEnd = (result: ChatResult): Telemetry.TurnEnd => {
+    const usage = result._tag === "AwaitingApproval" ? result.state.usage : result.usage
+    return {
+      result: result._tag,
+      steps: result._tag === "AwaitingApproval" ? result.state.steps : result.steps,
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+      finishReason: result._tag === "Completed" ? result.finishReason : undefined
+    }
+  }
+
+  /** A turn (or its resumption) in its `invoke_agent` span. */
+  const span = (options: ChatOptions | undefined, resumed: boolean) =>
+    Telemetry.invokeAgent(
+      {
+        agentId: id,
+        model: options?.model ?? host.roles.find((role) => role.spec.model?.name !== undefined)?.spec.model?.name,
+        resumed
+      },
+      turnEnd
+    )
 
   const chat: Chats<R>["chat"] = (input, options) =>
     Effect.gen(function* () {
@@ -461,7 +491,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       return yield* metered((meter) =>
         loop(model, { messages, steps: 0, prior: zero, settings: settings.success, meter })
       )
-    }).pipe((self) => span(self, "Rolecraft.chat"))
+    }).pipe(span(options, false))
 
   // ---------------------------------------------------------------------------
   // Resuming
@@ -494,7 +524,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
           )
         : Effect.matchEffect(store.approve(pending.pendingTokenId, decision.approver), {
             onFailure: (refusal) => Effect.succeed(refused(refusal.check, ApprovalStore.describeCheck(refusal.check))),
-            onSuccess: () => runRouted(pending.toolCallId, route, pending.arguments, pending.pendingTokenId)
+            onSuccess: () => runRouted(pending.toolCallId, name, route, pending.arguments, pending.pendingTokenId)
           })
     )
     return observed(step, { id: pending.toolCallId, name, arguments: "" }, route, answer)
@@ -535,7 +565,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
           })
         })
       )
-    }).pipe((self) => span(self, "Rolecraft.chat.resume"))
+    }).pipe(span(options, true))
 
   return { chat, resume }
 }
