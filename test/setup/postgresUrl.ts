@@ -1,0 +1,9 @@
+// The URL of the test run's Postgres (see ./postgres.ts); throws the reason when it could not start, so a test
+// that needs Postgres fails loudly instead of being skipped.
+import { inject } from "vitest"
+
+export const postgresUrl = (): string => {
+  const postgres = inject("postgres")
+  if ("url" in postgres) return postgres.url
+  throw new Error(`These tests need Postgres 15 and it could not be started: ${postgres.error}`)
+}
