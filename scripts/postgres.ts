@@ -5,12 +5,16 @@
 //   eval "$(node scripts/postgres.ts start)"     # exports ROLECRAFT_PG_URL and ROLECRAFT_PG_DIR
 //   node scripts/postgres.ts stop "$ROLECRAFT_PG_DIR"
 //
-// The vitest global setup (test/setup/postgres.ts) imports `start`/`stop` from here.
+// The vitest global setup (test/setup/postgres.ts), the durable example and bench/durable.ts import from here.
 import { execFileSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 
 const bin = "/usr/lib/postgresql/15/bin"
 
@@ -89,6 +93,23 @@ export const stop = (dir: string): void => {
     }
   }
   rmSync(dir, { recursive: true, force: true })
+}
+
+/**
+ * Creates a new, empty database `<prefix>_<random>` on the server at `url` and returns its URL: for tests and
+ * benches whose tables must not meet another's (the workflow engine's shard locks, above all).
+ */
+export const freshDatabase = (url: string, prefix: string): Promise<string> => {
+  const name = `${prefix}_${randomBytes(6).toString("hex")}`
+  return Effect.runPromise(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.unsafe(`CREATE DATABASE ${name}`)
+      const target = new URL(url)
+      target.pathname = `/${name}`
+      return target.toString()
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) })), Effect.orDie)
+  )
 }
 
 if (import.meta.main) {

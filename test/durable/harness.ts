@@ -88,6 +88,8 @@ export interface Figures {
   readonly turns: number
   readonly completed: number
   readonly modelCalls: number
+  /** Model calls recorded before the kill (N when no segment ran twice while the runs paused). */
+  readonly modelCallsBeforeKill: number
   readonly toolRuns: number
   readonly duplicateToolRuns: number
   /** Runs first hosted by the killed runner, and their time from the kill to their tool run (ms). */
@@ -133,6 +135,8 @@ export const killOneRunner = async (url: string, turns: number, locks = defaultL
     const rows = await query(url, (sql) =>
       Effect.all({
         model: sql<{ readonly n: string }>`SELECT count(*) AS n FROM harness_model_calls`,
+        before: sql<{ readonly n: string }>`SELECT count(*) AS n FROM harness_model_calls
+          WHERE at < to_timestamp(${killedAt / 1000})`,
         tools: sql<{
           readonly n: string
           readonly d: string
@@ -149,6 +153,7 @@ export const killOneRunner = async (url: string, turns: number, locks = defaultL
       turns,
       completed: Number(rows.done[0]?.n ?? 0),
       modelCalls: Number(rows.model[0]?.n ?? 0),
+      modelCallsBeforeKill: Number(rows.before[0]?.n ?? 0),
       toolRuns: Number(rows.tools[0]?.n ?? 0),
       duplicateToolRuns: Number(rows.tools[0]?.n ?? 0) - Number(rows.tools[0]?.d ?? 0),
       takeoverMs: rows.latency.filter((r) => r.first_pid === victim).map(since),

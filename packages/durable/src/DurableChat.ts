@@ -113,6 +113,15 @@ const Segment = Schema.Struct({ outcome: Outcome, expiresIn: Schema.Record(Schem
 type Segment = typeof Segment.Type
 
 /**
+ * The services the client side of durable runs needs (`start`, `decide`,
+ * `cancel`; `status` and `await` need only the run store): what every engine
+ * layer provides.
+ *
+ * @since 0.1.0
+ */
+export type Services = WorkflowEngine.WorkflowEngine | RunStore.RunStore
+
+/**
  * A run's final status (what {@link DurableChat} `await` returns).
  *
  * @since 0.1.0
