@@ -1,10 +1,10 @@
 /**
- * The approval store (SPEC §9 step 2, the seeds' approval tokens): where
- * approval tokens are requested, decided and consumed. Three implementations:
- * {@link layerMemory} (process memory), {@link layerSqlite} (a SQLite file
- * through Node's built-in `node:sqlite`, so approvals survive a restart) and
- * {@link layerSql} (any database behind `effect/sql`'s `SqlClient`, such as
- * Postgres through `@effect/sql-pg`, shared by several processes).
+ * The approval store: where approval tokens are requested, decided and
+ * consumed. Three implementations: {@link layerMemory} (process memory),
+ * {@link layerSqlite} (a SQLite file through Node's built-in `node:sqlite`,
+ * so approvals survive a restart) and {@link layerSql} (any database behind
+ * `effect/sql`'s `SqlClient`, such as Postgres through `@effect/sql-pg`,
+ * shared by several processes).
  *
  * A token is an unguessable id (192 random bits from `node:crypto`, base64url)
  * bound to an agent id, an action (and tool) and the SHA-256 of the canonical
@@ -31,6 +31,7 @@ import { ApprovalCheck } from "./ActionError.ts"
  * name for mcpTool actions, and {@link digest} of the raw arguments without
  * the token (for mcpTool actions, of `{ tool, arguments }`).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Binding {
@@ -44,6 +45,7 @@ export interface Binding {
  * A token's decision state. Expiry is not a status: a token whose
  * `expiresAt` has passed is refused as `"expired"` whatever its status.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Status = "pending" | "approved" | "rejected" | "used"
@@ -53,6 +55,7 @@ export type Status = "pending" | "approved" | "rejected" | "used"
  * `Clock`. `approver` and `decidedAt` are set once approved or rejected,
  * `rejection` (the approver's reason) once rejected, `usedAt` once consumed.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Token {
@@ -74,6 +77,7 @@ export interface Token {
  * from `consume`), or a binding mismatch — `"agent"`, `"action"` (action or
  * tool), `"arguments"`. The message never holds the token id.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ApprovalTokenError extends Schema.TaggedError<ApprovalTokenError>()("ApprovalTokenError", {
@@ -85,6 +89,7 @@ export class ApprovalTokenError extends Schema.TaggedError<ApprovalTokenError>()
  * The store could not be opened (a bad SQLite file name or a file that is not
  * a database).
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ApprovalStorageError extends Schema.TaggedError<ApprovalStorageError>()("ApprovalStorageError", {
@@ -109,6 +114,7 @@ export class ApprovalStorageError extends Schema.TaggedError<ApprovalStorageErro
  *
  * Storage faults after the store is open are defects.
  *
+ * @category services
  * @since 0.1.0
  */
 export class ApprovalStore extends Context.Service<
@@ -125,6 +131,7 @@ export class ApprovalStore extends Context.Service<
 /**
  * The default time to live of a requested token: 15 minutes.
  *
+ * @category constants
  * @since 0.1.0
  */
 export const defaultTtl: Duration.Duration = Duration.minutes(15)
@@ -202,6 +209,7 @@ export const newTokenId = (): string => randomBytes(24).toString("base64url")
  * the service's rules on top, so a storage only has to make `transition`
  * atomic.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Storage {
@@ -244,6 +252,7 @@ const checkMessages: Record<ApprovalCheck, string> = {
 /**
  * The message of a refusal by `check`, for callers that report it.
  *
+ * @category getters
  * @since 0.1.0
  */
 export const describeCheck = (check: ApprovalCheck): string => checkMessages[check]
@@ -252,6 +261,7 @@ export const describeCheck = (check: ApprovalCheck): string => checkMessages[che
  * Builds the store's rules (expiry on `Clock`, binding checks, single use)
  * on a {@link Storage}.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (storage: Storage): ApprovalStore["Service"] => {
@@ -334,6 +344,7 @@ export const make = (storage: Storage): ApprovalStore["Service"] => {
  * the store has grown past 10,000 tokens (and then past twice its size after
  * the last sweep); a swept token is then refused as `"unknown"`.
  *
+ * @category storage
  * @since 0.1.0
  */
 export const memoryStorage = (): Storage => {
@@ -363,6 +374,7 @@ export const memoryStorage = (): Storage => {
  * A fresh in-memory store (what an agent uses when no `ApprovalStore` is
  * provided). Tokens live as long as the store value.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const makeMemory = (): ApprovalStore["Service"] => make(memoryStorage())
@@ -370,6 +382,16 @@ export const makeMemory = (): ApprovalStore["Service"] => make(memoryStorage())
 /**
  * An in-memory store as a layer; each build of the layer is a fresh store.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ApprovalStore } from "@rolecraft/core"
+ *
+ * declare const program: Effect.Effect<void, never, ApprovalStore.ApprovalStore>
+ * const runnable = program.pipe(Effect.provide(ApprovalStore.layerMemory))
+ * ```
+ *
+ * @category layers
  * @since 0.1.0
  */
 export const layerMemory: Layer.Layer<ApprovalStore> = Layer.sync(ApprovalStore, makeMemory)
@@ -438,6 +460,7 @@ const fromRow = (id: string, row: Row): Token => ({
  * `rolecraft_approval_tokens` is created if missing). `transition` is one
  * conditional `UPDATE`, atomic across processes sharing the file.
  *
+ * @category storage
  * @since 0.1.0
  */
 export const sqliteStorage = (database: DatabaseSync): Storage => {
@@ -510,6 +533,7 @@ export const sqliteStorage = (database: DatabaseSync): Storage => {
  * const withApprovals = <A, E, R>(program: Effect.Effect<A, E, R>) => Effect.provide(program, durable)
  * ```
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layerSqlite = (options: {

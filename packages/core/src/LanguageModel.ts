@@ -1,5 +1,5 @@
 /**
- * The language model service (SPEC §7): one `generate` call takes a list of
+ * The language model service: one `generate` call takes a list of
  * messages (and, in chat turns, the tools offered) and returns the model's
  * text, its tool calls, the token usage and why it stopped.
  *
@@ -38,6 +38,7 @@ import type * as Tool from "./Tool.ts"
  * maps it back) and the raw `arguments` string exactly as sent — possibly
  * `""`, malformed or not an object; parse it with `Tool.parseArguments`.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const ToolCall = Schema.Struct({
@@ -47,6 +48,7 @@ export const ToolCall = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type ToolCall = typeof ToolCall.Type
@@ -54,6 +56,7 @@ export type ToolCall = typeof ToolCall.Type
 /**
  * The system message: instructions for the whole exchange.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const SystemMessage = Schema.Struct({
@@ -62,6 +65,7 @@ export const SystemMessage = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type SystemMessage = typeof SystemMessage.Type
@@ -69,6 +73,7 @@ export type SystemMessage = typeof SystemMessage.Type
 /**
  * A user message.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const UserMessage = Schema.Struct({
@@ -77,6 +82,7 @@ export const UserMessage = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type UserMessage = typeof UserMessage.Type
@@ -85,6 +91,7 @@ export type UserMessage = typeof UserMessage.Type
  * A reply of the model: its text (`""` when it only called tools) and the
  * tool calls it made, if any.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const AssistantMessage = Schema.Struct({
@@ -94,6 +101,7 @@ export const AssistantMessage = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type AssistantMessage = typeof AssistantMessage.Type
@@ -102,6 +110,7 @@ export type AssistantMessage = typeof AssistantMessage.Type
  * The answer to one tool call: `toolCallId` is the call's `id`, `content`
  * the result (or `{"error":{…}}`) as text.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const ToolMessage = Schema.Struct({
@@ -111,6 +120,7 @@ export const ToolMessage = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type ToolMessage = typeof ToolMessage.Type
@@ -119,11 +129,13 @@ export type ToolMessage = typeof ToolMessage.Type
  * Any message of a conversation. A schema, so a message list handed back by
  * a caller (a chat history) can be decoded before it is used.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const Message = Schema.Union([SystemMessage, UserMessage, AssistantMessage, ToolMessage])
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type Message = typeof Message.Type
@@ -137,6 +149,7 @@ export type Message = typeof Message.Type
  * default when tools are given), `"none"`, `"required"` (some tool), or
  * `{ tool: name }` (that model-facing tool name).
  *
+ * @category models
  * @since 0.1.0
  */
 export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string }
@@ -155,6 +168,7 @@ export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string 
  * - `action`: on whose behalf the call is made (an action name, or a chat
  *   turn's); it names the call's errors and span. Default `"LanguageModel"`.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Request {
@@ -169,6 +183,7 @@ export interface Request {
 /**
  * Tokens of one call (or summed over several). Counts are integers >= 0.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Usage = ActionResponse.Usage
@@ -178,6 +193,7 @@ export type Usage = ActionResponse.Usage
  * (`"length"`, the text is cut), called tools (`"tool_calls"`), had its reply
  * filtered (`"content_filter"`), or anything else a provider says (`"other"`).
  *
+ * @category models
  * @since 0.1.0
  */
 export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "other"
@@ -193,6 +209,7 @@ export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" |
  * - `model`: the model that answered, when the provider says.
  * - `refusal`: the model's refusal message, when it refused.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Response {
@@ -208,8 +225,9 @@ export interface Response {
  * The language model service.
  *
  * `generate(request)` makes one model call. It fails with an `ActionError`
- * (`action` = `request.action`): TIMEOUT, TRANSIENT (408, 409, 429 with
- * `retryAfter`, 5xx, connection failures) or EXECUTION (other refusals, a
+ * (`action` = `request.action`): TIMEOUT, TRANSIENT (408, 429 with
+ * `retryAfter`, 5xx, connection failures) or EXECUTION (other refusals,
+ * 409 included, a
  * malformed answer, any other provider failure); interruption aborts the
  * provider's request and stays interruption. It never retries by itself:
  * retries belong to the calling action's resilience policy.
@@ -217,6 +235,7 @@ export interface Response {
  * Read optionally by the agent: without it, llm actions and chat turns fail
  * with VALIDATION ("LanguageModel not provided").
  *
+ * @category services
  * @since 0.1.0
  */
 export class LanguageModel extends Context.Service<
@@ -239,6 +258,7 @@ export class LanguageModel extends Context.Service<
  * - `record(usage)`: adds one call's usage.
  * - `total`: the sum so far, and how many calls were recorded.
  *
+ * @category services
  * @since 0.1.0
  */
 export class UsageMeter extends Context.Service<
@@ -266,6 +286,7 @@ export const addUsage = (self: Usage, that: Usage): Usage => ({
  * A fresh meter at zero. When a meter is already in the context, what is
  * recorded into the new one is recorded into that one too.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const makeUsageMeter: Effect.Effect<UsageMeter["Service"]> = Effect.gen(function* () {
@@ -288,6 +309,7 @@ export const makeUsageMeter: Effect.Effect<UsageMeter["Service"]> = Effect.gen(f
  * neither says), the `action` that names errors, and a `signal` aborted when
  * the call is interrupted (the provider must pass it on to its HTTP request).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ProviderCall {
@@ -304,6 +326,7 @@ export interface ProviderCall {
  * total is input + output; a missing finish reason is `"tool_calls"` when
  * there are tool calls, else `"stop"`; unknown reasons are `"other"`.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ProviderResponse {
@@ -328,6 +351,7 @@ export interface ProviderResponse {
  * {@link httpFailure} for HTTP statuses); any other failure, throw, rejection
  * or defect becomes EXECUTION.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Provider = (
@@ -344,6 +368,7 @@ export type Provider = (
  *   scrubbed of them (their text, base64 and URL-encoded forms) before it
  *   leaves, so they never reach errors, spans or logs.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface MakeOptions {
@@ -387,8 +412,9 @@ const normalise = (raw: ProviderResponse): Response => {
 }
 
 /**
- * Builds the service from a provider (SPEC §7, §12: the openai layer and the
- * scripted test model are both made with it).
+ * Builds the service from a provider: the openai layer and the scripted test
+ * model are both made with it, so a test runs the same span, error mapping
+ * and usage metering as production.
  *
  * Each `generate` call:
  * - runs in a span `Rolecraft.model.generate` with attributes
@@ -418,6 +444,7 @@ const normalise = (raw: ProviderResponse): Response => {
  * const EchoLayer = Layer.succeed(LanguageModel.LanguageModel, echo)
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (provider: Provider, options?: MakeOptions): LanguageModel["Service"] => {
@@ -464,6 +491,7 @@ export const make = (provider: Provider, options?: MakeOptions): LanguageModel["
 /**
  * A layer of the service made by {@link make}.
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layer = (provider: Provider, options?: MakeOptions): Layer.Layer<LanguageModel> =>
@@ -471,11 +499,12 @@ export const layer = (provider: Provider, options?: MakeOptions): Layer.Layer<La
 
 /**
  * The failure of a model call answered with a non-2xx HTTP status, in the
- * categories of SPEC §7: 408, 429 and 5xx are `TransientFailure`
+ * action error categories: 408, 429 and 5xx are `TransientFailure`
  * (retryable; `retryAfter` is the server's requested wait, when given);
  * every other status is `ExecutionFailure` carrying the status and `excerpt`
  * (the provider's error message, cut to 200 characters).
  *
+ * @category wire format
  * @since 0.1.0
  */
 export const httpFailure = (options: {
