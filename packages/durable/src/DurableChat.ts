@@ -31,7 +31,7 @@
  *
  * @since 0.1.0
  */
-import { Category, ValidationError } from "@rolecraft/core/ActionError"
+import { type ActionError, Category, ValidationError } from "@rolecraft/core/ActionError"
 import type * as ApprovalStore from "@rolecraft/core/ApprovalStore"
 import * as Chat from "@rolecraft/core/Chat"
 import * as LanguageModel from "@rolecraft/core/LanguageModel"
@@ -66,8 +66,15 @@ import * as RunStore from "./RunStore.ts"
  * @since 0.1.0
  */
 export interface Turns<R> {
-  readonly chat: Chat.Chats<R>["chat"]
-  readonly resume: Chat.Chats<R>["resume"]
+  readonly chat: (
+    input: string | ReadonlyArray<LanguageModel.Message>,
+    options?: Chat.ChatOptions
+  ) => Effect.Effect<Chat.ChatResult, ActionError, R>
+  readonly resume: (
+    state: Chat.PausedState,
+    decisions: Chat.Decisions,
+    options?: Chat.ChatOptions
+  ) => Effect.Effect<Chat.ChatResult, ActionError, R>
   readonly approvals: ApprovalStore.ApprovalStore["Service"]
 }
 
