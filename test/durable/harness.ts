@@ -92,6 +92,8 @@ export interface Figures {
   readonly modelCallsBeforeKill: number
   readonly toolRuns: number
   readonly duplicateToolRuns: number
+  /** Tool runs whose idempotency key is their run id and tool call id. */
+  readonly keyedToolRuns: number
   /** Runs first hosted by the killed runner, and their time from the kill to their tool run (ms). */
   readonly takeoverMs: ReadonlyArray<number>
   /** The same for the surviving runner's runs (the decision and the rest of the turn, no takeover). */
@@ -141,6 +143,8 @@ export const killOneRunner = async (url: string, turns: number, locks = defaultL
           readonly n: string
           readonly d: string
         }>`SELECT count(*) AS n, count(DISTINCT run_id) AS d FROM harness_tool_runs`,
+        keyed: sql<{ readonly n: string }>`SELECT count(*) AS n FROM harness_tool_runs
+          WHERE idempotency_key = run_id || '/call_1'`,
         done: sql<{ readonly n: string }>`SELECT count(*) AS n FROM rolecraft_durable_runs WHERE state = 'Done'`,
         latency: sql<{ readonly first_pid: number; readonly at_ms: string }>`
           SELECT (SELECT pid FROM harness_model_calls m WHERE m.run_id = t.run_id ORDER BY at LIMIT 1) AS first_pid,
@@ -156,6 +160,7 @@ export const killOneRunner = async (url: string, turns: number, locks = defaultL
       modelCallsBeforeKill: Number(rows.before[0]?.n ?? 0),
       toolRuns: Number(rows.tools[0]?.n ?? 0),
       duplicateToolRuns: Number(rows.tools[0]?.n ?? 0) - Number(rows.tools[0]?.d ?? 0),
+      keyedToolRuns: Number(rows.keyed[0]?.n ?? 0),
       takeoverMs: rows.latency.filter((r) => r.first_pid === victim).map(since),
       survivorMs: rows.latency.filter((r) => r.first_pid !== victim).map(since),
       pausedMs: started.pausedMs,

@@ -32,7 +32,7 @@ const [mode = "", url = "", arg = ""] = process.argv.slice(2)
 const recordTables = (sql: SqlClient.SqlClient) =>
   Effect.all([
     sql`CREATE TABLE IF NOT EXISTS harness_model_calls (run_id TEXT NOT NULL, pid INT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`,
-    sql`CREATE TABLE IF NOT EXISTS harness_tool_runs (run_id TEXT NOT NULL, pid INT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`
+    sql`CREATE TABLE IF NOT EXISTS harness_tool_runs (run_id TEXT NOT NULL, idempotency_key TEXT, pid INT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`
   ])
 
 const runIds = (n: number) => Array.from({ length: n }, (_, i) => `run-${i}`)
@@ -56,8 +56,10 @@ const runner = (port: number) =>
     const sql = yield* SqlClient.SqlClient
     yield* recordTables(sql)
     const agent = yield* makeAgent({
-      onRefund: (order) =>
-        Effect.orDie(sql`INSERT INTO harness_tool_runs (run_id, pid) VALUES (${order}, ${process.pid})`)
+      onRefund: (order, key) =>
+        Effect.orDie(
+          sql`INSERT INTO harness_tool_runs (run_id, idempotency_key, pid) VALUES (${order}, ${key ?? null}, ${process.pid})`
+        )
     })
     const model = refundModel((request) => {
       const user = request.messages.find((m) => m.role === "user")

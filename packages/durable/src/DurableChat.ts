@@ -4,12 +4,14 @@
  * for approvals survives restarts and is finished by whichever process holds
  * it when the decisions arrive.
  *
- * A run's segments (the turn up to a pause, then each resume) are activities:
- * their results are stored and a replay reads them, never runs them again.
+ * Each tool listing, model call and tool call of the turn is an activity
+ * (through the chat's `steps` hooks): its result is stored, and a replay —
+ * after a restart, or on another process — reads it and never runs it again.
  * Each pending call waits on a durable deferred that any process can complete
  * with {@link DurableChat} `decide`, raced against a durable clock for its
  * approval token's expiry (an expired call is answered APPROVAL "expired" and
- * the turn goes on).
+ * the turn goes on). A tool call runs with `Chat.IdempotencyKey` set to the
+ * run id and its tool call id, the same on every attempt.
  *
  * @example
  * ```ts
@@ -31,7 +33,12 @@
  *
  * @since 0.1.0
  */
-import { type ActionError, Category, ValidationError } from "@rolecraft/core/ActionError"
+import {
+  type ActionError,
+  ActionError as ActionErrorUnion,
+  Category,
+  ValidationError
+} from "@rolecraft/core/ActionError"
 import type * as ApprovalStore from "@rolecraft/core/ApprovalStore"
 import * as Chat from "@rolecraft/core/Chat"
 import * as LanguageModel from "@rolecraft/core/LanguageModel"
@@ -48,6 +55,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as SqlClient from "effect/sql/SqlClient"
@@ -106,7 +114,6 @@ const Reject = Schema.TaggedStruct("Reject", { approver: Schema.String, reason: 
 const Decision = Schema.Union([Approve, Reject])
 // What ends a pending call's wait: a decision, or its approval token's expiry.
 const Verdict = Schema.Union([Approve, Reject, Schema.TaggedStruct("Expired", {})])
-type Verdict = typeof Verdict.Type
 
 const Outcome = Schema.Union([
   RunStore.ChatResult,
@@ -115,9 +122,45 @@ const Outcome = Schema.Union([
 ])
 type Outcome = typeof Outcome.Type
 
-// A segment's stored result: its outcome and, for a pause, the time left on each pending call's token.
-const Segment = Schema.Struct({ outcome: Outcome, expiresIn: Schema.Record(Schema.String, Schema.Finite) })
-type Segment = typeof Segment.Type
+const UsageSchema = Schema.Struct({
+  inputTokens: Schema.Finite,
+  outputTokens: Schema.Finite,
+  totalTokens: Schema.Finite
+})
+
+const ResponseSchema = Schema.Struct({
+  text: Schema.String,
+  toolCalls: Schema.Array(LanguageModel.ToolCall),
+  usage: UsageSchema,
+  finishReason: Schema.Literals(["stop", "length", "tool_calls", "content_filter", "other"]),
+  model: Schema.optional(Schema.String),
+  refusal: Schema.optional(Schema.String)
+})
+
+// What a model call or a tool call activity stores: its result and the tokens spent inside it.
+const ModelRecord = Schema.Struct({ value: ResponseSchema, usage: UsageSchema })
+const ToolRecord = Schema.Struct({ value: Chat.ToolAnswer, usage: UsageSchema })
+const ActionErrorSchema = ActionErrorUnion
+
+/** Runs `effect` with a usage meter of its own and returns its value with the tokens it spent. */
+const metered = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<{ readonly value: A; readonly usage: LanguageModel.Usage }, E, R> =>
+  Effect.gen(function* () {
+    // Not nested in the turn's meter: the tokens are recorded there once, from the stored record.
+    const meter = yield* Effect.provideService(LanguageModel.makeUsageMeter, LanguageModel.UsageMeter, {
+      record: () => Effect.void,
+      total: Effect.succeed({ usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, calls: 0 })
+    })
+    const value = yield* Effect.provideService(effect, LanguageModel.UsageMeter, meter)
+    return { value, usage: (yield* meter.total).usage }
+  })
+
+/** Adds a step's tokens to the turn's usage meter, if there is one. */
+const recordUsage = (usage: LanguageModel.Usage): Effect.Effect<void> =>
+  Effect.flatMap(Effect.serviceOption(LanguageModel.UsageMeter), (meter) =>
+    Option.isSome(meter) ? meter.value.record(usage) : Effect.void
+  )
 
 /**
  * The services the client side of durable runs needs (`start`, `decide`,
@@ -211,77 +254,90 @@ export const make = (name: string): DurableChat => {
     workflow.toLayer((payload) =>
       Effect.gen(function* () {
         const store = yield* RunStore.RunStore
-        const options: Chat.ChatOptions = { ...chatOptions, ...payload.options }
+        const runId = payload.runId
+        // Activities need the workflow's own services; the chat hooks keep the turn's requirements, so they are given here.
+        const engine = yield* Effect.context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>()
+        const activity = <A, E, S extends Schema.Top, F extends Schema.Top, R2>(
+          name: string,
+          success: S,
+          error: F,
+          execute: Effect.Effect<A, E, R2>
+        ): Effect.Effect<A, E, R2> =>
+          Effect.provideContext(
+            Activity.make({ name, success, error, execute } as never) as unknown as Effect.Effect<
+              A,
+              E,
+              R2 | WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance
+            >,
+            engine
+          )
 
-        /** Runs one segment of the turn and records where it ended. */
-        const runSegment = (segment: number, turn: Effect.Effect<Chat.ChatResult, unknown, R>) =>
-          Effect.gen(function* () {
-            if (segment > 0) {
-              const current = yield* store.get(name, payload.runId)
-              if (Option.isSome(current) && current.value._tag === "Cancelled") {
-                return { outcome: { _tag: "Cancelled" }, expiresIn: {} } satisfies Segment
-              }
-              yield* store.set(name, payload.runId, { _tag: "Running" })
-            }
-            const result = yield* Effect.result(turn)
-            const outcome: Outcome =
-              result._tag === "Success"
-                ? result.success
-                : {
-                    _tag: "Failed",
-                    category: categoryOf(result.failure),
-                    message: messageOf(result.failure)
-                  }
-            const expiresIn: Record<string, number> = {}
-            if (outcome._tag === "AwaitingApproval") {
-              const now = yield* Clock.currentTimeMillis
-              for (const call of outcome.pending) {
-                const token = yield* agent.approvals.get(call.pendingTokenId)
-                expiresIn[call.toolCallId] = Option.isSome(token) ? Math.max(0, token.value.expiresAt - now) : 0
-              }
-            }
-            yield* store.set(
-              name,
-              payload.runId,
-              outcome._tag === "AwaitingApproval"
-                ? { _tag: "AwaitingApproval", pending: outcome.pending, segment }
-                : outcome._tag === "Failed"
-                  ? outcome
-                  : { _tag: "Done", result: outcome }
+        // Each tool listing, model call and tool call of the turn is an activity: stored, and read back on a replay.
+        const steps: Chat.StepHooks = {
+          tools: (step, list) => activity(`tools/${step.step}`, Schema.Array(Schema.String), Schema.Never, list),
+          model: (step, call) =>
+            Effect.flatMap(activity(`model/${step.step}`, ModelRecord, ActionErrorSchema, metered(call)), (record) =>
+              Effect.as(recordUsage(record.usage), record.value)
+            ),
+          tool: (step, call) =>
+            Effect.flatMap(
+              activity(
+                `tool/${step.step}/${step.toolCallId}${step.decided ? "/decided" : ""}`,
+                ToolRecord,
+                Schema.Never,
+                metered(Effect.provideService(call, Chat.IdempotencyKey, `${runId}/${step.toolCallId}`))
+              ),
+              (record) => Effect.as(recordUsage(record.usage), record.value)
             )
-            return { outcome, expiresIn } satisfies Segment
-          })
+        }
+        const options: Chat.ChatOptions = { ...chatOptions, ...payload.options, steps }
 
-        /** The decisions for a resume; an expired call waits out its token so the store refuses it as expired. */
-        const decisionsOf = (paused: Chat.AwaitingApproval, verdicts: ReadonlyArray<Verdict>) =>
-          Effect.gen(function* () {
-            const decisions: Record<string, Chat.Decision> = {}
-            for (const [i, call] of paused.pending.entries()) {
-              const verdict = verdicts[i]
-              if (verdict === undefined || verdict._tag === "Expired") {
-                const token = yield* agent.approvals.get(call.pendingTokenId)
-                const now = yield* Clock.currentTimeMillis
-                if (Option.isSome(token) && token.value.expiresAt > now) {
-                  yield* Effect.sleep(Duration.millis(token.value.expiresAt - now))
-                }
-                decisions[call.toolCallId] = Chat.approve(expiredApprover)
-              } else {
-                decisions[call.toolCallId] = verdict
-              }
-            }
-            return decisions
-          })
+        /** Records a final outcome (a cancelled run keeps its status) and returns it. */
+        const end = (outcome: Outcome) =>
+          Effect.as(
+            activity(
+              "end",
+              Schema.Void,
+              Schema.Never,
+              Effect.asVoid(
+                store.set(
+                  name,
+                  runId,
+                  outcome._tag === "Failed" || outcome._tag === "Cancelled"
+                    ? outcome
+                    : { _tag: "Done", result: outcome }
+                )
+              )
+            ),
+            outcome
+          )
 
+        const outcomeOf = (result: Result.Result<Chat.ChatResult, ActionError>): Outcome =>
+          result._tag === "Success"
+            ? result.success
+            : { _tag: "Failed", category: result.failure.category, message: result.failure.message }
+
+        let outcome = outcomeOf(yield* Effect.result(agent.chat(payload.input, options)))
         let segment = 0
-        let step: Segment = yield* Activity.make({
-          name: "segment/0",
-          success: Segment,
-          execute: runSegment(0, agent.chat(payload.input, options))
-        })
-        while (step.outcome._tag === "AwaitingApproval") {
-          const paused = step.outcome
+        while (outcome._tag === "AwaitingApproval") {
+          const paused = outcome
           const at = segment
-          const expiresIn = step.expiresIn
+          // Record the pause and the time left on each pending call's token (read once, stored).
+          const expiresIn = yield* activity(
+            `pause/${at}`,
+            Schema.Record(Schema.String, Schema.Finite),
+            Schema.Never,
+            Effect.gen(function* () {
+              const now = yield* Clock.currentTimeMillis
+              const left: Record<string, number> = {}
+              for (const call of paused.pending) {
+                const token = yield* agent.approvals.get(call.pendingTokenId)
+                left[call.toolCallId] = Option.isSome(token) ? Math.max(0, token.value.expiresAt - now) : 0
+              }
+              yield* store.set(name, runId, { _tag: "AwaitingApproval", pending: paused.pending, segment: at })
+              return left
+            })
+          )
           const verdicts = yield* Effect.forEach(
             paused.pending,
             (call) =>
@@ -303,19 +359,38 @@ export const make = (name: string): DurableChat => {
               }),
             { concurrency: "unbounded" }
           )
+          // A cancelled run goes no further; else it runs again, and an expired call waits out its token so the
+          // store refuses it as expired.
+          const go = yield* activity(
+            `resume/${at}`,
+            Schema.Boolean,
+            Schema.Never,
+            Effect.gen(function* () {
+              const current = yield* store.get(name, runId)
+              if (Option.isSome(current) && current.value._tag === "Cancelled") return false
+              yield* store.set(name, runId, { _tag: "Running" })
+              for (const [i, call] of paused.pending.entries()) {
+                if (verdicts[i]?._tag !== "Expired") continue
+                const token = yield* agent.approvals.get(call.pendingTokenId)
+                const now = yield* Clock.currentTimeMillis
+                if (Option.isSome(token) && token.value.expiresAt > now) {
+                  yield* Effect.sleep(Duration.millis(token.value.expiresAt - now))
+                }
+              }
+              return true
+            })
+          )
+          if (!go) return { _tag: "Cancelled" } satisfies Outcome
+          const decisions: Record<string, Chat.Decision> = {}
+          for (const [i, call] of paused.pending.entries()) {
+            const verdict = verdicts[i]
+            decisions[call.toolCallId] =
+              verdict === undefined || verdict._tag === "Expired" ? Chat.approve(expiredApprover) : verdict
+          }
           segment += 1
-          step = yield* Activity.make({
-            name: `segment/${segment}`,
-            success: Segment,
-            execute: runSegment(
-              segment,
-              Effect.flatMap(decisionsOf(paused, verdicts), (decisions) =>
-                agent.resume(paused.state, decisions, options)
-              )
-            )
-          })
+          outcome = outcomeOf(yield* Effect.result(agent.resume(paused.state, decisions, options)))
         }
-        return step.outcome
+        return yield* end(outcome)
       })
     )
 
@@ -403,18 +478,6 @@ export const make = (name: string): DurableChat => {
 
   return { name, layer, start, status, decide, cancel, await: await_ }
 }
-
-const isCategory = Schema.is(Category)
-
-const categoryOf = (failure: unknown): Category =>
-  typeof failure === "object" && failure !== null && "category" in failure && isCategory(failure.category)
-    ? failure.category
-    : "EXECUTION"
-
-const messageOf = (failure: unknown): string =>
-  typeof failure === "object" && failure !== null && "message" in failure && typeof failure.message === "string"
-    ? failure.message
-    : "the chat turn failed"
 
 // ---------------------------------------------------------------------------
 // Layers

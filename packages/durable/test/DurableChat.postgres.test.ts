@@ -46,7 +46,7 @@ const waitFor = (turns: DurableChat.DurableChat, runId: string, tag: RunStore.Ru
 
 describe("DurableChat on Postgres (single-process layer)", () => {
   it.live(
-    "a run paused in one process is decided and finished in the next, without running the finished segment again",
+    "a run paused in one process is decided and finished in the next, without running its finished model call again",
     () =>
       Effect.gen(function* () {
         const url = yield* freshDatabase("durable_single")

@@ -14,9 +14,13 @@ const toolMessages = (status: RunStore.RunStatus) =>
 /** An in-memory engine, an agent, and counters of model calls and refunds. */
 const setup = (options?: { readonly ttl?: Duration.Input }) =>
   Effect.gen(function* () {
-    const counts = { model: 0, refunds: [] as Array<string> }
+    const counts = { model: 0, refunds: [] as Array<string>, keys: [] as Array<string | undefined> }
     const agent = yield* makeAgent({
-      onRefund: (order) => Effect.sync(() => void counts.refunds.push(order)),
+      onRefund: (order, key) =>
+        Effect.sync(() => {
+          counts.refunds.push(order)
+          counts.keys.push(key)
+        }),
       ...(options?.ttl === undefined ? {} : { ttl: options.ttl })
     })
     const turns = DurableChat.make("support")
@@ -50,6 +54,8 @@ describe("DurableChat on the in-memory engine", () => {
       if (final._tag !== "Done" || final.result._tag !== "Completed") return assert.fail(JSON.stringify(final))
       assert.strictEqual(final.result.text, "Done: refunded order-42")
       assert.deepStrictEqual([counts.model, counts.refunds], [2, ["order-42"]])
+      // The refund ran with an idempotency key made of the run id and the tool call id.
+      assert.deepStrictEqual(counts.keys, ["run-1/call_1"])
       assert.deepStrictEqual(yield* run(turns.status("run-1")), final)
     }).pipe(Effect.scoped)
   )

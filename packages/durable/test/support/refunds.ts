@@ -1,11 +1,12 @@
 // A small agent for the durable tests, the multi-process harness and the bench: one role whose `refund` action needs
 // approval, and a model that calls `refund` for the user's message, then answers with the tool's reply.
-import { Action, Agent, type LanguageModel, Role } from "@rolecraft/core"
+import { Action, Agent, Chat, type LanguageModel, Role } from "@rolecraft/core"
 import * as Model from "@rolecraft/core/LanguageModel"
 import { type Duration, Effect, Layer, Schema } from "effect"
 
+/** `onRefund` gets the order and the tool call's idempotency key (set by durable runs). */
 export const refundsRole = (options: {
-  readonly onRefund: (order: string) => Effect.Effect<void>
+  readonly onRefund: (order: string, idempotencyKey: string | undefined) => Effect.Effect<void>
   readonly ttl?: Duration.Input | undefined
 }) =>
   Role.make({
@@ -14,7 +15,11 @@ export const refundsRole = (options: {
       refund: Action.local({
         description: "Refund an order",
         parameters: { order: Schema.String },
-        run: ({ order }) => Effect.as(options.onRefund(order), `refunded ${order}`)
+        run: ({ order }) =>
+          Effect.gen(function* () {
+            yield* options.onRefund(order, yield* Chat.IdempotencyKey)
+            return `refunded ${order}`
+          })
       }).pipe(
         Action.requireApproval({
           reason: "Refunds move money",
@@ -51,6 +56,6 @@ export const refundModel = (onCall: (request: LanguageModel.Request) => Effect.E
   )
 
 export const makeAgent = (options: {
-  readonly onRefund: (order: string) => Effect.Effect<void>
+  readonly onRefund: (order: string, idempotencyKey: string | undefined) => Effect.Effect<void>
   readonly ttl?: Duration.Input | undefined
 }) => Agent.make({ id: "support", roles: [refundsRole(options)] })
