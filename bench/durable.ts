@@ -12,7 +12,9 @@
  *   same turn through `agent.chat` and `agent.resume` in memory.
  *
  * Target (issue 14): takeover p95 ≤ 10 s with the test's shard settings.
- * Starts its own Postgres 15 unless ROLECRAFT_PG_URL is set.
+ * Starts its own Postgres 15 unless ROLECRAFT_PG_URL is set. DURABLE_TURNS,
+ * DURABLE_LOCK_EXPIRATION_MS and DURABLE_LOCK_REFRESH_MS override the number of
+ * turns and the shard lock settings.
  *
  * Run: node --conditions=@rolecraft/source bench/durable.ts
  */
@@ -25,7 +27,12 @@ import { defaultLocks, killOneRunner, percentile } from "../test/durable/harness
 import { makeAgent, refundModel } from "../packages/durable/test/support/refunds.ts"
 import { isMain, printSection, type Section } from "./report.ts"
 
-const turns = 200
+const turns = Number(process.env.DURABLE_TURNS ?? 200)
+// The shard lock settings of the proof (see test/durable/harness.ts); override to compare, e.g. Effect's 35 s / 10 s.
+const locks = {
+  expirationMs: Number(process.env.DURABLE_LOCK_EXPIRATION_MS ?? defaultLocks.expirationMs),
+  refreshMs: Number(process.env.DURABLE_LOCK_REFRESH_MS ?? defaultLocks.refreshMs)
+}
 const overheadTurns = 30
 
 const ms = (value: number) => (Number.isFinite(value) ? `${value.toFixed(value >= 100 ? 0 : 1)} ms` : "—")
@@ -89,7 +96,7 @@ export const bench = async (): Promise<Section> => {
   const pg = given === undefined || given === "" ? await start() : undefined
   const base = given ?? pg?.url ?? ""
   try {
-    const proof = await killOneRunner(await freshDatabaseAt(base, "bench_kill"), turns)
+    const proof = await killOneRunner(await freshDatabaseAt(base, "bench_kill"), turns, locks)
     const plain = await Effect.runPromise(plainTurns)
     const durable = await Effect.runPromise(
       Effect.flatMap(
@@ -162,7 +169,7 @@ export const bench = async (): Promise<Section> => {
         {
           name: "takeover p95",
           limit: "≤ 10 s with the test's shard settings",
-          measured: `${ms(takeoverP95)} (lock expiration ${defaultLocks.expirationMs} ms, refresh ${defaultLocks.refreshMs} ms)`,
+          measured: `${ms(takeoverP95)} (lock expiration ${locks.expirationMs} ms, refresh ${locks.refreshMs} ms)`,
           met: takeoverP95 <= 10_000
         },
         {
@@ -176,11 +183,11 @@ export const bench = async (): Promise<Section> => {
         "Every run is approved at once when the runner is killed, so a run's time from the kill to its tool run " +
           "includes waiting behind the other runs on the one surviving runner: compare the taken-over runs with " +
           "the survivor's own, and see the first taken-over run for the takeover itself.",
-        "Model calls before the kill above the number of turns are first segments run twice while the runs " +
+        "Model calls before the kill above the number of turns are first model calls run twice while the runs " +
           "paused: on a loaded machine a runner's shard lock refresh can time out, and the runner then gives up " +
           "its shards and its in-flight activities run again elsewhere (at-least-once, by Effect's design).",
         "The durable turn's time includes reading the stored status every 5 ms until it pauses and until it is done.",
-        "Shard settings of every process: shardsPerGroup 30, lock expiration 15 s, refresh 5 s, message poll 1 s, " +
+        `Shard settings of every process: shardsPerGroup 30, lock expiration ${locks.expirationMs / 1000} s, refresh ${locks.refreshMs / 1000} s, message poll 1 s, ` +
           "assignment refresh 1 s, runner health check 1 s (Effect's defaults: 300, 35 s, 10 s, 10 s, 3 s, 1 min)."
       ]
     }

@@ -1,8 +1,8 @@
 /**
  * Where a durable run's status is kept, so `status` reads it without
  * replaying the workflow: running, awaiting approval (with the pending calls),
- * done (with the chat result), failed or cancelled. Written by the workflow at
- * the end of each segment and by `cancel`; a final status (done, failed,
+ * done (with the chat result), failed or cancelled. Written by the workflow
+ * when the turn pauses, resumes and ends, and by `cancel`; a final status (done, failed,
  * cancelled) is never overwritten. Two implementations: {@link layerMemory}
  * (one process, for tests) and {@link layerSql} (any database behind
  * `effect/sql`'s `SqlClient`, such as Postgres, shared by every process).
@@ -55,7 +55,7 @@ export const ChatResult = Schema.Union([
 /**
  * A durable run's status:
  *
- * - `Running`: a segment of the turn is running (or queued to run);
+ * - `Running`: the turn is running (or queued to run);
  * - `AwaitingApproval`: the turn waits for decisions on `pending` (decide
  *   them with `decide`); `segment` counts the pauses before this one;
  * - `Done`: the turn ended with `result` (`Completed` or `StepLimitReached`);
