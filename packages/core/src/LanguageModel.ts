@@ -1,7 +1,9 @@
 /**
- * The language model service (SPEC §7): one `generate` call takes a list of
- * messages (and, in chat turns, the tools offered) and returns the model's
- * text, its tool calls, the token usage and why it stopped.
+ * The language model service: one `generate` call takes a list of messages
+ * (and, in chat turns, the tools offered) and returns the model's text, its
+ * tool calls, the token usage and why it stopped; `stream` makes the same call
+ * and yields the answer as it arrives (text deltas, tool calls as they start
+ * and their argument fragments), ending with the whole response.
  *
  * Every implementation is built with {@link make} from a provider function —
  * the openai layer in `@rolecraft/openai` and the scripted model in
@@ -13,6 +15,7 @@
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -21,7 +24,8 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
-import { type ActionError, ExecutionFailure, TransientFailure } from "./ActionError.ts"
+import * as Stream from "effect/Stream"
+import { type ActionError, ExecutionFailure, isActionError, TransientFailure } from "./ActionError.ts"
 import type * as ActionResponse from "./ActionResponse.ts"
 import * as Redact from "./internal/redact.ts"
 import { shorten } from "./internal/text.ts"
@@ -205,6 +209,26 @@ export interface Response {
 }
 
 /**
+ * One piece of a streamed answer (see {@link LanguageModel}'s `stream`):
+ *
+ * - `TextDelta`: the next piece of the reply's text;
+ * - `ToolCallStarted`: a tool call whose id and name are known (`index` is
+ *   its position in the reply);
+ * - `ToolCallArgumentsDelta`: the next piece of that call's raw arguments
+ *   (the pieces joined are `arguments`; the first one may carry what arrived
+ *   before the call's name did);
+ * - `Finished`: the whole answer, exactly as `generate` would return it —
+ *   always the last part, exactly once.
+ *
+ * @since 0.2.0
+ */
+export type StreamPart =
+  | { readonly _tag: "TextDelta"; readonly delta: string }
+  | { readonly _tag: "ToolCallStarted"; readonly index: number; readonly id: string; readonly name: string }
+  | { readonly _tag: "ToolCallArgumentsDelta"; readonly index: number; readonly id: string; readonly delta: string }
+  | { readonly _tag: "Finished"; readonly response: Response }
+
+/**
  * The language model service.
  *
  * `generate(request)` makes one model call. It fails with an `ActionError`
@@ -213,6 +237,15 @@ export interface Response {
  * malformed answer, any other provider failure); interruption aborts the
  * provider's request and stays interruption. It never retries by itself:
  * retries belong to the calling action's resilience policy.
+ *
+ * `stream(request)` makes the same call and yields {@link StreamPart}s as
+ * the answer arrives, `Finished` last. Besides the failures of `generate`,
+ * a stream that ends before the model said it was finished (a connection
+ * closed mid-answer) is TRANSIENT, and a tool call whose name never arrived
+ * is EXECUTION (it is never returned, so never run). Interrupting the stream,
+ * or no longer pulling it, aborts the provider's request. Over a provider
+ * that cannot stream, the stream is one `generate` call: one text delta,
+ * each tool call started with all its arguments, then `Finished`.
  *
  * Read optionally by the agent: without it, llm actions and chat turns fail
  * with VALIDATION ("LanguageModel not provided").
@@ -223,6 +256,7 @@ export class LanguageModel extends Context.Service<
   LanguageModel,
   {
     readonly generate: (request: Request) => Effect.Effect<Response, ActionError>
+    readonly stream: (request: Request) => Stream.Stream<StreamPart, ActionError>
   }
 >()("@rolecraft/core/LanguageModel") {}
 
@@ -335,6 +369,66 @@ export type Provider = (
 ) => ProviderResponse | PromiseLike<ProviderResponse> | Effect.Effect<ProviderResponse, unknown>
 
 /**
+ * One fragment of a tool call in a streamed chunk: `index` says which call
+ * it belongs to (fragments with the same index are one call); `id` and
+ * `name` may come on any fragment (usually only the first); `arguments` is
+ * the next piece of the raw arguments string.
+ *
+ * @since 0.2.0
+ */
+export interface ToolCallFragment {
+  readonly index: number
+  readonly id?: string | null | undefined
+  readonly name?: string | null | undefined
+  readonly arguments?: string | null | undefined
+}
+
+/**
+ * One chunk of a streamed answer as a provider yields it: a piece of text
+ * and of the refusal, tool-call fragments, and, on the chunks that carry
+ * them, the finish reason, the usage (usually only on the last chunk) and
+ * the model. Missing or `null` fields carry nothing. The last finish reason,
+ * usage and model seen win.
+ *
+ * @since 0.2.0
+ */
+export interface ProviderChunk {
+  readonly text?: string | null | undefined
+  readonly refusal?: string | null | undefined
+  readonly toolCalls?: ReadonlyArray<ToolCallFragment> | null | undefined
+  readonly finishReason?: string | null | undefined
+  readonly usage?: ProviderResponse["usage"]
+  readonly model?: string | null | undefined
+}
+
+/**
+ * A streaming provider: makes one model call and yields its chunks, as an
+ * Effect `Stream` or any async iterable. It must pass `call.signal` on to its
+ * HTTP request (aborted when the stream is interrupted or no longer pulled).
+ * An `ActionError` it fails with passes through; any other failure becomes
+ * EXECUTION. The stream must say a finish reason before it ends: one that
+ * ends without is taken as cut off (TRANSIENT).
+ *
+ * @since 0.2.0
+ */
+export type StreamProvider = (
+  call: ProviderCall
+) => Stream.Stream<ProviderChunk, unknown> | AsyncIterable<ProviderChunk>
+
+/**
+ * A provider that may stream: `generate` answers `generate` calls, `stream`
+ * answers `stream` calls. Give at least one: without `stream`, a stream is
+ * one `generate` call; without `generate`, a `generate` call is the stream
+ * run to its end.
+ *
+ * @since 0.2.0
+ */
+export interface Providers {
+  readonly generate?: Provider | undefined
+  readonly stream?: StreamProvider | undefined
+}
+
+/**
  * Options of {@link make}.
  *
  * - `name`: the provider's name, for the span (`gen_ai.system`); default
@@ -386,9 +480,208 @@ const normalise = (raw: ProviderResponse): Response => {
   }
 }
 
+// =============================================================================
+// Joining a streamed answer
+// =============================================================================
+
+interface Slot {
+  id: string | undefined
+  name: string | undefined
+  arguments: string
+  started: boolean
+}
+
+const isIndex = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value) && value >= 0
+
+const optionalString = (value: unknown): value is string | null | undefined =>
+  value === undefined || value === null || typeof value === "string"
+
 /**
- * Builds the service from a provider (SPEC §7, §12: the openai layer and the
- * scripted test model are both made with it).
+ * Joins the chunks of one streamed answer: text and refusal pieces in order,
+ * tool-call fragments by index (id and name from whichever fragment carries
+ * them), the last finish reason, usage and model seen. `push` turns a chunk
+ * into the parts it adds; `finish` checks the answer is whole and gives the
+ * last parts and the `Finished` response.
+ */
+const joiner = (action: string) => {
+  let text = ""
+  let refusal = ""
+  let finishReason: string | undefined
+  let usage: ProviderResponse["usage"]
+  let model: string | undefined
+  let chunks = 0
+  const slots = new Map<number, Slot>()
+  const malformed = (field: string, detail: string) =>
+    new ExecutionFailure({
+      action,
+      message: `${action}: the model stream sent a malformed chunk (chunk ${chunks}): ${field} ${detail}`
+    })
+
+  const started = (index: number, slot: Slot, parts: Array<StreamPart>) => {
+    slot.started = true
+    const id = slot.id ?? ""
+    parts.push({ _tag: "ToolCallStarted", index, id, name: slot.name as string })
+    if (slot.arguments !== "") parts.push({ _tag: "ToolCallArgumentsDelta", index, id, delta: slot.arguments })
+  }
+
+  const push = (chunk: ProviderChunk): Effect.Effect<ReadonlyArray<StreamPart>, ExecutionFailure> => {
+    chunks += 1
+    if (typeof chunk !== "object" || chunk === null) return Effect.fail(malformed("the chunk", "is not an object"))
+    for (const field of ["text", "refusal", "finishReason", "model"] as const) {
+      if (!optionalString(chunk[field])) return Effect.fail(malformed(field, "is not a string"))
+    }
+    const fragments = chunk.toolCalls ?? []
+    if (!Array.isArray(fragments)) return Effect.fail(malformed("toolCalls", "is not an array"))
+    const parts: Array<StreamPart> = []
+    if (typeof chunk.text === "string" && chunk.text !== "") {
+      text += chunk.text
+      parts.push({ _tag: "TextDelta", delta: chunk.text })
+    }
+    if (typeof chunk.refusal === "string") refusal += chunk.refusal
+    for (let i = 0; i < fragments.length; i++) {
+      const fragment: ToolCallFragment = fragments[i]
+      const field = `toolCalls[${i}]`
+      if (typeof fragment !== "object" || fragment === null) return Effect.fail(malformed(field, "is not an object"))
+      if (!isIndex(fragment.index)) return Effect.fail(malformed(`${field}.index`, "is not an integer >= 0"))
+      for (const key of ["id", "name", "arguments"] as const) {
+        if (!optionalString(fragment[key])) return Effect.fail(malformed(`${field}.${key}`, "is not a string"))
+      }
+      let slot = slots.get(fragment.index)
+      if (slot === undefined) {
+        slot = { id: undefined, name: undefined, arguments: "", started: false }
+        slots.set(fragment.index, slot)
+      }
+      if (typeof fragment.id === "string" && fragment.id !== "" && slot.id === undefined) slot.id = fragment.id
+      if (typeof fragment.name === "string" && fragment.name !== "" && slot.name === undefined) {
+        slot.name = fragment.name
+      }
+      const piece = fragment.arguments ?? ""
+      slot.arguments += piece
+      if (slot.started) {
+        if (piece !== "") {
+          parts.push({ _tag: "ToolCallArgumentsDelta", index: fragment.index, id: slot.id ?? "", delta: piece })
+        }
+      } else if (slot.id !== undefined && slot.name !== undefined) {
+        started(fragment.index, slot, parts)
+      }
+    }
+    if (typeof chunk.finishReason === "string" && chunk.finishReason !== "") finishReason = chunk.finishReason
+    if (typeof chunk.model === "string") model = chunk.model
+    if (chunk.usage !== undefined && chunk.usage !== null) usage = chunk.usage
+    return Effect.succeed(parts)
+  }
+
+  const finish = (): Effect.Effect<ReadonlyArray<StreamPart>, ActionError> => {
+    if (finishReason === undefined) {
+      return Effect.fail(
+        new TransientFailure({
+          action,
+          message: `${action}: the model stream ended before the answer was finished (after ${chunks} chunks)`
+        })
+      )
+    }
+    const parts: Array<StreamPart> = []
+    const indexes = [...slots.keys()].sort((a, b) => a - b)
+    const toolCalls: Array<ToolCall> = []
+    for (const index of indexes) {
+      const slot = slots.get(index) as Slot
+      if (slot.name === undefined) {
+        return Effect.fail(
+          new ExecutionFailure({
+            action,
+            message: `${action}: the model stream never completed the tool call at index ${index}: it has no name`
+          })
+        )
+      }
+      if (!slot.started) started(index, slot, parts)
+      toolCalls.push({ id: slot.id ?? "", name: slot.name, arguments: slot.arguments })
+    }
+    const response = normalise({ text, toolCalls, finishReason, usage, model, refusal })
+    parts.push({ _tag: "Finished", response })
+    return Effect.succeed(parts)
+  }
+
+  return { push, finish }
+}
+
+/** The parts of an answer that was not streamed: one text delta, each call with all its arguments, `Finished`. */
+const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
+  const parts: Array<StreamPart> = []
+  if (response.text !== "") parts.push({ _tag: "TextDelta", delta: response.text })
+  response.toolCalls.forEach((call, index) => {
+    parts.push({ _tag: "ToolCallStarted", index, id: call.id, name: call.name })
+    if (call.arguments !== "") parts.push({ _tag: "ToolCallArgumentsDelta", index, id: call.id, delta: call.arguments })
+  })
+  parts.push({ _tag: "Finished", response })
+  return parts
+}
+
+/** The parts of a stream of chunks; failures other than an `ActionError` become EXECUTION. */
+const joined = <R>(
+  action: string,
+  chunks: Stream.Stream<ProviderChunk, unknown, R>
+): Stream.Stream<StreamPart, ActionError, R> => {
+  const join = joiner(action)
+  return chunks.pipe(
+    Stream.mapEffect(join.push),
+    Stream.concat(Stream.fromEffect(Effect.suspend(join.finish))),
+    Stream.flattenIterable,
+    Stream.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Stream.failCause(cause as Cause.Cause<never>)
+        : Stream.fail(streamFailure(action, Cause.squash(cause)))
+    )
+  )
+}
+
+/**
+ * The response a list of streamed chunks adds up to, joined as a streaming
+ * provider's are (see {@link ProviderChunk}); fails as such a stream would
+ * (no finish reason: TRANSIENT; a malformed chunk or a tool call without a
+ * name: EXECUTION). `action` names the errors (default `"LanguageModel"`).
+ *
+ * @since 0.2.0
+ */
+export const fromChunks = (
+  chunks: Iterable<ProviderChunk>,
+  action: string = defaultAction
+): Effect.Effect<Response, ActionError> => collect(joined(action, Stream.fromIterable(chunks)))
+
+const streamFailure = (action: string, failure: unknown): ActionError =>
+  isActionError(failure)
+    ? failure
+    : new ExecutionFailure({
+        action,
+        message: `${action}: model stream failed: ${failure instanceof Error ? failure.message : String(failure)}`,
+        cause: failure
+      })
+
+/**
+ * The response of a streamed answer: its `Finished` part.
+ *
+ * @since 0.2.0
+ */
+export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.Effect<Response, E, R> =>
+  Stream.runFold(
+    stream,
+    (): Response | undefined => undefined,
+    (last, part) => (part._tag === "Finished" ? part.response : last)
+  ).pipe(
+    Effect.flatMap((response) =>
+      response === undefined
+        ? Effect.die(new Error("a model stream ended without its Finished part"))
+        : Effect.succeed(response)
+    )
+  )
+
+// =============================================================================
+// Building a model from a provider
+// =============================================================================
+
+/**
+ * Builds the service from a provider: a function answering `generate`
+ * calls, or {@link Providers} (`generate`, `stream`, or both). The openai
+ * layer and the scripted test model are both made with it.
  *
  * Each `generate` call:
  * - runs in a span `Rolecraft.model.generate` with attributes
@@ -402,6 +695,12 @@ const normalise = (raw: ProviderResponse): Response => {
  *   `options.secrets`;
  * - normalises the answer (see {@link ProviderResponse}) and records its
  *   usage into the current {@link UsageMeter}, if any.
+ *
+ * Each `stream` call does the same in a span `Rolecraft.model.stream`, joins
+ * the provider's chunks (see {@link ProviderChunk}: fragments by index, ids
+ * and names from whichever fragment carries them, the last usage seen) and
+ * aborts the provider's request when the stream is interrupted or no longer
+ * pulled. A malformed chunk is EXECUTION naming the field.
  *
  * It does not retry and sets no timeout of its own: the calling action's
  * resilience policy does both.
@@ -420,45 +719,90 @@ const normalise = (raw: ProviderResponse): Response => {
  *
  * @since 0.1.0
  */
-export const make = (provider: Provider, options?: MakeOptions): LanguageModel["Service"] => {
+export const make = (provider: Provider | Providers, options?: MakeOptions): LanguageModel["Service"] => {
+  const providers: Providers = typeof provider === "function" ? { generate: provider } : provider
   const secrets = options?.secrets ?? []
   const system = options?.name ?? "unknown"
-  const generate = (request: Request): Effect.Effect<Response, ActionError> => {
-    const action = request.action ?? defaultAction
-    const model = request.model ?? options?.model
-    return Resilience.fromReturned<ProviderResponse>(action, "model call", (signal) =>
-      provider({ request, model, action, signal })
-    ).pipe(
-      Effect.map(normalise),
-      Effect.tap((response) =>
-        Effect.andThen(
-          Effect.annotateCurrentSpan({
-            "gen_ai.response.model": response.model ?? model ?? "",
-            "gen_ai.response.finish_reasons": [response.finishReason],
-            "gen_ai.usage.input_tokens": response.usage.inputTokens,
-            "gen_ai.usage.output_tokens": response.usage.outputTokens
-          }),
-          Effect.flatMap(Effect.serviceOption(UsageMeter), (meter) =>
-            Option.isSome(meter) ? meter.value.record(response.usage) : Effect.void
-          )
-        )
-      ),
-      Effect.mapError((error) => Redact.scrub(error, secrets)),
-      // The call site is always `generate`: a stack trace would say nothing and costs a capture per call.
-      Effect.withSpan(
-        "Rolecraft.model.generate",
-        {
-          attributes: {
-            "rolecraft.action": action,
-            "gen_ai.system": system,
-            "gen_ai.request.model": model ?? ""
-          }
-        },
-        { captureStackTrace: false }
+  const callOf = (request: Request, signal: AbortSignal): ProviderCall => ({
+    request,
+    model: request.model ?? options?.model,
+    action: request.action ?? defaultAction,
+    signal
+  })
+
+  const generated = (request: Request): Effect.Effect<Response, ActionError> => {
+    const generate = providers.generate
+    if (generate !== undefined) {
+      return Effect.map(
+        Resilience.fromReturned<ProviderResponse>(request.action ?? defaultAction, "model call", (signal) =>
+          generate(callOf(request, signal))
+        ),
+        normalise
       )
+    }
+    return collect(streamed(request))
+  }
+
+  const streamed = (request: Request): Stream.Stream<StreamPart, ActionError> => {
+    const stream = providers.stream
+    if (stream === undefined) {
+      return Stream.flatMap(Stream.fromEffect(generated(request)), (response) => Stream.fromArray(partsOf(response)))
+    }
+    const action = request.action ?? defaultAction
+    return Stream.unwrap(
+      Effect.gen(function* () {
+        const controller = yield* Effect.acquireRelease(
+          Effect.sync(() => new AbortController()),
+          (controller) => Effect.sync(() => controller.abort())
+        )
+        const source = yield* Effect.try({
+          try: () => stream(callOf(request, controller.signal)),
+          catch: (thrown) => streamFailure(action, thrown)
+        })
+        return joined(action, Stream.isStream(source) ? source : Stream.fromAsyncIterable(source, (error) => error))
+      })
     )
   }
-  return LanguageModel.of({ generate })
+
+  const finished = (response: Response, model: string | undefined) =>
+    Effect.andThen(
+      Effect.annotateCurrentSpan({
+        "gen_ai.response.model": response.model ?? model ?? "",
+        "gen_ai.response.finish_reasons": [response.finishReason],
+        "gen_ai.usage.input_tokens": response.usage.inputTokens,
+        "gen_ai.usage.output_tokens": response.usage.outputTokens
+      }),
+      Effect.flatMap(Effect.serviceOption(UsageMeter), (meter) =>
+        Option.isSome(meter) ? meter.value.record(response.usage) : Effect.void
+      )
+    )
+
+  const spanOptions = (request: Request) => ({
+    attributes: {
+      "rolecraft.action": request.action ?? defaultAction,
+      "gen_ai.system": system,
+      "gen_ai.request.model": request.model ?? options?.model ?? ""
+    }
+  })
+
+  const generate = (request: Request): Effect.Effect<Response, ActionError> =>
+    generated(request).pipe(
+      Effect.tap((response) => finished(response, request.model ?? options?.model)),
+      Effect.mapError((error) => Redact.scrub(error, secrets)),
+      // The call site is always `generate`: a stack trace would say nothing and costs a capture per call.
+      Effect.withSpan("Rolecraft.model.generate", spanOptions(request), { captureStackTrace: false })
+    )
+
+  const stream = (request: Request): Stream.Stream<StreamPart, ActionError> =>
+    streamed(request).pipe(
+      Stream.tap((part) =>
+        part._tag === "Finished" ? finished(part.response, request.model ?? options?.model) : Effect.void
+      ),
+      Stream.mapError((error) => Redact.scrub(error, secrets)),
+      Stream.withSpan("Rolecraft.model.stream", { ...spanOptions(request), captureStackTrace: false })
+    )
+
+  return LanguageModel.of({ generate, stream })
 }
 
 /**
@@ -466,7 +810,7 @@ export const make = (provider: Provider, options?: MakeOptions): LanguageModel["
  *
  * @since 0.1.0
  */
-export const layer = (provider: Provider, options?: MakeOptions): Layer.Layer<LanguageModel> =>
+export const layer = (provider: Provider | Providers, options?: MakeOptions): Layer.Layer<LanguageModel> =>
   Layer.succeed(LanguageModel, make(provider, options))
 
 /**
