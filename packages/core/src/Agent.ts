@@ -119,6 +119,27 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
     options?: Chat.ChatOptions
   ) => Effect.Effect<Chat.ChatResult, ActionError, R>
   /**
+   * Runs one chat turn as a stream of `Chat.ChatEvent`s: the model's text as
+   * it arrives, each tool call as it starts, is ready and answers, each step's
+   * end, and `TurnFinished` last with the same result `chat` returns. The
+   * model call streams (`LanguageModel`'s `stream`). Stopping the stream stops
+   * the turn. Events go to the caller only, never into `events`.
+   */
+  readonly chatStream: (
+    input: string | ReadonlyArray<LanguageModel.Message>,
+    options?: Chat.ChatStreamOptions
+  ) => Stream.Stream<Chat.ChatEvent, ActionError, R>
+  /**
+   * Continues a paused turn (as `resume`) as a stream of `Chat.ChatEvent`s:
+   * the decided calls' `ToolCallReady` and `ToolResult`, then the turn's
+   * next steps, `TurnFinished` last.
+   */
+  readonly resumeStream: (
+    state: Chat.PausedState,
+    decisions: Chat.Decisions,
+    options?: Chat.ChatStreamOptions
+  ) => Stream.Stream<Chat.ChatEvent, ActionError, R>
+  /**
    * The agent's events (SPEC §5): every event published after the stream
    * starts, until the agent's scope closes. Events carry names, categories,
    * messages and durations — never arguments or results.
@@ -417,6 +438,8 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       execute,
       chat: chats.chat,
       resume: chats.resume,
+      chatStream: chats.chatStream,
+      resumeStream: chats.resumeStream,
       events: hub.events,
       approvals
     }

@@ -26,8 +26,10 @@ import * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import type * as Action from "./Action.ts"
 import {
   type ActionError,
@@ -278,6 +280,160 @@ export const StepLimitReached = (fields: Omit<StepLimitReached, "_tag">): StepLi
 })
 
 // =============================================================================
+// Events of a streamed turn
+// =============================================================================
+
+/**
+ * A model call begins (`step` counts the turn's model calls from 1, across
+ * an approval pause). A call retried by `options.retry` after it failed
+ * part-way starts again with the same `step`: what was shown of it is
+ * superseded.
+ *
+ * @since 0.2.0
+ */
+export interface StepStarted {
+  readonly _tag: "StepStarted"
+  readonly step: number
+}
+
+/**
+ * The next piece of the model's text in this step.
+ *
+ * @since 0.2.0
+ */
+export interface TextDelta {
+  readonly _tag: "TextDelta"
+  readonly step: number
+  readonly delta: string
+}
+
+/**
+ * The model began a tool call: its id (the one its answer will carry) and
+ * the model-facing tool name.
+ *
+ * @since 0.2.0
+ */
+export interface ToolCallStarted {
+  readonly _tag: "ToolCallStarted"
+  readonly step: number
+  readonly toolCallId: string
+  readonly tool: string
+}
+
+/**
+ * The next piece of a tool call's raw arguments, as the model sends them
+ * (only with `argumentDeltas: true`).
+ *
+ * @since 0.2.0
+ */
+export interface ToolCallArgumentsDelta {
+  readonly _tag: "ToolCallArgumentsDelta"
+  readonly step: number
+  readonly toolCallId: string
+  readonly delta: string
+}
+
+/**
+ * A tool call's arguments are complete and parsed, and it is about to run
+ * through the pipeline: the agent's `action` (for an MCP tool its mcpTool
+ * action, and `tool` the server's tool name). A call whose tool is unknown
+ * or whose arguments are not a JSON object goes straight to its
+ * {@link ToolResult}.
+ *
+ * @since 0.2.0
+ */
+export interface ToolCallReady {
+  readonly _tag: "ToolCallReady"
+  readonly step: number
+  readonly toolCallId: string
+  readonly action: string
+  readonly tool?: string | undefined
+  readonly arguments: Readonly<Record<string, unknown>>
+}
+
+/**
+ * A tool call's answer, as the model gets it: `content` is the tool message
+ * (the result, or `{"error":{"category","message"}}` with `category`).
+ *
+ * @since 0.2.0
+ */
+export interface ToolResult {
+  readonly _tag: "ToolResult"
+  readonly step: number
+  readonly toolCallId: string
+  readonly success: boolean
+  readonly category?: Category | undefined
+  readonly content: string
+}
+
+/**
+ * Tool calls of the last step wait for an approval; `TurnFinished` with
+ * `AwaitingApproval` follows.
+ *
+ * @since 0.2.0
+ */
+export interface ApprovalRequested {
+  readonly _tag: "ApprovalRequested"
+  readonly pending: ReadonlyArray<PendingCall>
+}
+
+/**
+ * A step is over: its model call's finish reason and usage (tokens of that
+ * call only), after the answers of its tool calls.
+ *
+ * @since 0.2.0
+ */
+export interface StepFinished {
+  readonly _tag: "StepFinished"
+  readonly step: number
+  readonly finishReason: LanguageModel.FinishReason
+  readonly usage: Usage
+}
+
+/**
+ * The turn is over: always the last event, exactly once, carrying the same
+ * result `agent.chat` (or `agent.resume`) returns.
+ *
+ * @since 0.2.0
+ */
+export interface TurnFinished {
+  readonly _tag: "TurnFinished"
+  readonly result: ChatResult
+}
+
+/**
+ * What a streamed chat turn tells its caller as it happens. In each step:
+ * `StepStarted`, the text's `TextDelta`s and each `ToolCallStarted` as the
+ * model sends them (with `ToolCallArgumentsDelta`s when asked), then per tool
+ * call `ToolCallReady` and `ToolResult`, then `StepFinished`; a pause adds
+ * `ApprovalRequested`; `TurnFinished` ends the turn. Events carry arguments
+ * and results, so they go to the caller only, never into `agent.events`.
+ *
+ * @since 0.2.0
+ */
+export type ChatEvent =
+  | StepStarted
+  | TextDelta
+  | ToolCallStarted
+  | ToolCallArgumentsDelta
+  | ToolCallReady
+  | ToolResult
+  | ApprovalRequested
+  | StepFinished
+  | TurnFinished
+
+/**
+ * Options of a streamed turn: those of {@link ChatOptions}, and
+ * `argumentDeltas`: also stream each tool call's raw arguments as they
+ * arrive ({@link ToolCallArgumentsDelta}); default `false`.
+ *
+ * @since 0.2.0
+ */
+export interface ChatStreamOptions extends ChatOptions {
+  readonly argumentDeltas?: boolean | undefined
+}
+
+// =============================================================================
 // Prompts and messages
 // =============================================================================
 
@@ -336,7 +492,8 @@ export interface Host<R> {
 }
 
 /**
- * An agent's chat turns (what `agent.chat` and `agent.resume` delegate to).
+ * An agent's chat turns (what `agent.chat`, `agent.resume`,
+ * `agent.chatStream` and `agent.resumeStream` delegate to).
  *
  * - `chat(input, options)`: `input` is the user's message, or a message list
  *   from an earlier turn (decoded with `LanguageModel.Message`; every tool
@@ -357,6 +514,14 @@ export interface Host<R> {
  * `{"error":{"category","message"}}` (`"RETRIEVAL"` for a knowledge
  * retrieval failure). Interruption stops the turn and its tool calls.
  *
+ * - `chatStream`, `resumeStream`: the same turns as streams of
+ *   {@link ChatEvent}s, `TurnFinished` last; `chat` and `resume` are these
+ *   streams run to their end, but call the model without streaming (one
+ *   `TextDelta` per step), while the streams stream each model call. Stopping
+ *   the stream (interrupting it, or no longer pulling) stops the turn: the
+ *   model's HTTP stream is aborted, running tool calls are interrupted, and no
+ *   partial text is kept anywhere.
+ *
  * @since 0.1.0
  */
 export interface Chats<R> {
@@ -369,6 +534,15 @@ export interface Chats<R> {
     decisions: Decisions,
     options?: ChatOptions
   ) => Effect.Effect<ChatResult, ActionError, R>
+  readonly chatStream: (
+    input: string | ReadonlyArray<LanguageModel.Message>,
+    options?: ChatStreamOptions
+  ) => Stream.Stream<ChatEvent, ActionError, R>
+  readonly resumeStream: (
+    state: PausedState,
+    decisions: Decisions,
+    options?: ChatStreamOptions
+  ) => Stream.Stream<ChatEvent, ActionError, R>
 }
 
 interface Settings {
@@ -453,14 +627,30 @@ const failed = (toolCallId: string, error: ActionError | RetrievalFailure, pendi
   pending
 })
 
-/** The state of a turn while it runs (local to one `chat` or `resume` call). */
+/** Sends an event to the turn's caller (a no-op when nobody streams). */
+type Emit = (event: ChatEvent) => Effect.Effect<void>
+
+/** The state of a turn while it runs (local to one turn). */
 interface Turn {
   readonly messages: Array<LanguageModel.Message>
   steps: number
   readonly prior: Usage
   readonly settings: Settings
   readonly meter: LanguageModel.UsageMeter["Service"]
+  readonly emit: Emit
+  /** Stream each model call (`chatStream`), or generate it (`chat`). */
+  readonly streaming: boolean
+  readonly argumentDeltas: boolean
 }
+
+const toolResult = (step: number, answer: Answered): ToolResult => ({
+  _tag: "ToolResult",
+  step,
+  toolCallId: answer.message.toolCallId,
+  success: answer.success,
+  ...(answer.category === undefined ? {} : { category: answer.category }),
+  content: answer.message.content
+})
 
 /**
  * Builds an agent's chat turns (`Agent.make` calls it once per agent).
@@ -512,6 +702,21 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     })
   }
 
+  const ready = (
+    turn: Turn,
+    toolCallId: string,
+    route: McpToolkit.Route,
+    args: Readonly<Record<string, unknown>>
+  ): Effect.Effect<void> =>
+    turn.emit({
+      _tag: "ToolCallReady",
+      step: turn.steps,
+      toolCallId,
+      action: route.action,
+      ...(route.tool === undefined ? {} : { tool: route.tool }),
+      arguments: args
+    })
+
   const unknownTool = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): Answered => {
     // Authority first: a name it denies is AUTHORITY whether or not it exists (C06).
     if (!Authority.allows(authority, call.name)) {
@@ -533,24 +738,36 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     )
   }
 
-  const answerCall = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): Effect.Effect<Answered, never, R> => {
+  const answerCall = (
+    call: LanguageModel.ToolCall,
+    kit: McpToolkit.McpToolkit,
+    turn: Turn
+  ): Effect.Effect<Answered, never, R> => {
     const route = kit.route(call.name)
     if (route === undefined) return Effect.succeed(unknownTool(call, kit))
     const label = route.tool === undefined ? route.action : `${route.action}/${route.tool}`
     const parsed = Tool.parseArguments(call.arguments, { tool: label })
     if (Result.isFailure(parsed)) return Effect.succeed(failed(call.id, parsed.failure))
-    return runRouted(call.id, route, parsed.success)
+    return Effect.andThen(ready(turn, call.id, route, parsed.success), runRouted(call.id, route, parsed.success))
   }
 
-  /** Publishes ToolCallStarted/Finished around an answer, only when someone listens. */
+  /**
+   * Publishes ToolCallStarted/Finished around an answer, only when someone
+   * listens to `agent.events`; streams the answer's `ToolResult` to the
+   * caller unless it waits for an approval.
+   */
   const observed = (
-    step: number,
+    turn: Turn,
     call: LanguageModel.ToolCall,
     route: McpToolkit.Route | undefined,
     answer: Effect.Effect<Answered, never, R>
-  ): Effect.Effect<Answered, never, R> =>
-    Effect.suspend(() => {
-      if (hub.subscribers() === 0) return answer
+  ): Effect.Effect<Answered, never, R> => {
+    const step = turn.steps
+    const reported = Effect.tap(answer, (result) =>
+      result.pending === undefined ? turn.emit(toolResult(step, result)) : Effect.void
+    )
+    return Effect.suspend(() => {
+      if (hub.subscribers() === 0) return reported
       const about = {
         agentId: id,
         step,
@@ -562,7 +779,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       return Effect.gen(function* () {
         const start = yield* Clock.currentTimeMillis
         yield* Events.publish(hub, { _tag: "ToolCallStarted", ...about, timestamp: start })
-        const result = yield* answer
+        const result = yield* reported
         const now = yield* Clock.currentTimeMillis
         yield* Events.publish(hub, {
           _tag: "ToolCallFinished",
@@ -575,6 +792,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
         return result
       })
     })
+  }
 
   const answerAll = (
     calls: ReadonlyArray<LanguageModel.ToolCall>,
@@ -582,7 +800,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     turn: Turn
   ): Effect.Effect<ReadonlyArray<Answered>, never, R> => {
     const one = (call: LanguageModel.ToolCall) =>
-      observed(turn.steps, call, kit.route(call.name), answerCall(call, kit))
+      observed(turn, call, kit.route(call.name), answerCall(call, kit, turn))
     const first = calls[0]
     return calls.length === 1 && first !== undefined
       ? Effect.map(one(first), (answer) => [answer])
@@ -592,6 +810,66 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   // ---------------------------------------------------------------------------
   // The steps
   // ---------------------------------------------------------------------------
+
+  /**
+   * One model call, its text and tool-call starts sent to the caller as they
+   * arrive; the response with its tool calls under the ids the caller saw
+   * (empty or repeated ids of a step made unique).
+   */
+  const attempt = (
+    model: LanguageModel.LanguageModel["Service"],
+    request: LanguageModel.Request,
+    turn: Turn
+  ): Effect.Effect<LanguageModel.Response, ActionError> =>
+    Effect.suspend(() => {
+      const step = turn.steps + 1
+      const ids: Array<readonly [index: number, id: string]> = []
+      const seen = new Set<string>()
+      const idOf = new Map<number, string>()
+      let response: LanguageModel.Response | undefined
+      const parts = turn.streaming
+        ? model.stream(request)
+        : Stream.flatMap(Stream.fromEffect(model.generate(request)), (answer) =>
+            Stream.fromIterable(LanguageModel.partsOf(answer))
+          )
+      const onPart = (part: LanguageModel.StreamPart): Effect.Effect<void> => {
+        switch (part._tag) {
+          case "TextDelta":
+            return turn.emit({ _tag: "TextDelta", step, delta: part.delta })
+          case "ToolCallStarted": {
+            const toolCallId = ChatMessages.uniqueId(part.id, seen, step, part.index)
+            ids.push([part.index, toolCallId])
+            idOf.set(part.index, toolCallId)
+            return turn.emit({ _tag: "ToolCallStarted", step, toolCallId, tool: part.name })
+          }
+          case "ToolCallArgumentsDelta":
+            return turn.argumentDeltas
+              ? turn.emit({
+                  _tag: "ToolCallArgumentsDelta",
+                  step,
+                  toolCallId: idOf.get(part.index) ?? part.id,
+                  delta: part.delta
+                })
+              : Effect.void
+          case "Finished":
+            response = part.response
+            return Effect.void
+        }
+      }
+      const withIds = (): LanguageModel.Response => {
+        const finished = response as LanguageModel.Response
+        // The response's calls are in index order, as are the starts sorted by index.
+        const order = ids.slice().sort((a, b) => a[0] - b[0])
+        const toolCalls = finished.toolCalls.map((call, i) => {
+          const fresh = order[i]?.[1] ?? call.id
+          return fresh === call.id ? call : { ...call, id: fresh }
+        })
+        return { ...finished, toolCalls }
+      }
+      return turn
+        .emit({ _tag: "StepStarted", step })
+        .pipe(Effect.andThen(Stream.runForEach(parts, onPart)), Effect.map(withIds))
+    })
 
   const generate = (
     model: LanguageModel.LanguageModel["Service"],
@@ -606,15 +884,15 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       ...(settings.model === undefined ? {} : { model: settings.model }),
       ...(settings.temperature === undefined ? {} : { temperature: settings.temperature })
     }
-    const attempt = model.generate(request)
+    const once = attempt(model, request, turn)
     return settings.policy === undefined
-      ? attempt
+      ? once
       : Resilience.run({
           action: chatAction,
           policy: settings.policy,
           attemptTimeout: undefined,
           guards: Resilience.noGuards,
-          attempt
+          attempt: once
         })
   }
 
@@ -627,7 +905,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
         const kit = yield* toolkitOf(turn.settings.strict)
         const response = yield* generate(model, turn, kit)
         turn.steps += 1
-        const calls = ChatMessages.withUniqueIds(response.toolCalls, turn.steps)
+        const calls = response.toolCalls
         turn.messages.push(
           calls.length === 0
             ? { role: "assistant", content: response.text }
@@ -643,7 +921,14 @@ export const make = <R>(host: Host<R>): Chats<R> => {
             timestamp: yield* Clock.currentTimeMillis
           })
         }
+        const stepFinished: StepFinished = {
+          _tag: "StepFinished",
+          step: turn.steps,
+          finishReason: response.finishReason,
+          usage: response.usage
+        }
         if (calls.length === 0) {
+          yield* turn.emit(stepFinished)
           return Completed({
             text: response.text,
             messages: turn.messages,
@@ -659,7 +944,9 @@ export const make = <R>(host: Host<R>): Chats<R> => {
           if (answer.pending === undefined) turn.messages.push(answer.message)
           else pending.push(answer.pending)
         }
+        yield* turn.emit(stepFinished)
         if (pending.length > 0) {
+          yield* turn.emit({ _tag: "ApprovalRequested", pending })
           const usage = yield* usageOf(turn)
           return AwaitingApproval({
             pending,
@@ -681,21 +968,32 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   const span = <A, E>(self: Effect.Effect<A, E, R>, name: string): Effect.Effect<A, E, R> =>
     self.pipe(Effect.withSpan(name, { attributes: { "rolecraft.agent": id } }, { captureStackTrace: false }))
 
-  const chat: Chats<R>["chat"] = (input, options) =>
+  /** How a turn is run: whether its model calls stream, and where its events go. */
+  interface Mode {
+    readonly emit: Emit
+    readonly streaming: boolean
+    readonly argumentDeltas: boolean
+  }
+
+  const start = (
+    input: string | ReadonlyArray<LanguageModel.Message>,
+    options: ChatOptions | undefined,
+    mode: Mode
+  ): Effect.Effect<ChatResult, ActionError, R> =>
     Effect.gen(function* () {
       const settings = settingsOf(options, host.roles, 10)
       if (Result.isFailure(settings)) return yield* settings.failure
       const model = yield* requireModel
-      const start = options?.system ?? system
+      const first = options?.system ?? system
       const messages: Array<LanguageModel.Message> =
         typeof input === "string"
           ? [
-              { role: "system", content: start },
+              { role: "system", content: first },
               { role: "user", content: input }
             ]
-          : yield* ChatMessages.historyOf(chatAction, input, start)
+          : yield* ChatMessages.historyOf(chatAction, input, first)
       return yield* metered((meter) =>
-        loop(model, { messages, steps: 0, prior: zero, settings: settings.success, meter })
+        loop(model, { messages, steps: 0, prior: zero, settings: settings.success, meter, ...mode })
       )
     }).pipe((self) => span(self, "Rolecraft.chat"))
 
@@ -706,7 +1004,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   const decide = (
     pending: PendingCall,
     decision: Decision,
-    step: number,
+    turn: Turn,
     name: string
   ): Effect.Effect<Answered, never, R> => {
     const route: McpToolkit.Route =
@@ -730,13 +1028,22 @@ export const make = <R>(host: Host<R>): Chats<R> => {
           )
         : Effect.matchEffect(store.approve(pending.pendingTokenId, decision.approver), {
             onFailure: (refusal) => Effect.succeed(refused(refusal.check, ApprovalStore.describeCheck(refusal.check))),
-            onSuccess: () => runRouted(pending.toolCallId, route, pending.arguments, pending.pendingTokenId)
+            onSuccess: () =>
+              Effect.andThen(
+                ready(turn, pending.toolCallId, route, pending.arguments),
+                runRouted(pending.toolCallId, route, pending.arguments, pending.pendingTokenId)
+              )
           })
     )
-    return observed(step, { id: pending.toolCallId, name, arguments: "" }, route, answer)
+    return observed(turn, { id: pending.toolCallId, name, arguments: "" }, route, answer)
   }
 
-  const resume: Chats<R>["resume"] = (raw, decisions, options) =>
+  const proceed = (
+    raw: PausedState,
+    decisions: Decisions,
+    options: ChatOptions | undefined,
+    mode: Mode
+  ): Effect.Effect<ChatResult, ActionError, R> =>
     Effect.gen(function* () {
       const state = yield* Conversion.decode(PausedState, raw, { action: "resume" })
       const checked = ChatMessages.checkPaused("resume", state.messages, state.pending, decisions)
@@ -747,31 +1054,79 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       const model = yield* requireModel
       return yield* metered((meter) =>
         Effect.gen(function* () {
+          const turn: Turn = {
+            messages: [],
+            steps: state.steps,
+            prior: state.usage,
+            settings: settings.success,
+            meter,
+            ...mode
+          }
           const answers = yield* Effect.forEach(
             state.pending,
             (call) =>
               decide(
                 call,
                 decisions[call.toolCallId] as Decision,
-                state.steps,
+                turn,
                 calls.find((c) => c.id === call.toolCallId)?.name ?? call.action
               ),
             { concurrency: settings.success.concurrency }
           )
-          const messages = ChatMessages.withAnswers(
-            state.messages,
-            answers.map((answer) => answer.message)
+          turn.messages.push(
+            ...ChatMessages.withAnswers(
+              state.messages,
+              answers.map((answer) => answer.message)
+            )
           )
-          return yield* loop(model, {
-            messages,
-            steps: state.steps,
-            prior: state.usage,
-            settings: settings.success,
-            meter
-          })
+          return yield* loop(model, turn)
         })
       )
     }).pipe((self) => span(self, "Rolecraft.chat.resume"))
 
-  return { chat, resume }
+  // ---------------------------------------------------------------------------
+  // The turns as streams, and run to their end
+  // ---------------------------------------------------------------------------
+
+  /** A turn as a stream of its events, `TurnFinished` last. */
+  const events = (
+    run: (mode: Mode) => Effect.Effect<ChatResult, ActionError, R>,
+    streaming: boolean,
+    argumentDeltas: boolean
+  ): Stream.Stream<ChatEvent, ActionError, R> =>
+    Stream.callback<ChatEvent, ActionError, R>(
+      (queue) => {
+        const emit: Emit = (event) => Effect.asVoid(Queue.offer(queue, event))
+        return run({ emit, streaming, argumentDeltas }).pipe(
+          Effect.flatMap((result) => emit({ _tag: "TurnFinished", result })),
+          Effect.andThen(Queue.end(queue))
+        )
+      },
+      { bufferSize: 16, strategy: "suspend" }
+    )
+
+  /** The result a turn's stream ends with. */
+  const finish = (stream: Stream.Stream<ChatEvent, ActionError, R>): Effect.Effect<ChatResult, ActionError, R> =>
+    Effect.flatMap(
+      Stream.runFold(
+        stream,
+        (): ChatResult | undefined => undefined,
+        (last, event) => (event._tag === "TurnFinished" ? event.result : last)
+      ),
+      (result) =>
+        result === undefined ? Effect.die(new Error("a chat turn ended without TurnFinished")) : Effect.succeed(result)
+    )
+
+  const chatStream: Chats<R>["chatStream"] = (input, options) =>
+    events((mode) => start(input, options, mode), true, options?.argumentDeltas ?? false)
+
+  const resumeStream: Chats<R>["resumeStream"] = (state, decisions, options) =>
+    events((mode) => proceed(state, decisions, options, mode), true, options?.argumentDeltas ?? false)
+
+  const chat: Chats<R>["chat"] = (input, options) => finish(events((mode) => start(input, options, mode), false, false))
+
+  const resume: Chats<R>["resume"] = (state, decisions, options) =>
+    finish(events((mode) => proceed(state, decisions, options, mode), false, false))
+
+  return { chat, resume, chatStream, resumeStream }
 }

@@ -604,8 +604,14 @@ const joiner = (action: string) => {
   return { push, finish }
 }
 
-/** The parts of an answer that was not streamed: one text delta, each call with all its arguments, `Finished`. */
-const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
+/**
+ * The parts a whole answer streams as when it was not streamed: one text
+ * delta (none for `""`), each tool call started with all its arguments (as
+ * one delta, none for `""`), then `Finished`.
+ *
+ * @since 0.2.0
+ */
+export const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
   const parts: Array<StreamPart> = []
   if (response.text !== "") parts.push({ _tag: "TextDelta", delta: response.text })
   response.toolCalls.forEach((call, index) => {
