@@ -334,16 +334,30 @@ export const make = (
     let toolCallIds = 0
     let completions = 0
 
+    // Each response's pending timers, cleared by one close listener when the connection goes.
+    const pendingOf = new WeakMap<Http.ServerResponse, Set<NodeJS.Timeout>>()
     const later = (response: Http.ServerResponse, ms: number, f: () => void) => {
+      let pending = pendingOf.get(response)
+      if (pending === undefined) {
+        const own = new Set<NodeJS.Timeout>()
+        pending = own
+        pendingOf.set(response, own)
+        response.on("close", () => {
+          for (const timer of own) {
+            clearTimeout(timer)
+            timers.delete(timer)
+          }
+          own.clear()
+        })
+      }
+      const own = pending
       const timer = setTimeout(() => {
         timers.delete(timer)
+        own.delete(timer)
         f()
       }, ms)
       timers.add(timer)
-      response.on("close", () => {
-        clearTimeout(timer)
-        timers.delete(timer)
-      })
+      own.add(timer)
     }
 
     const send = (
