@@ -158,6 +158,8 @@ export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string 
  * - `toolChoice`: see {@link ToolChoice}; sent only when given.
  * - `action`: on whose behalf the call is made (an action name, or a chat
  *   turn's); it names the call's errors and span. Default `"LanguageModel"`.
+ * - `responseFormat`: ask for a reply that is JSON matching a schema (see
+ *   {@link ResponseFormat}); sent only when given.
  *
  * @since 0.1.0
  */
@@ -168,6 +170,23 @@ export interface Request {
   readonly temperature?: number | undefined
   readonly toolChoice?: ToolChoice | undefined
   readonly action?: string | undefined
+  readonly responseFormat?: ResponseFormat | undefined
+}
+
+/**
+ * A structured reply asked of the model: JSON matching `schema` (an object
+ * schema, as projected for tools), `name` naming it (letters, digits, `_`
+ * and `-`, at most 64 characters), `strict` asking the provider to hold the
+ * reply to the schema exactly (the OpenAI API's `response_format: {
+ * type: "json_schema", json_schema: { name, schema, strict } }`).
+ *
+ * @since 0.2.0
+ */
+export interface ResponseFormat {
+  readonly name: string
+  readonly schema: Tool.JsonSchemaObject
+  readonly strict: boolean
+  readonly description?: string | undefined
 }
 
 /**

@@ -100,7 +100,8 @@ const toolChoiceOf = (choice: LanguageModel.ToolChoice): ChatCompletionToolChoic
 
 /**
  * The chat completions request body of a model request (no streaming).
- * `temperature`, `tools` and `tool_choice` are sent only when given.
+ * `temperature`, `tools`, `tool_choice` and `response_format` (from
+ * `responseFormat`, as `json_schema`) are sent only when given.
  *
  * @since 0.1.0
  */
@@ -123,7 +124,22 @@ export const requestBody = (request: LanguageModel.Request, model: string): Chat
           }))
         }),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-    ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoiceOf(request.toolChoice) })
+    ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoiceOf(request.toolChoice) }),
+    ...(request.responseFormat === undefined
+      ? {}
+      : {
+          response_format: {
+            type: "json_schema" as const,
+            json_schema: {
+              name: request.responseFormat.name,
+              schema: request.responseFormat.schema as Record<string, unknown>,
+              strict: request.responseFormat.strict,
+              ...(request.responseFormat.description === undefined
+                ? {}
+                : { description: request.responseFormat.description })
+            }
+          }
+        })
   }
 }
 
