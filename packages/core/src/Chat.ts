@@ -627,7 +627,7 @@ const failed = (toolCallId: string, error: ActionError | RetrievalFailure, pendi
   pending
 })
 
-/** Sends an event to the turn's caller (a no-op when nobody streams). */
+/** Sends an event to the turn's caller. */
 type Emit = (event: ChatEvent) => Effect.Effect<void>
 
 /** The state of a turn while it runs (local to one turn). */
@@ -638,6 +638,7 @@ interface Turn {
   readonly settings: Settings
   readonly meter: LanguageModel.UsageMeter["Service"]
   readonly emit: Emit
+  readonly emitAll: (events: ReadonlyArray<ChatEvent>) => Effect.Effect<void>
   /** Stream each model call (`chatStream`), or generate it (`chat`). */
   readonly streaming: boolean
   readonly argumentDeltas: boolean
@@ -832,29 +833,37 @@ export const make = <R>(host: Host<R>): Chats<R> => {
         : Stream.flatMap(Stream.fromEffect(model.generate(request)), (answer) =>
             Stream.fromIterable(LanguageModel.partsOf(answer))
           )
-      const onPart = (part: LanguageModel.StreamPart): Effect.Effect<void> => {
-        switch (part._tag) {
-          case "TextDelta":
-            return turn.emit({ _tag: "TextDelta", step, delta: part.delta })
-          case "ToolCallStarted": {
-            const toolCallId = ChatMessages.uniqueId(part.id, seen, step, part.index)
-            ids.push([part.index, toolCallId])
-            idOf.set(part.index, toolCallId)
-            return turn.emit({ _tag: "ToolCallStarted", step, toolCallId, tool: part.name })
-          }
-          case "ToolCallArgumentsDelta":
-            return turn.argumentDeltas
-              ? turn.emit({
+      /** The events of a batch of parts (one batch, one offer to the caller). */
+      const eventsOf = (batch: ReadonlyArray<LanguageModel.StreamPart>): ReadonlyArray<ChatEvent> => {
+        const events: Array<ChatEvent> = []
+        for (const part of batch) {
+          switch (part._tag) {
+            case "TextDelta":
+              events.push({ _tag: "TextDelta", step, delta: part.delta })
+              break
+            case "ToolCallStarted": {
+              const toolCallId = ChatMessages.uniqueId(part.id, seen, step, part.index)
+              ids.push([part.index, toolCallId])
+              idOf.set(part.index, toolCallId)
+              events.push({ _tag: "ToolCallStarted", step, toolCallId, tool: part.name })
+              break
+            }
+            case "ToolCallArgumentsDelta":
+              if (turn.argumentDeltas) {
+                events.push({
                   _tag: "ToolCallArgumentsDelta",
                   step,
                   toolCallId: idOf.get(part.index) ?? part.id,
                   delta: part.delta
                 })
-              : Effect.void
-          case "Finished":
-            response = part.response
-            return Effect.void
+              }
+              break
+            case "Finished":
+              response = part.response
+              break
+          }
         }
+        return events
       }
       const withIds = (): LanguageModel.Response => {
         const finished = response as LanguageModel.Response
@@ -866,9 +875,15 @@ export const make = <R>(host: Host<R>): Chats<R> => {
         })
         return { ...finished, toolCalls }
       }
-      return turn
-        .emit({ _tag: "StepStarted", step })
-        .pipe(Effect.andThen(Stream.runForEach(parts, onPart)), Effect.map(withIds))
+      return turn.emit({ _tag: "StepStarted", step }).pipe(
+        Effect.andThen(
+          Stream.runForEachArray(parts, (batch) => {
+            const events = eventsOf(batch)
+            return events.length === 0 ? Effect.void : turn.emitAll(events)
+          })
+        ),
+        Effect.map(withIds)
+      )
     })
 
   const generate = (
@@ -971,6 +986,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   /** How a turn is run: whether its model calls stream, and where its events go. */
   interface Mode {
     readonly emit: Emit
+    readonly emitAll: (events: ReadonlyArray<ChatEvent>) => Effect.Effect<void>
     readonly streaming: boolean
     readonly argumentDeltas: boolean
   }
@@ -1097,7 +1113,8 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     Stream.callback<ChatEvent, ActionError, R>(
       (queue) => {
         const emit: Emit = (event) => Effect.asVoid(Queue.offer(queue, event))
-        return run({ emit, streaming, argumentDeltas }).pipe(
+        const emitAll = (events: ReadonlyArray<ChatEvent>) => Effect.asVoid(Queue.offerAll(queue, events))
+        return run({ emit, emitAll, streaming, argumentDeltas }).pipe(
           Effect.flatMap((result) => emit({ _tag: "TurnFinished", result })),
           Effect.andThen(Queue.end(queue))
         )

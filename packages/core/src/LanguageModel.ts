@@ -543,15 +543,15 @@ const joiner = (action: string) => {
     if (slot.arguments !== "") parts.push({ _tag: "ToolCallArgumentsDelta", index, id, delta: slot.arguments })
   }
 
-  const push = (chunk: ProviderChunk): Effect.Effect<ReadonlyArray<StreamPart>, ExecutionFailure> => {
+  /** The parts a chunk adds to `parts`, or the failure of a malformed chunk. */
+  const push = (chunk: ProviderChunk, parts: Array<StreamPart>): ExecutionFailure | undefined => {
     chunks += 1
-    if (typeof chunk !== "object" || chunk === null) return Effect.fail(malformed("the chunk", "is not an object"))
+    if (typeof chunk !== "object" || chunk === null) return malformed("the chunk", "is not an object")
     for (const field of ["text", "refusal", "finishReason", "model"] as const) {
-      if (!optionalString(chunk[field])) return Effect.fail(malformed(field, "is not a string"))
+      if (!optionalString(chunk[field])) return malformed(field, "is not a string")
     }
     const fragments = chunk.toolCalls ?? []
-    if (!Array.isArray(fragments)) return Effect.fail(malformed("toolCalls", "is not an array"))
-    const parts: Array<StreamPart> = []
+    if (!Array.isArray(fragments)) return malformed("toolCalls", "is not an array")
     if (typeof chunk.text === "string" && chunk.text !== "") {
       text += chunk.text
       parts.push({ _tag: "TextDelta", delta: chunk.text })
@@ -560,10 +560,10 @@ const joiner = (action: string) => {
     for (let i = 0; i < fragments.length; i++) {
       const fragment: ToolCallFragment = fragments[i]
       const field = `toolCalls[${i}]`
-      if (typeof fragment !== "object" || fragment === null) return Effect.fail(malformed(field, "is not an object"))
-      if (!isIndex(fragment.index)) return Effect.fail(malformed(`${field}.index`, "is not an integer >= 0"))
+      if (typeof fragment !== "object" || fragment === null) return malformed(field, "is not an object")
+      if (!isIndex(fragment.index)) return malformed(`${field}.index`, "is not an integer >= 0")
       for (const key of ["id", "name", "arguments"] as const) {
-        if (!optionalString(fragment[key])) return Effect.fail(malformed(`${field}.${key}`, "is not a string"))
+        if (!optionalString(fragment[key])) return malformed(`${field}.${key}`, "is not a string")
       }
       let slot = slots.get(fragment.index)
       if (slot === undefined) {
@@ -587,7 +587,19 @@ const joiner = (action: string) => {
     if (typeof chunk.finishReason === "string" && chunk.finishReason !== "") finishReason = chunk.finishReason
     if (typeof chunk.model === "string") model = chunk.model
     if (chunk.usage !== undefined && chunk.usage !== null) usage = chunk.usage
-    return Effect.succeed(parts)
+    return undefined
+  }
+
+  /** The parts a batch of chunks adds (one list, so a batch costs one effect). */
+  const pushAll = (
+    batch: ReadonlyArray<ProviderChunk>
+  ): Effect.Effect<readonly [ReadonlyArray<StreamPart>], ExecutionFailure> => {
+    const parts: Array<StreamPart> = []
+    for (const chunk of batch) {
+      const failure = push(chunk, parts)
+      if (failure !== undefined) return Effect.fail(failure)
+    }
+    return Effect.succeed([parts])
   }
 
   const finish = (): Effect.Effect<ReadonlyArray<StreamPart>, ActionError> => {
@@ -620,7 +632,7 @@ const joiner = (action: string) => {
     return Effect.succeed(parts)
   }
 
-  return { push, finish }
+  return { pushAll, finish }
 }
 
 /**
@@ -648,7 +660,7 @@ const joined = <R>(
 ): Stream.Stream<StreamPart, ActionError, R> => {
   const join = joiner(action)
   return chunks.pipe(
-    Stream.mapEffect(join.push),
+    Stream.mapArrayEffect(join.pushAll),
     Stream.concat(Stream.fromEffect(Effect.suspend(join.finish))),
     Stream.flattenIterable,
     Stream.catchCause((cause) =>
