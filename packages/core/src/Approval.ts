@@ -1,7 +1,8 @@
 /**
- * Approvals (SPEC §9 step 2): an action that requires approval runs only when
+ * Approvals: an action that requires approval runs only when
  * the call carries an approved, unexpired, unused token bound to this agent,
- * action (and tool) and arguments. Mirrors the seeds' `@ApprovalRequired`.
+ * action (and tool) and arguments. A call without one fails with APPROVAL and
+ * requests a pending token, which an approver then approves or rejects.
  *
  * @since 0.1.0
  */
@@ -16,6 +17,7 @@ import * as ApprovalStore from "./ApprovalStore.ts"
  * from the arguments before any other step sees them, and never appears in a
  * tool's schema.
  *
+ * @category constants
  * @since 0.1.0
  */
 export const reservedParameter = "_approval_token"
@@ -25,6 +27,7 @@ export const reservedParameter = "_approval_token"
  * the approver, and the time to live of a token requested for a call (`ttl`,
  * default 15 minutes, counted on Effect's `Clock` from the request).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Policy {

@@ -1,5 +1,5 @@
 /**
- * Authority (SPEC §9 step 1): what an agent may run. Allow and deny lists of
+ * Authority: what an agent may run, checked first on every call. Allow and deny lists of
  * names or globs over `action` and `action/tool` (Effect's `Glob` syntax:
  * `*` within a segment, `**` across segments, `{a,b}`); deny wins; an empty
  * allow list allows all, a non-empty one only what matches. It is checked
@@ -15,6 +15,7 @@ import { Unauthorized } from "./ActionError.ts"
 /**
  * The allow and deny lists an agent is given.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Authority {
@@ -25,6 +26,7 @@ export interface Authority {
 /**
  * An authority with its globs compiled once.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Compiled {
@@ -48,6 +50,7 @@ const matches = (globs: ReadonlyArray<Glob.Glob>, names: ReadonlyArray<string>):
 /**
  * Whether the authority allows `action` (or the tool `action/tool`).
  *
+ * @category predicates
  * @since 0.1.0
  */
 export const allows = (authority: Compiled, action: string, tool?: string): boolean => {

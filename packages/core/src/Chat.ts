@@ -289,6 +289,7 @@ export const StepLimitReached = (fields: Omit<StepLimitReached, "_tag">): StepLi
  * part-way starts again with the same `step`: what was shown of it is
  * superseded.
  *
+ * @category models
  * @since 0.2.0
  */
 export interface StepStarted {
@@ -299,6 +300,7 @@ export interface StepStarted {
 /**
  * The next piece of the model's text in this step.
  *
+ * @category models
  * @since 0.2.0
  */
 export interface TextDelta {
@@ -311,6 +313,7 @@ export interface TextDelta {
  * The model began a tool call: its id (the one its answer will carry) and
  * the model-facing tool name.
  *
+ * @category models
  * @since 0.2.0
  */
 export interface ToolCallStarted {
@@ -324,6 +327,7 @@ export interface ToolCallStarted {
  * The next piece of a tool call's raw arguments, as the model sends them
  * (only with `argumentDeltas: true`).
  *
+ * @category models
  * @since 0.2.0
  */
 export interface ToolCallArgumentsDelta {
@@ -340,6 +344,7 @@ export interface ToolCallArgumentsDelta {
  * or whose arguments are not a JSON object goes straight to its
  * {@link ToolResult}.
  *
+ * @category models
  * @since 0.2.0
  */
 export interface ToolCallReady {
@@ -355,6 +360,7 @@ export interface ToolCallReady {
  * A tool call's answer, as the model gets it: `content` is the tool message
  * (the result, or `{"error":{"category","message"}}` with `category`).
  *
+ * @category models
  * @since 0.2.0
  */
 export interface ToolResult {
@@ -370,6 +376,7 @@ export interface ToolResult {
  * Tool calls of the last step wait for an approval; `TurnFinished` with
  * `AwaitingApproval` follows.
  *
+ * @category models
  * @since 0.2.0
  */
 export interface ApprovalRequested {
@@ -381,6 +388,7 @@ export interface ApprovalRequested {
  * A step is over: its model call's finish reason and usage (tokens of that
  * call only), after the answers of its tool calls.
  *
+ * @category models
  * @since 0.2.0
  */
 export interface StepFinished {
@@ -394,6 +402,7 @@ export interface StepFinished {
  * The turn is over: always the last event, exactly once, carrying the same
  * result `agent.chat` (or `agent.resume`) returns.
  *
+ * @category models
  * @since 0.2.0
  */
 export interface TurnFinished {
@@ -409,6 +418,7 @@ export interface TurnFinished {
  * `ApprovalRequested`; `TurnFinished` ends the turn. Events carry arguments
  * and results, so they go to the caller only, never into `agent.events`.
  *
+ * @category models
  * @since 0.2.0
  */
 export type ChatEvent =
@@ -427,6 +437,7 @@ export type ChatEvent =
  * `argumentDeltas`: also stream each tool call's raw arguments as they
  * arrive ({@link ToolCallArgumentsDelta}); default `false`.
  *
+ * @category models
  * @since 0.2.0
  */
 export interface ChatStreamOptions extends ChatOptions {

@@ -1,8 +1,7 @@
 /**
- * Contracts (SPEC §9 steps 5 and 9): preconditions and invariants before the
+ * Contracts: preconditions and invariants before the
  * run, postconditions and invariants after it, and the role's state
- * invariants when `checkState` asks for them. Mirrors the seeds'
- * `ActionContract`, `@Contract` and `@InvariantCheck`.
+ * invariants when `checkState` asks for them.
  *
  * @since 0.1.0
  */
@@ -13,6 +12,7 @@ import { ContractViolation } from "./ActionError.ts"
  * A named predicate. `rule` is the message reported when `check` returns
  * `false` (or throws).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Condition<In extends ReadonlyArray<unknown>> {
@@ -28,10 +28,11 @@ export interface Condition<In extends ReadonlyArray<unknown>> {
  *   the run (step 5) and again after it (step 9).
  * - `post`: over the result, the arguments and the role's state (step 9).
  * - `checkState`: also check the role's state invariants after the run
- *   (step 9; the seeds' `@InvariantCheck`). Default `false`.
+ *   (after the postconditions). Default `false`.
  *
  * Every failure is `ContractViolation` (CONTRACT) naming the rule.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Policy<Args, A = unknown, S = unknown> {

@@ -1,5 +1,5 @@
 /**
- * Events and spans of an agent (SPEC §5). Every call publishes
+ * Events and spans of an agent. Every call publishes
  * `ActionStarted`, then `ActionSucceeded`, `ActionFailed` or
  * `ActionInterrupted`, to `agent.events` (a `Stream`); every call runs in one
  * span `Rolecraft.executeAction`, and, when the agent is made with
@@ -36,6 +36,7 @@ import * as LanguageModel from "./LanguageModel.ts"
  * - `timestamp`: epoch milliseconds on Effect's `Clock` when the event was
  *   made.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Common {
@@ -50,6 +51,7 @@ export interface Common {
 /**
  * A call entered the pipeline.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ActionStarted extends Common {
@@ -61,6 +63,7 @@ export interface ActionStarted extends Common {
  * model tokens of an llm action's call (`undefined` for other types, and when
  * no model call was recorded).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ActionSucceeded extends Common {
@@ -74,6 +77,7 @@ export interface ActionSucceeded extends Common {
  * its category (`undefined` for `RetrievalFailure` and defects), `message`
  * its message.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ActionFailed extends Common {
@@ -88,6 +92,7 @@ export interface ActionFailed extends Common {
  * A call was interrupted after `durationMs` (interruption is never a
  * category).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ActionInterrupted extends Common {
@@ -106,6 +111,7 @@ export interface ActionInterrupted extends Common {
  *   action); `undefined` when the name was never offered.
  * - `mcpTool`: the server's own tool name, for an MCP tool.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ToolCallCommon {
@@ -119,9 +125,10 @@ export interface ToolCallCommon {
 }
 
 /**
- * A chat turn started answering one of the model's tool calls (SPEC §7). The
+ * A chat turn started answering one of the model's tool calls. The
  * action's own events (`ActionStarted`, …) come from the pipeline.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ToolCallStarted extends ToolCallCommon {
@@ -135,6 +142,7 @@ export interface ToolCallStarted extends ToolCallCommon {
  * `RetrievalFailure`). A call paused for approval finishes with category
  * `APPROVAL`.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ToolCallFinished extends ToolCallCommon {
@@ -145,11 +153,12 @@ export interface ToolCallFinished extends ToolCallCommon {
 }
 
 /**
- * A chat turn finished one model step (SPEC §7): `step` is its number
+ * A chat turn finished one model step: `step` is its number
  * (1-based, counted across an approval pause), `toolCalls` how many tool calls
  * the model made in it (answered after this event), `usage` the tokens of
  * that model call.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ChatStep {
@@ -164,6 +173,7 @@ export interface ChatStep {
 /**
  * Any event of an agent.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Event =
@@ -187,6 +197,7 @@ export const bufferSize = 1024
  * An agent's event hub: a sliding `PubSub` and the number of live
  * subscribers (when there are none, calls make no events at all).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Hub {
@@ -233,6 +244,7 @@ export const publish = (hub: Hub, event: Event): Effect.Effect<void> =>
 /**
  * Who a call is about, for its events.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Subject = Omit<Common, "timestamp">
@@ -299,9 +311,10 @@ export const observe =
     })
 
 /**
- * The names of the pipeline's steps (SPEC §9), as used in step spans
+ * The names of the pipeline's steps, in the order they run, as used in step spans
  * `Rolecraft.step.<name>`.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Step =
@@ -321,6 +334,7 @@ export type Step =
  * Wraps a pipeline step: in a child span `Rolecraft.step.<name>` when
  * `traced`, else the step itself (no cost).
  *
+ * @category models
  * @since 0.1.0
  */
 export type StepTracer = <A, E, R>(name: Step, step: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>

@@ -1,5 +1,5 @@
 /**
- * Guardrails (SPEC §9 steps 3 and 8): limits on what goes into an action and
+ * Guardrails: limits on what goes into an action and
  * what comes out of it. A role's guardrails are the default for every action;
  * an action's own replace them (no merge).
  *
@@ -17,6 +17,7 @@ import { setOwn } from "./internal/ownProperty.ts"
  * - `onViolation`: `"reject"` (default, GUARDRAIL) or `"sanitize"` (cut to
  *   `maxLength`, blocked matches removed).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Input {
@@ -33,6 +34,7 @@ export interface Input {
  * - `onViolation`: `"reject"` (default, GUARDRAIL) or `"truncate"` (string
  *   results cut to `maxCharacters`).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Output {
@@ -44,6 +46,7 @@ export interface Output {
 /**
  * What `Action.guardrails` and a role's `guardrails` hold.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Policy {

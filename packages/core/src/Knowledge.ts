@@ -1,5 +1,5 @@
 /**
- * Knowledge retrieval (SPEC §9 step 6): passages from a role's knowledge
+ * Knowledge retrieval: passages from a role's knowledge
  * sources, found for each call and given to the action (`context.knowledge`)
  * and to llm prompts.
  *
@@ -14,6 +14,7 @@ import * as KnowledgeBase from "./KnowledgeBase.ts"
  * One retrieved passage: its `source` (file path or id), `text`, and search
  * `score` (higher is better).
  *
+ * @category models
  * @since 0.1.0
  */
 export type Passage = KnowledgeBase.Passage
@@ -22,6 +23,7 @@ export type Passage = KnowledgeBase.Passage
  * What `Action.retrieval` attaches: `topK` passages (default 5) for the query
  * `query(args)` (default: the string arguments joined with spaces).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Retrieval<Args> {

@@ -42,6 +42,7 @@ import type * as Tool from "./Tool.ts"
  * maps it back) and the raw `arguments` string exactly as sent — possibly
  * `""`, malformed or not an object; parse it with `Tool.parseArguments`.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const ToolCall = Schema.Struct({
@@ -51,6 +52,7 @@ export const ToolCall = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type ToolCall = typeof ToolCall.Type
@@ -58,6 +60,7 @@ export type ToolCall = typeof ToolCall.Type
 /**
  * The system message: instructions for the whole exchange.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const SystemMessage = Schema.Struct({
@@ -66,6 +69,7 @@ export const SystemMessage = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type SystemMessage = typeof SystemMessage.Type
@@ -73,6 +77,7 @@ export type SystemMessage = typeof SystemMessage.Type
 /**
  * A user message.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const UserMessage = Schema.Struct({
@@ -81,6 +86,7 @@ export const UserMessage = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type UserMessage = typeof UserMessage.Type
@@ -89,6 +95,7 @@ export type UserMessage = typeof UserMessage.Type
  * A reply of the model: its text (`""` when it only called tools) and the
  * tool calls it made, if any.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const AssistantMessage = Schema.Struct({
@@ -98,6 +105,7 @@ export const AssistantMessage = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type AssistantMessage = typeof AssistantMessage.Type
@@ -106,6 +114,7 @@ export type AssistantMessage = typeof AssistantMessage.Type
  * The answer to one tool call: `toolCallId` is the call's `id`, `content`
  * the result (or `{"error":{…}}`) as text.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const ToolMessage = Schema.Struct({
@@ -115,6 +124,7 @@ export const ToolMessage = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type ToolMessage = typeof ToolMessage.Type
@@ -123,11 +133,13 @@ export type ToolMessage = typeof ToolMessage.Type
  * Any message of a conversation. A schema, so a message list handed back by
  * a caller (a chat history) can be decoded before it is used.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const Message = Schema.Union([SystemMessage, UserMessage, AssistantMessage, ToolMessage])
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type Message = typeof Message.Type
@@ -141,6 +153,7 @@ export type Message = typeof Message.Type
  * default when tools are given), `"none"`, `"required"` (some tool), or
  * `{ tool: name }` (that model-facing tool name).
  *
+ * @category models
  * @since 0.1.0
  */
 export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string }
@@ -161,6 +174,7 @@ export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string 
  * - `responseFormat`: ask for a reply that is JSON matching a schema (see
  *   {@link ResponseFormat}); sent only when given.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Request {
@@ -180,6 +194,7 @@ export interface Request {
  * reply to the schema exactly (the OpenAI API's `response_format: {
  * type: "json_schema", json_schema: { name, schema, strict } }`).
  *
+ * @category models
  * @since 0.2.0
  */
 export interface ResponseFormat {
@@ -192,6 +207,7 @@ export interface ResponseFormat {
 /**
  * Tokens of one call (or summed over several). Counts are integers >= 0.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Usage = ActionResponse.Usage
@@ -201,6 +217,7 @@ export type Usage = ActionResponse.Usage
  * (`"length"`, the text is cut), called tools (`"tool_calls"`), had its reply
  * filtered (`"content_filter"`), or anything else a provider says (`"other"`).
  *
+ * @category models
  * @since 0.1.0
  */
 export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "other"
@@ -216,6 +233,7 @@ export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" |
  * - `model`: the model that answered, when the provider says.
  * - `refusal`: the model's refusal message, when it refused.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Response {
@@ -239,6 +257,7 @@ export interface Response {
  * - `Finished`: the whole answer, exactly as `generate` would return it —
  *   always the last part, exactly once.
  *
+ * @category models
  * @since 0.2.0
  */
 export type StreamPart =
@@ -251,8 +270,9 @@ export type StreamPart =
  * The language model service.
  *
  * `generate(request)` makes one model call. It fails with an `ActionError`
- * (`action` = `request.action`): TIMEOUT, TRANSIENT (408, 409, 429 with
- * `retryAfter`, 5xx, connection failures) or EXECUTION (other refusals, a
+ * (`action` = `request.action`): TIMEOUT, TRANSIENT (408, 429 with
+ * `retryAfter`, 5xx, connection failures) or EXECUTION (other refusals,
+ * 409 included, a
  * malformed answer, any other provider failure); interruption aborts the
  * provider's request and stays interruption. It never retries by itself:
  * retries belong to the calling action's resilience policy.
@@ -269,6 +289,7 @@ export type StreamPart =
  * Read optionally by the agent: without it, llm actions and chat turns fail
  * with VALIDATION ("LanguageModel not provided").
  *
+ * @category services
  * @since 0.1.0
  */
 export class LanguageModel extends Context.Service<
@@ -292,6 +313,7 @@ export class LanguageModel extends Context.Service<
  * - `record(usage)`: adds one call's usage.
  * - `total`: the sum so far, and how many calls were recorded.
  *
+ * @category services
  * @since 0.1.0
  */
 export class UsageMeter extends Context.Service<
@@ -319,6 +341,7 @@ export const addUsage = (self: Usage, that: Usage): Usage => ({
  * A fresh meter at zero. When a meter is already in the context, what is
  * recorded into the new one is recorded into that one too.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const makeUsageMeter: Effect.Effect<UsageMeter["Service"]> = Effect.gen(function* () {
@@ -341,6 +364,7 @@ export const makeUsageMeter: Effect.Effect<UsageMeter["Service"]> = Effect.gen(f
  * neither says), the `action` that names errors, and a `signal` aborted when
  * the call is interrupted (the provider must pass it on to its HTTP request).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ProviderCall {
@@ -357,6 +381,7 @@ export interface ProviderCall {
  * total is input + output; a missing finish reason is `"tool_calls"` when
  * there are tool calls, else `"stop"`; unknown reasons are `"other"`.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ProviderResponse {
@@ -381,6 +406,7 @@ export interface ProviderResponse {
  * {@link httpFailure} for HTTP statuses); any other failure, throw, rejection
  * or defect becomes EXECUTION.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Provider = (
@@ -393,6 +419,7 @@ export type Provider = (
  * `name` may come on any fragment (usually only the first); `arguments` is
  * the next piece of the raw arguments string.
  *
+ * @category models
  * @since 0.2.0
  */
 export interface ToolCallFragment {
@@ -409,6 +436,7 @@ export interface ToolCallFragment {
  * the model. Missing or `null` fields carry nothing. The last finish reason,
  * usage and model seen win.
  *
+ * @category models
  * @since 0.2.0
  */
 export interface ProviderChunk {
@@ -428,6 +456,7 @@ export interface ProviderChunk {
  * EXECUTION. The stream must say a finish reason before it ends: one that
  * ends without is taken as cut off (TRANSIENT).
  *
+ * @category models
  * @since 0.2.0
  */
 export type StreamProvider = (
@@ -440,6 +469,7 @@ export type StreamProvider = (
  * one `generate` call; without `generate`, a `generate` call is the stream
  * run to its end.
  *
+ * @category models
  * @since 0.2.0
  */
 export interface Providers {
@@ -457,6 +487,7 @@ export interface Providers {
  *   scrubbed of them (their text, base64 and URL-encoded forms) before it
  *   leaves, so they never reach errors, spans or logs.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface MakeOptions {
@@ -640,6 +671,7 @@ const joiner = (action: string) => {
  * delta (none for `""`), each tool call started with all its arguments (as
  * one delta, none for `""`), then `Finished`.
  *
+ * @category combinators
  * @since 0.2.0
  */
 export const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
@@ -677,6 +709,7 @@ const joined = <R>(
  * (no finish reason: TRANSIENT; a malformed chunk or a tool call without a
  * name: EXECUTION). `action` names the errors (default `"LanguageModel"`).
  *
+ * @category constructors
  * @since 0.2.0
  */
 export const fromChunks = (
@@ -696,6 +729,7 @@ const streamFailure = (action: string, failure: unknown): ActionError =>
 /**
  * The response of a streamed answer: its `Finished` part.
  *
+ * @category combinators
  * @since 0.2.0
  */
 export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.Effect<Response, E, R> =>
@@ -712,13 +746,14 @@ export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.E
   )
 
 // =============================================================================
-// Building a model from a provider
+// Making the service
 // =============================================================================
 
 /**
  * Builds the service from a provider: a function answering `generate`
  * calls, or {@link Providers} (`generate`, `stream`, or both). The openai
- * layer and the scripted test model are both made with it.
+ * layer and the scripted test model are both made with it, so a test runs
+ * the same span, error mapping and usage metering as production.
  *
  * Each `generate` call:
  * - runs in a span `Rolecraft.model.generate` with attributes
@@ -754,6 +789,7 @@ export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.E
  * const EchoLayer = Layer.succeed(LanguageModel.LanguageModel, echo)
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (provider: Provider | Providers, options?: MakeOptions): LanguageModel["Service"] => {
@@ -845,6 +881,7 @@ export const make = (provider: Provider | Providers, options?: MakeOptions): Lan
 /**
  * A layer of the service made by {@link make}.
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layer = (provider: Provider | Providers, options?: MakeOptions): Layer.Layer<LanguageModel> =>
@@ -852,11 +889,12 @@ export const layer = (provider: Provider | Providers, options?: MakeOptions): La
 
 /**
  * The failure of a model call answered with a non-2xx HTTP status, in the
- * categories of SPEC §7: 408, 429 and 5xx are `TransientFailure`
+ * action error categories: 408, 429 and 5xx are `TransientFailure`
  * (retryable; `retryAfter` is the server's requested wait, when given);
  * every other status is `ExecutionFailure` carrying the status and `excerpt`
  * (the provider's error message, cut to 200 characters).
  *
+ * @category wire format
  * @since 0.1.0
  */
 export const httpFailure = (options: {

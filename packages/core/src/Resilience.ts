@@ -1,6 +1,6 @@
 /**
- * Resilience of the run step (SPEC §9 step 7, the seeds' `@Resilience` and
- * `@Fallback`): the executor runs nested as
+ * Resilience of an action's run: retry with backoff, timeouts, circuit
+ * breaker, bulkhead and fallback. The executor runs nested as
  * fallback( deadline( retry( circuit breaker( bulkhead( attempt timeout(
  * executor + mapResult )))))), on Effect's `Schedule` and `Clock`.
  *
@@ -47,6 +47,7 @@ import * as TimeLimit from "./internal/timeLimit.ts"
  *   asks for more than `maxDelay`, or more than what is left of the deadline,
  *   the call fails now with that error instead of sleeping past it.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface RetryPolicy {
@@ -70,6 +71,7 @@ export interface RetryPolicy {
  * EXECUTION failures count as failures (see `recordedCategories`); a full
  * bulkhead's rejection does not.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface CircuitBreakerPolicy {
@@ -84,6 +86,7 @@ export interface CircuitBreakerPolicy {
  * once; up to `maxQueued` (default 0) wait for a place; others fail at once
  * with TRANSIENT.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface BulkheadPolicy {
@@ -101,6 +104,7 @@ export interface BulkheadPolicy {
  *   action's own `timeout` (webService: 30 seconds), none for local actions.
  * - `circuitBreaker`, `bulkhead`: see their policies.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Policy {
@@ -115,6 +119,7 @@ export interface Policy {
  * Per-agent, per-action guards wrapped around each attempt (circuit breaker
  * outside, bulkhead inside). The agent builds them once per action.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Guards {
@@ -207,7 +212,8 @@ const timeoutError = (action: string, after: Duration.Duration, what: string, re
   })
 
 /**
- * Runs one call's run step under its policy, nested as SPEC §9 step 7 says.
+ * Runs one call's run step under its policy, nested as the module summary
+ * shows (fallback outermost, attempt timeout innermost).
  *
  * - `attempt`: the executor and its result mapper, as one unit.
  * - `attemptTimeout`: the action's default per-attempt timeout, used when the
@@ -215,7 +221,8 @@ const timeoutError = (action: string, after: Duration.Duration, what: string, re
  * - `guards`: the agent's circuit breaker and bulkhead for this action.
  * - `timeoutRetryable`: whether an attempt cut off by its timeout may be
  *   retried (default `true`); `false` for a call whose request may already
- *   have reached a server and that is not idempotent (SPEC §6, C28).
+ *   have reached a server and that is not idempotent (a POST whose
+ *   connection broke after sending: retrying might do it twice).
  * - `fallback`: runs when the step still fails (not on interruption). Its own
  *   failure is `ExecutionFailure` whose `cause` is an `AggregateError` of
  *   both failures.
@@ -447,6 +454,7 @@ const problemOf = (policy: Policy): string | undefined => {
  *
  * Fails `RoleDefinitionError` for a policy out of range.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const circuitBreaker = (
@@ -548,6 +556,7 @@ export const circuitBreaker = (
  *
  * Fails `RoleDefinitionError` for a policy out of range.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const bulkhead = (

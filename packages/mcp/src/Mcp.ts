@@ -1,5 +1,5 @@
 /**
- * Serving a role — or a whole agent — as an MCP server (SPEC §2, §8): each
+ * Serving a role — or a whole agent — as an MCP server: each
  * model-visible action becomes an MCP tool, and each `tools/call` runs through
  * the agent's full pipeline (authority, approval, hooks, guardrails,
  * conversion, contracts, resilience, fallback). Over stdio or streamable HTTP,
@@ -36,6 +36,7 @@ import type * as Scope from "effect/Scope"
  * - `id`: the id of the agent made when serving a role (default the role's
  *   name).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options {
@@ -62,6 +63,7 @@ export interface Options {
  * - `closed`: completes when the stdio client disconnects (stdin ends); never
  *   for HTTP, which stops when the scope closes.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Served {
@@ -73,6 +75,7 @@ export interface Served {
 /**
  * The HTTP server could not listen (port in use, bad host).
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ServeError extends Schema.TaggedError<ServeError>()("ServeError", {
@@ -84,7 +87,7 @@ type AnyAgent = Agent.Agent<any, any>
 
 const isAgent = (u: unknown): u is AnyAgent => typeof u === "object" && u !== null && Agent.TypeId in u
 
-/** The text of a failure, as chat turns send it back to a model (SPEC §7). */
+/** The text of a failure, as chat turns send it back to a model. */
 const failureResult = (category: string, message: string): CallToolResult => ({
   isError: true,
   content: [{ type: "text", text: JSON.stringify({ error: { category, message } }) }]
@@ -267,6 +270,7 @@ const serveAgent = <R>(
  * // an MCP client connects to served.url
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const serve: {

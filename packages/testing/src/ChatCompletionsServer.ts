@@ -22,6 +22,7 @@ import * as LocalHttpServer from "./LocalHttpServer.ts"
 /**
  * Token usage as the API reports it; sent as given.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface WireUsage {
@@ -36,6 +37,7 @@ export type { ScriptedToolCall } from "./internal/scriptedToolCall.ts"
  * One scripted answer (build with {@link reply}, {@link toolCalls},
  * {@link error}, {@link raw}, {@link delayed}, {@link respond}).
  *
+ * @category models
  * @since 0.1.0
  */
 export type Step =
@@ -75,6 +77,7 @@ export type Step =
  * `"stall"` sends nothing more and keeps the connection open until the
  * client closes it; `"cut"` destroys the socket without ending the response.
  *
+ * @category models
  * @since 0.2.0
  */
 export type Ending = "done" | "stall" | "cut"
@@ -83,6 +86,7 @@ export type Ending = "done" | "stall" | "cut"
  * A chat completion with text (`null` for no content); finish reason
  * `"stop"` unless given; `usage` sent only when given.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const reply = (
@@ -99,6 +103,7 @@ export const reply = (
  * A chat completion calling tools (finish reason `"tool_calls"`, content
  * `null` unless `text` is given).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const toolCalls = (
@@ -110,6 +115,7 @@ export const toolCalls = (
  * An HTTP error with an OpenAI-style body `{"error":{"message",…}}` and
  * optional headers (e.g. `{ "retry-after": "1" }`).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const error = (
@@ -126,6 +132,7 @@ export const error = (
  * A raw body sent as is (default status 200, content type
  * `application/json`), e.g. malformed JSON or a body without `choices`.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const raw = (
@@ -142,6 +149,7 @@ export const raw = (
  * A step answered after `delay` of real time (the request may be aborted
  * meanwhile; it is then recorded as `"aborted"` and nothing is sent).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const delayed = (delay: Duration.Input, step: Step): Step => ({ _tag: "Delayed", delay, step })
@@ -149,6 +157,7 @@ export const delayed = (delay: Duration.Input, step: Step): Step => ({ _tag: "De
 /**
  * A step computed from the recorded request.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const respond = (f: (request: Recorded) => Step): Step => ({ _tag: "Respond", respond: f })
@@ -159,6 +168,7 @@ export const respond = (f: (request: Recorded) => Step): Step => ({ _tag: "Respo
  * `options.ending` says (default `"done"`). Answered as a stream even when
  * the request did not ask for one.
  *
+ * @category constructors
  * @since 0.2.0
  */
 export const chunks = (list: ReadonlyArray<unknown>, options?: { readonly ending?: Ending | undefined }): Step => ({
@@ -172,6 +182,7 @@ export const chunks = (list: ReadonlyArray<unknown>, options?: { readonly ending
  * (nothing more is sent, the connection stays open until the client closes
  * it).
  *
+ * @category constructors
  * @since 0.2.0
  */
 export const stall = (step: Step, options: { readonly after: number }): Step => ({
@@ -185,6 +196,7 @@ export const stall = (step: Step, options: { readonly after: number }): Step => 
  * `step` streamed, but only its first `after` chunks; then the socket is
  * closed mid-stream (no finish reason, no usage, no `[DONE]`).
  *
+ * @category constructors
  * @since 0.2.0
  */
 export const cut = (step: Step, options: { readonly after: number }): Step => ({
@@ -201,6 +213,7 @@ export const cut = (step: Step, options: { readonly after: number }): Step => ({
  * the answer was sent), `"cut"` (the script closed the socket mid-stream) or
  * `"pending"`.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Recorded {
@@ -221,6 +234,7 @@ export interface Recorded {
  * A request to another path gets 404; a chat completion request past the end
  * of the script gets 500 with "script exhausted" (and is recorded).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ChatCompletionsServer {
@@ -283,6 +297,7 @@ const modelOf = (body: unknown): string =>
  *   (all chunks are written at once). Lets a page or a terminal show text
  *   arriving.
  *
+ * @category models
  * @since 0.2.0
  */
 export interface Options {
@@ -317,6 +332,7 @@ export interface Options {
  * }).pipe(Effect.scoped)
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (
