@@ -127,8 +127,10 @@ export const answer = (request: ChatCompletionsServer.Recorded): ChatCompletions
 
 const offline: Effect.Effect<Model, never, Scope.Scope> = Effect.gen(function* () {
   // Enough answers for the tour several times over; each is computed from its request.
+  // A streamed request gets its answer a word every 15 ms, so the streamed step shows the text arriving.
   const server = yield* ChatCompletionsServer.make(
-    Array.from({ length: 32 }, () => ChatCompletionsServer.respond(answer))
+    Array.from({ length: 32 }, () => ChatCompletionsServer.respond(answer)),
+    { chunkDelay: "15 millis" }
   )
   return {
     offline: true,
