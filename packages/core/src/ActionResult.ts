@@ -23,6 +23,7 @@ import * as SchemaParser from "effect/SchemaParser"
 import { dual } from "effect/Function"
 import { ValidationError } from "./ActionError.ts"
 import { shorten } from "./internal/text.ts"
+import { isPlainObject, parseJson } from "./internal/json.ts"
 
 /**
  * The type id carried by every {@link ActionResult}.
@@ -137,12 +138,6 @@ export const isActionResult = (u: unknown): u is ActionResult =>
 
 const isNullish = (u: unknown): u is null | undefined => u === null || u === undefined
 
-const isPlainObject = (u: unknown): u is Record<string, unknown> => {
-  if (typeof u !== "object" || u === null || Array.isArray(u)) return false
-  const proto = Object.getPrototypeOf(u)
-  return proto === Object.prototype || proto === null
-}
-
 const isEmptyValue = (u: unknown): boolean =>
   isNullish(u) ||
   (typeof u === "string" && u.trim().length === 0) ||
@@ -170,14 +165,6 @@ const invalid = (self: ActionResult, message: string, path = ""): ValidationErro
   new ValidationError({ action: self.action, message, issues: [{ path, message }] })
 
 // A small pure boundary around `JSON.parse`.
-const parseJson = (text: string): Result.Result<unknown, string> => {
-  try {
-    return Result.succeed(JSON.parse(text))
-  } catch (cause) {
-    return Result.fail(cause instanceof Error ? cause.message : String(cause))
-  }
-}
-
 const decodeUtf8 = (bytes: Uint8Array): Result.Result<string, string> =>
   Result.try({
     try: () => new TextDecoder("utf-8", { fatal: true }).decode(bytes),

@@ -5,8 +5,6 @@
  *
  * @since 0.1.0
  */
-import * as Effect from "effect/Effect"
-import { ContractViolation } from "./ActionError.ts"
 
 /**
  * A named predicate. `rule` is the message reported when `check` returns
@@ -23,10 +21,10 @@ export interface Condition<In extends ReadonlyArray<unknown>> {
 /**
  * What `Action.contract` attaches to an action.
  *
- * - `pre`: over the converted arguments and the role's state (step 5).
+ * - `pre`: over the converted arguments and the role's state, before the run.
  * - `invariants`: over the arguments and the role's state, checked before
- *   the run (step 5) and again after it (step 9).
- * - `post`: over the result, the arguments and the role's state (step 9).
+ *   the run and again after it.
+ * - `post`: over the result, the arguments and the role's state, after the run.
  * - `checkState`: also check the role's state invariants after the run
  *   (after the postconditions). Default `false`.
  *
@@ -41,78 +39,3 @@ export interface Policy<Args, A = unknown, S = unknown> {
   readonly post?: ReadonlyArray<Condition<[result: A, args: Args, state: S]>> | undefined
   readonly checkState?: boolean | undefined
 }
-
-const holds = <In extends ReadonlyArray<unknown>>(condition: Condition<In>, input: In): boolean => {
-  try {
-    return condition.check(...input) === true
-  } catch {
-    return false
-  }
-}
-
-const checkAll = <In extends ReadonlyArray<unknown>>(
-  action: string,
-  stage: ContractViolation["stage"],
-  conditions: ReadonlyArray<Condition<In>> | undefined,
-  input: In
-): Effect.Effect<void, ContractViolation> => {
-  if (conditions === undefined) return Effect.void
-  for (const condition of conditions) {
-    if (!holds(condition, input)) {
-      return Effect.fail(
-        new ContractViolation({
-          action,
-          stage,
-          rule: condition.rule,
-          message: `${action}: ${stageLabel[stage]} failed: ${condition.rule}`
-        })
-      )
-    }
-  }
-  return Effect.void
-}
-
-const stageLabel: Record<ContractViolation["stage"], string> = {
-  pre: "precondition",
-  post: "postcondition",
-  invariant: "invariant",
-  state: "state invariant"
-}
-
-/**
- * Step 5: preconditions, then invariants.
- *
- * @since 0.1.0
- */
-export const checkPre = <Args, S>(
-  action: string,
-  policy: Policy<Args, unknown, S> | undefined,
-  args: Args,
-  state: S
-): Effect.Effect<void, ContractViolation> =>
-  policy === undefined
-    ? Effect.void
-    : checkAll(action, "pre", policy.pre, [args, state]).pipe(
-        Effect.andThen(checkAll(action, "invariant", policy.invariants, [args, state]))
-      )
-
-/**
- * Step 9: postconditions, then invariants, then — when `checkState` — the
- * role's state invariants.
- *
- * @since 0.1.0
- */
-export const checkPost = <Args, A, S>(
-  action: string,
-  policy: Policy<Args, A, S> | undefined,
-  result: A,
-  args: Args,
-  state: S,
-  stateInvariants: ReadonlyArray<Condition<[state: S]>> | undefined
-): Effect.Effect<void, ContractViolation> =>
-  policy === undefined
-    ? Effect.void
-    : checkAll(action, "post", policy.post, [result, args, state]).pipe(
-        Effect.andThen(checkAll(action, "invariant", policy.invariants, [args, state])),
-        Effect.andThen(policy.checkState === true ? checkAll(action, "state", stateInvariants, [state]) : Effect.void)
-      )

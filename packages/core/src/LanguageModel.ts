@@ -29,8 +29,9 @@ import { type ActionError, ExecutionFailure, isActionError, TransientFailure } f
 import type * as ActionResponse from "./ActionResponse.ts"
 import * as Redact from "./internal/redact.ts"
 import { shorten } from "./internal/text.ts"
-import * as Resilience from "./Resilience.ts"
-import type * as Tool from "./Tool.ts"
+import * as ResilienceKernel from "./internal/run/resilience.ts"
+import type * as JsonSchema from "effect/JsonSchema"
+import { isTransientStatus } from "./internal/executor/httpResponse.ts"
 
 // =============================================================================
 // Messages
@@ -38,9 +39,10 @@ import type * as Tool from "./Tool.ts"
 
 /**
  * A tool call as the model sent it: the call's `id` (answered by exactly one
- * {@link ToolMessage}), the model-facing tool `name` (`Tool.Toolkit.keyOf`
+ * {@link ToolMessage}), the model-facing tool `name` ({@link Toolkit}'s `keyOf`
  * maps it back) and the raw `arguments` string exactly as sent — possibly
- * `""`, malformed or not an object; parse it with `Tool.parseArguments`.
+ * `""`, malformed or not an object (the agent parses it strictly and answers
+ * a malformed one with a VALIDATION tool message).
  *
  * @category schemas
  * @since 0.1.0
@@ -159,10 +161,70 @@ export type Message = typeof Message.Type
 export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string }
 
 /**
+ * A JSON Schema for a tool's arguments as a model sees it: always an object
+ * schema with `properties`, with no `$ref`, `$defs`, `$schema` or `$id` left.
+ *
+ * @since 0.1.0
+ */
+export interface JsonSchemaObject {
+  readonly type: "object"
+  readonly properties: { readonly [name: string]: JsonSchema.JsonSchema | boolean }
+  readonly [keyword: string]: unknown
+}
+
+/**
+ * What a model is offered for one action or MCP tool.
+ *
+ * - `name`: the model-facing name, valid for the provider APIs
+ *   (`^[a-zA-Z0-9_-]{1,64}$`) and unique within its {@link Toolkit}.
+ * - `key`: the original name (an action key, or e.g. `"weather/get_forecast"`
+ *   for an MCP tool); {@link Toolkit.keyOf} maps `name` back to it.
+ * - `description`: shown to the model as is.
+ * - `parameters`: the projected schema (JSON Schema with every `$ref` inlined).
+ * - `strict`: whether the provider's strict mode is asked for (default `false`).
+ *
+ * @since 0.1.0
+ */
+export interface Tool {
+  readonly name: string
+  readonly key: string
+  readonly description: string
+  readonly parameters: JsonSchemaObject
+  readonly strict: boolean
+}
+
+/**
+ * An entry a toolkit could not offer, with the reason (an empty key, a
+ * duplicate key, or a recursive schema).
+ *
+ * @since 0.1.0
+ */
+export interface ExcludedTool {
+  readonly key: string
+  readonly reason: string
+}
+
+/**
+ * The tools offered to a model in one request.
+ *
+ * - `tools`: in entry order, without the excluded ones; names are unique.
+ * - `excluded`: entries left out, each with its reason; the others still work.
+ * - `keyOf(name)`: the original key of a model-facing name, `undefined` for a
+ *   name that was never offered (the caller answers NOT_FOUND).
+ *
+ * @since 0.1.0
+ */
+export interface Toolkit {
+  readonly tools: ReadonlyArray<Tool>
+  readonly excluded: ReadonlyArray<ExcludedTool>
+  readonly keyOf: (name: string) => string | undefined
+}
+
+/**
  * One call to the model.
  *
  * - `messages`: the conversation so far, in order.
- * - `tools`: what the model may call (from `Tool.toolkit`); none for an llm
+ * - `tools`: what the model may call (a {@link Toolkit}'s `tools`); none for an llm
  *   action.
  * - `model`: the model name; default the implementation's own (e.g. the
  *   openai layer's `model`).
@@ -179,7 +241,7 @@ export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string 
  */
 export interface Request {
   readonly messages: ReadonlyArray<Message>
-  readonly tools?: ReadonlyArray<Tool.Tool> | undefined
+  readonly tools?: ReadonlyArray<Tool> | undefined
   readonly model?: string | undefined
   readonly temperature?: number | undefined
   readonly toolChoice?: ToolChoice | undefined
@@ -199,7 +261,7 @@ export interface Request {
  */
 export interface ResponseFormat {
   readonly name: string
-  readonly schema: Tool.JsonSchemaObject
+  readonly schema: JsonSchemaObject
   readonly strict: boolean
   readonly description?: string | undefined
 }
@@ -807,7 +869,7 @@ export const make = (provider: Provider | Providers, options?: MakeOptions): Lan
     const generate = providers.generate
     if (generate !== undefined) {
       return Effect.map(
-        Resilience.fromReturned<ProviderResponse>(request.action ?? defaultAction, "model call", (signal) =>
+        ResilienceKernel.fromReturned<ProviderResponse>(request.action ?? defaultAction, "model call", (signal) =>
           generate(callOf(request, signal))
         ),
         normalise
@@ -905,7 +967,7 @@ export const httpFailure = (options: {
 }): TransientFailure | ExecutionFailure => {
   const { action, status } = options
   const excerpt = shorten(options.message, 200)
-  if (status === 408 || status === 429 || status >= 500) {
+  if (isTransientStatus(status)) {
     return new TransientFailure({
       action,
       status,

@@ -14,7 +14,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { type CallToolResult, CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import { type ActionResponse, Agent, type Role, Tool } from "@rolecraft/core"
+import { type ActionResponse, Agent, type Role, ToolResult } from "@rolecraft/core"
 import type { RoleDefinitionError } from "@rolecraft/core/ActionError"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -87,22 +87,19 @@ type AnyAgent = Agent.Agent<any, any>
 
 const isAgent = (u: unknown): u is AnyAgent => typeof u === "object" && u !== null && Agent.TypeId in u
 
-/** The text of a failure, as chat turns send it back to a model. */
-const failureResult = (category: string, message: string): CallToolResult => ({
-  isError: true,
-  content: [{ type: "text", text: JSON.stringify({ error: { category, message } }) }]
-})
-
 const isPlainObject = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && Object.getPrototypeOf(u) === Object.prototype
 
+// The same text a chat turn answers a tool call with (`ToolResult`), plus `structuredContent` for an object.
 const successResult = (value: unknown): CallToolResult => {
-  if (typeof value === "string") return { content: [{ type: "text", text: value }] }
-  const text = JSON.stringify(value) ?? "null"
-  return isPlainObject(value)
-    ? { content: [{ type: "text", text }], structuredContent: value }
-    : { content: [{ type: "text", text }] }
+  const content: CallToolResult["content"] = [{ type: "text", text: ToolResult.text(value) }]
+  return isPlainObject(value) ? { content, structuredContent: value } : { content }
 }
+
+const failureResult = (category: string, message: string): CallToolResult => ({
+  isError: true,
+  content: [{ type: "text", text: ToolResult.failure(category, message) }]
+})
 
 const toResult = (response: ActionResponse.ActionResponse): CallToolResult =>
   response.success ? successResult(response.value) : failureResult(response.error.category, response.error.message)
@@ -110,16 +107,7 @@ const toResult = (response: ActionResponse.ActionResponse): CallToolResult =>
 /** The model-visible actions of the agent's roles as a toolkit; excluded ones are logged. */
 const toolkitOf = (agent: AnyAgent) =>
   Effect.gen(function* () {
-    const entries: Array<Tool.Entry> = []
-    const seen = new Set<string>()
-    for (const role of agent.roles) {
-      for (const entry of role.entries) {
-        if (entry.action.policies.excludeFromModel === true || seen.has(entry.name)) continue
-        seen.add(entry.name)
-        entries.push({ key: entry.name, description: entry.action.description, parameters: entry.action.parameters })
-      }
-    }
-    const kit = Tool.toolkit(entries)
+    const kit = Agent.toolkit(agent)
     for (const excluded of kit.excluded) {
       yield* Effect.logWarning(`action ${excluded.key} is not served as an MCP tool: ${excluded.reason}`)
     }
@@ -246,8 +234,8 @@ const serveAgent = <R>(
  * an MCP server, until the scope closes.
  *
  * - Tools: every action of the roles not marked `Action.excludeFromModel`,
- *   named by {@link Tool.toolkit} (valid, unique, at most 64 characters) with
- *   the `Tool.jsonSchema` projection of its parameters as `inputSchema`; an
+ *   named by `Agent.toolkit` (valid, unique, at most 64 characters) with
+ *   its parameters as JSON Schema (every `$ref` inlined) as `inputSchema`; an
  *   action whose schema cannot be projected is left out with a warning.
  * - Calls: `agent.execute` with the arguments as given (the pipeline converts
  *   them). A success is text (a string result) or JSON text plus

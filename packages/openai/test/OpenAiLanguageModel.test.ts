@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Action, type ActionError, Agent, LanguageModel, Role, Tool } from "@rolecraft/core"
+import { Action, type ActionError, Agent, LanguageModel, Role } from "@rolecraft/core"
+import * as Tool from "../../core/src/internal/schema/tool.ts"
 import { ChatCompletionsServer as Server, Telemetry } from "@rolecraft/testing"
 import { Cause, ConfigProvider, Duration, Effect, Exit, Layer, Redacted, Schedule, Schema } from "effect"
 import * as OpenAiLanguageModel from "../src/OpenAiLanguageModel.ts"
