@@ -12,7 +12,7 @@ import { existsSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { type Browser, chromium, type Page } from "playwright-core"
+import { type Browser, chromium, type Locator, type Page } from "playwright-core"
 import * as WebChat from "../examples/web-chat/server.ts"
 
 const executablePath = "/usr/bin/chromium"
@@ -27,6 +27,9 @@ const args = [
   "--disable-sync"
 ]
 const screenshot = fileURLToPath(new URL("../docs/web-chat.png", import.meta.url))
+
+/** The text of the first element a locator matches ("" when it has none). */
+const textOf = (locator: Locator) => Effect.promise(async () => (await locator.textContent()) ?? "")
 
 const launch = Effect.acquireRelease(
   Effect.promise(() => chromium.launch({ executablePath, args })),
@@ -57,7 +60,7 @@ describe("web chat in headless chromium", () => {
         // 1. A question: the tool call shows, and the answer is seen part-way before it is whole.
         const first = yield* Effect.promise(() => ask(page, "Find hotels in Lisbon", 0))
         yield* Effect.promise(() => first.and(page.locator('[data-finished="Completed"]')).waitFor({ timeout: 30_000 }))
-        const answer = yield* Effect.promise(() => first.locator('.text[data-step="2"]').innerText())
+        const answer = yield* textOf(first.locator('.text[data-step="2"]'))
         assert.strictEqual(
           answer,
           "In Lisbon I found Casa Alfama (95 EUR a night), Hotel Avenida (140 EUR a night), Pensão Sol (60 EUR a night). Shall I book one of them?"
@@ -69,15 +72,15 @@ describe("web chat in headless chromium", () => {
         assert.isAbove(Number(yield* Effect.promise(() => text.getAttribute("data-reads"))), 1)
         const search = first.locator(".tool")
         assert.strictEqual(yield* Effect.promise(() => search.getAttribute("data-state")), "done")
-        assert.strictEqual(yield* Effect.promise(() => search.locator(".name").innerText()), "searchHotels")
-        assert.strictEqual(yield* Effect.promise(() => search.locator(".args").innerText()), '{"city":"Lisbon"}')
+        assert.strictEqual(yield* textOf(search.locator(".name")), "searchHotels")
+        assert.strictEqual(yield* textOf(search.locator(".args")), '{"city":"Lisbon"}')
 
         // 2. A booking waits for approval; Approve resumes the turn and the booking runs.
         const second = yield* Effect.promise(() => ask(page, "Book Casa Alfama for 2 nights", 1))
         yield* Effect.promise(() =>
           second.and(page.locator('[data-finished="AwaitingApproval"]')).waitFor({ timeout: 30_000 })
         )
-        const prompt = yield* Effect.promise(() => second.locator(".approval p").innerText())
+        const prompt = yield* textOf(second.locator(".approval p"))
         assert.include(prompt, 'bookHotel {"hotel":"Casa Alfama","nights":2} needs your approval')
         assert.strictEqual(yield* Effect.promise(() => second.locator(".tool").getAttribute("data-state")), "ready")
         yield* Effect.promise(() => second.locator("button.approve").click())
@@ -86,11 +89,11 @@ describe("web chat in headless chromium", () => {
         )
         assert.strictEqual(yield* Effect.promise(() => second.locator(".tool").getAttribute("data-state")), "done")
         assert.match(
-          yield* Effect.promise(() => second.locator(".tool .result").innerText()),
+          yield* textOf(second.locator(".tool .result")),
           /^\{"hotel":"Casa Alfama","nights":2,"confirmation":"BK-\d+"\}$/
         )
         assert.match(
-          yield* Effect.promise(() => second.locator('.text[data-step="2"]').innerText()),
+          yield* textOf(second.locator('.text[data-step="2"]')),
           /^Booked Casa Alfama for 2 nights: your confirmation is BK-\d+\.$/
         )
 
@@ -102,9 +105,9 @@ describe("web chat in headless chromium", () => {
         yield* Effect.promise(() => third.locator("button.reject").click())
         yield* Effect.promise(() => third.and(page.locator('[data-finished="Completed"]')).waitFor({ timeout: 30_000 }))
         assert.strictEqual(yield* Effect.promise(() => third.locator(".tool").getAttribute("data-state")), "failed")
-        assert.strictEqual(yield* Effect.promise(() => third.locator(".tool .status").innerText()), "✗ APPROVAL")
+        assert.strictEqual(yield* textOf(third.locator(".tool .status")), "✗ APPROVAL")
         assert.strictEqual(
-          yield* Effect.promise(() => third.locator('.text[data-step="2"]').innerText()),
+          yield* textOf(third.locator('.text[data-step="2"]')),
           "I did not make that booking: it was not approved (bookHotel requires approval (A booking is charged to the traveller's card): rejected by web-chat user: rejected on the page)."
         )
         // What the model was sent after the rejection: the call's answer is the APPROVAL error.

@@ -58,6 +58,15 @@ import type * as Role from "./Role.ts"
  *   keeps the client's own setting.
  * - `strict`: ask for the provider's strict mode on every tool (default
  *   `false`); see `Tool.jsonSchema`.
+ * - `output`: an Effect Schema the final answer must match. Every model
+ *   call of the turn asks for it (`response_format` `json_schema`, named
+ *   `output`, strict when the schema's JSON Schema form allows, an object
+ *   root offered as is and any other root as `{ value }`); the answer's JSON
+ *   is decoded into `Completed.output`, with the argument conversions of
+ *   tool calls (`"3"` for a number, a `null` strict mode allowed for an
+ *   optional key taken as absent). An answer that does not match fails the
+ *   turn with VALIDATION, its issues and a preview of the answer. On
+ *   `resume`, give it again.
  *
  * @since 0.1.0
  */
@@ -70,6 +79,7 @@ export interface ChatOptions {
   readonly model?: string | undefined
   readonly temperature?: number | undefined
   readonly strict?: boolean | undefined
+  readonly output?: Schema.Top | undefined
 }
 
 /**
@@ -185,8 +195,9 @@ export type Decisions = Readonly<Record<string, Decision>>
  * `messages` the whole conversation (system message first; pass it back,
  * with a new user message, as the next turn's input), `usage` the turn's
  * tokens, `steps` its model calls, `finishReason` the last call's (e.g.
- * `"length"` when the text was cut), and `refusal` the model's refusal
- * message when it refused (its `text` is then usually `""`).
+ * `"length"` when the text was cut), `refusal` the model's refusal
+ * message when it refused (its `text` is then usually `""`), and `output`
+ * the answer decoded with the `output` schema, when one was given.
  *
  * @since 0.1.0
  */
@@ -198,7 +209,27 @@ export interface Completed {
   readonly steps: number
   readonly finishReason: LanguageModel.FinishReason
   readonly refusal?: string | undefined
+  readonly output?: unknown
 }
+
+/**
+ * A completed turn whose answer was decoded with an `output` schema of type
+ * `A` (what `agent.chat(input, { output })` returns when it completes).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface CompletedWith<A> extends Completed {
+  readonly output: A
+}
+
+/**
+ * How a chat turn asked for an `output` of type `A` ends.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type ChatResultWith<A> = CompletedWith<A> | AwaitingApproval | StepLimitReached
 
 /**
  * Some tool calls of the last step need an approval: `pending` lists them,

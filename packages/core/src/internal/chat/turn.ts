@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type * as Action from "../../Action.ts"
 import {
@@ -26,6 +27,8 @@ import * as ApprovalKernel from "../pipeline/approval.ts"
 import * as ApprovalStore from "../../ApprovalStore.ts"
 import * as AuthorityKernel from "../pipeline/authority.ts"
 import * as Conversion from "../schema/conversion.ts"
+import * as Output from "../schema/output.ts"
+import * as LlmExecutor from "../executor/llm.ts"
 import * as EventHub from "../events/hub.ts"
 import * as ChatMessages from "./messages.ts"
 import * as ChatToolkit from "./toolkit.ts"
@@ -56,6 +59,9 @@ import {
 
 /** The action name model calls of a turn are made for (it names their errors and span). */
 const chatAction = "chat"
+
+/** The name of the response format a turn's `output` schema is sent under. */
+const outputName = "output"
 
 const zero: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
 
@@ -141,6 +147,8 @@ interface Settings {
   readonly model: string | undefined
   readonly temperature: number | undefined
   readonly policy: Resilience.Policy | undefined
+  /** The `output` schema and the response format asked for with it. */
+  readonly output: { readonly schema: Schema.Top; readonly format: LanguageModel.ResponseFormat } | undefined
 }
 
 const positiveInt = (
@@ -173,7 +181,25 @@ const settingsOf = (
     retry === undefined && options?.modelTimeout === undefined
       ? undefined
       : { retry, attemptTimeout: options?.modelTimeout }
+  const schema = options?.output
+  if (schema !== undefined && !Schema.isSchema(schema)) {
+    return Result.fail(ChatMessages.invalid(chatAction, "output", "output must be an Effect Schema"))
+  }
+  const projected = schema === undefined ? undefined : Output.make(schema, outputName)
+  if (projected !== undefined && Result.isFailure(projected)) {
+    return Result.fail(
+      ChatMessages.invalid(
+        chatAction,
+        "output",
+        `the output schema has no JSON Schema form: ${projected.failure.message}`
+      )
+    )
+  }
   return Result.succeed({
+    output:
+      schema === undefined || projected === undefined || Result.isFailure(projected)
+        ? undefined
+        : { schema, format: projected.success.format },
     maxSteps: maxSteps.success,
     concurrency: concurrency.success,
     strict: options?.strict ?? false,
@@ -486,7 +512,8 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       tools: kit.tools,
       action: chatAction,
       ...(settings.model === undefined ? {} : { model: settings.model }),
-      ...(settings.temperature === undefined ? {} : { temperature: settings.temperature })
+      ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+      ...(settings.output === undefined ? {} : { responseFormat: settings.output.format })
     }
     const once = attempt(model, request, turn)
     return settings.policy === undefined
@@ -533,13 +560,25 @@ export const make = <R>(host: Host<R>): Chats<R> => {
         }
         if (calls.length === 0) {
           yield* turn.emit(stepFinished)
+          const output = turn.settings.output
+          const decoded =
+            output === undefined
+              ? undefined
+              : yield* Effect.map(
+                  LlmExecutor.decodeReply(chatAction, output.schema, response.text, "output schema") as Effect.Effect<
+                    unknown,
+                    ValidationError
+                  >,
+                  (value) => ({ value })
+                )
           return Completed({
             text: response.text,
             messages: turn.messages,
             usage: yield* usageOf(turn),
             steps: turn.steps,
             finishReason: response.finishReason,
-            ...(response.refusal === undefined ? {} : { refusal: response.refusal })
+            ...(response.refusal === undefined ? {} : { refusal: response.refusal }),
+            ...(decoded === undefined ? {} : { output: decoded.value })
           })
         }
         const answers = yield* answerAll(calls, kit, turn)
