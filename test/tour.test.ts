@@ -51,7 +51,8 @@ const steps: ReadonlyArray<readonly [label: string, action: string, type: string
   ["response: 404", "forecast", "webService", "EXECUTION (404)"],
   ["response: invalid", "quote", "webService", "VALIDATION"],
   ["chat turn", "agent.chat", "chat", "ok"],
-  ["streamed turn", "agent.chatStream", "chat", "ok"]
+  ["streamed turn", "agent.chatStream", "chat", "ok"],
+  ["structured output", "agent.chat", "chat", "ok"]
 ]
 
 /** The summary row of a step, as a pattern: label, action, type, outcome, a time, the mark. */
@@ -109,6 +110,9 @@ describe("the tour", () => {
     // The streamed turn: the tool call as it starts and is answered, then the text as it arrives.
     assert.include(stdout, "     → nights started\n     ← nights ✓ 3\n     ▸ That is 3 nights.\n")
     assert.include(stdout, '"Completed after 2 model calls, 4 text deltas"')
+    // The structured turn: the strict null of the optional field is left out of the decoded output.
+    assert.include(stdout, '{"city":"Lisbon","nights":3}')
+    assert.include(stdout, `the model's answer: {"city":"Lisbon","nights":3,"cheapestHotel":null}`)
 
     assert.notInclude(stdout + stderr, secret)
     assert.notInclude(stdout, "\x1b[", "no terminal escapes when stdout is not a terminal")
@@ -138,7 +142,9 @@ describe("the tour", () => {
           ),
           ChatCompletionsServer.reply("Sorry, I could only search hotels.", { usage }),
           // the streamed turn
-          ChatCompletionsServer.reply("Three nights, from the 12th to the 15th.", { usage })
+          ChatCompletionsServer.reply("Three nights, from the 12th to the 15th.", { usage }),
+          // the structured turn
+          ChatCompletionsServer.reply('{"city":"Lisbon","nights":3,"cheapestHotel":"Casa Alfama"}', { usage })
         ])
         const apiKey = "sk-stand-in-0123456789"
         const { code, stdout, stderr } = yield* Effect.promise(() =>
@@ -166,8 +172,14 @@ describe("the tour", () => {
 
         // What the endpoint saw: the key, the model, and one answer for each of the four calls.
         const requests = yield* server.requests
-        assert.strictEqual(requests.length, 4)
+        assert.strictEqual(requests.length, 5)
         assert.strictEqual((requests[3]!.body as { stream?: boolean }).stream, true)
+        assert.deepStrictEqual(
+          (requests[4]!.body as { response_format?: { json_schema?: { name?: string; strict?: boolean } } })
+            .response_format?.json_schema?.name,
+          "output"
+        )
+        assert.include(stdout, '{"city":"Lisbon","nights":3,"cheapestHotel":"Casa Alfama"}')
         for (const request of requests) {
           assert.strictEqual(request.headers.authorization, `Bearer ${apiKey}`)
           assert.strictEqual((request.body as { model?: string }).model, "stand-in-model")
@@ -197,7 +209,8 @@ describe("the tour", () => {
         assert.match(stdout, /EXECUTION: chat: .*Incorrect API key provided/)
         assert.match(stdout, row(15, ["chat turn", "agent.chat", "chat", "EXECUTION"], "✗"))
         assert.match(stdout, row(16, ["streamed turn", "agent.chatStream", "chat", "EXECUTION"], "✗"))
-        assert.match(stdout, new RegExp(`${steps.length} steps, ${steps.length - 3} did what they must, 3 did not`))
+        assert.match(stdout, row(17, ["structured output", "agent.chat", "chat", "EXECUTION"], "✗"))
+        assert.match(stdout, new RegExp(`${steps.length} steps, ${steps.length - 4} did what they must, 4 did not`))
       }).pipe(Effect.scoped),
     60_000
   )

@@ -15,7 +15,7 @@
  * tour books only with a person's approval, in its approval steps).
  */
 import { type ActionError, type Agent, Chat, type LanguageModel, Role } from "@rolecraft/core"
-import { Effect, Stream } from "effect"
+import { Effect, Schema, Stream } from "effect"
 import type * as Transcript from "./transcript.ts"
 
 /** One tool call of the turn with its answers. */
@@ -284,4 +284,48 @@ export const mustStreamOffline = (outcome: Transcript.Outcome): string | undefin
   if ((facts.deltas ?? 0) < 2) return "expected the answer in more than one text delta"
   if (facts.textFromDeltas !== 1) return "expected the last step's deltas to join to the answer"
   return undefined
+}
+
+/** The structured step's schema: the trip in three fields. */
+export const TripSummary = Schema.Struct({
+  city: Schema.String,
+  nights: Schema.Int,
+  cheapestHotel: Schema.optionalKey(Schema.String)
+})
+
+/**
+ * The structured-output step: `agent.chat(input, { output: TripSummary })`;
+ * the outcome's value is the decoded output (typed `TripSummary`).
+ */
+export const structured = <A, R>(
+  agent: Agent.Agent<A, R>,
+  input: string
+): Effect.Effect<Transcript.Outcome, never, R> =>
+  agent.chat(input, { output: TripSummary, maxSteps: 4 }).pipe(
+    Effect.map((result): Transcript.Outcome => {
+      if (result._tag !== "Completed") return { ok: true, value: `${result._tag} (no output)`, facts: { output: 0 } }
+      const output: typeof TripSummary.Type = result.output
+      return {
+        ok: true,
+        value: output,
+        usage: result.usage,
+        notes: [`the model's answer: ${result.text}`],
+        facts: { output: 1, nights: output.nights, lisbon: output.city === "Lisbon" ? 1 : 0 }
+      }
+    }),
+    Effect.catch((error) => Effect.succeed(failure(error)))
+  )
+
+/** Whatever the model: the turn did not fail (an answer that does not match would be VALIDATION). */
+export const mustStructuredAlways = (outcome: Transcript.Outcome): string | undefined =>
+  outcome.ok ? undefined : `the structured turn failed with ${outcome.category}: ${outcome.message}`
+
+/** With the offline model: the output decoded to Lisbon, 3 nights (its null cheapest hotel left out). */
+export const mustStructuredOffline = (outcome: Transcript.Outcome): string | undefined => {
+  const always = mustStructuredAlways(outcome)
+  if (always !== undefined) return always
+  const facts = outcome.facts ?? {}
+  return facts.output === 1 && facts.nights === 3 && facts.lisbon === 1
+    ? undefined
+    : "expected the output { city: Lisbon, nights: 3 }"
 }
