@@ -14,8 +14,12 @@
  * mapped back. An MCP server that cannot list its tools is left out of that
  * step with a logged warning; the turn goes on.
  *
+ * `agent.chatStream` and `agent.resumeStream` run the same turns as streams
+ * of {@link ChatEvent}s: the model's text as it arrives, each tool call as it
+ * starts, is ready and is answered, each step's end, and the result last.
+ *
  * This module holds what a caller writes and reads: the options, the
- * decisions, the results and the paused state.
+ * decisions, the results, the paused state and the events.
  *
  * @since 0.1.0
  */
@@ -58,6 +62,15 @@ import type * as Role from "./Role.ts"
  *   `false`); see `Tool.jsonSchema`.
  * - `steps`: hooks around each tool listing, model call and tool call of
  *   the turn ({@link StepHooks}); default none.
+ * - `output`: an Effect Schema the final answer must match. Every model
+ *   call of the turn asks for it (`response_format` `json_schema`, named
+ *   `output`, strict when the schema's JSON Schema form allows, an object
+ *   root offered as is and any other root as `{ value }`); the answer's JSON
+ *   is decoded into `Completed.output`, with the argument conversions of
+ *   tool calls (`"3"` for a number, a `null` strict mode allowed for an
+ *   optional key taken as absent). An answer that does not match fails the
+ *   turn with VALIDATION, its issues and a preview of the answer. On
+ *   `resume`, give it again.
  *
  * @since 0.1.0
  */
@@ -71,6 +84,7 @@ export interface ChatOptions {
   readonly temperature?: number | undefined
   readonly strict?: boolean | undefined
   readonly steps?: StepHooks | undefined
+  readonly output?: Schema.Top | undefined
 }
 
 /**
@@ -196,8 +210,9 @@ export type Decisions = Readonly<Record<string, Decision>>
  * `messages` the whole conversation (system message first; pass it back,
  * with a new user message, as the next turn's input), `usage` the turn's
  * tokens, `steps` its model calls, `finishReason` the last call's (e.g.
- * `"length"` when the text was cut), and `refusal` the model's refusal
- * message when it refused (its `text` is then usually `""`).
+ * `"length"` when the text was cut), `refusal` the model's refusal
+ * message when it refused (its `text` is then usually `""`), and `output`
+ * the answer decoded with the `output` schema, when one was given.
  *
  * @since 0.1.0
  */
@@ -209,7 +224,27 @@ export interface Completed {
   readonly steps: number
   readonly finishReason: LanguageModel.FinishReason
   readonly refusal?: string | undefined
+  readonly output?: unknown
 }
+
+/**
+ * A completed turn whose answer was decoded with an `output` schema of type
+ * `A` (what `agent.chat(input, { output })` returns when it completes).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface CompletedWith<A> extends Completed {
+  readonly output: A
+}
+
+/**
+ * How a chat turn asked for an `output` of type `A` ends.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type ChatResultWith<A> = CompletedWith<A> | AwaitingApproval | StepLimitReached
 
 /**
  * Some tool calls of the last step need an approval: `pending` lists them,
@@ -264,6 +299,171 @@ export const StepLimitReached = (fields: Omit<StepLimitReached, "_tag">): StepLi
   _tag: "StepLimitReached",
   ...fields
 })
+
+// =============================================================================
+// Events of a streamed turn
+// =============================================================================
+
+/**
+ * A model call begins (`step` counts the turn's model calls from 1, across
+ * an approval pause). A call retried by `options.retry` after it failed
+ * part-way starts again with the same `step`: what was shown of it is
+ * superseded.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface StepStarted {
+  readonly _tag: "StepStarted"
+  readonly step: number
+}
+
+/**
+ * The next piece of the model's text in this step.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface TextDelta {
+  readonly _tag: "TextDelta"
+  readonly step: number
+  readonly delta: string
+}
+
+/**
+ * The model began a tool call: its id (the one its answer will carry) and
+ * the model-facing tool name.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ToolCallStarted {
+  readonly _tag: "ToolCallStarted"
+  readonly step: number
+  readonly toolCallId: string
+  readonly tool: string
+}
+
+/**
+ * The next piece of a tool call's raw arguments, as the model sends them
+ * (only with `argumentDeltas: true`).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ToolCallArgumentsDelta {
+  readonly _tag: "ToolCallArgumentsDelta"
+  readonly step: number
+  readonly toolCallId: string
+  readonly delta: string
+}
+
+/**
+ * A tool call's arguments are complete and parsed, and it is about to run
+ * through the pipeline: the agent's `action` (for an MCP tool its mcpTool
+ * action, and `tool` the server's tool name). A call whose tool is unknown
+ * or whose arguments are not a JSON object goes straight to its
+ * {@link ToolResult}.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ToolCallReady {
+  readonly _tag: "ToolCallReady"
+  readonly step: number
+  readonly toolCallId: string
+  readonly action: string
+  readonly tool?: string | undefined
+  readonly arguments: Readonly<Record<string, unknown>>
+}
+
+/**
+ * A tool call's answer, as the model gets it: `content` is the tool message
+ * (the result, or `{"error":{"category","message"}}` with `category`).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ToolResult {
+  readonly _tag: "ToolResult"
+  readonly step: number
+  readonly toolCallId: string
+  readonly success: boolean
+  readonly category?: Category | undefined
+  readonly content: string
+}
+
+/**
+ * Tool calls of the last step wait for an approval; `TurnFinished` with
+ * `AwaitingApproval` follows.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ApprovalRequested {
+  readonly _tag: "ApprovalRequested"
+  readonly pending: ReadonlyArray<PendingCall>
+}
+
+/**
+ * A step is over: its model call's finish reason and usage (tokens of that
+ * call only), after the answers of its tool calls.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface StepFinished {
+  readonly _tag: "StepFinished"
+  readonly step: number
+  readonly finishReason: LanguageModel.FinishReason
+  readonly usage: Usage
+}
+
+/**
+ * The turn is over: always the last event, exactly once, carrying the same
+ * result `agent.chat` (or `agent.resume`) returns.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface TurnFinished {
+  readonly _tag: "TurnFinished"
+  readonly result: ChatResult
+}
+
+/**
+ * What a streamed chat turn tells its caller as it happens. In each step:
+ * `StepStarted`, the text's `TextDelta`s and each `ToolCallStarted` as the
+ * model sends them (with `ToolCallArgumentsDelta`s when asked), then per tool
+ * call `ToolCallReady` and `ToolResult`, then `StepFinished`; a pause adds
+ * `ApprovalRequested`; `TurnFinished` ends the turn. Events carry arguments
+ * and results, so they go to the caller only, never into `agent.events`.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type ChatEvent =
+  | StepStarted
+  | TextDelta
+  | ToolCallStarted
+  | ToolCallArgumentsDelta
+  | ToolCallReady
+  | ToolResult
+  | ApprovalRequested
+  | StepFinished
+  | TurnFinished
+
+/**
+ * Options of a streamed turn: those of {@link ChatOptions}, and
+ * `argumentDeltas`: also stream each tool call's raw arguments as they
+ * arrive ({@link ToolCallArgumentsDelta}); default `false`.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ChatStreamOptions extends ChatOptions {
+  readonly argumentDeltas?: boolean | undefined
+}
 
 // =============================================================================
 // Prompts and messages
