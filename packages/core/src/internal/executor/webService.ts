@@ -369,7 +369,11 @@ const readBody = (
     Stream.runDrain
   )
   return Effect.matchEffect(read, {
-    onFailure: (error) => Effect.fail(connectionFailure(call, error.reason.cause)),
+    // A response without a body (a 204, or a client's bodiless response) streams as an empty-body error.
+    onFailure: (error) =>
+      error.reason._tag === "EmptyBodyError"
+        ? Effect.succeed(new Uint8Array(0))
+        : Effect.fail(connectionFailure(call, error.reason.cause)),
     onSuccess: () => {
       if (over && success) return Effect.fail(tooLarge(call, "a body that went on"))
       const bytes = new Uint8Array(Buffer.concat(chunks, size))
