@@ -11,7 +11,7 @@ import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Action, Agent, Role } from "@rolecraft/core"
-import { Effect, Exit, type Layer } from "effect"
+import { Effect, Exit, type Layer, Schema } from "effect"
 import type * as HttpClient from "effect/http/HttpClient"
 import * as LocalServer from "../../packages/core/test/support/LocalServer.ts"
 
@@ -149,6 +149,52 @@ describe("HTTP bodies on every client layer", () => {
             assert.strictEqual(odd.category, "EXECUTION")
             assert.include(odd.message, "zz-unknown")
           }
+        }).pipe(Effect.scoped, Effect.provide(layer))
+    )
+  }
+})
+
+describe("redirects on every client layer", () => {
+  for (const [client, layer] of clients) {
+    it.live(
+      `C39 (${client}): a POST answered 302 or 307 is EXECUTION with the status and Location, sent once, never replayed as a GET`,
+      () =>
+        Effect.gen(function* () {
+          const server = yield* LocalServer.start((request, response) => {
+            if (request.path === "/v1/bookings/list")
+              return LocalServer.reply(response, 200, { "content-type": "application/json" }, "[]")
+            const status = request.path.endsWith("307") ? 307 : 302
+            return LocalServer.reply(response, status, { location: "/v1/bookings/list" })
+          })
+          const book = (path: string) =>
+            Action.webService({
+              description: "Book",
+              parameters: { hotelId: Schema.String },
+              endpoint: `${server.url}${path}`,
+              method: "POST"
+            })
+          const agent = yield* Agent.make({
+            id: "redirects",
+            roles: [
+              Role.make({
+                identity: { name: "http", goal: "Book", domain: "http" },
+                actions: { found: book("/v1/bookings"), temporary: book("/v1/bookings/307") }
+              })
+            ]
+          })
+          for (const [name, status] of [
+            ["found", 302],
+            ["temporary", 307]
+          ] as const) {
+            const error = failure(yield* Effect.exit(agent.executeAction(name, { hotelId: "h-1" })))
+            assert.strictEqual(error.category, "EXECUTION", `${name}: ${error.message}`)
+            assert.include(error.message, String(status))
+            assert.include(error.message, "/v1/bookings/list")
+          }
+          assert.deepStrictEqual(
+            server.received.map((request) => `${request.method} ${request.path}`),
+            ["POST /v1/bookings", "POST /v1/bookings/307"]
+          )
         }).pipe(Effect.scoped, Effect.provide(layer))
     )
   }

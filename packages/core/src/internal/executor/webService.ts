@@ -43,6 +43,7 @@ import * as Zlib from "node:zlib"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
@@ -228,7 +229,7 @@ export const run = (
       if (body !== undefined) request = HttpClientRequest.bodyText(request, body, "application/json")
       request = authorize(request, action.auth, secret)
       const call: Call = { name, action, method: action.method, url, safe, secrets }
-      return Effect.matchEffect(client.value.execute(request), {
+      return Effect.matchEffect(manualRedirects(client.value.execute(request)), {
         onFailure: (error) => Effect.fail(requestFailure(call, error)),
         // The result mapper runs inside the redaction below: a server's echo of the secret that a failing
         // mapper quotes is scrubbed as the executor's own failures are.
@@ -240,6 +241,18 @@ export const run = (
       Effect.mapError(send(credentials), (error) => Redact.scrub(error, credentials.secrets))
     )
   })
+
+/**
+ * A 3xx is the action's answer on every client: `fetch` would follow it itself (and replay a POST as a GET
+ * on 302/303), so it is told not to, keeping any `RequestInit` the caller provided.
+ */
+const manualRedirects = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.serviceOption(FetchHttpClient.RequestInit), (init) =>
+    Effect.provideService(effect, FetchHttpClient.RequestInit, {
+      ...Option.getOrUndefined(init),
+      redirect: "manual"
+    })
+  )
 
 // The URL without its query and fragment, for messages.
 const targetOf = (url: string): string => {
