@@ -233,6 +233,7 @@ export interface WebService<P extends ParametersSchema = ParametersSchema, A = u
   readonly headers: Readonly<Record<string, string>>
   readonly timeout: Duration.Input | undefined
   readonly idempotent: boolean
+  readonly maxResponseBytes: number
   readonly mapResult: MapResult | undefined
 }
 
@@ -464,6 +465,12 @@ type SuccessOf<S> = S extends Schema.Top ? S["Type"] : unknown
  * - `idempotent`: default `false`; `true` allows retrying a failure whose
  *   outcome is unknown on a POST or PATCH (GET, HEAD, PUT, DELETE and
  *   OPTIONS are idempotent already).
+ * - `maxResponseBytes`: the largest body read, counted after decoding
+ *   (default 10 MiB): a larger `Content-Length` is refused before reading,
+ *   and a body is counted as it streams and the read stops at the cap
+ *   (EXECUTION naming it). A `gzip`, `deflate` or `br` body is decoded on
+ *   every HTTP client; another encoding is EXECUTION naming it. An error
+ *   body is read only as far as its excerpt needs (64 KiB).
  * - `success`: optional schema the result is decoded with (mismatch →
  *   VALIDATION naming each path).
  *
@@ -513,6 +520,7 @@ export const webService = <const P extends ParametersInput, S extends Schema.Top
   readonly headers?: Readonly<Record<string, string>> | undefined
   readonly timeout?: Duration.Input | undefined
   readonly idempotent?: boolean | undefined
+  readonly maxResponseBytes?: number | undefined
   readonly success?: S
 }): Unmapped<WebService<ToStruct<P>, SuccessOf<S>>> =>
   make<Unmapped<WebService<ToStruct<P>, SuccessOf<S>>>>({
@@ -529,6 +537,7 @@ export const webService = <const P extends ParametersInput, S extends Schema.Top
     headers: options.headers ?? {},
     timeout: options.timeout,
     idempotent: options.idempotent ?? false,
+    maxResponseBytes: options.maxResponseBytes ?? 10 * 1024 * 1024,
     mapResult: undefined
   })
 

@@ -78,8 +78,9 @@ const toMillis = (input: Duration.Input | undefined, fallback: number): number =
   return Math.min(Math.max(0, ms), maxTimerMs)
 }
 
+// Core's cut (internal, not exported) applied here: never half a surrogate pair at the end.
 const truncate = (text: string, length: number): string =>
-  text.length <= length ? text : `${text.slice(0, length - 1)}…`
+  text.length <= length ? text : `${text.slice(0, length - 1).replace(/[\uD800-\uDBFF]$/, "")}…`
 
 const CallResult = ResultSchema.extend({
   content: z.array(z.looseObject({ type: z.string() })).default([]),

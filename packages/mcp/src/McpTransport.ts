@@ -141,7 +141,8 @@ export const openStdio = (
     })
     let stderr = ""
     transport.stderr?.on("data", (chunk: Buffer | string) => {
-      stderr = (stderr + chunk.toString()).slice(-stderrLimit)
+      // The tail, never starting with half a surrogate pair.
+      stderr = (stderr + chunk.toString()).slice(-stderrLimit).replace(/^[\uDC00-\uDFFF]/, "")
     })
     let exit: { readonly code: number | null; readonly signal: NodeJS.Signals | null } | undefined
     let noise: (line: string) => void = () => {}
@@ -195,7 +196,7 @@ export const openHttp = (url: string, options: Core.ConnectOptions): Effect.Effe
       const body = response.body.pipeThrough(
         new TransformStream<Uint8Array, Uint8Array>({
           transform(chunk, controller) {
-            seen = (seen + decoder.decode(chunk, { stream: true })).slice(-snippetLimit)
+            seen = (seen + decoder.decode(chunk, { stream: true })).slice(-snippetLimit).replace(/^[\uDC00-\uDFFF]/, "")
             received = seen
             controller.enqueue(chunk)
           }

@@ -39,8 +39,11 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Zlib from "node:zlib"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import type * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
@@ -226,7 +229,7 @@ export const run = (
       if (body !== undefined) request = HttpClientRequest.bodyText(request, body, "application/json")
       request = authorize(request, action.auth, secret)
       const call: Call = { name, action, method: action.method, url, safe, secrets }
-      return Effect.matchEffect(client.value.execute(request), {
+      return Effect.matchEffect(manualRedirects(client.value.execute(request)), {
         onFailure: (error) => Effect.fail(requestFailure(call, error)),
         // The result mapper runs inside the redaction below: a server's echo of the secret that a failing
         // mapper quotes is scrubbed as the executor's own failures are.
@@ -238,6 +241,18 @@ export const run = (
       Effect.mapError(send(credentials), (error) => Redact.scrub(error, credentials.secrets))
     )
   })
+
+/**
+ * A 3xx is the action's answer on every client: `fetch` would follow it itself (and replay a POST as a GET
+ * on 302/303), so it is told not to, keeping any `RequestInit` the caller provided.
+ */
+const manualRedirects = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.serviceOption(FetchHttpClient.RequestInit), (init) =>
+    Effect.provideService(effect, FetchHttpClient.RequestInit, {
+      ...Option.getOrUndefined(init),
+      redirect: "manual"
+    })
+  )
 
 // The URL without its query and fragment, for messages.
 const targetOf = (url: string): string => {
@@ -325,35 +340,142 @@ const connectionFailure = (call: Call, cause: unknown): TransientFailure => {
 // Responses
 // =============================================================================
 
-const respond = (call: Call, response: HttpClientResponse.HttpClientResponse): Effect.Effect<unknown, ActionError> =>
-  Effect.matchEffect(response.arrayBuffer, {
-    onFailure: (error) => Effect.fail(connectionFailure(call, error.reason.cause)),
-    onSuccess: (buffer) => {
-      const status = response.status
-      const bytes = new Uint8Array(buffer)
-      const media = mediaTypeOf(response.headers["content-type"])
-      if (status >= 200 && status < 300) return success(call, status, media, bytes)
-      if (HttpResponse.isTransientStatus(status)) {
-        return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.fail(
-            transient(call, status, retryAfterOf(response.headers, now), excerptOf(bytes, media, call.secrets))
-          )
-        )
+// How much of an error body is read: its excerpt needs no more.
+const errorBodyBytes = 65_536
+
+const tooLarge = (call: Call, what: string) =>
+  new ExecutionFailure({
+    action: call.name,
+    message: `${call.name}: ${call.method} ${targetOf(call.url)} answered ${what}, more than the ${call.action.maxResponseBytes} bytes allowed (maxResponseBytes)`
+  })
+
+/**
+ * Reads at most a cap of a body as it streams (an error body: 64 KiB, then stops quietly; a success:
+ * `maxResponseBytes`, EXECUTION past it), then undoes its content encoding, counting the decoded bytes
+ * against the same cap.
+ */
+const readBody = (
+  call: Call,
+  response: HttpClientResponse.HttpClientResponse,
+  success: boolean
+): Effect.Effect<Uint8Array, ActionError> => {
+  const limit = success ? call.action.maxResponseBytes : errorBodyBytes
+  const declared = Number(response.headers["content-length"])
+  if (success && Number.isFinite(declared) && declared > limit) {
+    return Effect.fail(tooLarge(call, `a Content-Length of ${declared} bytes`))
+  }
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  let over = false
+  const read = response.stream.pipe(
+    Stream.takeWhile((chunk) => {
+      if (size + chunk.length > limit) {
+        over = true
+        chunks.push(chunk.subarray(0, limit - size))
+        size = limit
+        return false
       }
-      const excerpt = excerptOf(bytes, media, call.secrets)
-      const redirect = status >= 300 && status < 400 ? response.headers.location : undefined
-      return Effect.fail(
-        new ExecutionFailure({
-          action: call.name,
-          message:
-            `${call.name}: ${call.method} ${targetOf(call.url)} was refused with status ${status}` +
-            (redirect === undefined ? "" : ` (a redirect to ${redirect}, which is not followed)`) +
-            (excerpt === "" ? "" : `: ${shorten(excerpt, messageExcerptLength)}`),
-          status,
-          ...(excerpt === "" ? {} : { excerpt })
-        })
+      chunks.push(chunk)
+      size += chunk.length
+      return true
+    }),
+    Stream.runDrain
+  )
+  return Effect.matchEffect(read, {
+    // A response without a body (a 204, or a client's bodiless response) streams as an empty-body error.
+    onFailure: (error) =>
+      error.reason._tag === "EmptyBodyError"
+        ? Effect.succeed(new Uint8Array(0))
+        : Effect.fail(connectionFailure(call, error.reason.cause)),
+    onSuccess: () => {
+      if (over && success) return Effect.fail(tooLarge(call, "a body that went on"))
+      const bytes = new Uint8Array(Buffer.concat(chunks, size))
+      return decodeContent(call, response.headers["content-encoding"], bytes, limit, success)
+    }
+  })
+}
+
+const gzipMagic = (bytes: Uint8Array) => bytes[0] === 0x1f && bytes[1] === 0x8b
+const zlibMagic = (bytes: Uint8Array) =>
+  bytes[0] !== undefined && bytes[1] !== undefined && (bytes[0] & 0x0f) === 8 && ((bytes[0] << 8) | bytes[1]) % 31 === 0
+
+/**
+ * The body with its content encoding undone. Some clients (fetch) decode bodies themselves and keep the
+ * header: bytes without the encoding's own signature are taken as already decoded.
+ */
+const decodeContent = (
+  call: Call,
+  header: string | undefined,
+  bytes: Uint8Array,
+  limit: number,
+  success: boolean
+): Effect.Effect<Uint8Array, ActionError> => {
+  const encoding = (header ?? "").trim().toLowerCase()
+  if (encoding === "" || encoding === "identity" || bytes.length === 0) return Effect.succeed(bytes)
+  const fail = (why: string) =>
+    new ExecutionFailure({
+      action: call.name,
+      message: `${call.name}: ${call.method} ${targetOf(call.url)} answered a ${encoding} body that ${why}`
+    })
+  // An error body may have been cut short: decode what there is, for its excerpt.
+  const options = success
+    ? { maxOutputLength: limit }
+    : { maxOutputLength: limit, finishFlush: Zlib.constants.Z_SYNC_FLUSH }
+  const inflate = (run: (done: (error: Error | null, out: Buffer) => void) => void) =>
+    Effect.callback<Uint8Array, ActionError>((resume) => {
+      run((error, out) => {
+        if (error === null) return resume(Effect.succeed(new Uint8Array(out.buffer, out.byteOffset, out.length)))
+        if (error instanceof RangeError || /maxOutputLength|larger than/i.test(error.message)) {
+          return resume(
+            Effect.fail(success ? tooLarge(call, `a ${encoding} body that decodes to more`) : fail("is too large"))
+          )
+        }
+        return resume(Effect.fail(fail(`cannot be decoded (${error.message})`)))
+      })
+    })
+  switch (encoding) {
+    case "gzip":
+    case "x-gzip":
+      return gzipMagic(bytes) ? inflate((done) => Zlib.gunzip(bytes, options, done)) : Effect.succeed(bytes)
+    case "deflate":
+      return zlibMagic(bytes) ? inflate((done) => Zlib.inflate(bytes, options, done)) : Effect.succeed(bytes)
+    case "br":
+      // Brotli has no signature: bytes that do not decode as brotli are taken as already decoded.
+      return Effect.catch(
+        inflate((done) => Zlib.brotliDecompress(bytes, { maxOutputLength: limit }, done)),
+        (error) =>
+          error.message.includes("allowed") || error.message.includes("too large")
+            ? Effect.fail(error)
+            : Effect.succeed(bytes)
+      )
+    default:
+      return Effect.fail(fail("cannot be decoded (gzip, deflate and br can)"))
+  }
+}
+
+const respond = (call: Call, response: HttpClientResponse.HttpClientResponse): Effect.Effect<unknown, ActionError> =>
+  Effect.flatMap(readBody(call, response, response.status >= 200 && response.status < 300), (bytes) => {
+    const status = response.status
+    const media = mediaTypeOf(response.headers["content-type"])
+    if (status >= 200 && status < 300) return success(call, status, media, bytes)
+    if (HttpResponse.isTransientStatus(status)) {
+      return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.fail(transient(call, status, retryAfterOf(response.headers, now), excerptOf(bytes, media, call.secrets)))
       )
     }
+    const excerpt = excerptOf(bytes, media, call.secrets)
+    const redirect = status >= 300 && status < 400 ? response.headers.location : undefined
+    return Effect.fail(
+      new ExecutionFailure({
+        action: call.name,
+        message:
+          `${call.name}: ${call.method} ${targetOf(call.url)} was refused with status ${status}` +
+          (redirect === undefined ? "" : ` (a redirect to ${redirect}, which is not followed)`) +
+          (excerpt === "" ? "" : `: ${shorten(excerpt, messageExcerptLength)}`),
+        status,
+        ...(excerpt === "" ? {} : { excerpt })
+      })
+    )
   })
 
 const transient = (
