@@ -30,17 +30,18 @@ import type * as Events from "./Events.ts"
 import * as EventHub from "./internal/events/hub.ts"
 import * as Observe from "./internal/events/observe.ts"
 import * as Telemetry from "./internal/events/telemetry.ts"
+import * as Metering from "./internal/events/usage.ts"
 import type * as Guardrail from "./Guardrail.ts"
+import type * as McpClient from "./McpClient.ts"
 import * as GuardrailKernel from "./internal/pipeline/guardrail.ts"
 import * as Hooks from "./internal/pipeline/hooks.ts"
 import type { AgentRuntime } from "./internal/executor/attempt.ts"
 import * as Executor from "./internal/executor/execute.ts"
-import { settled } from "./internal/run/settled.ts"
 import * as McpConnections from "./internal/executor/mcpPool.ts"
 import * as McpTool from "./internal/executor/mcpTool.ts"
 import type * as Knowledge from "./Knowledge.ts"
 import * as KnowledgeKernel from "./internal/pipeline/retrieval.ts"
-import * as LanguageModel from "./LanguageModel.ts"
+import type * as LanguageModel from "./LanguageModel.ts"
 import * as ResilienceKernel from "./internal/run/resilience.ts"
 import * as Tool from "./internal/schema/tool.ts"
 import type * as Role from "./Role.ts"
@@ -132,7 +133,7 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    * and MCP tools, each tool call runs through the pipeline, until the model
    * answers (`Completed`), a call needs approval (`AwaitingApproval`) or
    * `maxSteps` is reached (`StepLimitReached`). Needs a `LanguageModel`. See
-   * `ChatKernel.Chats` for the rules and `Chat.ChatOptions` for the options.
+   * the `Chat` module for the results and `Chat.ChatOptions` for the options.
    */
   readonly chat: (
     input: string | ReadonlyArray<LanguageModel.Message>,
@@ -204,7 +205,7 @@ export interface Options<Roles extends ReadonlyArray<Role.Any>> {
   readonly id: string
   readonly roles: Roles
   readonly authority?: Authority.Authority | undefined
-  readonly mcpServers?: Readonly<Record<string, McpTool.ServerOption>> | undefined
+  readonly mcpServers?: Readonly<Record<string, McpClient.Server>> | undefined
   readonly traceSteps?: boolean | undefined
   readonly traceContent?: boolean | undefined
 }
@@ -369,7 +370,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
   Effect.gen(function* () {
     const id = options.id
     const servers = McpTool.serversRole(options.mcpServers)
-    const runtime: AgentRuntime = { id, mcp: McpConnections.make(yield* Effect.scope) }
+    const runtime: AgentRuntime = { id, mcp: yield* McpConnections.make }
     const approvals = yield* ApprovalKernel.defaultStore
     const knowledgeBase = yield* KnowledgeKernel.defaultBase
     const roles = servers === undefined ? options.roles : [...options.roles, servers]
@@ -378,8 +379,8 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const available = [...registry.keys()]
     const hub = yield* EventHub.makeHub
     const trace = Observe.stepTracer(options.traceSteps)
-    // A step already settled (an action without that step's policy) gives its value without a trip through the runtime.
-    const step: Observe.StepTracer = (name, effect) => settled(trace(name, effect))
+    // No hand-written shortcut for a step that is already settled: yielding a success Exit costs ~0.03 µs in Effect 4.
+    const step: Observe.StepTracer = trace
 
     const metricsOf = Telemetry.actionMetrics(id)
     const traceContent = options.traceContent === true
@@ -437,21 +438,28 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const executeAction = (name: string, params: Readonly<Record<string, unknown>> = {}) => pipeline(name, params)
 
     const execute = (request: ActionRequest): Effect.Effect<ActionResponse, RetrievalFailure, any> =>
+      Effect.suspend(() => {
+        const run = pipeline(request.action, request.params ?? {}, request.approvalToken, request.correlationId)
+        // Model usage is metered only for llm actions, so other calls pay nothing for it.
+        return registry.get(request.action)?.action._tag === "llm"
+          ? Metering.metered(run, (metered, usage) => respond(request, metered, usage))
+          : respond(request, run, Effect.succeed(undefined))
+      })
+
+    const respond = (
+      request: ActionRequest,
+      run: Effect.Effect<unknown, ActionError | RetrievalFailure, any>,
+      usage: Effect.Effect<ActionResponse["usage"]>
+    ): Effect.Effect<ActionResponse, RetrievalFailure, any> =>
       Effect.gen(function* () {
         const start = yield* Clock.currentTimeMillis
-        // Model usage is metered only for llm actions, so other calls pay nothing for it.
-        const meter =
-          registry.get(request.action)?.action._tag === "llm" ? yield* LanguageModel.makeUsageMeter : undefined
-        const run = pipeline(request.action, request.params ?? {}, request.approvalToken, request.correlationId)
-        const outcome = yield* Effect.result(
-          meter === undefined ? run : Effect.provideService(run, LanguageModel.UsageMeter, meter)
-        )
+        const outcome = yield* Effect.result(run)
         const durationMs = (yield* Clock.currentTimeMillis) - start
-        const metered = meter === undefined ? undefined : yield* meter.total
+        const used = yield* usage
         const common = {
           action: request.action,
           durationMs,
-          ...(metered === undefined || metered.calls === 0 ? {} : { usage: metered.usage }),
+          ...(used === undefined ? {} : { usage: used }),
           ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId })
         }
         if (outcome._tag === "Success") {

@@ -28,7 +28,7 @@ import * as Telemetry from "./internal/events/telemetry.ts"
 import { shorten } from "./internal/text.ts"
 import * as ResilienceKernel from "./internal/run/resilience.ts"
 import type * as JsonSchema from "effect/JsonSchema"
-import { isTransientStatus } from "./internal/executor/httpResponse.ts"
+import * as HttpResponse from "./internal/executor/httpResponse.ts"
 
 // =============================================================================
 // Messages
@@ -569,7 +569,7 @@ export const httpFailure = (options: {
 }): TransientFailure | ExecutionFailure => {
   const { action, status } = options
   const excerpt = shorten(options.message, 200)
-  if (isTransientStatus(status)) {
+  if (HttpResponse.isTransientStatus(status)) {
     return new TransientFailure({
       action,
       status,
@@ -586,3 +586,19 @@ export const httpFailure = (options: {
     message: `${action}: the model API refused the request (HTTP ${status}): ${excerpt}`
   })
 }
+
+/**
+ * The wait a transient HTTP answer (429, 503) asks for, to pass to
+ * {@link httpFailure} as `retryAfter`: `retry-after-ms` (milliseconds) when
+ * valid, else `Retry-After` as delta-seconds or an HTTP date measured from
+ * `nowMs` (never negative). Malformed or absent values give `undefined`, so
+ * the retry policy's backoff applies. Takes a fetch `Headers`, Effect
+ * `Headers` or a record of header values.
+ *
+ * @category wire format
+ * @since 0.1.0
+ */
+export const retryAfter: (
+  headers: Iterable<readonly [string, string]> | Readonly<Record<string, string | undefined>> | undefined,
+  nowMs: number
+) => Duration.Duration | undefined = HttpResponse.retryAfter

@@ -14,6 +14,7 @@ import { RoleDefinitionError } from "./ActionError.ts"
 import * as Capability from "./Capability.ts"
 import type * as Contract from "./Contract.ts"
 import type * as Guardrail from "./Guardrail.ts"
+import * as Kernel from "./internal/capability.ts"
 
 /**
  * @category type IDs
@@ -245,15 +246,15 @@ const build = (fields: {
       })
     }
     for (const [key, provided] of Capability.flatten(capability)) {
-      Capability.checkEntry(provided.capability.name, key, provided.action)
+      Kernel.checkEntry(provided.capability.name, key, provided.action)
       const list = candidates.get(key) ?? []
       list.push(provided)
       candidates.set(key, list)
     }
   }
-  const { resolved, ambiguous } = Capability.resolveProviders(candidates)
+  const { resolved, ambiguous } = Kernel.resolveProviders(candidates)
   for (const [key, providers] of ambiguous) {
-    if (!fields.own.has(key)) throw Capability.ambiguity({ role }, key, providers)
+    if (!fields.own.has(key)) throw Kernel.ambiguity({ role }, key, providers)
   }
   const entries: Array<Entry> = []
   for (const [name, { capability, action }] of resolved) {

@@ -240,3 +240,16 @@ describe("LanguageModel.Message", () => {
     assert.isTrue(Exit.isFailure(bad))
   })
 })
+
+describe("LanguageModel.retryAfter", () => {
+  it("reads retry-after-ms, then Retry-After (seconds or an HTTP date), from a fetch Headers or a record; malformed is undefined", () => {
+    const now = Date.parse("Wed, 21 Oct 2026 07:27:00 GMT")
+    const ms = (duration: Duration.Duration | undefined) =>
+      duration === undefined ? undefined : Duration.toMillis(duration)
+    assert.strictEqual(ms(LanguageModel.retryAfter(new Headers({ "Retry-After-Ms": " 250 " }), now)), 250)
+    assert.strictEqual(ms(LanguageModel.retryAfter({ "retry-after": "4" }, now)), 4000)
+    assert.strictEqual(ms(LanguageModel.retryAfter({ "retry-after": "Wed, 21 Oct 2026 07:28:00 GMT" }, now)), 60_000)
+    assert.strictEqual(ms(LanguageModel.retryAfter({ "retry-after": "soon", "retry-after-ms": "-1" }, now)), undefined)
+    assert.strictEqual(ms(LanguageModel.retryAfter(undefined, now)), undefined)
+  })
+})

@@ -87,13 +87,11 @@ type AnyAgent = Agent.Agent<any, any>
 
 const isAgent = (u: unknown): u is AnyAgent => typeof u === "object" && u !== null && Agent.TypeId in u
 
-const isPlainObject = (u: unknown): u is Record<string, unknown> =>
-  typeof u === "object" && u !== null && Object.getPrototypeOf(u) === Object.prototype
-
 // The same text a chat turn answers a tool call with (`ToolResult`), plus `structuredContent` for an object.
 const successResult = (value: unknown): CallToolResult => {
   const content: CallToolResult["content"] = [{ type: "text", text: ToolResult.text(value) }]
-  return isPlainObject(value) ? { content, structuredContent: value } : { content }
+  const structuredContent = ToolResult.structured(value)
+  return structuredContent === undefined ? { content } : { content, structuredContent }
 }
 
 const failureResult = (category: string, message: string): CallToolResult => ({

@@ -98,20 +98,19 @@ const parseProblem = (error: Error): string =>
 const isPayloadError = (error: unknown): boolean =>
   isParseError(error) || (error instanceof Error && /unknown message ID|Unexpected content type/.test(error.message))
 
-const isRecord = (u: unknown): u is Record<string, unknown> => Predicate.isObject(u) && !Array.isArray(u)
-
 /** A listed tool as a definition, or why it cannot be one. */
 const toDefinition = (entry: unknown): Core.ToolDefinition | string => {
-  if (!isRecord(entry)) return "a tool entry that is not an object"
+  if (!Predicate.isObject(entry)) return "a tool entry that is not an object"
   const { name, title, description, inputSchema, outputSchema } = entry
   if (typeof name !== "string" || name === "") return "a tool entry without a name"
-  if (inputSchema !== undefined && !isRecord(inputSchema)) return `tool ${name}: its inputSchema is not an object`
+  if (inputSchema !== undefined && !Predicate.isObject(inputSchema))
+    return `tool ${name}: its inputSchema is not an object`
   return {
     name,
     ...(typeof title === "string" ? { title } : {}),
     ...(typeof description === "string" ? { description } : {}),
     inputSchema: inputSchema ?? { type: "object" },
-    ...(isRecord(outputSchema) ? { outputSchema } : {})
+    ...(Predicate.isObject(outputSchema) ? { outputSchema } : {})
   }
 }
 
@@ -353,7 +352,7 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
           ),
           (result): Core.CallToolResult => ({
             content: result.content,
-            ...(isRecord(result.structuredContent) ? { structuredContent: result.structuredContent } : {}),
+            ...(Predicate.isObject(result.structuredContent) ? { structuredContent: result.structuredContent } : {}),
             ...(result.isError === true ? { isError: true } : {})
           })
         )

@@ -16,11 +16,9 @@ import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as HttpHeaders from "effect/http/Headers"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Result from "effect/Result"
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
 import type {
   ChatCompletion,
@@ -182,27 +180,18 @@ export const responseOf = (
   })
 }
 
-const MILLIS = /^\d+(?:\.\d+)?$/
-
 /**
  * The wait a 429 (or 503) asks for: `retry-after-ms` (milliseconds), else
- * `retry-after` as delta-seconds (digits only) or an HTTP date (relative to
- * `nowMs`, never negative), both read by Effect's `Headers.parseRetryAfter`
- * as the webService executor reads them. Malformed values are ignored
- * (`undefined`): the retry policy's backoff applies. Caps are the retry
- * policy's (`maxDelay`).
+ * `retry-after` as delta-seconds or an HTTP date (relative to `nowMs`,
+ * never negative), read by `LanguageModel.retryAfter` as the webService
+ * executor reads them. Malformed values are ignored (`undefined`): the retry
+ * policy's backoff applies. Caps are the retry policy's (`maxDelay`).
  *
  * @category wire format
  * @since 0.1.0
  */
-export const retryAfter = (headers: Headers | undefined, nowMs: number): Duration.Duration | undefined => {
-  const millis = headers?.get("retry-after-ms")?.trim()
-  if (millis !== undefined && MILLIS.test(millis)) return Duration.millis(Number(millis))
-  const value = headers?.get("retry-after")
-  if (value === undefined || value === null) return undefined
-  const parsed = HttpHeaders.parseRetryAfter(value)
-  return Result.isSuccess(parsed) ? HttpHeaders.retryAfterDelay(parsed.success, nowMs) : undefined
-}
+export const retryAfter = (headers: Headers | undefined, nowMs: number): Duration.Duration | undefined =>
+  LanguageModel.retryAfter(headers, nowMs)
 
 const messageOf = (error: APIError): string => {
   const body: unknown = error.error

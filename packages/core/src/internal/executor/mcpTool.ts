@@ -36,14 +36,14 @@ import {
   McpClient,
   type McpClientError,
   serverKey,
-  type ToolDefinition
+  type ToolDefinition,
+  type Server as McpClientServer
 } from "../../McpClient.ts"
 import * as McpContent from "./mcpContent.ts"
 import * as Role from "../../Role.ts"
 import * as Tool from "../schema/tool.ts"
 import type { BackingOff, Pool } from "./mcpPool.ts"
 import * as Redact from "../redact.ts"
-import { settled } from "../run/settled.ts"
 
 /**
  * The default timeout of one tool call when neither the action nor its
@@ -315,68 +315,71 @@ const argumentsOf = (label: string, raw: unknown): Result.Result<Record<string, 
 
 const isInvalidParamsText = (text: string) => /^MCP error -32602\b/.test(text)
 
+// Scoped: the call borrows its connection from the pool until it ends.
 const run = (call: Call, client: McpClient["Service"], credential: Credential | undefined) =>
-  Effect.gen(function* () {
-    const { name, action, args } = call
-    const tool = String(args.tool)
-    const label = `${name}/${tool}`
-    const { timeout } = prepare(action)
-    const connection = connectionOf(call, client, credential)
-    let current = yield* connection.get
-    const definition = yield* findTool(call, current, tool)
-    const raw = argumentsOf(label, args.arguments)
-    if (Result.isFailure(raw)) return yield* raw.failure
-    const converted = yield* settled(
-      Conversion.decode(Conversion.fromJsonSchema(definition.inputSchema), raw.success, { action: label })
-    )
-    const mapped = (error: McpClientError) =>
-      toActionError(name, label, error, { idempotent: action.idempotent, timeout })
-    // Refused arguments, or a tool that vanished since it was listed: NOT_FOUND when a fresh list lacks it.
-    const refused = (message: string, cause: unknown) =>
-      Effect.flatMap(
-        listed(call, current, true),
-        (tools): Effect.Effect<never, ActionError> =>
-          lookup(tools, tool) !== undefined
-            ? Effect.fail(
-                new ValidationError({
-                  action: name,
-                  message: `${label}: the MCP server refused the arguments: ${message}`,
-                  issues: [{ path: "arguments", message }],
-                  cause
-                })
-              )
-            : Effect.fail(notFound(call, tool, tools))
-      )
-    const failed = (error: McpClientError): Effect.Effect<never, ActionError> => {
-      if (error.reason === "InvalidParams") return refused(error.message, error)
-      // A lost connection is forgotten, so the next call reconnects.
-      if (error.reason === "Closed" || error.reason === "SessionExpired") {
-        return Effect.andThen(call.agent.mcp.drop(connection.key, current), Effect.fail(mapped(error)))
+  Effect.scoped(
+    Effect.gen(function* () {
+      const { name, action, args } = call
+      const tool = String(args.tool)
+      const label = `${name}/${tool}`
+      const { timeout } = prepare(action)
+      const connection = connectionOf(call, client, credential)
+      let current = yield* connection.get
+      const definition = yield* findTool(call, current, tool)
+      const raw = argumentsOf(label, args.arguments)
+      if (Result.isFailure(raw)) return yield* raw.failure
+      const converted = yield* Conversion.decode(Conversion.fromJsonSchema(definition.inputSchema), raw.success, {
+        action: label
+      })
+      const mapped = (error: McpClientError) =>
+        toActionError(name, label, error, { idempotent: action.idempotent, timeout })
+      // Refused arguments, or a tool that vanished since it was listed: NOT_FOUND when a fresh list lacks it.
+      const refused = (message: string, cause: unknown) =>
+        Effect.flatMap(
+          listed(call, current, true),
+          (tools): Effect.Effect<never, ActionError> =>
+            lookup(tools, tool) !== undefined
+              ? Effect.fail(
+                  new ValidationError({
+                    action: name,
+                    message: `${label}: the MCP server refused the arguments: ${message}`,
+                    issues: [{ path: "arguments", message }],
+                    cause
+                  })
+                )
+              : Effect.fail(notFound(call, tool, tools))
+        )
+      const failed = (error: McpClientError): Effect.Effect<never, ActionError> => {
+        if (error.reason === "InvalidParams") return refused(error.message, error)
+        // A lost connection is forgotten, so the next call reconnects.
+        if (error.reason === "Closed" || error.reason === "SessionExpired") {
+          return Effect.andThen(call.agent.mcp.drop(connection.key, current), Effect.fail(mapped(error)))
+        }
+        return Effect.fail(mapped(error))
       }
-      return Effect.fail(mapped(error))
-    }
-    const result: CallToolResult = yield* current.callTool(tool, converted, { timeout }).pipe(
-      Effect.catch((error) => {
-        // An expired HTTP session never ran the request: reconnect and retry once.
-        if (error.reason !== "SessionExpired") return failed(error)
-        return Effect.gen(function* () {
-          yield* call.agent.mcp.drop(connection.key, current)
-          current = yield* connection.get
-          return yield* Effect.catch(current.callTool(tool, converted, { timeout }), failed)
+      const result: CallToolResult = yield* current.callTool(tool, converted, { timeout }).pipe(
+        Effect.catch((error) => {
+          // An expired HTTP session never ran the request: reconnect and retry once.
+          if (error.reason !== "SessionExpired") return failed(error)
+          return Effect.gen(function* () {
+            yield* call.agent.mcp.drop(connection.key, current)
+            current = yield* connection.get
+            return yield* Effect.catch(current.callTool(tool, converted, { timeout }), failed)
+          })
         })
-      })
-    )
-    if (result.isError === true) {
-      const text = McpContent.toText(result)
-      if (isInvalidParamsText(text)) return yield* refused(text, undefined)
-      return yield* new ExecutionFailure({
-        action: name,
-        message: `${label}: the tool reported an error: ${text}`,
-        excerpt: text.slice(0, 1_000)
-      })
-    }
-    return McpContent.toValue(result, { outputSchema: definition.outputSchema })
-  })
+      )
+      if (result.isError === true) {
+        const text = McpContent.toText(result)
+        if (isInvalidParamsText(text)) return yield* refused(text, undefined)
+        return yield* new ExecutionFailure({
+          action: name,
+          message: `${label}: the tool reported an error: ${text}`,
+          excerpt: text.slice(0, 1_000)
+        })
+      }
+      return McpContent.toValue(result, { outputSchema: definition.outputSchema })
+    })
+  )
 
 const withService = <A>(
   name: string,
@@ -417,11 +420,13 @@ export const execute = (call: Call): Effect.Effect<unknown, ActionError> =>
  */
 export const listTools = (call: Omit<Call, "args">): Effect.Effect<ReadonlyArray<ToolDefinition>, ActionError> =>
   withService(call.name, call.action, (client, credential) =>
-    Effect.gen(function* () {
-      const withArgs = { ...call, args: {} }
-      const connection = yield* connectionOf(withArgs, client, credential).get
-      return allowed(call.action, yield* listed(withArgs, connection, false))
-    })
+    Effect.scoped(
+      Effect.gen(function* () {
+        const withArgs = { ...call, args: {} }
+        const connection = yield* connectionOf(withArgs, client, credential).get
+        return allowed(call.action, yield* listed(withArgs, connection, false))
+      })
+    )
   )
 
 /**
@@ -429,7 +434,7 @@ export const listTools = (call: Omit<Call, "args">): Effect.Effect<ReadonlyArray
  * or URL (no credential, all tools, the default timeout), or a full mcpTool
  * action.
  */
-export type ServerOption = Action.McpServer | Action.McpTool<any, any>
+export type ServerOption = McpClientServer
 
 /**
  * The agent's own MCP servers (`Agent.make({ mcpServers })`) as a role of

@@ -41,7 +41,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
-import * as Headers from "effect/http/Headers"
+import type * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
@@ -53,7 +53,7 @@ import * as Endpoint from "./endpoint.ts"
 import * as Redact from "../redact.ts"
 import { shorten } from "../text.ts"
 import * as Json from "../json.ts"
-import { isTransientStatus } from "./httpResponse.ts"
+import * as HttpResponse from "./httpResponse.ts"
 
 type WebService = Action.WebService<any, any, any>
 
@@ -330,7 +330,7 @@ const respond = (call: Call, response: HttpClientResponse.HttpClientResponse): E
       const bytes = new Uint8Array(buffer)
       const media = mediaTypeOf(response.headers["content-type"])
       if (status >= 200 && status < 300) return success(call, status, media, bytes)
-      if (isTransientStatus(status)) {
+      if (HttpResponse.isTransientStatus(status)) {
         return Effect.flatMap(Clock.currentTimeMillis, (now) =>
           Effect.fail(transient(call, status, retryAfterOf(response.headers, now), excerptOf(bytes, media)))
         )
@@ -539,23 +539,8 @@ const excerptOf = (bytes: Uint8Array, media: MediaType | undefined): string => {
   return shorten(html ? htmlText(text) : collapse(text), excerptLength)
 }
 
-const millisPattern = /^\s*\d+(\.\d+)?\s*$/
-
-/**
- * The server's requested wait: `retry-after-ms` (milliseconds) when valid,
- * else `Retry-After` as delta-seconds (digits only) or an HTTP date measured
- * from `now`; malformed values are ignored; capped at {@link maxRetryAfter}.
- * Never NaN, negative or infinite.
- */
+/** The server's requested wait (see `retryAfter`), capped at {@link maxRetryAfter}. */
 export const retryAfterOf = (headers: Headers.Headers, now: number): Duration.Duration | undefined => {
-  const millis = headers["retry-after-ms"]
-  if (millis !== undefined && millisPattern.test(millis)) {
-    return Duration.min(Duration.millis(Number(millis)), maxRetryAfter)
-  }
-  const value = headers["retry-after"]
-  if (value === undefined) return undefined
-  const parsed = Headers.parseRetryAfter(value)
-  return Result.isSuccess(parsed)
-    ? Duration.min(Headers.retryAfterDelay(parsed.success, now), maxRetryAfter)
-    : undefined
+  const requested = HttpResponse.retryAfter(headers, now)
+  return requested === undefined ? undefined : Duration.min(requested, maxRetryAfter)
 }
