@@ -8,6 +8,7 @@
  */
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import type * as Action from "./Action.ts"
+import { RoleDefinitionError } from "./ActionError.ts"
 import * as Kernel from "./internal/capability.ts"
 
 /**
@@ -164,7 +165,10 @@ export const make = <const Name extends string, const Actions extends Candidates
  * Its own entries win by key over its bases'; one action value reached
  * through two bases is one action; two different actions under one key from
  * bases that do not extend one another, with no own entry of that key, are
- * ambiguous and throw `RoleDefinitionError`.
+ * ambiguous and throw `RoleDefinitionError`. So does a base that is
+ * `undefined` (what a circular import leaves), one that is not a capability,
+ * and bases that lead back to the capability itself (the message gives the
+ * path of names).
  *
  * @example
  * ```ts
@@ -204,6 +208,50 @@ export const extend = <
 export const isSameOrExtends: (capability: Any, ancestor: Any) => boolean = Kernel.isSameOrExtends
 
 /**
+ * Why something cannot be used as a capability's base, or `undefined` when it
+ * can. `undefined` is what a circular import leaves in place of a base.
+ */
+const baseProblem = (base: unknown, position: number): string | undefined => {
+  if (base === undefined) {
+    return (
+      `base ${position} is undefined. This is usually a circular import: the module defining this capability ` +
+      `and the one defining its base import each other, so the base is not defined yet when this one is built. ` +
+      `Move the base into a module of its own that both import, or import it without the cycle.`
+    )
+  }
+  if (!isCapability(base) || !Array.isArray(base.bases)) {
+    return `base ${position} is not a capability. Build bases with Capability.make or Capability.extend.`
+  }
+  return undefined
+}
+
+/** A RoleDefinitionError for the bases of `capability`, or `undefined` when they can be used. */
+const checkBases = (capability: Any, path: ReadonlyArray<Any>): RoleDefinitionError | undefined => {
+  const bases: ReadonlyArray<unknown> = Array.isArray(capability.bases) ? capability.bases : [capability.bases]
+  for (let index = 0; index < bases.length; index++) {
+    const problem = baseProblem(bases[index], index + 1)
+    if (problem !== undefined) {
+      return new RoleDefinitionError({
+        capability: capability.name,
+        message: `Capability ${capability.name}: ${problem}`
+      })
+    }
+    const at = path.indexOf(bases[index] as Any)
+    if (at !== -1) {
+      const cycle = [...path.slice(at), bases[index] as Any].map((c) => c.name).join(" → ")
+      const root = path[0] ?? capability
+      return new RoleDefinitionError({
+        capability: root.name,
+        message:
+          `Capability ${root.name}: its bases form a cycle (${cycle}). A capability cannot extend itself, ` +
+          `directly or through others: remove one of these bases.`
+      })
+    }
+  }
+  return undefined
+}
+
+/**
  * One action reached through a capability: which capability declared it.
  *
  * @category models
@@ -223,12 +271,18 @@ const flattened = new WeakMap<Any, ReadonlyMap<string, Provided>>()
  * @category getters
  * @since 0.1.0
  */
-export const flatten = (capability: Any): ReadonlyMap<string, Provided> => {
+export const flatten = (capability: Any): ReadonlyMap<string, Provided> => flattenFrom(capability, [])
+
+// `path` holds the capabilities being flattened (the descendants), to find cycles.
+const flattenFrom = (capability: Any, path: ReadonlyArray<Any>): ReadonlyMap<string, Provided> => {
   const cached = flattened.get(capability)
   if (cached !== undefined) return cached
+  const inner = [...path, capability]
+  const broken = checkBases(capability, inner)
+  if (broken !== undefined) throw broken
   const candidates = new Map<string, Array<Provided>>()
   for (const base of capability.bases) {
-    for (const [key, provided] of flatten(base)) {
+    for (const [key, provided] of flattenFrom(base, inner)) {
       if (Object.hasOwn(capability.actions, key)) continue
       const list = candidates.get(key) ?? []
       list.push(provided)

@@ -383,11 +383,25 @@ export interface ProviderCall {
 }
 
 /**
- * What a provider answers; {@link make} normalises it into a {@link Response}.
- * Missing or `null` text is `""`; missing tool calls are none; usage counts
- * that are missing or not finite non-negative numbers are 0, and a missing
- * total is input + output; a missing finish reason is `"tool_calls"` when
- * there are tool calls, else `"stop"`; unknown reasons are `"other"`.
+ * What a provider answers; {@link make} normalises it into a {@link Response},
+ * reading every field whatever a server sent:
+ *
+ * - `text`: a string; missing or `null` is `""`; a list of `{ text }` parts is
+ *   joined; anything else is EXECUTION "the model's reply is malformed"
+ *   naming the content.
+ * - `toolCalls`: missing or `null` is none; not a list, or an entry that is
+ *   not an object, is EXECUTION naming `tool_calls`. An id that is not a
+ *   string is `""` (a chat turn gives empty and repeated ids fresh ones, so
+ *   every call is answered exactly once); a name that is not a string is
+ *   `""` (a chat turn answers it NOT_FOUND); arguments that are not a string
+ *   are sent on as their JSON (missing or `null`: `""`).
+ * - `usage`: counts that are missing or not finite non-negative numbers are
+ *   0; a missing total is input + output; a usage that is not an object is
+ *   no usage.
+ * - `finishReason`: missing, empty or not a string is `"tool_calls"` when
+ *   there are tool calls, else `"stop"`; unknown reasons are `"other"`. It is
+ *   reported, never obeyed: tool calls run whatever the reason says.
+ * - `model` and `refusal`: kept when they are (non-empty) strings.
  *
  * @category models
  * @since 0.1.0
@@ -447,26 +461,71 @@ const count = (value: number | null | undefined): number =>
 
 const finishReasons: ReadonlySet<string> = new Set(["stop", "length", "tool_calls", "content_filter"])
 
-const normalise = (raw: ProviderResponse): Response => {
-  const toolCalls = raw.toolCalls ?? []
-  const inputTokens = count(raw.usage?.inputTokens)
-  const outputTokens = count(raw.usage?.outputTokens)
-  const total = raw.usage?.totalTokens
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+const kindOf = (u: unknown): string =>
+  u === null ? "null" : Array.isArray(u) ? "a list" : typeof u === "object" ? "an object" : `a ${typeof u}`
+
+/** The reply's text: a string, nothing (null or absent: ""), or a list of text parts (joined). */
+const textOf = (content: unknown): string => {
+  if (typeof content === "string") return content
+  if (content === undefined || content === null) return ""
+  if (Array.isArray(content) && content.every((part) => isRecord(part) && typeof part.text === "string")) {
+    return content.map((part) => (part as { readonly text: string }).text).join("")
+  }
+  return `\u0000${kindOf(content)}`
+}
+
+/** The tool calls of a reply, each with an id of its own, or what makes them unreadable. */
+const toolCallsOf = (raw: unknown): ReadonlyArray<ToolCall> | string => {
+  if (raw === undefined || raw === null) return []
+  if (!Array.isArray(raw)) return `its tool_calls is ${kindOf(raw)}, not a list`
+  const calls: Array<ToolCall> = []
+  for (let index = 0; index < raw.length; index++) {
+    const entry: unknown = raw[index]
+    if (!isRecord(entry)) return `its tool_calls[${index}] is ${kindOf(entry)}, not a tool call`
+    // An id that is not a string is "": a chat turn gives empty and repeated ids fresh ones.
+    const id = typeof entry.id === "string" ? entry.id : ""
+    const args = entry.arguments
+    calls.push({
+      id,
+      // No usable name: the call is kept under "" and the chat answers it NOT_FOUND.
+      name: typeof entry.name === "string" ? entry.name : "",
+      arguments: typeof args === "string" ? args : args === undefined || args === null ? "" : JSON.stringify(args)
+    })
+  }
+  return calls
+}
+
+const normalise = (action: string, raw: ProviderResponse): Response | ExecutionFailure => {
+  const malformed = (what: string) =>
+    new ExecutionFailure({ action, message: `${action}: the model's reply is malformed: ${what}` })
+  if (!isRecord(raw)) return malformed(`it is ${kindOf(raw)}, not a reply`)
+  const text = textOf(raw.text)
+  if (text.startsWith("\u0000")) return malformed(`its content is ${text.slice(1)}, not text`)
+  const toolCalls = toolCallsOf(raw.toolCalls)
+  if (typeof toolCalls === "string") return malformed(toolCalls)
+  const usage = isRecord(raw.usage) ? raw.usage : undefined
+  const inputTokens = count(usage?.inputTokens as number | undefined)
+  const outputTokens = count(usage?.outputTokens as number | undefined)
+  const total = usage?.totalTokens
+  const reason: unknown = raw.finishReason
   const finishReason: FinishReason =
-    raw.finishReason === undefined || raw.finishReason === null
+    typeof reason !== "string" || reason === ""
       ? toolCalls.length > 0
         ? "tool_calls"
         : "stop"
-      : finishReasons.has(raw.finishReason)
-        ? (raw.finishReason as FinishReason)
+      : finishReasons.has(reason)
+        ? (reason as FinishReason)
         : "other"
   return {
-    text: raw.text ?? "",
+    text,
     toolCalls,
     usage: {
       inputTokens,
       outputTokens,
-      totalTokens: total === undefined || total === null ? inputTokens + outputTokens : count(total)
+      totalTokens: typeof total === "number" ? count(total) : inputTokens + outputTokens
     },
     finishReason,
     ...(typeof raw.model === "string" ? { model: raw.model } : {}),
@@ -524,7 +583,10 @@ export const make = (provider: Provider, options?: MakeOptions): LanguageModel["
     return ResilienceKernel.fromReturned<ProviderResponse>(action, "model call", (signal) =>
       provider({ request, model, action, signal })
     ).pipe(
-      Effect.map(normalise),
+      Effect.flatMap((raw) => {
+        const response = normalise(action, raw)
+        return response instanceof ExecutionFailure ? Effect.fail(response) : Effect.succeed(response)
+      }),
       Effect.tap((response) =>
         Effect.flatMap(Effect.serviceOption(UsageMeter), (meter) =>
           Option.isSome(meter) ? meter.value.record(response.usage) : Effect.void

@@ -242,7 +242,12 @@ const build = (fields: {
     if (!Capability.isCapability(capability)) {
       throw new RoleDefinitionError({
         role,
-        message: `Role ${role} lists something that is not a capability in capabilities. Build it with Capability.make.`
+        message:
+          capability === undefined
+            ? `Role ${role} lists undefined in capabilities. This is usually a circular import: the module defining ` +
+              `the role and the one defining the capability import each other, so the capability is not defined yet ` +
+              `when the role is made. Move the capability into a module of its own, or import it without the cycle.`
+            : `Role ${role} lists something that is not a capability in capabilities. Build it with Capability.make.`
       })
     }
     for (const [key, provided] of Capability.flatten(capability)) {

@@ -20,8 +20,18 @@ export interface Provided<C extends Node = Node> {
 }
 
 /** Whether `ancestor` is `capability` itself or one it extends, transitively. */
-export const isSameOrExtends = (capability: Node, ancestor: Node): boolean =>
-  capability === ancestor || capability.bases.some((base) => isSameOrExtends(base, ancestor))
+export const isSameOrExtends = (capability: Node, ancestor: Node): boolean => {
+  // A walk with a visited set: a hand-made capability whose bases cycle ends instead of overflowing.
+  const seen = new Set<Node>()
+  const queue: Array<Node> = [capability]
+  for (let next = queue.pop(); next !== undefined; next = queue.pop()) {
+    if (next === ancestor) return true
+    if (seen.has(next) || typeof next !== "object" || next === null || !Array.isArray(next.bases)) continue
+    seen.add(next)
+    queue.push(...next.bases)
+  }
+  return false
+}
 
 /**
  * Checks that one capability entry is a dispatched action without a result

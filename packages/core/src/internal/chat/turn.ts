@@ -14,6 +14,7 @@ import {
   ActionNotFound,
   ApprovalRequired,
   type Category,
+  ExecutionFailure,
   isActionError,
   type RetrievalFailure,
   Unauthorized,
@@ -34,7 +35,9 @@ import type * as McpToolkit from "./mcpToolkit.ts"
 import type * as Resilience from "../../Resilience.ts"
 import * as ResilienceKernel from "../run/resilience.ts"
 import type * as Role from "../../Role.ts"
+import * as Json from "../json.ts"
 import * as Tool from "../schema/tool.ts"
+import { keepEnds } from "../text.ts"
 import {
   AwaitingApproval,
   type ChatOptions,
@@ -180,12 +183,34 @@ interface Answered {
   readonly pending: PendingCall | undefined
 }
 
-const answered = (toolCallId: string, value: unknown): Answered => ({
-  message: { role: "tool", toolCallId, content: ChatMessages.contentOf(value) },
-  category: undefined,
-  success: true,
-  pending: undefined
-})
+/**
+ * The most characters of one tool message sent to the model: 64,000. A longer result keeps its head and
+ * tail around a marker saying how many characters were left out; the caller and the output guardrail still
+ * see the whole result.
+ */
+export const maxToolResultCharacters = 64_000
+
+const answered = (toolCallId: string, action: string, value: unknown): Answered => {
+  // One serialisation for the model, the output guardrail and ActionResult.asString.
+  const text =
+    typeof value === "string"
+      ? Result.succeed(value)
+      : value === undefined
+        ? Result.succeed("null")
+        : Result.mapError(Json.write(value), (problem) => problem.message)
+  if (Result.isFailure(text)) {
+    return failed(
+      toolCallId,
+      new ExecutionFailure({ action, message: `${action}: the result cannot be serialised: ${text.failure}` })
+    )
+  }
+  return {
+    message: { role: "tool", toolCallId, content: keepEnds(text.success, maxToolResultCharacters) },
+    category: undefined,
+    success: true,
+    pending: undefined
+  }
+}
 
 const failed = (toolCallId: string, error: ActionError | RetrievalFailure, pending?: PendingCall): Answered => ({
   message: { role: "tool", toolCallId, content: ChatMessages.errorContent(error) },
@@ -238,7 +263,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       { id: toolCallId, tool }
     )
     return Effect.map(Effect.result(call), (outcome) => {
-      if (outcome._tag === "Success") return answered(toolCallId, outcome.success)
+      if (outcome._tag === "Success") return answered(toolCallId, route.action, outcome.success)
       const error = outcome.failure
       if (token === undefined && isPending(error, route.action)) {
         const pending: PendingCall = {

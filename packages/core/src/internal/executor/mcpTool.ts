@@ -13,6 +13,7 @@
  * is interrupted; turn the result into a value (`McpContent.toValue`).
  * Every error leaves through `scrub` with the credential.
  */
+import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -44,6 +45,7 @@ import * as Role from "../../Role.ts"
 import * as Tool from "../schema/tool.ts"
 import type { BackingOff, Pool } from "./mcpPool.ts"
 import * as Redact from "../redact.ts"
+import * as TimeLimit from "../run/timeLimit.ts"
 
 /**
  * The default timeout of one tool call when neither the action nor its
@@ -315,6 +317,32 @@ const argumentsOf = (label: string, raw: unknown): Result.Result<Record<string, 
 
 const isInvalidParamsText = (text: string) => /^MCP error -32602\b/.test(text)
 
+/**
+ * Bounds the steps of a call before its request is sent (connecting, listing) by what is left of the
+ * action's timeout, so one timeout bounds all the I/O of the call. Nothing was sent to the tool yet, so the
+ * TIMEOUT is retryable. A step that is already done (a cached connection or list) sets no timer.
+ */
+const within = <A, R>(
+  call: Omit<Call, "args">,
+  label: string,
+  deadline: number,
+  what: string,
+  step: Effect.Effect<A, ActionError, R>
+): Effect.Effect<A, ActionError, R> =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const timeout = prepare(call.action).timeout
+    const expired = () =>
+      Effect.fail(
+        new Timeout({
+          action: call.name,
+          after: timeout,
+          message: `${label}: the MCP server did not finish ${what} within the action's timeout of ${Duration.format(timeout)}`
+        })
+      )
+    const left = deadline - now
+    return left <= 0 ? expired() : TimeLimit.timeoutOrElse(step, Duration.millis(left), expired)
+  })
+
 // Scoped: the call borrows its connection from the pool until it ends.
 const run = (call: Call, client: McpClient["Service"], credential: Credential | undefined) =>
   Effect.scoped(
@@ -322,17 +350,20 @@ const run = (call: Call, client: McpClient["Service"], credential: Credential | 
       const { name, action, args } = call
       const tool = String(args.tool)
       const label = `${name}/${tool}`
-      const { timeout } = prepare(action)
+      const prepared = prepare(action)
+      const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(prepared.timeout)
       const connection = connectionOf(call, client, credential)
-      let current = yield* connection.get
-      const definition = yield* findTool(call, current, tool)
+      let current = yield* within(call, label, deadline, "connecting", connection.get)
+      const definition = yield* within(call, label, deadline, "listing its tools", findTool(call, current, tool))
+      // The call itself gets what is left, and the client cancels it on the server when that passes.
+      const timeout = Duration.millis(Math.max(1, deadline - (yield* Clock.currentTimeMillis)))
       const raw = argumentsOf(label, args.arguments)
       if (Result.isFailure(raw)) return yield* raw.failure
       const converted = yield* Conversion.decode(Conversion.fromJsonSchema(definition.inputSchema), raw.success, {
         action: label
       })
       const mapped = (error: McpClientError) =>
-        toActionError(name, label, error, { idempotent: action.idempotent, timeout })
+        toActionError(name, label, error, { idempotent: action.idempotent, timeout: prepared.timeout })
       // Refused arguments, or a tool that vanished since it was listed: NOT_FOUND when a fresh list lacks it.
       const refused = (message: string, cause: unknown) =>
         Effect.flatMap(
@@ -423,8 +454,18 @@ export const listTools = (call: Omit<Call, "args">): Effect.Effect<ReadonlyArray
     Effect.scoped(
       Effect.gen(function* () {
         const withArgs = { ...call, args: {} }
-        const connection = yield* connectionOf(withArgs, client, credential).get
-        return allowed(call.action, yield* listed(withArgs, connection, false))
+        const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(prepare(call.action).timeout)
+        const connection = yield* within(
+          call,
+          call.name,
+          deadline,
+          "connecting",
+          connectionOf(withArgs, client, credential).get
+        )
+        return allowed(
+          call.action,
+          yield* within(call, call.name, deadline, "listing its tools", listed(withArgs, connection, false))
+        )
       })
     )
   )

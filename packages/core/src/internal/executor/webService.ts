@@ -209,8 +209,9 @@ interface Call {
 export const run = (
   name: string,
   action: WebService,
-  args: Readonly<Record<string, unknown>>
-): Effect.Effect<unknown, ActionError> =>
+  args: Readonly<Record<string, unknown>>,
+  post: (value: unknown) => Effect.Effect<unknown, ActionError, any> = Effect.succeed
+): Effect.Effect<unknown, ActionError, any> =>
   Effect.flatMap(Effect.serviceOption(HttpClient.HttpClient), (client) => {
     if (Option.isNone(client)) return Effect.fail(notProvided(name))
     const plan = planOf(action)
@@ -227,7 +228,9 @@ export const run = (
       const call: Call = { name, action, method: action.method, url, safe, secrets }
       return Effect.matchEffect(client.value.execute(request), {
         onFailure: (error) => Effect.fail(requestFailure(call, error)),
-        onSuccess: (response) => respond(call, response)
+        // The result mapper runs inside the redaction below: a server's echo of the secret that a failing
+        // mapper quotes is scrubbed as the executor's own failures are.
+        onSuccess: (response) => Effect.flatMap(respond(call, response), post)
       })
     }
     if (action.auth === "NO_AUTH") return send(none)
@@ -332,10 +335,12 @@ const respond = (call: Call, response: HttpClientResponse.HttpClientResponse): E
       if (status >= 200 && status < 300) return success(call, status, media, bytes)
       if (HttpResponse.isTransientStatus(status)) {
         return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.fail(transient(call, status, retryAfterOf(response.headers, now), excerptOf(bytes, media)))
+          Effect.fail(
+            transient(call, status, retryAfterOf(response.headers, now), excerptOf(bytes, media, call.secrets))
+          )
         )
       }
-      const excerpt = excerptOf(bytes, media)
+      const excerpt = excerptOf(bytes, media, call.secrets)
       const redirect = status >= 300 && status < 400 ? response.headers.location : undefined
       return Effect.fail(
         new ExecutionFailure({
@@ -398,11 +403,13 @@ const success = (
 const parseJson = (call: Call, status: number, text: string): Effect.Effect<unknown, ExecutionFailure> => {
   const parsed = Json.parseJson(text)
   if (Result.isSuccess(parsed)) return Effect.succeed(parsed.success)
-  const excerpt = shorten(collapse(text), excerptLength)
+  // Redacted before it is cut; the parser's own message is left out, as it quotes the body's first
+  // characters, which may be the start of an unquoted echoed secret.
+  const excerpt = shorten(collapse(Redact.text(text, call.secrets)), excerptLength)
   return Effect.fail(
     new ExecutionFailure({
       action: call.name,
-      message: `${call.name}: ${call.method} ${targetOf(call.url)} answered ${status} with a JSON content type but a body that is not JSON (${parsed.failure}): ${shorten(excerpt, messageExcerptLength)}`,
+      message: `${call.name}: ${call.method} ${targetOf(call.url)} answered ${status} with a JSON content type but a body that is not JSON: ${shorten(excerpt, messageExcerptLength)}`,
       status,
       excerpt
     })
@@ -532,9 +539,14 @@ const htmlText = (html: string): string => {
 }
 
 // The first 64 KiB are plenty for a 1,000-character excerpt.
-const excerptOf = (bytes: Uint8Array, media: MediaType | undefined): string => {
+// Redacted before it is cut, so a secret the cut would split is never left half shown.
+const excerptOf = (
+  bytes: Uint8Array,
+  media: MediaType | undefined,
+  secrets: ReadonlyArray<Redacted.Redacted<string>>
+): string => {
   if (bytes.length === 0) return ""
-  const text = decodeQuietly(bytes.subarray(0, 65_536), media?.charset)
+  const text = Redact.text(decodeQuietly(bytes.subarray(0, 65_536), media?.charset), secrets)
   const html = isHtml(media) || /^\s*<(!doctype\s+html|html)[\s>]/i.test(text)
   return shorten(html ? htmlText(text) : collapse(text), excerptLength)
 }
