@@ -4,8 +4,8 @@
  * their verdicts, and each section's tables with ratios to Rolecraft.
  *
  * Each bench module exports `bench(): Promise<Section>` and still runs alone
- * (`node bench/chat.ts`, `node bench/pipeline.ts`, `node bench/webservice.ts`,
- * `node bench/mcp.ts`, `node bench/cold-start.ts`). The packages are loaded
+ * (`node bench/chat.ts`, `node bench/streaming.ts`, `node bench/pipeline.ts`,
+ * `node bench/webservice.ts`, `node bench/mcp.ts`, `node bench/cold-start.ts`). The packages are loaded
  * from their build (`dist/`): `npm run bench` builds first (`prebench`).
  * Each section runs in a fresh Node process, one after another.
  *
@@ -41,10 +41,12 @@ interface Entry {
 
 const entries: ReadonlyArray<Entry> = [
   { title: "Chat scenarios against the alternatives", file: "./chat.ts" },
+  { title: "Streamed chat turns", file: "./streaming.ts" },
   { title: "executeAction on a local action", file: "./pipeline.ts" },
   { title: "webService against a bare Effect HttpClient call and raw undici", file: "./webservice.ts" },
   { title: "mcpTool against the raw MCP SDK client", file: "./mcp.ts" },
-  { title: "Cold start", file: "./cold-start.ts" }
+  { title: "Cold start", file: "./cold-start.ts" },
+  { title: "Durable runs on Postgres", file: "./durable.ts" }
 ]
 
 /**
@@ -138,7 +140,7 @@ const markdown = [
   markdownTable(targetsTable(sections)),
   ...sections.map(formatMarkdown),
   "## Reproduce",
-  "```sh\nnpm ci          # installs and builds the packages (prepare)\nnpm run bench   # builds, then node bench/run.ts; each of bench/chat.ts, pipeline.ts, webservice.ts, mcp.ts and cold-start.ts also runs alone\n```",
+  "```sh\nnpm ci          # installs and builds the packages (prepare)\nnpm run bench   # builds, then node bench/run.ts; each of bench/chat.ts, streaming.ts, pipeline.ts, webservice.ts, mcp.ts and cold-start.ts also runs alone\n```",
   ""
 ].join("\n\n")
 

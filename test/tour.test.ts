@@ -50,7 +50,9 @@ const steps: ReadonlyArray<readonly [label: string, action: string, type: string
   ["fallback", "liveWeather", "webService", "ok"],
   ["response: 404", "forecast", "webService", "EXECUTION (404)"],
   ["response: invalid", "quote", "webService", "VALIDATION"],
-  ["chat turn", "agent.chat", "chat", "ok"]
+  ["chat turn", "agent.chat", "chat", "ok"],
+  ["streamed turn", "agent.chatStream", "chat", "ok"],
+  ["structured output", "agent.chat", "chat", "ok"]
 ]
 
 /** The summary row of a step, as a pattern: label, action, type, outcome, a time, the mark. */
@@ -100,11 +102,18 @@ describe("the tour", () => {
     assert.include(flat, '"authorization":"Bearer [REDACTED]"')
     assert.include(stdout, 'VALIDATION: Invalid arguments for quote: nights: expected an integer, got "three"')
     assert.include(stdout, '"approvalToken":"‹redacted›"')
+    assert.include(stdout, "@rolecraft/durable, docs/durable.md")
     assert.include(stdout, '"Completed after 2 model calls, 3 tool calls"')
     assert.include(stdout, '→ nights (local) {"checkIn":"2026-05-12","checkOut":"2026-05-15"} ⇒ 3')
     assert.include(stdout, '→ searchHotels (webService) {"city":"Lisbon","maxPrice":"150"} ⇒ {"city":"Lisbon"')
     assert.match(stdout, /→ files_read_text_file \(mcpTool\) \{"path":"[^"]*trip-notes/)
     assert.include(flat, "answer: That is 3 nights. Hotels that fit: Casa Alfama (95 EUR a night), Belém River Inn")
+    // The streamed turn: the tool call as it starts and is answered, then the text as it arrives.
+    assert.include(stdout, "     → nights started\n     ← nights ✓ 3\n     ▸ That is 3 nights.\n")
+    assert.include(stdout, '"Completed after 2 model calls, 4 text deltas"')
+    // The structured turn: the strict null of the optional field is left out of the decoded output.
+    assert.include(stdout, '{"city":"Lisbon","nights":3}')
+    assert.include(stdout, `the model's answer: {"city":"Lisbon","nights":3,"cheapestHotel":null}`)
 
     assert.notInclude(stdout + stderr, secret)
     assert.notInclude(stdout, "\x1b[", "no terminal escapes when stdout is not a terminal")
@@ -132,7 +141,11 @@ describe("the tour", () => {
             ],
             { usage }
           ),
-          ChatCompletionsServer.reply("Sorry, I could only search hotels.", { usage })
+          ChatCompletionsServer.reply("Sorry, I could only search hotels.", { usage }),
+          // the streamed turn
+          ChatCompletionsServer.reply("Three nights, from the 12th to the 15th.", { usage }),
+          // the structured turn
+          ChatCompletionsServer.reply('{"city":"Lisbon","nights":3,"cheapestHotel":"Casa Alfama"}', { usage })
         ])
         const apiKey = "sk-stand-in-0123456789"
         const { code, stdout, stderr } = yield* Effect.promise(() =>
@@ -154,11 +167,20 @@ describe("the tour", () => {
         assert.include(stdout, "1 call needing approval rejected by the tour")
         assert.include(stdout, "answer: Sorry, I could only search hotels.")
         assert.include(stdout, "The API served 8 requests; 1 booking made.")
+        assert.include(stdout, "     ▸ Three nights, from the 12th to the 15th.\n")
+        assert.include(stdout, '"Completed after 1 model call, 8 text deltas"')
         assert.notInclude(stdout + stderr, apiKey)
 
         // What the endpoint saw: the key, the model, and one answer for each of the four calls.
         const requests = yield* server.requests
-        assert.strictEqual(requests.length, 3)
+        assert.strictEqual(requests.length, 5)
+        assert.strictEqual((requests[3]!.body as { stream?: boolean }).stream, true)
+        assert.deepStrictEqual(
+          (requests[4]!.body as { response_format?: { json_schema?: { name?: string; strict?: boolean } } })
+            .response_format?.json_schema?.name,
+          "output"
+        )
+        assert.include(stdout, '{"city":"Lisbon","nights":3,"cheapestHotel":"Casa Alfama"}')
         for (const request of requests) {
           assert.strictEqual(request.headers.authorization, `Bearer ${apiKey}`)
           assert.strictEqual((request.body as { model?: string }).model, "stand-in-model")
@@ -187,7 +209,9 @@ describe("the tour", () => {
         assert.match(stdout, row(1, steps[0]!, "✓"))
         assert.match(stdout, /EXECUTION: chat: .*Incorrect API key provided/)
         assert.match(stdout, row(15, ["chat turn", "agent.chat", "chat", "EXECUTION"], "✗"))
-        assert.match(stdout, new RegExp(`${steps.length} steps, ${steps.length - 2} did what they must, 2 did not`))
+        assert.match(stdout, row(16, ["streamed turn", "agent.chatStream", "chat", "EXECUTION"], "✗"))
+        assert.match(stdout, row(17, ["structured output", "agent.chat", "chat", "EXECUTION"], "✗"))
+        assert.match(stdout, new RegExp(`${steps.length} steps, ${steps.length - 4} did what they must, 4 did not`))
       }).pipe(Effect.scoped),
     60_000
   )

@@ -1,10 +1,11 @@
 /**
  * The Vercel AI SDK's chat scenarios: `generateText` with one `tool` and
  * `stopWhen: stepCountIs(…)`, over the SDK's own `MockLanguageModelV4` (from
- * `ai/test`) answering from the shared script.
+ * `ai/test`) answering from the shared script; and its streamed turn,
+ * `streamText(...).fullStream` over a mock `doStream`.
  */
-import { generateText, stepCountIs, tool } from "ai"
-import { MockLanguageModelV4 } from "ai/test"
+import { generateText, stepCountIs, streamText, tool } from "ai"
+import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test"
 import { z } from "zod"
 import {
   type ChatScenarios,
@@ -12,7 +13,10 @@ import {
   finalText,
   nextMove,
   promptFor,
+  type StreamScenario,
   scenariosOf,
+  streamPieces,
+  deltaCounter,
   toolArguments,
   toolCallsIn,
   toolDescription,
@@ -72,3 +76,34 @@ const chat = async (toolCalls: number, maxSteps: number): Promise<string> => {
 }
 
 export const scenarios: ChatScenarios = scenariosOf("Vercel AI SDK", weather, chat)
+
+// ---------------------------------------------------------------------------
+// The streamed turn: `streamText(...).fullStream` over a mock model whose
+// `doStream` yields the shared pieces.
+// ---------------------------------------------------------------------------
+
+const streamUsage = usage
+const streamingModel = new MockLanguageModelV4({
+  doStream: async () => ({
+    stream: convertArrayToReadableStream([
+      { type: "stream-start" as const, warnings: [] },
+      { type: "text-start" as const, id: "t1" },
+      ...streamPieces.map((delta) => ({ type: "text-delta" as const, id: "t1", delta })),
+      { type: "text-end" as const, id: "t1" },
+      { type: "finish" as const, finishReason: { unified: "stop" as const, raw: "stop" }, usage: streamUsage }
+    ])
+  })
+})
+
+export const streamed: StreamScenario = {
+  name: "Vercel AI SDK",
+  run: async (onFirstDelta) => {
+    streamingModel.doStreamCalls.length = 0
+    const deltas = deltaCounter("Vercel AI SDK", onFirstDelta)
+    const result = streamText({ model: streamingModel, tools, prompt: promptFor(0) })
+    for await (const part of result.fullStream) {
+      if (part.type === "text-delta") deltas.delta(part.text)
+    }
+    deltas.expect()
+  }
+}

@@ -1,7 +1,9 @@
 /**
  * OpenAI Agents JS's chat scenarios: an `Agent` with one `tool()` run by
  * `run(agent, input, { maxTurns })`, over a `Model` written at the SDK's own
- * model boundary (`Model.getResponse`) that answers from the shared script.
+ * model boundary (`Model.getResponse`) that answers from the shared script;
+ * and its streamed run, `run(agent, input, { stream: true })`, over
+ * `Model.getStreamedResponse` yielding the shared pieces.
  *
  * Tracing is disabled (`setTracingDisabled(true)`): its default exporter posts
  * to OpenAI's servers, which a benchmark without a network must not try, and
@@ -25,7 +27,11 @@ import {
   finalText,
   nextMove,
   promptFor,
+  type StreamScenario,
   scenariosOf,
+  streamPieces,
+  streamedText,
+  deltaCounter,
   toolArguments,
   toolCallsIn,
   toolDescription,
@@ -70,11 +76,28 @@ const reply = (request: ModelRequest): ModelResponse => {
       }
 }
 
-/** The fake model: `getResponse` answers from the script; streaming is not used here. */
+/** The fake model: `getResponse` answers from the script; `getStreamedResponse` streams the shared pieces. */
 const model: Model = {
   getResponse: async (request) => reply(request),
-  getStreamedResponse: () => {
-    throw new Error("the benchmark's fake model does not stream")
+  getStreamedResponse: async function* () {
+    yield { type: "response_started" }
+    for (const delta of streamPieces) yield { type: "output_text_delta", delta }
+    yield {
+      type: "response_done",
+      response: {
+        id: "r1",
+        usage: { requests: 1, inputTokens: 10, outputTokens: 5, totalTokens: 15 },
+        output: [
+          {
+            type: "message",
+            id: "m1",
+            role: "assistant",
+            status: "completed",
+            content: [{ type: "output_text", text: streamedText }]
+          }
+        ]
+      }
+    }
   }
 }
 
@@ -99,3 +122,18 @@ const chat = async (toolCalls: number, maxTurns: number): Promise<string | undef
 }
 
 export const scenarios: ChatScenarios = scenariosOf("OpenAI Agents JS", weather, chat)
+
+export const streamed: StreamScenario = {
+  name: "OpenAI Agents JS",
+  run: async (onFirstDelta) => {
+    const deltas = deltaCounter("OpenAI Agents JS", onFirstDelta)
+    const result = await run(agent, promptFor(0), { stream: true, maxTurns: 1 })
+    for await (const event of result) {
+      if (event.type === "raw_model_stream_event" && event.data.type === "output_text_delta") {
+        deltas.delta(event.data.delta)
+      }
+    }
+    await result.completed
+    deltas.expect()
+  }
+}

@@ -6,14 +6,17 @@
  * script.
  */
 import { Action, Agent, LanguageModel, Role } from "@rolecraft/core"
-import { Effect, type Layer, ManagedRuntime, Schema, Scope } from "effect"
+import { Effect, Layer, ManagedRuntime, Schema, Scope, Stream } from "effect"
 import {
   type ChatScenarios,
   counter,
   finalText,
   nextMove,
   promptFor,
+  type StreamScenario,
   scenariosOf,
+  streamPieces,
+  deltaCounter,
   toolArguments,
   toolCallsIn,
   toolDescription,
@@ -77,3 +80,29 @@ const chat = async (toolCalls: number, maxSteps: number): Promise<string | undef
 }
 
 export const scenarios: ChatScenarios = scenariosOf("Rolecraft", weather, chat)
+
+// ---------------------------------------------------------------------------
+// The streamed turn.
+// ---------------------------------------------------------------------------
+
+const chunks: ReadonlyArray<LanguageModel.ProviderChunk> = [
+  ...streamPieces.map((text) => ({ text })),
+  { finishReason: "stop", usage }
+]
+
+/** A streaming provider yielding the shared pieces at once. */
+const streamingModel = LanguageModel.make({ stream: () => Stream.fromIterable(chunks) }, { name: "bench" })
+const streamingRuntime = ManagedRuntime.make(Layer.succeed(LanguageModel.LanguageModel, streamingModel))
+
+export const streamed: StreamScenario = {
+  name: "Rolecraft",
+  run: async (onFirstDelta) => {
+    const deltas = deltaCounter("Rolecraft", onFirstDelta)
+    await streamingRuntime.runPromise(
+      Stream.runForEach(agent.chatStream(promptFor(0), { maxSteps: 1 }), (event) =>
+        event._tag === "TextDelta" ? Effect.sync(() => deltas.delta(event.delta)) : Effect.void
+      )
+    )
+    deltas.expect()
+  }
+}

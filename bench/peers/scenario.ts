@@ -131,3 +131,46 @@ export const toolCallsIn = (userText: string): number => {
   const match = /#calls=(\d+)/.exec(userText)
   return match === null ? 0 : Number(match[1])
 }
+
+// ---------------------------------------------------------------------------
+// The streamed turn.
+// ---------------------------------------------------------------------------
+
+/** Text deltas in the fake stream of the streamed turn. */
+export const streamDeltas = 100
+
+/** The fake stream's text pieces: `streamDeltas` words whose concatenation is the streamed answer. */
+export const streamPieces: ReadonlyArray<string> = Array.from({ length: streamDeltas }, (_, i) => `w${i} `)
+
+/** The streamed answer, whole. */
+export const streamedText = streamPieces.join("")
+
+/**
+ * A framework's streamed turn: the model streams {@link streamPieces} at once
+ * (no tool call), and the framework's own streaming API hands each text delta
+ * to the caller. `run(onFirstDelta)` calls `onFirstDelta` when the first text
+ * delta reaches the caller and resolves when the turn is over; it rejects
+ * unless exactly `streamDeltas` deltas arrived and they join to the answer.
+ */
+export interface StreamScenario {
+  readonly name: string
+  readonly run: (onFirstDelta: () => void) => Promise<void>
+}
+
+/** A delta counter for one streamed run: `delta` is called per text delta, `expect` at the end. */
+export const deltaCounter = (framework: string, onFirstDelta: () => void) => {
+  let text = ""
+  let count = 0
+  return {
+    delta: (piece: string): void => {
+      if (count === 0) onFirstDelta()
+      count += 1
+      text += piece
+    },
+    expect: (): void => {
+      if (count !== streamDeltas || text !== streamedText) {
+        throw new Error(`${framework} streamed turn: ${count} deltas, expected ${streamDeltas} joining to the answer`)
+      }
+    }
+  }
+}

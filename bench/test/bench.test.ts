@@ -7,7 +7,16 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { type Memory, chatSection, constantGrowth, type PeerResult, peers, turns } from "../chat.ts"
 import { compare, compareAsync, percentile, summarize } from "../measure.ts"
-import { counter, finalText, nextMove, toolCallsIn, promptFor } from "../peers/scenario.ts"
+import {
+  counter,
+  deltaCounter,
+  finalText,
+  nextMove,
+  promptFor,
+  streamDeltas,
+  streamPieces,
+  toolCallsIn
+} from "../peers/scenario.ts"
 
 describe("each framework's chat scenarios run and run the tool", () => {
   for (const peer of Object.keys(peers) as ReadonlyArray<keyof typeof peers>) {
@@ -25,6 +34,30 @@ describe("each framework's chat scenarios run and run the tool", () => {
       await scenarios.toolCallRun()
     })
   }
+})
+
+describe("each framework's streamed turn runs and hands every delta to the caller", () => {
+  const streamPeers = {
+    rolecraft: () => import("../peers/rolecraft.ts"),
+    "ai-sdk": () => import("../peers/ai-sdk.ts"),
+    "openai-agents": () => import("../peers/openai-agents.ts")
+  }
+  for (const [peer, load] of Object.entries(streamPeers)) {
+    it(`${peer}: the first delta is reported once and all ${streamDeltas} deltas join to the answer`, async () => {
+      const { streamed } = await load()
+      let firsts = 0
+      await streamed.run(() => {
+        firsts += 1
+      })
+      assert.strictEqual(firsts, 1)
+    })
+  }
+
+  it("the delta counter rejects a run that lost a delta", () => {
+    const deltas = deltaCounter("test", () => {})
+    for (const piece of streamPieces.slice(1)) deltas.delta(piece)
+    assert.throws(() => deltas.expect(), /99 deltas, expected 100/)
+  })
 })
 
 describe("the scenarios' checks", () => {

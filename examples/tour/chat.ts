@@ -14,8 +14,8 @@
  * (`AwaitingApproval`) and the tour resumes it, rejecting the booking (the
  * tour books only with a person's approval, in its approval steps).
  */
-import { type Agent, Chat, type LanguageModel, Role } from "@rolecraft/core"
-import { Effect } from "effect"
+import { type ActionError, type Agent, Chat, type LanguageModel, Role } from "@rolecraft/core"
+import { Effect, Schema, Stream } from "effect"
 import type * as Transcript from "./transcript.ts"
 
 /** One tool call of the turn with its answers. */
@@ -170,4 +170,162 @@ export const mustOffline = (outcome: Transcript.Outcome): string | undefined => 
   if ((facts.failed ?? 0) > 0) return `expected every tool call to succeed; ${facts.failed} failed`
   if (facts.answerUsesResults !== 1) return "expected the answer to use the tools' results"
   return undefined
+}
+
+/** A streamed turn's record: its result, the text deltas of its last step, and how many deltas in all. */
+interface Streamed {
+  readonly result: Chat.ChatResult
+  readonly deltas: number
+  readonly lastText: string
+  readonly finished: number
+}
+
+/**
+ * The streamed step: `agent.chatStream`, each text delta printed as it
+ * arrives, each tool call as it starts and as it is answered; a turn paused
+ * for approval is resumed (`agent.resumeStream`) with every pending call
+ * rejected, as in {@link turn}.
+ */
+export const streamed = <A, R>(
+  agent: Agent.Agent<A, R>,
+  input: string,
+  options: Chat.ChatOptions
+): Effect.Effect<Transcript.Outcome, never, R> => {
+  const write = (text: string) => Effect.sync(() => void process.stdout.write(text))
+  const record = { deltas: 0, lastText: "", finished: 0, inText: false }
+  const tools = new Map<string, string>()
+  const print = (event: Chat.ChatEvent): Effect.Effect<void> => {
+    switch (event._tag) {
+      case "StepStarted":
+        record.lastText = ""
+        return Effect.void
+      case "TextDelta": {
+        record.deltas += 1
+        record.lastText += event.delta
+        const first = !record.inText
+        record.inText = true
+        return write(first ? `     ▸ ${event.delta}` : event.delta)
+      }
+      case "ToolCallStarted": {
+        const close = record.inText ? "\n" : ""
+        record.inText = false
+        tools.set(event.toolCallId, event.tool)
+        return write(`${close}     → ${event.tool} started\n`)
+      }
+      case "ToolResult": {
+        const outcome = event.success ? `✓ ${clip(event.content, 60)}` : `✗ ${event.category ?? "failed"}`
+        return write(`     ← ${tools.get(event.toolCallId) ?? event.toolCallId} ${outcome}\n`)
+      }
+      case "TurnFinished": {
+        record.finished += 1
+        const close = record.inText ? "\n" : ""
+        record.inText = false
+        return write(close)
+      }
+      default:
+        return Effect.void
+    }
+  }
+  const run = (events: Stream.Stream<Chat.ChatEvent, ActionError.ActionError, R>) =>
+    Stream.runFold(
+      events,
+      (): Chat.ChatResult | undefined => undefined,
+      (last, event) => (event._tag === "TurnFinished" ? event.result : last)
+    )
+  const settle = (
+    events: Stream.Stream<Chat.ChatEvent, ActionError.ActionError, R>,
+    rejected: number
+  ): Effect.Effect<Streamed, ActionError.ActionError, R> =>
+    Effect.flatMap(run(Stream.tap(events, print)), (result) => {
+      if (result === undefined) return Effect.die(new Error("the stream ended without TurnFinished"))
+      if (result._tag !== "AwaitingApproval" || rejected >= 5) {
+        return Effect.succeed({ result, deltas: record.deltas, lastText: record.lastText, finished: record.finished })
+      }
+      const decisions = Object.fromEntries(
+        result.pending.map((call) => [
+          call.toolCallId,
+          Chat.reject("tour", "the tour books only in its approval steps")
+        ])
+      )
+      return settle(agent.resumeStream(result.state, decisions), rejected + result.pending.length)
+    })
+  return settle(agent.chatStream(input, options), 0).pipe(
+    Effect.map(({ result, deltas, lastText, finished }): Transcript.Outcome => {
+      const steps = result._tag === "AwaitingApproval" ? result.state.steps : result.steps
+      const text = result._tag === "Completed" ? result.text : ""
+      return {
+        ok: true,
+        value: `${result._tag} after ${steps} model call${steps === 1 ? "" : "s"}, ${deltas} text deltas`,
+        usage: result._tag === "AwaitingApproval" ? result.state.usage : result.usage,
+        facts: {
+          completed: result._tag === "Completed" ? 1 : 0,
+          deltas,
+          finished,
+          textFromDeltas: result._tag === "Completed" && lastText === text ? 1 : 0
+        }
+      }
+    }),
+    Effect.catch((error) => Effect.succeed(failure(error)))
+  )
+}
+
+/** What must hold of a streamed turn whatever the model said: it ended, once (with each resumed part). */
+export const mustStreamAlways = (outcome: Transcript.Outcome): string | undefined => {
+  if (!outcome.ok) return `the streamed turn failed with ${outcome.category}: ${outcome.message}`
+  return (outcome.facts?.finished ?? 0) >= 1 ? undefined : "the stream never said the turn finished"
+}
+
+/** With the offline model also: it completed, its answer came in several deltas, and they join to the text. */
+export const mustStreamOffline = (outcome: Transcript.Outcome): string | undefined => {
+  const always = mustStreamAlways(outcome)
+  if (always !== undefined) return always
+  const facts = outcome.facts ?? {}
+  if (facts.completed !== 1 || facts.finished !== 1) return "expected the turn to complete, with one TurnFinished"
+  if ((facts.deltas ?? 0) < 2) return "expected the answer in more than one text delta"
+  if (facts.textFromDeltas !== 1) return "expected the last step's deltas to join to the answer"
+  return undefined
+}
+
+/** The structured step's schema: the trip in three fields. */
+export const TripSummary = Schema.Struct({
+  city: Schema.String,
+  nights: Schema.Int,
+  cheapestHotel: Schema.optionalKey(Schema.String)
+})
+
+/**
+ * The structured-output step: `agent.chat(input, { output: TripSummary })`;
+ * the outcome's value is the decoded output (typed `TripSummary`).
+ */
+export const structured = <A, R>(
+  agent: Agent.Agent<A, R>,
+  input: string
+): Effect.Effect<Transcript.Outcome, never, R> =>
+  agent.chat(input, { output: TripSummary, maxSteps: 4 }).pipe(
+    Effect.map((result): Transcript.Outcome => {
+      if (result._tag !== "Completed") return { ok: true, value: `${result._tag} (no output)`, facts: { output: 0 } }
+      const output: typeof TripSummary.Type = result.output
+      return {
+        ok: true,
+        value: output,
+        usage: result.usage,
+        notes: [`the model's answer: ${result.text}`],
+        facts: { output: 1, nights: output.nights, lisbon: output.city === "Lisbon" ? 1 : 0 }
+      }
+    }),
+    Effect.catch((error) => Effect.succeed(failure(error)))
+  )
+
+/** Whatever the model: the turn did not fail (an answer that does not match would be VALIDATION). */
+export const mustStructuredAlways = (outcome: Transcript.Outcome): string | undefined =>
+  outcome.ok ? undefined : `the structured turn failed with ${outcome.category}: ${outcome.message}`
+
+/** With the offline model: the output decoded to Lisbon, 3 nights (its null cheapest hotel left out). */
+export const mustStructuredOffline = (outcome: Transcript.Outcome): string | undefined => {
+  const always = mustStructuredAlways(outcome)
+  if (always !== undefined) return always
+  const facts = outcome.facts ?? {}
+  return facts.output === 1 && facts.nights === 3 && facts.lisbon === 1
+    ? undefined
+    : "expected the output { city: Lisbon, nights: 3 }"
 }

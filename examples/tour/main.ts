@@ -229,6 +229,9 @@ const program = Effect.gen(function* () {
   })
 
   yield* transcript.heading("Approvals: a booking needs an approved token, bound to its arguments, used once")
+  yield* transcript.line(
+    "(A chat turn paused for approval that must survive restarts and move between processes: @rolecraft/durable, docs/durable.md)"
+  )
   const booking = { hotelId: "lis-belem", checkIn: "2026-05-12", nights: 3, guest: "Ada Lovelace" }
   const pending = yield* Ref.make<string | undefined>(undefined)
   yield* step({
@@ -359,6 +362,37 @@ const program = Effect.gen(function* () {
       Effect.provide(model.layer)
     ),
     must: model.offline ? Chat.mustOffline : Chat.mustAlways
+  })
+
+  yield* transcript.heading("Streaming: a chat turn's text printed as it arrives")
+  const streamQuestion = "How many nights is it from 2026-05-12 to 2026-05-15?"
+  yield* step({
+    title: "agent.chatStream: each text delta printed as it arrives, each tool call as it starts and is answered",
+    label: "streamed turn",
+    action: "agent.chatStream",
+    type: "chat",
+    args: { input: streamQuestion, maxSteps: 4 },
+    live: true,
+    run: Chat.streamed(agent, streamQuestion, { maxSteps: 4 }).pipe(
+      Effect.provideService(HttpClient.HttpClient, http),
+      Effect.provide(model.layer)
+    ),
+    must: model.offline ? Chat.mustStreamOffline : Chat.mustStreamAlways
+  })
+
+  yield* transcript.heading("Structured output: the answer decoded with an Effect Schema")
+  const summaryQuestion = "Summarise my stay in Lisbon from 2026-05-12 to 2026-05-15 as JSON."
+  yield* step({
+    title: "agent.chat with { output }: the model is asked for JSON matching the schema, the answer comes back typed",
+    label: "structured output",
+    action: "agent.chat",
+    type: "chat",
+    args: { input: summaryQuestion, output: "{ city: string, nights: int, cheapestHotel?: string }" },
+    run: Chat.structured(agent, summaryQuestion).pipe(
+      Effect.provideService(HttpClient.HttpClient, http),
+      Effect.provide(model.layer)
+    ),
+    must: model.offline ? Chat.mustStructuredOffline : Chat.mustStructuredAlways
   })
 
   const traffic = yield* api.traffic

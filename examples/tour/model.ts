@@ -36,6 +36,7 @@ interface WireMessage {
 }
 
 interface WireRequest {
+  readonly response_format?: unknown
   readonly messages?: ReadonlyArray<WireMessage>
   readonly tools?: ReadonlyArray<{ readonly function: { readonly name: string } }>
 }
@@ -114,10 +115,25 @@ const answerFromResults = (body: WireRequest, messages: ReadonlyArray<WireMessag
   return ChatCompletionsServer.reply(text, { usage: usage(body.messages, text) })
 }
 
+// A structured answer (the request asked for JSON matching a schema): the trip as JSON, strict style —
+// the optional cheapest hotel is sent as null when the question names no budget.
+const structuredReply = (body: WireRequest, messages: ReadonlyArray<WireMessage>): ChatCompletionsServer.Step => {
+  const question = messages.filter((message) => message.role === "user").at(-1)?.content ?? ""
+  const dates = question.match(/\d{4}-\d{2}-\d{2}/g) ?? []
+  const nights =
+    dates.length >= 2 ? Math.round((Date.parse(dates[1] ?? "") - Date.parse(dates[0] ?? "")) / 86_400_000) : 0
+  const city = /\bin ([A-Z][\p{L}]+)/u.exec(question)?.[1] ?? "Lisbon"
+  const text = JSON.stringify({ city, nights, cheapestHotel: /cheap/.test(question) ? "Casa Alfama" : null })
+  return ChatCompletionsServer.reply(text, { usage: usage(body.messages, text) })
+}
+
 /** The offline model's script: one answer per request, chosen from what the request holds. */
 export const answer = (request: ChatCompletionsServer.Recorded): ChatCompletionsServer.Step => {
   const body = (isRecord(request.body) ? request.body : {}) as WireRequest
   const messages = body.messages ?? []
+  if (isRecord(body.response_format) && isRecord(body.response_format.json_schema)) {
+    return structuredReply(body, messages)
+  }
   const offered = (body.tools ?? []).map((tool) => tool.function.name)
   const last = messages[messages.length - 1]
   if (offered.length === 0) return llmReply(body, messages)
@@ -127,8 +143,10 @@ export const answer = (request: ChatCompletionsServer.Recorded): ChatCompletions
 
 const offline: Effect.Effect<Model, never, Scope.Scope> = Effect.gen(function* () {
   // Enough answers for the tour several times over; each is computed from its request.
+  // A streamed request gets its answer a word every 15 ms, so the streamed step shows the text arriving.
   const server = yield* ChatCompletionsServer.make(
-    Array.from({ length: 32 }, () => ChatCompletionsServer.respond(answer))
+    Array.from({ length: 32 }, () => ChatCompletionsServer.respond(answer)),
+    { chunkDelay: "15 millis" }
   )
   return {
     offline: true,

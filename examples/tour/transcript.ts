@@ -53,6 +53,8 @@ export interface Step<R> {
   readonly args?: unknown
   readonly run: Effect.Effect<Outcome, never, R>
   readonly must: (outcome: Outcome) => string | undefined
+  /** The step prints as it runs (a streamed turn): no progress ticker over its output. */
+  readonly live?: boolean | undefined
 }
 
 /** A row of the summary table. */
@@ -207,10 +209,12 @@ export const make = (options: { readonly secrets: () => ReadonlyArray<Redacted.R
         yield* line(`     ${style("dim", "args")} ${show(redactArguments(spec.args), width - 11)}`)
       }
       const start = yield* Clock.monotonicTimeNanos
-      const ticker = yield* Effect.forkChild(progress(start))
+      const ticker = spec.live === true ? undefined : yield* Effect.forkChild(progress(start))
       const outcome = yield* spec.run
-      yield* Fiber.interrupt(ticker)
-      if (tty) yield* write("\r\x1b[2K")
+      if (ticker !== undefined) {
+        yield* Fiber.interrupt(ticker)
+        if (tty) yield* write("\r\x1b[2K")
+      }
       const millis = Number((yield* Clock.monotonicTimeNanos) - start) / 1e6
       const problem = spec.must(outcome)
       const mark = problem === undefined ? style("green", "✓") : style("red", "✗")

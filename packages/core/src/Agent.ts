@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import type * as JsonSchema from "effect/JsonSchema"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type * as Action from "./Action.ts"
@@ -135,19 +136,53 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    * `maxSteps` is reached (`StepLimitReached`). Needs a `LanguageModel`. See
    * the `Chat` module for the results and `Chat.ChatOptions` for the options.
    */
-  readonly chat: (
-    input: string | ReadonlyArray<LanguageModel.Message>,
-    options?: Chat.ChatOptions
-  ) => Effect.Effect<Chat.ChatResult, ActionError, R>
+  readonly chat: {
+    <S extends Schema.Top>(
+      input: string | ReadonlyArray<LanguageModel.Message>,
+      options: Chat.ChatOptions & { readonly output: S }
+    ): Effect.Effect<Chat.ChatResultWith<S["Type"]>, ActionError, R>
+    (
+      input: string | ReadonlyArray<LanguageModel.Message>,
+      options?: Chat.ChatOptions
+    ): Effect.Effect<Chat.ChatResult, ActionError, R>
+  }
   /**
    * Continues a turn paused for approvals with one `Chat.approve` or
    * `Chat.reject` decision per pending tool call id.
    */
-  readonly resume: (
+  readonly resume: {
+    <S extends Schema.Top>(
+      state: Chat.PausedState,
+      decisions: Chat.Decisions,
+      options: Chat.ChatOptions & { readonly output: S }
+    ): Effect.Effect<Chat.ChatResultWith<S["Type"]>, ActionError, R>
+    (
+      state: Chat.PausedState,
+      decisions: Chat.Decisions,
+      options?: Chat.ChatOptions
+    ): Effect.Effect<Chat.ChatResult, ActionError, R>
+  }
+  /**
+   * Runs one chat turn as a stream of `Chat.ChatEvent`s: the model's text as
+   * it arrives, each tool call as it starts, is ready and answers, each step's
+   * end, and `TurnFinished` last with the same result `chat` returns. The
+   * model call streams (`LanguageModel`'s `stream`). Stopping the stream stops
+   * the turn. Events go to the caller only, never into `events`.
+   */
+  readonly chatStream: (
+    input: string | ReadonlyArray<LanguageModel.Message>,
+    options?: Chat.ChatStreamOptions
+  ) => Stream.Stream<Chat.ChatEvent, ActionError, R>
+  /**
+   * Continues a paused turn (as `resume`) as a stream of `Chat.ChatEvent`s:
+   * the decided calls' `ToolCallReady` and `ToolResult`, then the turn's
+   * next steps, `TurnFinished` last.
+   */
+  readonly resumeStream: (
     state: Chat.PausedState,
     decisions: Chat.Decisions,
-    options?: Chat.ChatOptions
-  ) => Effect.Effect<Chat.ChatResult, ActionError, R>
+    options?: Chat.ChatStreamOptions
+  ) => Stream.Stream<Chat.ChatEvent, ActionError, R>
   /**
    * The agent's events: every event published after the stream
    * starts, until the agent's scope closes. Events carry names, categories,
@@ -486,8 +521,11 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       roles: options.roles,
       executeAction: executeAction as Agent<Record<string, Action.Any>, any>["executeAction"],
       execute,
-      chat: chats.chat,
-      resume: chats.resume,
+      // One boundary cast: with an `output` schema, a completed result carries the decoded output.
+      chat: chats.chat as Agent<Record<string, Action.Any>, any>["chat"],
+      resume: chats.resume as Agent<Record<string, Action.Any>, any>["resume"],
+      chatStream: chats.chatStream,
+      resumeStream: chats.resumeStream,
       events: hub.events,
       approvals,
       tools: toolsOf(registry, authority),

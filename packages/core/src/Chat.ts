@@ -14,13 +14,20 @@
  * mapped back. An MCP server that cannot list its tools is left out of that
  * step with a logged warning; the turn goes on.
  *
+ * `agent.chatStream` and `agent.resumeStream` run the same turns as streams
+ * of {@link ChatEvent}s: the model's text as it arrives, each tool call as it
+ * starts, is ready and is answered, each step's end, and the result last.
+ *
  * This module holds what a caller writes and reads: the options, the
- * decisions, the results and the paused state.
+ * decisions, the results, the paused state and the events.
  *
  * @since 0.1.0
  */
+import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { type ActionError, Category } from "./ActionError.ts"
 import * as LanguageModel from "./LanguageModel.ts"
 import type * as Resilience from "./Resilience.ts"
 import type * as Role from "./Role.ts"
@@ -53,6 +60,17 @@ import type * as Role from "./Role.ts"
  *   keeps the client's own setting.
  * - `strict`: ask for the provider's strict mode on every tool (default
  *   `false`); see `Tool.jsonSchema`.
+ * - `steps`: hooks around each tool listing, model call and tool call of
+ *   the turn ({@link StepHooks}); default none.
+ * - `output`: an Effect Schema the final answer must match. Every model
+ *   call of the turn asks for it (`response_format` `json_schema`, named
+ *   `output`, strict when the schema's JSON Schema form allows, an object
+ *   root offered as is and any other root as `{ value }`); the answer's JSON
+ *   is decoded into `Completed.output`, with the argument conversions of
+ *   tool calls (`"3"` for a number, a `null` strict mode allowed for an
+ *   optional key taken as absent). An answer that does not match fails the
+ *   turn with VALIDATION, its issues and a preview of the answer. On
+ *   `resume`, give it again.
  *
  * @since 0.1.0
  */
@@ -65,6 +83,8 @@ export interface ChatOptions {
   readonly model?: string | undefined
   readonly temperature?: number | undefined
   readonly strict?: boolean | undefined
+  readonly steps?: StepHooks | undefined
+  readonly output?: Schema.Top | undefined
 }
 
 /**
@@ -113,6 +133,13 @@ export const PendingCall = Schema.Struct({
 export type PendingCall = typeof PendingCall.Type
 
 /**
+ * The version of the {@link PausedState} this Rolecraft writes and reads.
+ *
+ * @since 0.1.0
+ */
+export const pausedStateVersion = 1 as const
+
+/**
  * A turn paused for approvals: plain JSON data, so a caller may persist it
  * (`JSON.stringify`) and resume later, in another process, with an agent of
  * the same definition and id and the same `ApprovalStore` (e.g.
@@ -123,6 +150,8 @@ export type PendingCall = typeof PendingCall.Type
  * - `pending`: the calls waiting for a decision.
  * - `steps`: model calls made so far in the turn; `maxSteps`: the turn's limit.
  * - `usage`: tokens spent so far in the turn.
+ * - `version`: the layout of this data ({@link pausedStateVersion}); a
+ *   state of another version is VALIDATION on `agent.resume`.
  *
  * `agent.resume` decodes it with this schema (a malformed state is
  * VALIDATION).
@@ -130,6 +159,7 @@ export type PendingCall = typeof PendingCall.Type
  * @since 0.1.0
  */
 export const PausedState = Schema.Struct({
+  version: Schema.Literal(1),
   messages: Schema.Array(LanguageModel.Message),
   pending: Schema.Array(PendingCall),
   steps: NonNegativeInt,
@@ -180,8 +210,9 @@ export type Decisions = Readonly<Record<string, Decision>>
  * `messages` the whole conversation (system message first; pass it back,
  * with a new user message, as the next turn's input), `usage` the turn's
  * tokens, `steps` its model calls, `finishReason` the last call's (e.g.
- * `"length"` when the text was cut), and `refusal` the model's refusal
- * message when it refused (its `text` is then usually `""`).
+ * `"length"` when the text was cut), `refusal` the model's refusal
+ * message when it refused (its `text` is then usually `""`), and `output`
+ * the answer decoded with the `output` schema, when one was given.
  *
  * @since 0.1.0
  */
@@ -193,7 +224,27 @@ export interface Completed {
   readonly steps: number
   readonly finishReason: LanguageModel.FinishReason
   readonly refusal?: string | undefined
+  readonly output?: unknown
 }
+
+/**
+ * A completed turn whose answer was decoded with an `output` schema of type
+ * `A` (what `agent.chat(input, { output })` returns when it completes).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface CompletedWith<A> extends Completed {
+  readonly output: A
+}
+
+/**
+ * How a chat turn asked for an `output` of type `A` ends.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type ChatResultWith<A> = CompletedWith<A> | AwaitingApproval | StepLimitReached
 
 /**
  * Some tool calls of the last step need an approval: `pending` lists them,
@@ -250,6 +301,171 @@ export const StepLimitReached = (fields: Omit<StepLimitReached, "_tag">): StepLi
 })
 
 // =============================================================================
+// Events of a streamed turn
+// =============================================================================
+
+/**
+ * A model call begins (`step` counts the turn's model calls from 1, across
+ * an approval pause). A call retried by `options.retry` after it failed
+ * part-way starts again with the same `step`: what was shown of it is
+ * superseded.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface StepStarted {
+  readonly _tag: "StepStarted"
+  readonly step: number
+}
+
+/**
+ * The next piece of the model's text in this step.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface TextDelta {
+  readonly _tag: "TextDelta"
+  readonly step: number
+  readonly delta: string
+}
+
+/**
+ * The model began a tool call: its id (the one its answer will carry) and
+ * the model-facing tool name.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ToolCallStarted {
+  readonly _tag: "ToolCallStarted"
+  readonly step: number
+  readonly toolCallId: string
+  readonly tool: string
+}
+
+/**
+ * The next piece of a tool call's raw arguments, as the model sends them
+ * (only with `argumentDeltas: true`).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ToolCallArgumentsDelta {
+  readonly _tag: "ToolCallArgumentsDelta"
+  readonly step: number
+  readonly toolCallId: string
+  readonly delta: string
+}
+
+/**
+ * A tool call's arguments are complete and parsed, and it is about to run
+ * through the pipeline: the agent's `action` (for an MCP tool its mcpTool
+ * action, and `tool` the server's tool name). A call whose tool is unknown
+ * or whose arguments are not a JSON object goes straight to its
+ * {@link ToolResult}.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ToolCallReady {
+  readonly _tag: "ToolCallReady"
+  readonly step: number
+  readonly toolCallId: string
+  readonly action: string
+  readonly tool?: string | undefined
+  readonly arguments: Readonly<Record<string, unknown>>
+}
+
+/**
+ * A tool call's answer, as the model gets it: `content` is the tool message
+ * (the result, or `{"error":{"category","message"}}` with `category`).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ToolResult {
+  readonly _tag: "ToolResult"
+  readonly step: number
+  readonly toolCallId: string
+  readonly success: boolean
+  readonly category?: Category | undefined
+  readonly content: string
+}
+
+/**
+ * Tool calls of the last step wait for an approval; `TurnFinished` with
+ * `AwaitingApproval` follows.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ApprovalRequested {
+  readonly _tag: "ApprovalRequested"
+  readonly pending: ReadonlyArray<PendingCall>
+}
+
+/**
+ * A step is over: its model call's finish reason and usage (tokens of that
+ * call only), after the answers of its tool calls.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface StepFinished {
+  readonly _tag: "StepFinished"
+  readonly step: number
+  readonly finishReason: LanguageModel.FinishReason
+  readonly usage: Usage
+}
+
+/**
+ * The turn is over: always the last event, exactly once, carrying the same
+ * result `agent.chat` (or `agent.resume`) returns.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface TurnFinished {
+  readonly _tag: "TurnFinished"
+  readonly result: ChatResult
+}
+
+/**
+ * What a streamed chat turn tells its caller as it happens. In each step:
+ * `StepStarted`, the text's `TextDelta`s and each `ToolCallStarted` as the
+ * model sends them (with `ToolCallArgumentsDelta`s when asked), then per tool
+ * call `ToolCallReady` and `ToolResult`, then `StepFinished`; a pause adds
+ * `ApprovalRequested`; `TurnFinished` ends the turn. Events carry arguments
+ * and results, so they go to the caller only, never into `agent.events`.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type ChatEvent =
+  | StepStarted
+  | TextDelta
+  | ToolCallStarted
+  | ToolCallArgumentsDelta
+  | ToolCallReady
+  | ToolResult
+  | ApprovalRequested
+  | StepFinished
+  | TurnFinished
+
+/**
+ * Options of a streamed turn: those of {@link ChatOptions}, and
+ * `argumentDeltas`: also stream each tool call's raw arguments as they
+ * arrive ({@link ToolCallArgumentsDelta}); default `false`.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ChatStreamOptions extends ChatOptions {
+  readonly argumentDeltas?: boolean | undefined
+}
+
+// =============================================================================
 // Prompts and messages
 // =============================================================================
 
@@ -280,3 +496,103 @@ export const systemPrompt = (agentId: string, roles: ReadonlyArray<Role.Any>): s
 // =============================================================================
 // The loop
 // =============================================================================
+
+// =============================================================================
+// Hooks around the steps of a turn
+// =============================================================================
+
+/**
+ * One step of a chat turn, as {@link StepHooks} see it. `step` is the model
+ * call's number in the turn (1-based, counted across an approval pause).
+ *
+ * - `Tools`: listing the tools offered to model call `step`;
+ * - `Model`: model call `step`;
+ * - `Tool`: running tool call `toolCallId` (tool `name`) of step `step`
+ *   through the agent's pipeline; `decided` when it runs after an approval
+ *   decision, on `resume`.
+ *
+ * @since 0.1.0
+ */
+export type Step =
+  | { readonly _tag: "Tools"; readonly step: number }
+  | { readonly _tag: "Model"; readonly step: number }
+  | {
+      readonly _tag: "Tool"
+      readonly step: number
+      readonly toolCallId: string
+      readonly name: string
+      readonly decided: boolean
+    }
+
+/**
+ * What one tool call gives the turn: the tool message the model gets, the
+ * error's category when the call failed, and the pending call when it waits
+ * for an approval (its message is then not sent yet). Plain JSON data.
+ *
+ * @since 0.1.0
+ */
+export const ToolAnswer = Schema.Struct({
+  message: LanguageModel.ToolMessage,
+  category: Schema.optional(Category),
+  success: Schema.Boolean,
+  pending: Schema.optional(PendingCall)
+})
+
+/**
+ * @since 0.1.0
+ */
+export type ToolAnswer = typeof ToolAnswer.Type
+
+/**
+ * Hooks around the steps of a chat turn (the `steps` chat option). Each gets
+ * the step and the effect that performs it, and returns an effect with the
+ * same result: it may run it as it is, run it inside something else, or give
+ * back a result recorded earlier — what `@rolecraft/durable` does to make
+ * each model call and tool call an activity of a workflow, stored and never
+ * run again on a replay. A hook left out runs its steps as they are.
+ *
+ * - `tools`: the names of the tools offered to a model call; the turn offers
+ *   (and routes) only the names the hook returns that the agent still has,
+ *   so a replay sees the list recorded the first time.
+ * - `model`: one model call and its response (or its `ActionError`). The
+ *   call records its tokens in the turn's usage meter
+ *   (`LanguageModel.UsageMeter`); a hook that gives back a recorded response
+ *   records them itself.
+ * - `tool`: one tool call and its answer (a failing call is an answer, not a
+ *   failure).
+ *
+ * @since 0.1.0
+ */
+export interface StepHooks {
+  readonly tools?:
+    | (<R>(
+        step: Extract<Step, { readonly _tag: "Tools" }>,
+        list: Effect.Effect<ReadonlyArray<string>, never, R>
+      ) => Effect.Effect<ReadonlyArray<string>, never, R>)
+    | undefined
+  readonly model?:
+    | (<R>(
+        step: Extract<Step, { readonly _tag: "Model" }>,
+        call: Effect.Effect<LanguageModel.Response, ActionError, R>
+      ) => Effect.Effect<LanguageModel.Response, ActionError, R>)
+    | undefined
+  readonly tool?:
+    | (<R>(
+        step: Extract<Step, { readonly _tag: "Tool" }>,
+        call: Effect.Effect<ToolAnswer, never, R>
+      ) => Effect.Effect<ToolAnswer, never, R>)
+    | undefined
+}
+
+/**
+ * The idempotency key of the tool call being run, when the caller of the
+ * turn gives one (durable runs do: derived from the run id and the tool call
+ * id, the same on every attempt). An action with side effects reads it
+ * (`yield* Chat.IdempotencyKey`) and passes it on, e.g. as an
+ * `Idempotency-Key` header, so a call run twice takes effect once.
+ *
+ * @since 0.1.0
+ */
+export const IdempotencyKey = Context.Reference<string | undefined>("@rolecraft/core/Chat/IdempotencyKey", {
+  defaultValue: () => undefined
+})

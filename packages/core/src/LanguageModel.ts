@@ -1,18 +1,21 @@
 /**
- * The language model service: one `generate` call takes a list of
- * messages (and, in chat turns, the tools offered) and returns the model's
- * text, its tool calls, the token usage and why it stopped.
+ * The language model service: one `generate` call takes a list of messages
+ * (and, in chat turns, the tools offered) and returns the model's text, its
+ * tool calls, the token usage and why it stopped; `stream` makes the same call
+ * and yields the answer as it arrives (text deltas, tool calls as they start
+ * and their argument fragments), ending with the whole response.
  *
  * Every implementation is built with {@link make} from a provider function —
  * the openai layer in `@rolecraft/openai` and the scripted model in
  * `@rolecraft/testing` alike — so what is common lives here once: the
- * `chat {model}` span and the model metrics, mapping a provider's untyped failure to an
+ * `chat {model}` span, mapping a provider's untyped failure to an
  * `ActionError`, removing secrets from errors, normalising usage, recording
  * usage into the current {@link UsageMeter}, and aborting the provider's
  * request when the call is interrupted (attempt timeouts included).
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -21,7 +24,8 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
-import { type ActionError, ExecutionFailure, TransientFailure } from "./ActionError.ts"
+import * as Stream from "effect/Stream"
+import { type ActionError, ExecutionFailure, isActionError, TransientFailure } from "./ActionError.ts"
 import type * as ActionResponse from "./ActionResponse.ts"
 import * as Redact from "./internal/redact.ts"
 import * as Telemetry from "./internal/events/telemetry.ts"
@@ -230,6 +234,8 @@ export interface Toolkit {
  * - `toolChoice`: see {@link ToolChoice}; sent only when given.
  * - `action`: on whose behalf the call is made (an action name, or a chat
  *   turn's); it names the call's errors and span. Default `"LanguageModel"`.
+ * - `responseFormat`: ask for a reply that is JSON matching a schema (see
+ *   {@link ResponseFormat}); sent only when given.
  *
  * @category models
  * @since 0.1.0
@@ -241,6 +247,24 @@ export interface Request {
   readonly temperature?: number | undefined
   readonly toolChoice?: ToolChoice | undefined
   readonly action?: string | undefined
+  readonly responseFormat?: ResponseFormat | undefined
+}
+
+/**
+ * A structured reply asked of the model: JSON matching `schema` (an object
+ * schema, as projected for tools), `name` naming it (letters, digits, `_`
+ * and `-`, at most 64 characters), `strict` asking the provider to hold the
+ * reply to the schema exactly (the OpenAI API's `response_format: {
+ * type: "json_schema", json_schema: { name, schema, strict } }`).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ResponseFormat {
+  readonly name: string
+  readonly schema: JsonSchemaObject
+  readonly strict: boolean
+  readonly description?: string | undefined
 }
 
 /**
@@ -285,6 +309,27 @@ export interface Response {
 }
 
 /**
+ * One piece of a streamed answer (see {@link LanguageModel}'s `stream`):
+ *
+ * - `TextDelta`: the next piece of the reply's text;
+ * - `ToolCallStarted`: a tool call whose id and name are known (`index` is
+ *   its position in the reply);
+ * - `ToolCallArgumentsDelta`: the next piece of that call's raw arguments
+ *   (the pieces joined are `arguments`; the first one may carry what arrived
+ *   before the call's name did);
+ * - `Finished`: the whole answer, exactly as `generate` would return it —
+ *   always the last part, exactly once.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type StreamPart =
+  | { readonly _tag: "TextDelta"; readonly delta: string }
+  | { readonly _tag: "ToolCallStarted"; readonly index: number; readonly id: string; readonly name: string }
+  | { readonly _tag: "ToolCallArgumentsDelta"; readonly index: number; readonly id: string; readonly delta: string }
+  | { readonly _tag: "Finished"; readonly response: Response }
+
+/**
  * The language model service.
  *
  * `generate(request)` makes one model call. It fails with an `ActionError`
@@ -294,6 +339,15 @@ export interface Response {
  * malformed answer, any other provider failure); interruption aborts the
  * provider's request and stays interruption. It never retries by itself:
  * retries belong to the calling action's resilience policy.
+ *
+ * `stream(request)` makes the same call and yields {@link StreamPart}s as
+ * the answer arrives, `Finished` last. Besides the failures of `generate`,
+ * a stream that ends before the model said it was finished (a connection
+ * closed mid-answer) is TRANSIENT, and a tool call whose name never arrived
+ * is EXECUTION (it is never returned, so never run). Interrupting the stream,
+ * or no longer pulling it, aborts the provider's request. Over a provider
+ * that cannot stream, the stream is one `generate` call: one text delta,
+ * each tool call started with all its arguments, then `Finished`.
  *
  * Read optionally by the agent: without it, llm actions and chat turns fail
  * with VALIDATION ("LanguageModel not provided").
@@ -305,6 +359,7 @@ export class LanguageModel extends Context.Service<
   LanguageModel,
   {
     readonly generate: (request: Request) => Effect.Effect<Response, ActionError>
+    readonly stream: (request: Request) => Stream.Stream<StreamPart, ActionError>
   }
 >()("@rolecraft/core/LanguageModel") {}
 
@@ -383,25 +438,11 @@ export interface ProviderCall {
 }
 
 /**
- * What a provider answers; {@link make} normalises it into a {@link Response},
- * reading every field whatever a server sent:
- *
- * - `text`: a string; missing or `null` is `""`; a list of `{ text }` parts is
- *   joined; anything else is EXECUTION "the model's reply is malformed"
- *   naming the content.
- * - `toolCalls`: missing or `null` is none; not a list, or an entry that is
- *   not an object, is EXECUTION naming `tool_calls`. An id that is not a
- *   string is `""` (a chat turn gives empty and repeated ids fresh ones, so
- *   every call is answered exactly once); a name that is not a string is
- *   `""` (a chat turn answers it NOT_FOUND); arguments that are not a string
- *   are sent on as their JSON (missing or `null`: `""`).
- * - `usage`: counts that are missing or not finite non-negative numbers are
- *   0; a missing total is input + output; a usage that is not an object is
- *   no usage.
- * - `finishReason`: missing, empty or not a string is `"tool_calls"` when
- *   there are tool calls, else `"stop"`; unknown reasons are `"other"`. It is
- *   reported, never obeyed: tool calls run whatever the reason says.
- * - `model` and `refusal`: kept when they are (non-empty) strings.
+ * What a provider answers; {@link make} normalises it into a {@link Response}.
+ * Missing or `null` text is `""`; missing tool calls are none; usage counts
+ * that are missing or not finite non-negative numbers are 0, and a missing
+ * total is input + output; a missing finish reason is `"tool_calls"` when
+ * there are tool calls, else `"stop"`; unknown reasons are `"other"`.
  *
  * @category models
  * @since 0.1.0
@@ -436,9 +477,73 @@ export type Provider = (
 ) => ProviderResponse | PromiseLike<ProviderResponse> | Effect.Effect<ProviderResponse, unknown>
 
 /**
+ * One fragment of a tool call in a streamed chunk: `index` says which call
+ * it belongs to (fragments with the same index are one call); `id` and
+ * `name` may come on any fragment (usually only the first); `arguments` is
+ * the next piece of the raw arguments string.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ToolCallFragment {
+  readonly index: number
+  readonly id?: string | null | undefined
+  readonly name?: string | null | undefined
+  readonly arguments?: string | null | undefined
+}
+
+/**
+ * One chunk of a streamed answer as a provider yields it: a piece of text
+ * and of the refusal, tool-call fragments, and, on the chunks that carry
+ * them, the finish reason, the usage (usually only on the last chunk) and
+ * the model. Missing or `null` fields carry nothing. The last finish reason,
+ * usage and model seen win.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ProviderChunk {
+  readonly text?: string | null | undefined
+  readonly refusal?: string | null | undefined
+  readonly toolCalls?: ReadonlyArray<ToolCallFragment> | null | undefined
+  readonly finishReason?: string | null | undefined
+  readonly usage?: ProviderResponse["usage"]
+  readonly model?: string | null | undefined
+}
+
+/**
+ * A streaming provider: makes one model call and yields its chunks, as an
+ * Effect `Stream` or any async iterable. It must pass `call.signal` on to its
+ * HTTP request (aborted when the stream is interrupted or no longer pulled).
+ * An `ActionError` it fails with passes through; any other failure becomes
+ * EXECUTION. The stream must say a finish reason before it ends: one that
+ * ends without is taken as cut off (TRANSIENT).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type StreamProvider = (
+  call: ProviderCall
+) => Stream.Stream<ProviderChunk, unknown> | AsyncIterable<ProviderChunk>
+
+/**
+ * A provider that may stream: `generate` answers `generate` calls, `stream`
+ * answers `stream` calls. Give at least one: without `stream`, a stream is
+ * one `generate` call; without `generate`, a `generate` call is the stream
+ * run to its end.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Providers {
+  readonly generate?: Provider | undefined
+  readonly stream?: StreamProvider | undefined
+}
+
+/**
  * Options of {@link make}.
  *
- * - `name`: the provider's name, for spans and metrics (`gen_ai.provider.name`); default
+ * - `name`: the provider's name, for the span (`gen_ai.system`); default
  *   `"unknown"`.
  * - `model`: the default model name, used when a request names none.
  * - `secrets`: secrets the provider holds (its API key): every error is
@@ -533,10 +638,231 @@ const normalise = (action: string, raw: ProviderResponse): Response | ExecutionF
   }
 }
 
+// =============================================================================
+// Joining a streamed answer
+// =============================================================================
+
+interface Slot {
+  id: string | undefined
+  name: string | undefined
+  arguments: string
+  started: boolean
+}
+
+const isIndex = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value) && value >= 0
+
+const optionalString = (value: unknown): value is string | null | undefined =>
+  value === undefined || value === null || typeof value === "string"
+
 /**
- * Builds the service from a provider: the openai layer and the scripted test
- * model are both made with it, so a test runs the same span, error mapping
- * and usage metering as production.
+ * Joins the chunks of one streamed answer: text and refusal pieces in order,
+ * tool-call fragments by index (id and name from whichever fragment carries
+ * them), the last finish reason, usage and model seen. `push` turns a chunk
+ * into the parts it adds; `finish` checks the answer is whole and gives the
+ * last parts and the `Finished` response.
+ */
+const joiner = (action: string) => {
+  let text = ""
+  let refusal = ""
+  let finishReason: string | undefined
+  let usage: ProviderResponse["usage"]
+  let model: string | undefined
+  let chunks = 0
+  const slots = new Map<number, Slot>()
+  const malformed = (field: string, detail: string) =>
+    new ExecutionFailure({
+      action,
+      message: `${action}: the model stream sent a malformed chunk (chunk ${chunks}): ${field} ${detail}`
+    })
+
+  const started = (index: number, slot: Slot, parts: Array<StreamPart>) => {
+    slot.started = true
+    const id = slot.id ?? ""
+    parts.push({ _tag: "ToolCallStarted", index, id, name: slot.name as string })
+    if (slot.arguments !== "") parts.push({ _tag: "ToolCallArgumentsDelta", index, id, delta: slot.arguments })
+  }
+
+  /** The parts a chunk adds to `parts`, or the failure of a malformed chunk. */
+  const push = (chunk: ProviderChunk, parts: Array<StreamPart>): ExecutionFailure | undefined => {
+    chunks += 1
+    if (typeof chunk !== "object" || chunk === null) return malformed("the chunk", "is not an object")
+    for (const field of ["text", "refusal", "finishReason", "model"] as const) {
+      if (!optionalString(chunk[field])) return malformed(field, "is not a string")
+    }
+    const fragments = chunk.toolCalls ?? []
+    if (!Array.isArray(fragments)) return malformed("toolCalls", "is not an array")
+    if (typeof chunk.text === "string" && chunk.text !== "") {
+      text += chunk.text
+      parts.push({ _tag: "TextDelta", delta: chunk.text })
+    }
+    if (typeof chunk.refusal === "string") refusal += chunk.refusal
+    for (let i = 0; i < fragments.length; i++) {
+      const fragment: ToolCallFragment = fragments[i]
+      const field = `toolCalls[${i}]`
+      if (typeof fragment !== "object" || fragment === null) return malformed(field, "is not an object")
+      if (!isIndex(fragment.index)) return malformed(`${field}.index`, "is not an integer >= 0")
+      for (const key of ["id", "name", "arguments"] as const) {
+        if (!optionalString(fragment[key])) return malformed(`${field}.${key}`, "is not a string")
+      }
+      let slot = slots.get(fragment.index)
+      if (slot === undefined) {
+        slot = { id: undefined, name: undefined, arguments: "", started: false }
+        slots.set(fragment.index, slot)
+      }
+      if (typeof fragment.id === "string" && fragment.id !== "" && slot.id === undefined) slot.id = fragment.id
+      if (typeof fragment.name === "string" && fragment.name !== "" && slot.name === undefined) {
+        slot.name = fragment.name
+      }
+      const piece = fragment.arguments ?? ""
+      slot.arguments += piece
+      if (slot.started) {
+        if (piece !== "") {
+          parts.push({ _tag: "ToolCallArgumentsDelta", index: fragment.index, id: slot.id ?? "", delta: piece })
+        }
+      } else if (slot.id !== undefined && slot.name !== undefined) {
+        started(fragment.index, slot, parts)
+      }
+    }
+    if (typeof chunk.finishReason === "string" && chunk.finishReason !== "") finishReason = chunk.finishReason
+    if (typeof chunk.model === "string") model = chunk.model
+    if (chunk.usage !== undefined && chunk.usage !== null) usage = chunk.usage
+    return undefined
+  }
+
+  /** The parts a batch of chunks adds (one list, so a batch costs one effect). */
+  const pushAll = (
+    batch: ReadonlyArray<ProviderChunk>
+  ): Effect.Effect<readonly [ReadonlyArray<StreamPart>], ExecutionFailure> => {
+    const parts: Array<StreamPart> = []
+    for (const chunk of batch) {
+      const failure = push(chunk, parts)
+      if (failure !== undefined) return Effect.fail(failure)
+    }
+    return Effect.succeed([parts])
+  }
+
+  const finish = (): Effect.Effect<ReadonlyArray<StreamPart>, ActionError> => {
+    if (finishReason === undefined) {
+      return Effect.fail(
+        new TransientFailure({
+          action,
+          message: `${action}: the model stream ended before the answer was finished (after ${chunks} chunks)`
+        })
+      )
+    }
+    const parts: Array<StreamPart> = []
+    const indexes = [...slots.keys()].sort((a, b) => a - b)
+    const toolCalls: Array<ToolCall> = []
+    for (const index of indexes) {
+      const slot = slots.get(index) as Slot
+      if (slot.name === undefined) {
+        return Effect.fail(
+          new ExecutionFailure({
+            action,
+            message: `${action}: the model stream never completed the tool call at index ${index}: it has no name`
+          })
+        )
+      }
+      if (!slot.started) started(index, slot, parts)
+      toolCalls.push({ id: slot.id ?? "", name: slot.name, arguments: slot.arguments })
+    }
+    const response = normalise(action, { text, toolCalls, finishReason, usage, model, refusal })
+    if (response instanceof ExecutionFailure) return Effect.fail(response)
+    parts.push({ _tag: "Finished", response })
+    return Effect.succeed(parts)
+  }
+
+  return { pushAll, finish }
+}
+
+/**
+ * The parts a whole answer streams as when it was not streamed: one text
+ * delta (none for `""`), each tool call started with all its arguments (as
+ * one delta, none for `""`), then `Finished`.
+ *
+ * @category combinators
+ * @since 0.2.0
+ */
+export const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
+  const parts: Array<StreamPart> = []
+  if (response.text !== "") parts.push({ _tag: "TextDelta", delta: response.text })
+  response.toolCalls.forEach((call, index) => {
+    parts.push({ _tag: "ToolCallStarted", index, id: call.id, name: call.name })
+    if (call.arguments !== "") parts.push({ _tag: "ToolCallArgumentsDelta", index, id: call.id, delta: call.arguments })
+  })
+  parts.push({ _tag: "Finished", response })
+  return parts
+}
+
+/** The parts of a stream of chunks; failures other than an `ActionError` become EXECUTION. */
+const joined = <R>(
+  action: string,
+  chunks: Stream.Stream<ProviderChunk, unknown, R>
+): Stream.Stream<StreamPart, ActionError, R> => {
+  const join = joiner(action)
+  return chunks.pipe(
+    Stream.mapArrayEffect(join.pushAll),
+    Stream.concat(Stream.fromEffect(Effect.suspend(join.finish))),
+    Stream.flattenIterable,
+    Stream.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Stream.failCause(cause as Cause.Cause<never>)
+        : Stream.fail(streamFailure(action, Cause.squash(cause)))
+    )
+  )
+}
+
+/**
+ * The response a list of streamed chunks adds up to, joined as a streaming
+ * provider's are (see {@link ProviderChunk}); fails as such a stream would
+ * (no finish reason: TRANSIENT; a malformed chunk or a tool call without a
+ * name: EXECUTION). `action` names the errors (default `"LanguageModel"`).
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const fromChunks = (
+  chunks: Iterable<ProviderChunk>,
+  action: string = defaultAction
+): Effect.Effect<Response, ActionError> => collect(joined(action, Stream.fromIterable(chunks)))
+
+const streamFailure = (action: string, failure: unknown): ActionError =>
+  isActionError(failure)
+    ? failure
+    : new ExecutionFailure({
+        action,
+        message: `${action}: model stream failed: ${failure instanceof Error ? failure.message : String(failure)}`,
+        cause: failure
+      })
+
+/**
+ * The response of a streamed answer: its `Finished` part.
+ *
+ * @category combinators
+ * @since 0.2.0
+ */
+export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.Effect<Response, E, R> =>
+  Stream.runFold(
+    stream,
+    (): Response | undefined => undefined,
+    (last, part) => (part._tag === "Finished" ? part.response : last)
+  ).pipe(
+    Effect.flatMap((response) =>
+      response === undefined
+        ? Effect.die(new Error("a model stream ended without its Finished part"))
+        : Effect.succeed(response)
+    )
+  )
+
+// =============================================================================
+// Making the service
+// =============================================================================
+
+/**
+ * Builds the service from a provider: a function answering `generate`
+ * calls, or {@link Providers} (`generate`, `stream`, or both). The openai
+ * layer and the scripted test model are both made with it, so a test runs
+ * the same span, error mapping and usage metering as production.
  *
  * Each `generate` call:
  * - runs in a span `chat {model}` (`chat` when no model is known; kind
@@ -556,6 +882,13 @@ const normalise = (action: string, raw: ProviderResponse): Response | ExecutionF
  * - normalises the answer (see {@link ProviderResponse}) and records its
  *   usage into the current {@link UsageMeter}, if any.
  *
+ * Each `stream` call does the same in a `chat {model}` span (without the
+ * metrics), joins
+ * the provider's chunks (see {@link ProviderChunk}: fragments by index, ids
+ * and names from whichever fragment carries them, the last usage seen) and
+ * aborts the provider's request when the stream is interrupted or no longer
+ * pulled. A malformed chunk is EXECUTION naming the field.
+ *
  * It does not retry and sets no timeout of its own: the calling action's
  * resilience policy does both.
  *
@@ -574,34 +907,114 @@ const normalise = (action: string, raw: ProviderResponse): Response | ExecutionF
  * @category constructors
  * @since 0.1.0
  */
-export const make = (provider: Provider, options?: MakeOptions): LanguageModel["Service"] => {
+export const make = (provider: Provider | Providers, options?: MakeOptions): LanguageModel["Service"] => {
+  const providers: Providers = typeof provider === "function" ? { generate: provider } : provider
   const secrets = options?.secrets ?? []
   const system = options?.name ?? "unknown"
-  const generate = (request: Request): Effect.Effect<Response, ActionError> => {
+  const callOf = (request: Request, signal: AbortSignal): ProviderCall => ({
+    request,
+    model: request.model ?? options?.model,
+    action: request.action ?? defaultAction,
+    signal
+  })
+
+  const generated = (request: Request): Effect.Effect<Response, ActionError> => {
+    const generate = providers.generate
+    if (generate !== undefined) {
+      const action = request.action ?? defaultAction
+      return Effect.flatMap(
+        ResilienceKernel.fromReturned<ProviderResponse>(action, "model call", (signal) =>
+          generate(callOf(request, signal))
+        ),
+        (raw) => {
+          const response = normalise(action, raw)
+          return response instanceof ExecutionFailure ? Effect.fail(response) : Effect.succeed(response)
+        }
+      )
+    }
+    return collect(streamed(request))
+  }
+
+  const streamed = (request: Request): Stream.Stream<StreamPart, ActionError> => {
+    const stream = providers.stream
+    if (stream === undefined) {
+      return Stream.flatMap(Stream.fromEffect(generated(request)), (response) => Stream.fromArray(partsOf(response)))
+    }
     const action = request.action ?? defaultAction
-    const model = request.model ?? options?.model
-    return ResilienceKernel.fromReturned<ProviderResponse>(action, "model call", (signal) =>
-      provider({ request, model, action, signal })
-    ).pipe(
-      Effect.flatMap((raw) => {
-        const response = normalise(action, raw)
-        return response instanceof ExecutionFailure ? Effect.fail(response) : Effect.succeed(response)
-      }),
-      Effect.tap((response) =>
-        Effect.flatMap(Effect.serviceOption(UsageMeter), (meter) =>
-          Option.isSome(meter) ? meter.value.record(response.usage) : Effect.void
+    return Stream.unwrap(
+      Effect.gen(function* () {
+        const controller = yield* Effect.acquireRelease(
+          Effect.sync(() => new AbortController()),
+          (controller) => Effect.sync(() => controller.abort())
         )
-      ),
-      Effect.mapError((error) => Redact.scrub(error, secrets)),
-      Telemetry.chat({ provider: system, model, action, temperature: request.temperature }, (response: Response) => ({
+        const source = yield* Effect.try({
+          try: () => stream(callOf(request, controller.signal)),
+          catch: (thrown) => streamFailure(action, thrown)
+        })
+        return joined(action, Stream.isStream(source) ? source : Stream.fromAsyncIterable(source, (error) => error))
+      })
+    )
+  }
+
+  const record = (response: Response) =>
+    Effect.flatMap(Effect.serviceOption(UsageMeter), (meter) =>
+      Option.isSome(meter) ? meter.value.record(response.usage) : Effect.void
+    )
+
+  const callSpan = (request: Request) => {
+    const model = request.model ?? options?.model
+    return {
+      call: { provider: system, model, action: request.action ?? defaultAction, temperature: request.temperature },
+      answer: (response: Response) => ({
         model: response.model ?? model,
         finishReason: response.finishReason,
         inputTokens: response.usage.inputTokens,
         outputTokens: response.usage.outputTokens
-      }))
+      })
+    }
+  }
+
+  const generate = (request: Request): Effect.Effect<Response, ActionError> => {
+    const { call, answer } = callSpan(request)
+    return generated(request).pipe(
+      Effect.tap(record),
+      Effect.mapError((error) => Redact.scrub(error, secrets)),
+      Telemetry.chat(call, answer)
     )
   }
-  return LanguageModel.of({ generate })
+
+  const stream = (request: Request): Stream.Stream<StreamPart, ActionError> => {
+    const { call, answer } = callSpan(request)
+    // The same `chat {model}` span as `generate`'s, annotated with the answer when it finishes.
+    return streamed(request).pipe(
+      Stream.tap((part) => {
+        if (part._tag !== "Finished") return Effect.void
+        const answered = answer(part.response)
+        return Effect.andThen(
+          Effect.annotateCurrentSpan({
+            "gen_ai.response.model": answered.model ?? "",
+            "gen_ai.response.finish_reasons": [answered.finishReason],
+            "gen_ai.usage.input_tokens": answered.inputTokens,
+            "gen_ai.usage.output_tokens": answered.outputTokens
+          }),
+          record(part.response)
+        )
+      }),
+      Stream.mapError((error) => Redact.scrub(error, secrets)),
+      Stream.withSpan(call.model === undefined ? "chat" : `chat ${call.model}`, {
+        kind: "client",
+        attributes: {
+          "gen_ai.operation.name": "chat",
+          "gen_ai.provider.name": call.provider,
+          ...(call.model === undefined ? {} : { "gen_ai.request.model": call.model }),
+          "rolecraft.action": call.action
+        },
+        captureStackTrace: false
+      })
+    )
+  }
+
+  return LanguageModel.of({ generate, stream })
 }
 
 /**
@@ -610,7 +1023,7 @@ export const make = (provider: Provider, options?: MakeOptions): LanguageModel["
  * @category layers
  * @since 0.1.0
  */
-export const layer = (provider: Provider, options?: MakeOptions): Layer.Layer<LanguageModel> =>
+export const layer = (provider: Provider | Providers, options?: MakeOptions): Layer.Layer<LanguageModel> =>
   Layer.succeed(LanguageModel, make(provider, options))
 
 /**

@@ -1,7 +1,7 @@
 /**
- * Rolecraft's `LanguageModel` over the official `openai` SDK: the
- * chat completions API of OpenAI or of any OpenAI-compatible endpoint
- * (`baseURL`), built with `LanguageModel.make`.
+ * Rolecraft's `LanguageModel` over the official `openai` SDK: the chat
+ * completions API of OpenAI or of any OpenAI-compatible endpoint
+ * (`baseURL`), built with `LanguageModel.make`, generating or streaming.
  *
  * The SDK is constructed with `maxRetries: 0` and an explicit `timeout`, so
  * only the calling action's resilience policy retries; interruption (an
@@ -20,9 +20,12 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
+import * as Stream from "effect/Stream"
 import type {
   ChatCompletion,
+  ChatCompletionChunk,
   ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
   ChatCompletionToolChoiceOption
 } from "openai/resources/chat/completions"
@@ -96,7 +99,8 @@ const toolChoiceOf = (choice: LanguageModel.ToolChoice): ChatCompletionToolChoic
 
 /**
  * The chat completions request body of a model request (no streaming).
- * `temperature`, `tools` and `tool_choice` are sent only when given.
+ * `temperature`, `tools`, `tool_choice` and `response_format` (from
+ * `responseFormat`, as `json_schema`) are sent only when given.
  *
  * @category wire format
  * @since 0.1.0
@@ -120,7 +124,22 @@ export const requestBody = (request: LanguageModel.Request, model: string): Chat
           }))
         }),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-    ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoiceOf(request.toolChoice) })
+    ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoiceOf(request.toolChoice) }),
+    ...(request.responseFormat === undefined
+      ? {}
+      : {
+          response_format: {
+            type: "json_schema" as const,
+            json_schema: {
+              name: request.responseFormat.name,
+              schema: request.responseFormat.schema as Record<string, unknown>,
+              strict: request.responseFormat.strict,
+              ...(request.responseFormat.description === undefined
+                ? {}
+                : { description: request.responseFormat.description })
+            }
+          }
+        })
   }
 }
 
@@ -194,6 +213,130 @@ export const responseOf = (
             outputTokens: completion.usage.completion_tokens,
             totalTokens: completion.usage.total_tokens
           }
+  })
+}
+
+/**
+ * The streaming request body: {@link requestBody} with `stream: true` and
+ * `stream_options: { include_usage: true }`, so the last chunk carries the
+ * usage.
+ *
+ * @category wire format
+ * @since 0.2.0
+ */
+export const streamingRequestBody = (
+  request: LanguageModel.Request,
+  model: string
+): ChatCompletionCreateParamsStreaming => ({
+  ...requestBody(request, model),
+  stream: true,
+  stream_options: { include_usage: true }
+})
+
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const optionalString = (value: unknown): value is string | null | undefined =>
+  value === undefined || value === null || typeof value === "string"
+
+const optionalCount = (value: unknown): value is number | null | undefined =>
+  value === undefined || value === null || typeof value === "number"
+
+/**
+ * One streamed chat completion chunk as a provider chunk: the first
+ * choice's `delta` (content, refusal, tool-call fragments by `index`, with
+ * `id` and `function.name` when this fragment carries them and the next
+ * piece of `function.arguments`), its `finish_reason`, the model and the
+ * usage (the last chunk, `choices: []`). A field of the wrong type is
+ * EXECUTION naming it (e.g. `choices[0].delta.tool_calls[0].index`).
+ *
+ * @category wire format
+ * @since 0.2.0
+ */
+export const chunkOf = (
+  action: string,
+  chunk: ChatCompletionChunk
+): Effect.Effect<LanguageModel.ProviderChunk, ActionError.ExecutionFailure> => {
+  const bad = (field: string, detail: string) => Effect.fail(malformed(action, `a stream chunk's ${field} ${detail}`))
+  const raw: unknown = chunk
+  if (!isRecord(raw)) return bad("body", "is not an object")
+  const choices = raw.choices
+  if (!Array.isArray(choices)) return bad("choices", "is not an array")
+  const usage = raw.usage
+  if (usage !== undefined && usage !== null && !isRecord(usage)) return bad("usage", "is not an object")
+  if (isRecord(usage)) {
+    for (const key of ["prompt_tokens", "completion_tokens", "total_tokens"]) {
+      if (!optionalCount(usage[key])) return bad(`usage.${key}`, "is not a number")
+    }
+  }
+  if (!optionalString(raw.model)) return bad("model", "is not a string")
+  const common = {
+    model: raw.model,
+    usage: isRecord(usage)
+      ? {
+          inputTokens: usage.prompt_tokens as number | null | undefined,
+          outputTokens: usage.completion_tokens as number | null | undefined,
+          totalTokens: usage.total_tokens as number | null | undefined
+        }
+      : undefined
+  }
+  const choice: unknown = choices[0]
+  if (choice === undefined) return Effect.succeed(common)
+  if (!isRecord(choice)) return bad("choices[0]", "is not an object")
+  if (!optionalString(choice.finish_reason)) return bad("choices[0].finish_reason", "is not a string")
+  const delta = choice.delta ?? {}
+  if (!isRecord(delta)) return bad("choices[0].delta", "is not an object")
+  if (!optionalString(delta.content)) return bad("choices[0].delta.content", "is not a string")
+  if (!optionalString(delta.refusal)) return bad("choices[0].delta.refusal", "is not a string")
+  const calls = delta.tool_calls ?? []
+  if (!Array.isArray(calls)) return bad("choices[0].delta.tool_calls", "is not an array")
+  const toolCalls: Array<LanguageModel.ToolCallFragment> = []
+  for (let i = 0; i < calls.length; i++) {
+    const call: unknown = calls[i]
+    const field = `choices[0].delta.tool_calls[${i}]`
+    if (!isRecord(call)) return bad(field, "is not an object")
+    if (typeof call.index !== "number" || !Number.isInteger(call.index) || call.index < 0) {
+      return bad(`${field}.index`, "is not an integer >= 0")
+    }
+    if (!optionalString(call.id)) return bad(`${field}.id`, "is not a string")
+    const fn = call.function ?? {}
+    if (!isRecord(fn)) return bad(`${field}.function`, "is not an object")
+    if (!optionalString(fn.name)) return bad(`${field}.function.name`, "is not a string")
+    toolCalls.push({
+      index: call.index,
+      id: call.id,
+      name: fn.name,
+      // Some compatible servers send arguments already parsed.
+      arguments:
+        fn.arguments === undefined || fn.arguments === null
+          ? undefined
+          : typeof fn.arguments === "string"
+            ? fn.arguments
+            : JSON.stringify(fn.arguments)
+    })
+  }
+  return Effect.succeed({
+    ...common,
+    text: delta.content,
+    refusal: delta.refusal,
+    toolCalls,
+    finishReason: choice.finish_reason
+  })
+}
+
+/** A failure while reading the stream: a connection closed mid-answer is TRANSIENT; see {@link toActionError}. */
+const streamError = (
+  action: string,
+  error: unknown,
+  options: { readonly timeout: Duration.Duration; readonly baseURL: string }
+): ActionError.ActionError => {
+  if (error instanceof APIError || error instanceof SyntaxError || ActionError.isActionError(error)) {
+    return ActionError.isActionError(error) ? error : toActionError(action, error, { ...options, nowMs: 0 })
+  }
+  return new ActionError.TransientFailure({
+    action,
+    message: `${action}: the model stream broke off: ${error instanceof Error ? error.message : String(error)}`,
+    cause: error
   })
 }
 
@@ -328,30 +471,46 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
       logLevel: "off",
       defaultHeaders: { ...options.headers, ...(hasKey ? {} : { Authorization: null }) }
     })
+    const noModel = (action: string) =>
+      new ActionError.ValidationError({
+        action,
+        message:
+          `${action}: no model named: give OpenAiLanguageModel.layer a model, set OPENAI_MODEL, ` +
+          "or set the role's spec.model.name",
+        issues: [{ path: "model", message: "no model named" }]
+      })
+    const failed = (action: string) => (error: unknown) =>
+      Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
+        Effect.fail(toActionError(action, error, { timeout, nowMs, baseURL }))
+      )
     return LanguageModel.make(
-      ({ request, model, action, signal }) => {
-        if (model === undefined) {
-          return Effect.fail(
-            new ActionError.ValidationError({
-              action,
-              message:
-                `${action}: no model named: give OpenAiLanguageModel.layer a model, set OPENAI_MODEL, ` +
-                "or set the role's spec.model.name",
-              issues: [{ path: "model", message: "no model named" }]
-            })
+      {
+        generate: ({ request, model, action, signal }) => {
+          if (model === undefined) return Effect.fail(noModel(action))
+          return Effect.tryPromise({
+            try: () => client.chat.completions.create(requestBody(request, model), { signal }),
+            catch: (error) => error
+          }).pipe(
+            Effect.catch(failed(action)),
+            Effect.flatMap((completion) => responseOf(action, completion))
+          )
+        },
+        stream: ({ request, model, action, signal }) => {
+          if (model === undefined) return Stream.fail(noModel(action))
+          return Stream.unwrap(
+            Effect.tryPromise({
+              try: () => client.chat.completions.create(streamingRequestBody(request, model), { signal }),
+              catch: (error) => error
+            }).pipe(
+              Effect.catch(failed(action)),
+              Effect.map((chunks) =>
+                Stream.fromAsyncIterable(chunks, (error) => streamError(action, error, { timeout, baseURL })).pipe(
+                  Stream.mapEffect((chunk) => chunkOf(action, chunk))
+                )
+              )
+            )
           )
         }
-        return Effect.tryPromise({
-          try: () => client.chat.completions.create(requestBody(request, model), { signal }),
-          catch: (error) => error
-        }).pipe(
-          Effect.catch((error) =>
-            Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
-              Effect.fail(toActionError(action, error, { timeout, nowMs, baseURL }))
-            )
-          ),
-          Effect.flatMap((completion) => responseOf(action, completion))
-        )
       },
       { name: "openai", model: options.model, secrets: options.apiKey === undefined ? [] : [options.apiKey] }
     )

@@ -4,8 +4,11 @@
  * `POST /v1/chat/completions` from a script — replies, tool calls, HTTP
  * errors with their headers (429 with `retry-after`), delays and malformed
  * bodies — and recording every request's headers and body, and whether the
- * client hung up before the answer (an aborted request). The `openai` SDK
- * (or any HTTP client) talks to it through {@link ChatCompletionsServer.baseURL}.
+ * client hung up before the answer (an aborted request). A request with
+ * `stream: true` is answered with server-sent events the way the OpenAI API
+ * streams (see {@link make}), and a script can also send chunks of its own,
+ * stall a stream or cut it off. The `openai` SDK (or any HTTP client) talks
+ * to it through {@link ChatCompletionsServer.baseURL}.
  *
  * @since 0.1.0
  */
@@ -66,6 +69,18 @@ export type Step =
     }
   | { readonly _tag: "Delayed"; readonly delay: Duration.Input; readonly step: Step }
   | { readonly _tag: "Respond"; readonly respond: (request: Recorded) => Step }
+  | { readonly _tag: "Chunks"; readonly chunks: ReadonlyArray<unknown>; readonly ending: Ending }
+  | { readonly _tag: "BreakOff"; readonly step: Step; readonly after: number; readonly ending: "stall" | "cut" }
+
+/**
+ * How a stream ends: `"done"` sends `data: [DONE]` and ends the response;
+ * `"stall"` sends nothing more and keeps the connection open until the
+ * client closes it; `"cut"` destroys the socket without ending the response.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Ending = "done" | "stall" | "cut"
 
 /**
  * A chat completion with text (`null` for no content); finish reason
@@ -148,10 +163,55 @@ export const delayed = (delay: Duration.Input, step: Step): Step => ({ _tag: "De
 export const respond = (f: (request: Recorded) => Step): Step => ({ _tag: "Respond", respond: f })
 
 /**
+ * A stream of chunks sent exactly as given, each as one `data:` event (an
+ * object as its JSON, a string as is — e.g. malformed JSON), then ended as
+ * `options.ending` says (default `"done"`). Answered as a stream even when
+ * the request did not ask for one.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const chunks = (list: ReadonlyArray<unknown>, options?: { readonly ending?: Ending | undefined }): Step => ({
+  _tag: "Chunks",
+  chunks: list,
+  ending: options?.ending ?? "done"
+})
+
+/**
+ * `step` streamed, but only its first `after` chunks; then the stream stalls
+ * (nothing more is sent, the connection stays open until the client closes
+ * it).
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const stall = (step: Step, options: { readonly after: number }): Step => ({
+  _tag: "BreakOff",
+  step,
+  after: options.after,
+  ending: "stall"
+})
+
+/**
+ * `step` streamed, but only its first `after` chunks; then the socket is
+ * closed mid-stream (no finish reason, no usage, no `[DONE]`).
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const cut = (step: Step, options: { readonly after: number }): Step => ({
+  _tag: "BreakOff",
+  step,
+  after: options.after,
+  ending: "cut"
+})
+
+/**
  * A request the server received: method, path (with query), headers (lower
  * case), body (parsed JSON, or the raw text when it is not JSON), and its
  * outcome: `"answered"`, `"aborted"` (the client closed the connection before
- * the answer was sent) or `"pending"`.
+ * the answer was sent), `"cut"` (the script closed the socket mid-stream) or
+ * `"pending"`.
  *
  * @category models
  * @since 0.1.0
@@ -161,7 +221,7 @@ export interface Recorded {
   readonly path: string
   readonly headers: Readonly<Record<string, string>>
   readonly body: unknown
-  readonly outcome: "pending" | "answered" | "aborted"
+  readonly outcome: "pending" | "answered" | "aborted" | "cut"
 }
 
 /**
@@ -189,6 +249,26 @@ const toolCallsJson = (calls: ReadonlyArray<ScriptedToolCall>, firstId: number) 
     return { id, type: "function", function: { name, arguments: args } }
   })
 
+const wordsOf = (text: string): ReadonlyArray<string> => text.match(/\S+\s*|\s+/g) ?? []
+
+/** Raw arguments in up to three pieces, cut on code points. */
+const piecesOf = (text: string): ReadonlyArray<string> => {
+  const points = Array.from(text)
+  if (points.length === 0) return []
+  const size = Math.max(1, Math.ceil(points.length / 3))
+  const pieces: Array<string> = []
+  for (let i = 0; i < points.length; i += size) pieces.push(points.slice(i, i + size).join(""))
+  return pieces
+}
+
+const isRecordLike = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null
+
+const wantsStream = (body: unknown): boolean => isRecordLike(body) && body.stream === true
+
+const wantsUsage = (body: unknown): boolean =>
+  isRecordLike(body) && isRecordLike(body.stream_options) && body.stream_options.include_usage === true
+
 const parseBody = (text: string): unknown => {
   try {
     return JSON.parse(text)
@@ -211,8 +291,32 @@ const modelOf = (body: unknown): string =>
     : "scripted-model"
 
 /**
+ * Options of {@link make}.
+ *
+ * - `chunkDelay`: the real time between two chunks of a stream; default none
+ *   (all chunks are written at once). Lets a page or a terminal show text
+ *   arriving.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Options {
+  readonly chunkDelay?: Duration.Input | undefined
+}
+
+/**
  * Starts a server for the life of the scope (closed, with its connections,
  * when the scope closes).
+ *
+ * A request with `stream: true` gets a {@link reply} or {@link toolCalls}
+ * step as server-sent events, the way the OpenAI API streams: a first chunk
+ * with the role, the text one word per chunk, each tool call's `id`, `type`
+ * and `function.name` only on its first fragment (the first fragments of all
+ * calls share one chunk), its arguments in up to three more fragments
+ * carrying only `index` and the piece, a chunk with the finish reason, then —
+ * when the request asked for `stream_options.include_usage` and the step has
+ * usage — a last chunk with `choices: []` and the usage, and `data: [DONE]`.
+ * {@link chunks}, {@link stall} and {@link cut} script other streams.
  *
  * @example
  * ```ts
@@ -231,14 +335,46 @@ const modelOf = (body: unknown): string =>
  * @category constructors
  * @since 0.1.0
  */
-export const make = (script: ReadonlyArray<Step>): Effect.Effect<ChatCompletionsServer, never, Scope.Scope> =>
+export const make = (
+  script: ReadonlyArray<Step>,
+  options?: Options
+): Effect.Effect<ChatCompletionsServer, never, Scope.Scope> =>
   Effect.gen(function* () {
     const steps = [...script]
     const records: Array<Recorded> = []
     const timers = new Set<NodeJS.Timeout>()
+    const cutOff = new WeakSet<Http.ServerResponse>()
+    const chunkDelay =
+      options?.chunkDelay === undefined ? 0 : Duration.toMillis(Duration.fromInputUnsafe(options.chunkDelay))
     let next = 0
     let toolCallIds = 0
     let completions = 0
+
+    // Each response's pending timers, cleared by one close listener when the connection goes.
+    const pendingOf = new WeakMap<Http.ServerResponse, Set<NodeJS.Timeout>>()
+    const later = (response: Http.ServerResponse, ms: number, f: () => void) => {
+      let pending = pendingOf.get(response)
+      if (pending === undefined) {
+        const own = new Set<NodeJS.Timeout>()
+        pending = own
+        pendingOf.set(response, own)
+        response.on("close", () => {
+          for (const timer of own) {
+            clearTimeout(timer)
+            timers.delete(timer)
+          }
+          own.clear()
+        })
+      }
+      const own = pending
+      const timer = setTimeout(() => {
+        timers.delete(timer)
+        own.delete(timer)
+        f()
+      }, ms)
+      timers.add(timer)
+      own.add(timer)
+    }
 
     const send = (
       response: Http.ServerResponse,
@@ -250,33 +386,129 @@ export const make = (script: ReadonlyArray<Step>): Effect.Effect<ChatCompletions
       response.end(body)
     }
 
+    /** The completion a reply or tool-call step answers with (taking its tool-call ids). */
+    const completionOf = (step: Step & { readonly _tag: "Reply" | "ToolCalls" }, record: Recorded) => {
+      const calls = step._tag === "ToolCalls" ? toolCallsJson(step.calls, toolCallIds + 1) : undefined
+      if (step._tag === "ToolCalls") toolCallIds += step.calls.length
+      completions += 1
+      return {
+        id: `chatcmpl-${completions}`,
+        model: (step._tag === "Reply" ? step.model : undefined) ?? modelOf(record.body),
+        text: step.text ?? null,
+        refusal: step._tag === "Reply" ? (step.refusal ?? null) : null,
+        calls,
+        finishReason: step._tag === "Reply" ? (step.finishReason ?? "stop") : "tool_calls",
+        usage: step.usage
+      }
+    }
+
+    const chunksOf = (step: Step & { readonly _tag: "Reply" | "ToolCalls" }, record: Recorded) => {
+      const completion = completionOf(step, record)
+      const base = { id: completion.id, object: "chat.completion.chunk", created: 0, model: completion.model }
+      const chunk = (delta: object, finishReason: string | null = null) => ({
+        ...base,
+        choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }]
+      })
+      const out: Array<object> = [chunk({ role: "assistant", content: "", refusal: null })]
+      for (const word of wordsOf(completion.text ?? "")) out.push(chunk({ content: word }))
+      if (completion.refusal !== null) out.push(chunk({ refusal: completion.refusal }))
+      const calls = completion.calls ?? []
+      if (calls.length > 0) {
+        out.push(
+          chunk({
+            tool_calls: calls.map((call, index) => ({
+              index,
+              id: call.id,
+              type: "function",
+              function: { name: call.function.name, arguments: "" }
+            }))
+          })
+        )
+        calls.forEach((call, index) => {
+          for (const piece of piecesOf(call.function.arguments)) {
+            out.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }))
+          }
+        })
+      }
+      out.push(chunk({}, completion.finishReason))
+      if (completion.usage !== undefined && wantsUsage(record.body)) {
+        out.push({ ...base, choices: [], usage: completion.usage })
+      }
+      return out
+    }
+
+    const stream = (response: Http.ServerResponse, list: ReadonlyArray<unknown>, ending: Ending): void => {
+      response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+      const event = (item: unknown) => `data: ${typeof item === "string" ? item : JSON.stringify(item)}\n\n`
+      const end = () => {
+        if (response.destroyed) return
+        if (ending === "done") response.end("data: [DONE]\n\n")
+        else if (ending === "cut") {
+          cutOff.add(response)
+          // Flush what was written, then close the socket without ending the response.
+          response.write("", () => response.socket?.destroy())
+        } else response.flushHeaders()
+      }
+      if (chunkDelay === 0) {
+        for (const item of list) response.write(event(item))
+        end()
+        return
+      }
+      const write = (i: number) => {
+        if (response.destroyed) return
+        const item = list[i]
+        if (i >= list.length) {
+          end()
+          return
+        }
+        response.write(event(item))
+        later(response, chunkDelay, () => write(i + 1))
+      }
+      write(0)
+    }
+
     const answer = (step: Step, record: Recorded, response: Http.ServerResponse): void => {
       if (response.destroyed) return
       switch (step._tag) {
         case "Reply":
         case "ToolCalls": {
-          const calls = step._tag === "ToolCalls" ? toolCallsJson(step.calls, toolCallIds + 1) : undefined
-          if (step._tag === "ToolCalls") toolCallIds += step.calls.length
-          completions += 1
+          if (wantsStream(record.body)) {
+            stream(response, chunksOf(step, record), "done")
+            return
+          }
+          const completion = completionOf(step, record)
           const message = {
             role: "assistant",
-            content: step.text ?? null,
-            refusal: step._tag === "Reply" ? (step.refusal ?? null) : null,
-            ...(calls === undefined ? {} : { tool_calls: calls })
+            content: completion.text,
+            refusal: completion.refusal,
+            ...(completion.calls === undefined ? {} : { tool_calls: completion.calls })
           }
-          const finishReason = step._tag === "Reply" ? (step.finishReason ?? "stop") : "tool_calls"
           send(
             response,
             200,
             JSON.stringify({
-              id: `chatcmpl-${completions}`,
+              id: completion.id,
               object: "chat.completion",
               created: 0,
-              model: (step._tag === "Reply" ? step.model : undefined) ?? modelOf(record.body),
-              choices: [{ index: 0, message, finish_reason: finishReason, logprobs: null }],
-              ...(step.usage === undefined ? {} : { usage: step.usage })
+              model: completion.model,
+              choices: [{ index: 0, message, finish_reason: completion.finishReason, logprobs: null }],
+              ...(completion.usage === undefined ? {} : { usage: completion.usage })
             })
           )
+          return
+        }
+        case "Chunks":
+          stream(response, step.chunks, step.ending)
+          return
+        case "BreakOff": {
+          const inner = step.step
+          const list =
+            inner._tag === "Reply" || inner._tag === "ToolCalls"
+              ? chunksOf(inner, record)
+              : inner._tag === "Chunks"
+                ? inner.chunks
+                : []
+          stream(response, list.slice(0, step.after), step.ending)
           return
         }
         case "Error":
@@ -293,21 +525,11 @@ export const make = (script: ReadonlyArray<Step>): Effect.Effect<ChatCompletions
         case "Respond":
           answer(step.respond(record), record, response)
           return
-        case "Delayed": {
-          const timer = setTimeout(
-            () => {
-              timers.delete(timer)
-              answer(step.step, record, response)
-            },
-            Duration.toMillis(Duration.fromInputUnsafe(step.delay))
+        case "Delayed":
+          later(response, Duration.toMillis(Duration.fromInputUnsafe(step.delay)), () =>
+            answer(step.step, record, response)
           )
-          timers.add(timer)
-          response.on("close", () => {
-            clearTimeout(timer)
-            timers.delete(timer)
-          })
           return
-        }
       }
     }
 
@@ -327,7 +549,9 @@ export const make = (script: ReadonlyArray<Step>): Effect.Effect<ChatCompletions
           const current = records[position]
           if (current !== undefined && current.outcome === "pending") records[position] = { ...current, outcome }
         }
-        response.on("close", () => setOutcome(response.writableFinished ? "answered" : "aborted"))
+        response.on("close", () =>
+          setOutcome(cutOff.has(response) ? "cut" : response.writableFinished ? "answered" : "aborted")
+        )
         const record = records[position] as Recorded
         const path = (request.url ?? "").split("?")[0]
         if (request.method !== "POST" || path !== "/v1/chat/completions") {

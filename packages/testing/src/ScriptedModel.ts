@@ -1,7 +1,8 @@
 /**
- * A scripted language model for tests: a queue of steps — text
- * replies, tool-call replies, failures — answered one per model call, every
- * request recorded, and a check that the script was used exactly. Built with
+ * A scripted language model for tests: a queue of steps — text replies,
+ * tool-call replies, streamed chunks, failures — answered one per model call
+ * (`generate` or `stream`), every request recorded, and a check that the
+ * script was used exactly. Built with
  * `LanguageModel.make`, the constructor the openai layer uses, so the whole
  * pipeline (span, error mapping, usage metering, interruption) runs under test.
  *
@@ -14,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { render, type ScriptedToolCall } from "./internal/scriptedToolCall.ts"
 
 /**
@@ -32,7 +34,11 @@ export type { ScriptedToolCall } from "./internal/scriptedToolCall.ts"
 
 /**
  * One scripted answer (build with {@link reply}, {@link toolCalls},
- * {@link fail}, {@link respond}, {@link delayed}).
+ * {@link chunks}, {@link fail}, {@link respond}, {@link delayed}).
+ *
+ * Asked to stream, a reply is sent one word per chunk and tool calls in one
+ * chunk, the finish reason, usage and model in a last chunk; asked to
+ * generate, {@link chunks} are joined as a stream's would be.
  *
  * @category models
  * @since 0.1.0
@@ -54,6 +60,11 @@ export type Step =
   | { readonly _tag: "Fail"; readonly failure: unknown; readonly retryAfter?: Duration.Input | undefined }
   | { readonly _tag: "Respond"; readonly respond: (request: LanguageModel.Request) => Step }
   | { readonly _tag: "Delayed"; readonly delay: Duration.Input; readonly step: Step }
+  | {
+      readonly _tag: "Chunks"
+      readonly chunks: ReadonlyArray<LanguageModel.ProviderChunk>
+      readonly stall: boolean
+    }
 
 /**
  * A text reply (finish reason `"stop"` unless given).
@@ -94,6 +105,41 @@ export const fail = (
   failure: number | ActionError.ActionError | unknown,
   options?: { readonly retryAfter?: Duration.Input | undefined }
 ): Step => ({ _tag: "Fail", failure, ...options })
+
+/**
+ * A streamed answer given chunk by chunk (see `LanguageModel.ProviderChunk`:
+ * text pieces, tool-call fragments by index with ids and names on any of
+ * them, finish reason, usage). Without a chunk carrying a finish reason the
+ * stream counts as cut off (TRANSIENT). With `stall: true` the stream sends
+ * nothing more after the chunks and never ends (until interrupted).
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const chunks = (
+  list: ReadonlyArray<LanguageModel.ProviderChunk>,
+  options?: { readonly stall?: boolean | undefined }
+): Step => ({ _tag: "Chunks", chunks: list, stall: options?.stall ?? false })
+
+const wordsOf = (text: string): ReadonlyArray<string> => text.match(/\S+\s*|\s+/g) ?? []
+
+/** A whole answer as chunks: its text one word per chunk, its tool calls in one, then the finish. */
+const chunksOf = (response: LanguageModel.ProviderResponse): ReadonlyArray<LanguageModel.ProviderChunk> => {
+  const out: Array<LanguageModel.ProviderChunk> = wordsOf(response.text ?? "").map((text) => ({ text }))
+  const calls = response.toolCalls ?? []
+  if (calls.length > 0) {
+    out.push({
+      toolCalls: calls.map((call, index) => ({ index, id: call.id, name: call.name, arguments: call.arguments }))
+    })
+  }
+  out.push({
+    finishReason: response.finishReason,
+    usage: response.usage,
+    model: response.model,
+    refusal: response.refusal
+  })
+  return out
+}
 
 /**
  * A step computed from the request (e.g. to echo the prompt).
@@ -232,25 +278,55 @@ export const make = (
           return Effect.suspend(() => answer(step.respond(call.request), call))
         case "Delayed":
           return Effect.andThen(Effect.sleep(step.delay), answer(step.step, call))
+        case "Chunks":
+          return LanguageModel.fromChunks(step.chunks, call.action)
       }
     }
 
+    const streamOf = (
+      step: Step,
+      call: LanguageModel.ProviderCall
+    ): Stream.Stream<LanguageModel.ProviderChunk, unknown> => {
+      switch (step._tag) {
+        case "Chunks": {
+          const given = Stream.fromIterable(step.chunks)
+          return step.stall ? Stream.concat(given, Stream.never) : given
+        }
+        case "Respond":
+          return Stream.suspend(() => streamOf(step.respond(call.request), call))
+        case "Delayed":
+          return Stream.concat(
+            Stream.fromEffect(Effect.sleep(step.delay)).pipe(Stream.drain),
+            streamOf(step.step, call)
+          )
+        default:
+          return Stream.flatMap(Stream.fromEffect(answer(step, call)), (response) =>
+            Stream.fromIterable(chunksOf(response))
+          )
+      }
+    }
+
+    const next = (call: LanguageModel.ProviderCall): Effect.Effect<Step, ActionError.ActionError> =>
+      Effect.flatMap(
+        Ref.modify(state, (s) => [s.requests.length, { ...s, requests: [...s.requests, call.request] }]),
+        (index) => {
+          const step = steps[index]
+          return step === undefined
+            ? Effect.fail(
+                new ActionError.ExecutionFailure({
+                  action: call.action,
+                  message: `scripted model exhausted: asked ${index + 1} times, scripted ${steps.length}`
+                })
+              )
+            : Effect.succeed(step)
+        }
+      )
+
     const model = LanguageModel.make(
-      (call) =>
-        Effect.flatMap(
-          Ref.modify(state, (s) => [s.requests.length, { ...s, requests: [...s.requests, call.request] }]),
-          (index) => {
-            const step = steps[index]
-            return step === undefined
-              ? Effect.fail(
-                  new ActionError.ExecutionFailure({
-                    action: call.action,
-                    message: `scripted model exhausted: asked ${index + 1} times, scripted ${steps.length}`
-                  })
-                )
-              : answer(step, call)
-          }
-        ),
+      {
+        generate: (call) => Effect.flatMap(next(call), (step) => answer(step, call)),
+        stream: (call) => Stream.unwrap(Effect.map(next(call), (step) => streamOf(step, call)))
+      },
       { name: "scripted", model: options?.model }
     )
 

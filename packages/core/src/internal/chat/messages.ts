@@ -75,26 +75,21 @@ export const historyOf = (
   })
 
 /**
- * Gives empty or repeated call ids of one step fresh ones
- * (`<id or "call">_<step>_<index>`), so that every call can be answered
- * exactly once by id.
+ * The id a tool call of a step is answered under: its own, or — when it is
+ * empty or an earlier call of the step already has it — a fresh one,
+ * `<id or "call">_<step>_<index>`, so that every call can be answered
+ * exactly once by id. `seen` holds the ids given so far in the step (the new
+ * one is added).
  */
-export const withUniqueIds = (
-  calls: ReadonlyArray<LanguageModel.ToolCall>,
-  step: number
-): ReadonlyArray<LanguageModel.ToolCall> => {
-  if (calls.length === 1 && calls[0]?.id !== "") return calls
-  const seen = new Set<string>()
-  return calls.map((call, i) => {
-    let id = call.id
-    if (id === "" || seen.has(id)) {
-      let n = 0
-      do id = `${call.id === "" ? "call" : call.id}_${step}_${i}${n++ === 0 ? "" : `_${n}`}`
-      while (seen.has(id) || calls.some((other) => other.id === id))
-    }
-    seen.add(id)
-    return id === call.id ? call : { ...call, id }
-  })
+export const uniqueId = (id: string, seen: Set<string>, step: number, index: number): string => {
+  let fresh = id
+  if (fresh === "" || seen.has(fresh)) {
+    let n = 0
+    do fresh = `${id === "" ? "call" : id}_${step}_${index}${n++ === 0 ? "" : `_${n}`}`
+    while (seen.has(fresh))
+  }
+  seen.add(fresh)
+  return fresh
 }
 
 /** The text of a tool's result (see `ToolResult.text`). */

@@ -7,13 +7,15 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import type * as Action from "../../Action.ts"
 import {
   type ActionError,
   ActionNotFound,
   ApprovalRequired,
-  type Category,
   ExecutionFailure,
   isActionError,
   type RetrievalFailure,
@@ -25,6 +27,8 @@ import * as ApprovalKernel from "../pipeline/approval.ts"
 import * as ApprovalStore from "../../ApprovalStore.ts"
 import * as AuthorityKernel from "../pipeline/authority.ts"
 import * as Conversion from "../schema/conversion.ts"
+import * as Output from "../schema/output.ts"
+import * as LlmExecutor from "../executor/llm.ts"
 import * as EventHub from "../events/hub.ts"
 import * as Telemetry from "../events/telemetry.ts"
 import * as ChatMessages from "./messages.ts"
@@ -40,20 +44,31 @@ import * as Tool from "../schema/tool.ts"
 import { keepEnds } from "../text.ts"
 import {
   AwaitingApproval,
+  type ChatEvent,
   type ChatOptions,
   type ChatResult,
+  type ChatStreamOptions,
   Completed,
   type Decision,
   type Decisions,
   PausedState,
   type PendingCall,
+  pausedStateVersion,
+  type Step,
+  type StepHooks,
+  type ToolAnswer,
+  type StepFinished,
   StepLimitReached,
+  type ToolResult,
   type Usage,
   systemPrompt
 } from "../../Chat.ts"
 
 /** The action name model calls of a turn are made for (it names their errors and span). */
 const chatAction = "chat"
+
+/** The name of the response format a turn's `output` schema is sent under. */
+const outputName = "output"
 
 const zero: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
 
@@ -80,7 +95,8 @@ export interface Host<R> {
 }
 
 /**
- * An agent's chat turns (what `agent.chat` and `agent.resume` delegate to).
+ * An agent's chat turns (what `agent.chat`, `agent.resume`,
+ * `agent.chatStream` and `agent.resumeStream` delegate to).
  *
  * - `chat(input, options)`: `input` is the user's message, or a message list
  *   from an earlier turn (decoded with `LanguageModel.Message`; every tool
@@ -101,6 +117,14 @@ export interface Host<R> {
  * `{"error":{"category","message"}}` (`"RETRIEVAL"` for a knowledge
  * retrieval failure). Interruption stops the turn and its tool calls.
  *
+ * - `chatStream`, `resumeStream`: the same turns as streams of chat events,
+ *   `TurnFinished` last; `chat` and `resume` are these streams run to their
+ *   end, but call the model without streaming (one `TextDelta` per step),
+ *   while the streams stream each model call. Stopping the stream
+ *   (interrupting it, or no longer pulling) stops the turn: the model's HTTP
+ *   stream is aborted, running tool calls are interrupted, and no partial
+ *   text is kept anywhere.
+ *
  * @since 0.1.0
  */
 export interface Chats<R> {
@@ -113,15 +137,27 @@ export interface Chats<R> {
     decisions: Decisions,
     options?: ChatOptions
   ) => Effect.Effect<ChatResult, ActionError, R>
+  readonly chatStream: (
+    input: string | ReadonlyArray<LanguageModel.Message>,
+    options?: ChatStreamOptions
+  ) => Stream.Stream<ChatEvent, ActionError, R>
+  readonly resumeStream: (
+    state: PausedState,
+    decisions: Decisions,
+    options?: ChatStreamOptions
+  ) => Stream.Stream<ChatEvent, ActionError, R>
 }
 
 interface Settings {
+  readonly hooks: StepHooks | undefined
   readonly maxSteps: number
   readonly concurrency: number
   readonly strict: boolean
   readonly model: string | undefined
   readonly temperature: number | undefined
   readonly policy: Resilience.Policy | undefined
+  /** The `output` schema and the response format asked for with it. */
+  readonly output: { readonly schema: Schema.Top; readonly format: LanguageModel.ResponseFormat } | undefined
 }
 
 const positiveInt = (
@@ -154,7 +190,26 @@ const settingsOf = (
     retry === undefined && options?.modelTimeout === undefined
       ? undefined
       : { retry, attemptTimeout: options?.modelTimeout }
+  const schema = options?.output
+  if (schema !== undefined && !Schema.isSchema(schema)) {
+    return Result.fail(ChatMessages.invalid(chatAction, "output", "output must be an Effect Schema"))
+  }
+  const projected = schema === undefined ? undefined : Output.make(schema, outputName)
+  if (projected !== undefined && Result.isFailure(projected)) {
+    return Result.fail(
+      ChatMessages.invalid(
+        chatAction,
+        "output",
+        `the output schema has no JSON Schema form: ${projected.failure.message}`
+      )
+    )
+  }
   return Result.succeed({
+    hooks: options?.steps,
+    output:
+      schema === undefined || projected === undefined || Result.isFailure(projected)
+        ? undefined
+        : { schema, format: projected.success.format },
     maxSteps: maxSteps.success,
     concurrency: concurrency.success,
     strict: options?.strict ?? false,
@@ -176,12 +231,7 @@ const requireModel: Effect.Effect<LanguageModel.LanguageModel["Service"], Valida
 )
 
 /** One tool call's answer; `pending` when it waits for an approval (then it is not sent yet). */
-interface Answered {
-  readonly message: LanguageModel.ToolMessage
-  readonly category: Category | undefined
-  readonly success: boolean
-  readonly pending: PendingCall | undefined
-}
+type Answered = ToolAnswer
 
 /**
  * The most characters of one tool message sent to the model: 64,000. A longer result keeps its head and
@@ -219,14 +269,31 @@ const failed = (toolCallId: string, error: ActionError | RetrievalFailure, pendi
   pending
 })
 
-/** The state of a turn while it runs (local to one `chat` or `resume` call). */
+/** Sends an event to the turn's caller. */
+type Emit = (event: ChatEvent) => Effect.Effect<void>
+
+/** The state of a turn while it runs (local to one turn). */
 interface Turn {
   readonly messages: Array<LanguageModel.Message>
   steps: number
   readonly prior: Usage
   readonly settings: Settings
   readonly meter: LanguageModel.UsageMeter["Service"]
+  readonly emit: Emit
+  readonly emitAll: (events: ReadonlyArray<ChatEvent>) => Effect.Effect<void>
+  /** Stream each model call (`chatStream`), or generate it (`chat`). */
+  readonly streaming: boolean
+  readonly argumentDeltas: boolean
 }
+
+const toolResult = (step: number, answer: Answered): ToolResult => ({
+  _tag: "ToolResult",
+  step,
+  toolCallId: answer.message.toolCallId,
+  success: answer.success,
+  ...(answer.category === undefined ? {} : { category: answer.category }),
+  content: answer.message.content
+})
 
 /**
  * Builds an agent's chat turns (`Agent.make` calls it once per agent).
@@ -280,6 +347,21 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     })
   }
 
+  const ready = (
+    turn: Turn,
+    toolCallId: string,
+    route: McpToolkit.Route,
+    args: Readonly<Record<string, unknown>>
+  ): Effect.Effect<void> =>
+    turn.emit({
+      _tag: "ToolCallReady",
+      step: turn.steps,
+      toolCallId,
+      action: route.action,
+      ...(route.tool === undefined ? {} : { tool: route.tool }),
+      arguments: args
+    })
+
   const unknownTool = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): ActionError => {
     // Authority first: a name it denies is AUTHORITY whether or not it exists.
     if (!AuthorityKernel.allows(authority, call.name)) {
@@ -308,24 +390,39 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       Effect.catch((refused) => Effect.succeed(failed(call.id, refused)))
     )
 
-  const answerCall = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): Effect.Effect<Answered, never, R> => {
+  const answerCall = (
+    call: LanguageModel.ToolCall,
+    kit: McpToolkit.McpToolkit,
+    turn: Turn
+  ): Effect.Effect<Answered, never, R> => {
     const route = kit.route(call.name)
     if (route === undefined) return refusedEarly(call, unknownTool(call, kit))
     const label = route.tool === undefined ? route.action : `${route.action}/${route.tool}`
     const parsed = Tool.parseArguments(call.arguments, { tool: label })
     if (Result.isFailure(parsed)) return refusedEarly(call, parsed.failure)
-    return runRouted(call.id, call.name, route, parsed.success)
+    return Effect.andThen(
+      ready(turn, call.id, route, parsed.success),
+      runRouted(call.id, call.name, route, parsed.success)
+    )
   }
 
-  /** Publishes ToolCallStarted/Finished around an answer, only when someone listens. */
+  /**
+   * Publishes ToolCallStarted/Finished around an answer, only when someone
+   * listens to `agent.events`; streams the answer's `ToolResult` to the
+   * caller unless it waits for an approval.
+   */
   const observed = (
-    step: number,
+    turn: Turn,
     call: LanguageModel.ToolCall,
     route: McpToolkit.Route | undefined,
     answer: Effect.Effect<Answered, never, R>
-  ): Effect.Effect<Answered, never, R> =>
-    Effect.suspend(() => {
-      if (hub.subscribers() === 0) return answer
+  ): Effect.Effect<Answered, never, R> => {
+    const step = turn.steps
+    const reported = Effect.tap(answer, (result) =>
+      result.pending === undefined ? turn.emit(toolResult(step, result)) : Effect.void
+    )
+    return Effect.suspend(() => {
+      if (hub.subscribers() === 0) return reported
       const about = {
         agentId: id,
         step,
@@ -337,7 +434,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       return Effect.gen(function* () {
         const start = yield* Clock.currentTimeMillis
         yield* EventHub.publish(hub, { _tag: "ToolCallStarted", ...about, timestamp: start })
-        const result = yield* answer
+        const result = yield* reported
         const now = yield* Clock.currentTimeMillis
         yield* EventHub.publish(hub, {
           _tag: "ToolCallFinished",
@@ -350,6 +447,14 @@ export const make = <R>(host: Host<R>): Chats<R> => {
         return result
       })
     })
+  }
+
+  /** A tool call through the `tool` hook of the turn, if any. */
+  const hooked = (
+    hooks: StepHooks | undefined,
+    step: Extract<Step, { readonly _tag: "Tool" }>,
+    answer: Effect.Effect<Answered, never, R>
+  ): Effect.Effect<Answered, never, R> => (hooks?.tool === undefined ? answer : hooks.tool(step, answer))
 
   const answerAll = (
     calls: ReadonlyArray<LanguageModel.ToolCall>,
@@ -357,7 +462,16 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     turn: Turn
   ): Effect.Effect<ReadonlyArray<Answered>, never, R> => {
     const one = (call: LanguageModel.ToolCall) =>
-      observed(turn.steps, call, kit.route(call.name), answerCall(call, kit))
+      observed(
+        turn,
+        call,
+        kit.route(call.name),
+        hooked(
+          turn.settings.hooks,
+          { _tag: "Tool", step: turn.steps, toolCallId: call.id, name: call.name, decided: false },
+          answerCall(call, kit, turn)
+        )
+      )
     const first = calls[0]
     return calls.length === 1 && first !== undefined
       ? Effect.map(one(first), (answer) => [answer])
@@ -367,6 +481,80 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   // ---------------------------------------------------------------------------
   // The steps
   // ---------------------------------------------------------------------------
+
+  /**
+   * One model call, its text and tool-call starts sent to the caller as they
+   * arrive; the response with its tool calls under the ids the caller saw
+   * (empty or repeated ids of a step made unique).
+   */
+  const attempt = (
+    model: LanguageModel.LanguageModel["Service"],
+    request: LanguageModel.Request,
+    turn: Turn
+  ): Effect.Effect<LanguageModel.Response, ActionError> =>
+    Effect.suspend(() => {
+      const step = turn.steps + 1
+      const ids: Array<readonly [index: number, id: string]> = []
+      const seen = new Set<string>()
+      const idOf = new Map<number, string>()
+      let response: LanguageModel.Response | undefined
+      const parts = turn.streaming
+        ? model.stream(request)
+        : Stream.flatMap(Stream.fromEffect(model.generate(request)), (answer) =>
+            Stream.fromIterable(LanguageModel.partsOf(answer))
+          )
+      /** The events of a batch of parts (one batch, one offer to the caller). */
+      const eventsOf = (batch: ReadonlyArray<LanguageModel.StreamPart>): ReadonlyArray<ChatEvent> => {
+        const events: Array<ChatEvent> = []
+        for (const part of batch) {
+          switch (part._tag) {
+            case "TextDelta":
+              events.push({ _tag: "TextDelta", step, delta: part.delta })
+              break
+            case "ToolCallStarted": {
+              const toolCallId = ChatMessages.uniqueId(part.id, seen, step, part.index)
+              ids.push([part.index, toolCallId])
+              idOf.set(part.index, toolCallId)
+              events.push({ _tag: "ToolCallStarted", step, toolCallId, tool: part.name })
+              break
+            }
+            case "ToolCallArgumentsDelta":
+              if (turn.argumentDeltas) {
+                events.push({
+                  _tag: "ToolCallArgumentsDelta",
+                  step,
+                  toolCallId: idOf.get(part.index) ?? part.id,
+                  delta: part.delta
+                })
+              }
+              break
+            case "Finished":
+              response = part.response
+              break
+          }
+        }
+        return events
+      }
+      const withIds = (): LanguageModel.Response => {
+        const finished = response as LanguageModel.Response
+        // The response's calls are in index order, as are the starts sorted by index.
+        const order = ids.slice().sort((a, b) => a[0] - b[0])
+        const toolCalls = finished.toolCalls.map((call, i) => {
+          const fresh = order[i]?.[1] ?? call.id
+          return fresh === call.id ? call : { ...call, id: fresh }
+        })
+        return { ...finished, toolCalls }
+      }
+      return turn.emit({ _tag: "StepStarted", step }).pipe(
+        Effect.andThen(
+          Stream.runForEachArray(parts, (batch) => {
+            const events = eventsOf(batch)
+            return events.length === 0 ? Effect.void : turn.emitAll(events)
+          })
+        ),
+        Effect.map(withIds)
+      )
+    })
 
   const generate = (
     model: LanguageModel.LanguageModel["Service"],
@@ -379,19 +567,44 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       tools: kit.tools,
       action: chatAction,
       ...(settings.model === undefined ? {} : { model: settings.model }),
-      ...(settings.temperature === undefined ? {} : { temperature: settings.temperature })
+      ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+      ...(settings.output === undefined ? {} : { responseFormat: settings.output.format })
     }
-    const attempt = model.generate(request)
+    const once = attempt(model, request, turn)
     return settings.policy === undefined
-      ? attempt
+      ? once
       : ResilienceKernel.run({
           action: chatAction,
           policy: settings.policy,
           attemptTimeout: undefined,
           guards: ResilienceKernel.noGuards,
-          attempt
+          attempt: once
         })
   }
+
+  /**
+   * The toolkit of model call `step`: through the `tools` hook, if any, which
+   * may narrow it to the names it returns (a replay's recorded list).
+   */
+  const offered = (turn: Turn, step: number): Effect.Effect<McpToolkit.McpToolkit> =>
+    Effect.flatMap(toolkitOf(turn.settings.strict), (kit) => {
+      const hook = turn.settings.hooks?.tools
+      if (hook === undefined) return Effect.succeed(kit)
+      return Effect.map(
+        hook(
+          { _tag: "Tools", step },
+          Effect.sync(() => kit.tools.map((tool) => tool.name))
+        ),
+        (names) => {
+          const kept = new Set(names)
+          return {
+            ...kit,
+            tools: kit.tools.filter((tool) => kept.has(tool.name)),
+            route: (name: string) => (kept.has(name) ? kit.route(name) : undefined)
+          }
+        }
+      )
+    })
 
   const usageOf = (turn: Turn): Effect.Effect<Usage> =>
     Effect.map(turn.meter.total, ({ usage }) => LanguageModel.addUsage(turn.prior, usage))
@@ -399,10 +612,13 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   const loop = (model: LanguageModel.LanguageModel["Service"], turn: Turn): Effect.Effect<ChatResult, ActionError, R> =>
     Effect.gen(function* () {
       while (turn.steps < turn.settings.maxSteps) {
-        const kit = yield* toolkitOf(turn.settings.strict)
-        const response = yield* generate(model, turn, kit)
+        const kit = yield* offered(turn, turn.steps + 1)
+        const hook = turn.settings.hooks?.model
+        const response = yield* hook === undefined
+          ? generate(model, turn, kit)
+          : hook({ _tag: "Model", step: turn.steps + 1 }, generate(model, turn, kit))
         turn.steps += 1
-        const calls = ChatMessages.withUniqueIds(response.toolCalls, turn.steps)
+        const calls = response.toolCalls
         turn.messages.push(
           calls.length === 0
             ? { role: "assistant", content: response.text }
@@ -418,14 +634,33 @@ export const make = <R>(host: Host<R>): Chats<R> => {
             timestamp: yield* Clock.currentTimeMillis
           })
         }
+        const stepFinished: StepFinished = {
+          _tag: "StepFinished",
+          step: turn.steps,
+          finishReason: response.finishReason,
+          usage: response.usage
+        }
         if (calls.length === 0) {
+          yield* turn.emit(stepFinished)
+          const output = turn.settings.output
+          const decoded =
+            output === undefined
+              ? undefined
+              : yield* Effect.map(
+                  LlmExecutor.decodeReply(chatAction, output.schema, response.text, "output schema") as Effect.Effect<
+                    unknown,
+                    ValidationError
+                  >,
+                  (value) => ({ value })
+                )
           return Completed({
             text: response.text,
             messages: turn.messages,
             usage: yield* usageOf(turn),
             steps: turn.steps,
             finishReason: response.finishReason,
-            ...(response.refusal === undefined ? {} : { refusal: response.refusal })
+            ...(response.refusal === undefined ? {} : { refusal: response.refusal }),
+            ...(decoded === undefined ? {} : { output: decoded.value })
           })
         }
         const answers = yield* answerAll(calls, kit, turn)
@@ -434,11 +669,20 @@ export const make = <R>(host: Host<R>): Chats<R> => {
           if (answer.pending === undefined) turn.messages.push(answer.message)
           else pending.push(answer.pending)
         }
+        yield* turn.emit(stepFinished)
         if (pending.length > 0) {
+          yield* turn.emit({ _tag: "ApprovalRequested", pending })
           const usage = yield* usageOf(turn)
           return AwaitingApproval({
             pending,
-            state: { messages: turn.messages, pending, steps: turn.steps, maxSteps: turn.settings.maxSteps, usage }
+            state: {
+              version: pausedStateVersion,
+              messages: turn.messages,
+              pending,
+              steps: turn.steps,
+              maxSteps: turn.settings.maxSteps,
+              usage
+            }
           })
         }
       }
@@ -475,21 +719,33 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       turnEnd
     )
 
-  const chat: Chats<R>["chat"] = (input, options) =>
+  /** How a turn is run: whether its model calls stream, and where its events go. */
+  interface Mode {
+    readonly emit: Emit
+    readonly emitAll: (events: ReadonlyArray<ChatEvent>) => Effect.Effect<void>
+    readonly streaming: boolean
+    readonly argumentDeltas: boolean
+  }
+
+  const start = (
+    input: string | ReadonlyArray<LanguageModel.Message>,
+    options: ChatOptions | undefined,
+    mode: Mode
+  ): Effect.Effect<ChatResult, ActionError, R> =>
     Effect.gen(function* () {
       const settings = settingsOf(options, host.roles, 10)
       if (Result.isFailure(settings)) return yield* settings.failure
       const model = yield* requireModel
-      const start = options?.system ?? system
+      const first = options?.system ?? system
       const messages: Array<LanguageModel.Message> =
         typeof input === "string"
           ? [
-              { role: "system", content: start },
+              { role: "system", content: first },
               { role: "user", content: input }
             ]
-          : yield* ChatMessages.historyOf(chatAction, input, start)
+          : yield* ChatMessages.historyOf(chatAction, input, first)
       return yield* metered((meter) =>
-        loop(model, { messages, steps: 0, prior: zero, settings: settings.success, meter })
+        loop(model, { messages, steps: 0, prior: zero, settings: settings.success, meter, ...mode })
       )
     }).pipe(span(options, false))
 
@@ -500,7 +756,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   const decide = (
     pending: PendingCall,
     decision: Decision,
-    step: number,
+    turn: Turn,
     name: string
   ): Effect.Effect<Answered, never, R> => {
     const route: McpToolkit.Route =
@@ -524,14 +780,43 @@ export const make = <R>(host: Host<R>): Chats<R> => {
           )
         : Effect.matchEffect(store.approve(pending.pendingTokenId, decision.approver), {
             onFailure: (refusal) => Effect.succeed(refused(refusal.check, ApprovalStore.describeCheck(refusal.check))),
-            onSuccess: () => runRouted(pending.toolCallId, name, route, pending.arguments, pending.pendingTokenId)
+            onSuccess: () =>
+              Effect.andThen(
+                ready(turn, pending.toolCallId, route, pending.arguments),
+                runRouted(pending.toolCallId, name, route, pending.arguments, pending.pendingTokenId)
+              )
           })
     )
-    return observed(step, { id: pending.toolCallId, name, arguments: "" }, route, answer)
+    return observed(
+      turn,
+      { id: pending.toolCallId, name, arguments: "" },
+      route,
+      hooked(
+        turn.settings.hooks,
+        { _tag: "Tool", step: turn.steps, toolCallId: pending.toolCallId, name, decided: true },
+        answer
+      )
+    )
   }
 
-  const resume: Chats<R>["resume"] = (raw, decisions, options) =>
+  const proceed = (
+    raw: PausedState,
+    decisions: Decisions,
+    options: ChatOptions | undefined,
+    mode: Mode
+  ): Effect.Effect<ChatResult, ActionError, R> =>
     Effect.gen(function* () {
+      const version =
+        typeof raw === "object" && raw !== null ? (raw as { readonly version?: unknown }).version : undefined
+      if (version !== pausedStateVersion) {
+        return yield* ChatMessages.invalid(
+          "resume",
+          "version",
+          version === undefined
+            ? `the paused state has no version; this Rolecraft resumes version ${pausedStateVersion} (a state saved before versions were added cannot be resumed)`
+            : `the paused state is version ${JSON.stringify(version)}; this Rolecraft resumes version ${pausedStateVersion}`
+        )
+      }
       const state = yield* Conversion.decode(PausedState, raw, { action: "resume" })
       const checked = ChatMessages.checkPaused("resume", state.messages, state.pending, decisions)
       if (Result.isFailure(checked)) return yield* checked.failure
@@ -541,31 +826,80 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       const model = yield* requireModel
       return yield* metered((meter) =>
         Effect.gen(function* () {
+          const turn: Turn = {
+            messages: [],
+            steps: state.steps,
+            prior: state.usage,
+            settings: settings.success,
+            meter,
+            ...mode
+          }
           const answers = yield* Effect.forEach(
             state.pending,
             (call) =>
               decide(
                 call,
                 decisions[call.toolCallId] as Decision,
-                state.steps,
+                turn,
                 calls.find((c) => c.id === call.toolCallId)?.name ?? call.action
               ),
             { concurrency: settings.success.concurrency }
           )
-          const messages = ChatMessages.withAnswers(
-            state.messages,
-            answers.map((answer) => answer.message)
+          turn.messages.push(
+            ...ChatMessages.withAnswers(
+              state.messages,
+              answers.map((answer) => answer.message)
+            )
           )
-          return yield* loop(model, {
-            messages,
-            steps: state.steps,
-            prior: state.usage,
-            settings: settings.success,
-            meter
-          })
+          return yield* loop(model, turn)
         })
       )
     }).pipe(span(options, true))
 
-  return { chat, resume }
+  // ---------------------------------------------------------------------------
+  // The turns as streams, and run to their end
+  // ---------------------------------------------------------------------------
+
+  /** A turn as a stream of its events, `TurnFinished` last. */
+  const events = (
+    run: (mode: Mode) => Effect.Effect<ChatResult, ActionError, R>,
+    streaming: boolean,
+    argumentDeltas: boolean
+  ): Stream.Stream<ChatEvent, ActionError, R> =>
+    Stream.callback<ChatEvent, ActionError, R>(
+      (queue) => {
+        const emit: Emit = (event) => Effect.asVoid(Queue.offer(queue, event))
+        const emitAll = (events: ReadonlyArray<ChatEvent>) => Effect.asVoid(Queue.offerAll(queue, events))
+        return run({ emit, emitAll, streaming, argumentDeltas }).pipe(
+          Effect.flatMap((result) => emit({ _tag: "TurnFinished", result })),
+          Effect.andThen(Queue.end(queue))
+        )
+      },
+      { bufferSize: 16, strategy: "suspend" }
+    )
+
+  /** The result a turn's stream ends with. */
+  const finish = (stream: Stream.Stream<ChatEvent, ActionError, R>): Effect.Effect<ChatResult, ActionError, R> =>
+    Effect.flatMap(
+      Stream.runFold(
+        stream,
+        (): ChatResult | undefined => undefined,
+        (last, event) => (event._tag === "TurnFinished" ? event.result : last)
+      ),
+      (result) =>
+        result === undefined ? Effect.die(new Error("a chat turn ended without TurnFinished")) : Effect.succeed(result)
+    )
+
+  const chatStream: Chats<R>["chatStream"] = (input, options) =>
+    events((mode) => start(input, options, mode), true, options?.argumentDeltas ?? false)
+
+  const resumeStream: Chats<R>["resumeStream"] = (state, decisions, options) =>
+    events((mode) => proceed(state, decisions, options, mode), true, options?.argumentDeltas ?? false)
+
+  const chat: Chats<R>["chat"] = (input, options) => finish(events((mode) => start(input, options, mode), false, false))
+
+  const resume: Chats<R>["resume"] = (state, decisions, options) =>
+    finish(events((mode) => proceed(state, decisions, options, mode), false, false))
+
+  return { chat, resume, chatStream, resumeStream }
 }

@@ -10,6 +10,7 @@ import * as Schema from "effect/Schema"
 import type * as Action from "../../Action.ts"
 import { type ActionError, ExecutionFailure, ValidationError } from "../../ActionError.ts"
 import * as Conversion from "../schema/conversion.ts"
+import * as Output from "../schema/output.ts"
 import type * as Knowledge from "../../Knowledge.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Role from "../../Role.ts"
@@ -74,6 +75,9 @@ const show = (value: unknown): string => {
  * action's temperature when `>= 0`, else the role's `spec.model.temperature`
  * when set (and `>= 0`), else none (the client's own); the role's
  * `spec.model.name` as the model, else none (the layer's default). No tools.
+ * With a `success` schema, the response format asking for JSON matching it
+ * (named after the action; strict when the projection allows; left out for
+ * a schema with no JSON Schema form).
  */
 export const request = (
   name: string,
@@ -93,11 +97,13 @@ export const request = (
         ? roleTemperature
         : undefined
   const model = spec.model?.name
+  const output = action.success === undefined ? undefined : outputOf(action.success, name)
   return {
     messages,
     action: name,
     ...(temperature === undefined ? {} : { temperature }),
-    ...(model === undefined ? {} : { model })
+    ...(model === undefined ? {} : { model }),
+    ...(output === undefined ? {} : { responseFormat: output.format })
   }
 }
 
@@ -121,6 +127,21 @@ export const extractJson = (text: string): Option.Option<unknown> => {
   return Result.isSuccess(inner) ? Option.some(inner.success) : Option.none()
 }
 
+// The structured output of a success schema, per schema and name (undefined: no JSON Schema form).
+const outputs = new WeakMap<Schema.Top, Map<string, Output.Output | undefined>>()
+export const outputOf = (success: Schema.Top, name: string): Output.Output | undefined => {
+  let byName = outputs.get(success)
+  if (byName === undefined) {
+    byName = new Map()
+    outputs.set(success, byName)
+  }
+  if (!byName.has(name)) {
+    const made = Output.make(success, name)
+    byName.set(name, Result.isSuccess(made) ? made.success : undefined)
+  }
+  return byName.get(name)
+}
+
 // `Conversion.decode` works on argument records: the reply is decoded as the
 // one field of a wrapper struct, cached per success schema.
 const wrappers = new WeakMap<Schema.Top, Schema.Top>()
@@ -141,8 +162,10 @@ const unwrapPath = (path: string): string =>
  * conversion rules of `Conversion.decode` (numeric strings to
  * numbers, `"true"`/`"false"` to booleans, case-insensitive enum literals, a
  * JSON string where an object is expected). The candidate value is the JSON
- * the reply holds ({@link extractJson}); a reply holding no JSON is decoded
- * as the text itself, so a string schema accepts plain text.
+ * the reply holds ({@link extractJson}), read back from the response format
+ * offered (a `null` strict mode allowed for an optional key is an absent
+ * key; a wrapped schema's `value` is the answer); a reply holding no JSON is
+ * decoded as the text itself, so a string schema accepts plain text.
  *
  * Fails with `ValidationError`: "the model's reply does not match the success
  * schema" with each failing path, or "the model's reply is not JSON", and a
@@ -151,19 +174,25 @@ const unwrapPath = (path: string): string =>
 export const decodeReply = (
   name: string,
   success: Schema.Top,
-  text: string
+  text: string,
+  label = "success schema"
 ): Effect.Effect<unknown, ValidationError, unknown> => {
   const json = extractJson(text)
-  const candidate = Option.isSome(json) ? json.value : text
+  const output = outputOf(success, name)
+  const candidate = Option.isSome(json)
+    ? output === undefined
+      ? json.value
+      : Output.candidateOf(output, json.value)
+    : text
   return Conversion.decode(wrapperOf(success), { reply: candidate }, { action: name }).pipe(
     Effect.map((decoded) => (decoded as { readonly reply: unknown }).reply),
     Effect.mapError((error) => {
       const issues = error.issues.map((issue) => ({ path: unwrapPath(issue.path), message: issue.message }))
       const what = Option.isSome(json)
-        ? `does not match the success schema (${issues
+        ? `does not match the ${label} (${issues
             .map((issue) => (issue.path === "" ? issue.message : `${issue.path}: ${issue.message}`))
             .join("; ")})`
-        : "is not JSON and does not match the success schema"
+        : `is not JSON and does not match the ${label}`
       return new ValidationError({
         action: name,
         message: `${name}: the model's reply ${what}; reply: ${JSON.stringify(preview(text))}`,

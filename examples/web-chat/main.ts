@@ -1,0 +1,26 @@
+/**
+ * The Rolecraft web chat: a page that streams a chat turn as it happens —
+ * the answer's text as it arrives, each tool call as it starts and finishes —
+ * and asks you to approve or reject a booking before it runs.
+ *
+ * Without `OPENAI_API_KEY` the model is the offline scripted one (a local
+ * OpenAI-compatible endpoint streaming through the real `openai` SDK); with
+ * it, a real model (`OPENAI_BASE_URL`, `OPENAI_MODEL` optional).
+ *
+ * Run: npm run web-chat   (or: node examples/web-chat/main.ts; PORT=3000 by default)
+ */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Console, Effect } from "effect"
+import * as WebChat from "./server.ts"
+
+const port = Number(process.env.PORT ?? 3000)
+
+const program = Effect.gen(function* () {
+  const chat = yield* WebChat.start({ port })
+  yield* Console.log(`Rolecraft web chat: ${chat.url}`)
+  yield* Console.log(`model: ${chat.model.description}`)
+  yield* Console.log("Ctrl-C to stop.")
+  return yield* Effect.never
+}).pipe(Effect.scoped)
+
+NodeRuntime.runMain(program)
