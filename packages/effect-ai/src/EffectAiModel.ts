@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Headers from "effect/http/Headers"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
 
 const { ActionNotFound, ExecutionFailure, TransientFailure, ValidationError } = ActionError
 
@@ -269,8 +270,11 @@ export const fromAiError = (
  *   the sum of their parts), finish reason and model id are mapped back;
  * - an `AiError` becomes an `ActionError` by {@link fromAiError}.
  *
- * Interruption interrupts the effect/ai call. Streaming is not bridged: the
- * effect/ai model's `generateText` is used for every call.
+ * Interruption interrupts the effect/ai call. Streams (`stream`, a chat
+ * turn's `agent.chatStream`) go through the effect/ai model's `streamText`:
+ * text deltas, each tool call's start and argument deltas (or the whole call
+ * when the provider sends it at once), the model id, then the finish reason
+ * with the usage.
  *
  * @category constructors
  * @since 0.1.0
@@ -278,34 +282,106 @@ export const fromAiError = (
 export const make = (
   options?: Options
 ): Effect.Effect<LanguageModel.LanguageModel["Service"], never, AiLanguageModel.LanguageModel> =>
-  Effect.map(Effect.service(AiLanguageModel.LanguageModel), (model) =>
-    LanguageModel.make(
-      ({ request, action }) => {
-        const tools = request.tools ?? []
-        const prompt = promptOf(request.messages)
-        // One boundary for effect/ai's overloaded `generateText`: with resolution off, a
-        // toolkit of dynamic tools needs no handlers and fails only with `AiError`.
-        const generated = (
-          tools.length === 0
-            ? model.generateText({ prompt })
-            : model.generateText({
-                prompt,
-                toolkit: toolkitOf(tools),
-                disableToolCallResolution: true,
-                toolCallValidation: "deferred",
-                ...(request.toolChoice === undefined ? {} : { toolChoice: toolChoiceOf(request.toolChoice) })
-              })
-        ) as Effect.Effect<AiLanguageModel.GenerateTextResponse<any, any>, AiError.AiError>
-        return generated.pipe(
-          Effect.map(responseOf),
-          Effect.catch((error) =>
-            Effect.flatMap(Clock.currentTimeMillis, (nowMs) => Effect.fail(fromAiError(error, { action, nowMs })))
-          )
-        )
+  Effect.map(Effect.service(AiLanguageModel.LanguageModel), (model) => {
+    // One boundary for effect/ai's overloaded `generateText` and `streamText`: with resolution off, a
+    // toolkit of dynamic tools needs no handlers and fails only with `AiError`.
+    const optionsOf = (request: LanguageModel.Request) => {
+      const tools = request.tools ?? []
+      const prompt = promptOf(request.messages)
+      return tools.length === 0
+        ? { prompt }
+        : {
+            prompt,
+            toolkit: toolkitOf(tools),
+            disableToolCallResolution: true as const,
+            toolCallValidation: "deferred" as const,
+            ...(request.toolChoice === undefined ? {} : { toolChoice: toolChoiceOf(request.toolChoice) })
+          }
+    }
+    const failed = (action: string) => (error: AiError.AiError) =>
+      Effect.flatMap(Clock.currentTimeMillis, (nowMs) => Effect.fail(fromAiError(error, { action, nowMs })))
+    return LanguageModel.make(
+      {
+        generate: ({ request, action }) =>
+          (
+            model.generateText(optionsOf(request) as { readonly prompt: Prompt.Prompt }) as Effect.Effect<
+              AiLanguageModel.GenerateTextResponse<any, any>,
+              AiError.AiError
+            >
+          ).pipe(Effect.map(responseOf), Effect.catch(failed(action))),
+        stream: ({ request, action }) =>
+          Stream.suspend(() => {
+            const chunks = chunker()
+            return (
+              model.streamText(optionsOf(request) as { readonly prompt: Prompt.Prompt }) as Stream.Stream<
+                Response.StreamPart<any, any>,
+                AiError.AiError
+              >
+            ).pipe(
+              Stream.filterMap((part) => chunks(part)),
+              Stream.catch((error) => Stream.fromEffect(failed(action)(error)))
+            )
+          })
       },
       { name: options?.name ?? "effect-ai", model: options?.model }
     )
-  )
+  })
+
+/**
+ * effect/ai stream parts as Rolecraft's provider chunks: text deltas; a tool
+ * call's start (id, name) and argument deltas, or a whole call at once when
+ * the provider streams none (each call its own index, in order); the model
+ * id; and the finish reason with the usage. Calls the provider ran itself are
+ * left out.
+ */
+const chunker = () => {
+  const indexes = new Map<string, number>()
+  const skipped = new Set<string>()
+  const indexOf = (id: string) => {
+    const known = indexes.get(id)
+    if (known !== undefined) return known
+    const index = indexes.size
+    indexes.set(id, index)
+    return index
+  }
+  return (part: Response.StreamPart<any, any>): Result.Result<LanguageModel.ProviderChunk, void> => {
+    switch (part.type) {
+      case "text-delta":
+        return Result.succeed({ text: part.delta })
+      case "tool-params-start":
+        if (part.providerExecuted === true) {
+          skipped.add(part.id)
+          return Result.fail(undefined)
+        }
+        return Result.succeed({ toolCalls: [{ index: indexOf(part.id), id: part.id, name: part.name }] })
+      case "tool-params-delta":
+        return skipped.has(part.id) || !indexes.has(part.id)
+          ? Result.fail(undefined)
+          : Result.succeed({ toolCalls: [{ index: indexOf(part.id), arguments: part.delta }] })
+      case "tool-call":
+        if (part.providerExecuted === true || indexes.has(part.id)) return Result.fail(undefined)
+        return Result.succeed({
+          toolCalls: [{ index: indexOf(part.id), id: part.id, name: part.name, arguments: argumentsOf(part.params) }]
+        })
+      case "response-metadata":
+        return part.modelId === undefined ? Result.fail(undefined) : Result.succeed({ model: part.modelId })
+      case "finish": {
+        const { usage } = part
+        return Result.succeed({
+          finishReason: finishReasons[part.reason] ?? (indexes.size > 0 ? "tool_calls" : "stop"),
+          usage: {
+            inputTokens:
+              usage.inputTokens.total ??
+              sum(usage.inputTokens.uncached, usage.inputTokens.cacheRead, usage.inputTokens.cacheWrite),
+            outputTokens: usage.outputTokens.total ?? sum(usage.outputTokens.text, usage.outputTokens.reasoning)
+          }
+        })
+      }
+      default:
+        return Result.fail(undefined)
+    }
+  }
+}
 
 /**
  * A layer of Rolecraft's `LanguageModel` over the effect/ai `LanguageModel`

@@ -6,8 +6,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Action, Agent, Role } from "@rolecraft/core"
 import { EffectAiModel } from "@rolecraft/effect-ai"
-import { Duration, Effect, Layer, Schema } from "effect"
-import { AiError, Prompt, Tool } from "effect/ai"
+import { Duration, Effect, Layer, Schema, Stream } from "effect"
+import { AiError, Prompt, type Response, Tool } from "effect/ai"
 import { finish, scripted, text, toolCall } from "./support/ScriptedAiModel.ts"
 
 const travel = Role.make({
@@ -199,6 +199,88 @@ describe("EffectAiModel", () => {
       assert.strictEqual(response.value, "A short summary.")
       assert.deepStrictEqual(response.usage, { inputTokens: 7, outputTokens: 3, totalTokens: 10 })
       assert.deepStrictEqual(model.requests[0]?.tools, [])
+    })
+  )
+
+  it.effect("streams through effect/ai's streamText: text and tool call deltas, a whole call, then the answer", () =>
+    Effect.gen(function* () {
+      const model = scripted(
+        [],
+        [
+          [
+            { type: "response-metadata", modelId: "streamer-1" },
+            { type: "text-delta", id: "t", delta: "Let me " },
+            { type: "text-delta", id: "t", delta: "check." },
+            { type: "tool-params-start", id: "c1", name: "nights" },
+            { type: "tool-params-delta", id: "c1", delta: '{"checkIn":"2026-11-02",' },
+            { type: "tool-params-delta", id: "c1", delta: '"checkOut":"2026-11-05"}' },
+            { type: "tool-call", id: "c1", name: "nights", params: { checkIn: "2026-11-02", checkOut: "2026-11-05" } },
+            { type: "tool-call", id: "c2", name: "guests", params: { rooms: 2 } },
+            finish("tool-calls", 9, 7) as Response.StreamPartEncoded
+          ]
+        ]
+      )
+      const tool = (name: string) => ({
+        name,
+        key: name,
+        description: name,
+        parameters: { type: "object" as const, properties: {} },
+        strict: false
+      })
+      const rolecraft = yield* EffectAiModel.make({ name: "scripted" }).pipe(Effect.provide(model.layer))
+      const parts = yield* Stream.runCollect(
+        rolecraft.stream({ messages: [{ role: "user", content: "hi" }], tools: [tool("nights"), tool("guests")] })
+      )
+      const deltas = parts.flatMap((part) => (part._tag === "TextDelta" ? [part.delta] : []))
+      assert.deepStrictEqual(deltas, ["Let me ", "check."])
+      const finished = parts[parts.length - 1]
+      assert.strictEqual(finished?._tag, "Finished")
+      if (finished?._tag !== "Finished") return
+      assert.deepStrictEqual(finished.response, {
+        text: "Let me check.",
+        toolCalls: [
+          { id: "c1", name: "nights", arguments: '{"checkIn":"2026-11-02","checkOut":"2026-11-05"}' },
+          { id: "c2", name: "guests", arguments: '{"rooms":2}' }
+        ],
+        usage: { inputTokens: 9, outputTokens: 7, totalTokens: 16 },
+        finishReason: "tool_calls",
+        model: "streamer-1"
+      })
+    })
+  )
+
+  it.effect("a streamed chat turn over an effect/ai model: deltas as they come, tool calls through the pipeline", () =>
+    Effect.gen(function* () {
+      const model = scripted(
+        [],
+        [
+          [
+            { type: "tool-call", id: "c1", name: "nights", params: { checkIn: "2026-11-02", checkOut: "2026-11-05" } },
+            finish("tool-calls", 10, 4) as Response.StreamPartEncoded
+          ],
+          [
+            { type: "text-delta", id: "t", delta: "Three " },
+            { type: "text-delta", id: "t", delta: "nights." },
+            finish("stop", 20, 6) as Response.StreamPartEncoded
+          ]
+        ]
+      )
+      const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+      const events = yield* Stream.runCollect(
+        agent
+          .chatStream("How many nights?")
+          .pipe(Stream.provide(EffectAiModel.layer({ name: "scripted" }).pipe(Layer.provide(model.layer))))
+      )
+      const deltas = events.flatMap((event) => (event._tag === "TextDelta" ? [event.delta] : []))
+      assert.deepStrictEqual(deltas, ["Three ", "nights."])
+      const last = events[events.length - 1]
+      assert.strictEqual(last?._tag, "TurnFinished")
+      if (last?._tag !== "TurnFinished") return
+      assert.strictEqual(last.result._tag, "Completed")
+      if (last.result._tag !== "Completed") return
+      assert.strictEqual(last.result.text, "Three nights.")
+      assert.deepStrictEqual(last.result.usage, { inputTokens: 30, outputTokens: 10, totalTokens: 40 })
+      assert.isTrue(last.result.messages.some((message) => message.role === "tool" && message.content === "3"))
     })
   )
 })

@@ -14,7 +14,11 @@ export interface Scripted {
   readonly remaining: () => number
 }
 
-export const scripted = (script: ReadonlyArray<Reply>): Scripted => {
+export const scripted = (
+  script: ReadonlyArray<Reply>,
+  streams: ReadonlyArray<ReadonlyArray<Response.StreamPartEncoded>> = []
+): Scripted => {
+  const streamQueue = [...streams]
   const requests: Array<LanguageModel.ProviderOptions> = []
   const queue = [...script]
   const layer = Layer.effect(
@@ -27,7 +31,12 @@ export const scripted = (script: ReadonlyArray<Reply>): Scripted => {
           if (next === undefined) return Effect.die(new Error("the model was asked more often than scripted"))
           return AiError.isAiError(next) ? Effect.fail(next) : Effect.succeed([...next])
         }),
-      streamText: () => Stream.die(new Error("streaming is not scripted"))
+      streamText: (options) =>
+        Stream.suspend(() => {
+          requests.push(options)
+          const next = streamQueue.shift()
+          return next === undefined ? Stream.die(new Error("no stream scripted")) : Stream.fromIterable(next)
+        })
     })
   )
   return { layer, requests, remaining: () => queue.length }
