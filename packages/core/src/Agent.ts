@@ -573,53 +573,6 @@ const spanAttributes = (
   return attributes
 }
 
-/**
- * The tools a model or an MCP client is offered for an agent: every action of
- * its roles except those marked `Action.excludeFromModel` (the first role
- * wins a repeated name), each with a valid, unique model-facing name (at
- * most 64 characters of `[a-zA-Z0-9_-]`), its description and its parameters
- * as JSON Schema with every `$ref` inlined. An action whose parameters cannot
- * be shown to a model is listed in `excluded` with the reason; `keyOf` maps
- * a model-facing name back to the action's name.
- *
- * @example
- * ```ts
- * import { Action, Agent, Role } from "@rolecraft/core"
- * import { Effect, Schema } from "effect"
- *
- * const role = Role.make({
- *   identity: { name: "clock", goal: "Tell the time", domain: "time" },
- *   actions: {
- *     "clock.now": Action.local({
- *       description: "The current time",
- *       parameters: Schema.Struct({}),
- *       run: () => Effect.succeed(new Date().toISOString())
- *     })
- *   }
- * })
- * const program = Effect.gen(function* () {
- *   const agent = yield* Agent.make({ id: "clock", roles: [role] })
- *   const kit = Agent.toolkit(agent)
- *   // kit.tools[0].name === "clock_now"; kit.keyOf("clock_now") === "clock.now"
- * })
- * ```
- *
- * @category tools
- * @since 0.1.0
- */
-export const toolkit = (agent: Pick<Agent, "roles">): LanguageModel.Toolkit => {
-  const entries: Array<Tool.Entry> = []
-  const seen = new Set<string>()
-  for (const role of agent.roles) {
-    for (const entry of role.entries) {
-      if (entry.action.policies.excludeFromModel === true || seen.has(entry.name)) continue
-      seen.add(entry.name)
-      entries.push({ key: entry.name, description: entry.action.description, parameters: entry.action.parameters })
-    }
-  }
-  return Tool.toolkit(entries)
-}
-
 const subjectOf = (
   agentId: string,
   action: string,
