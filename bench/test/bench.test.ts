@@ -52,7 +52,7 @@ describe("the scenarios' checks", () => {
 describe("the statistics and the report", () => {
   it("median and p95 are nearest-rank over the samples", () => {
     const values = Array.from({ length: 100 }, (_, i) => 100 - i)
-    assert.deepStrictEqual(summarize("x", values), { name: "x", medianUs: 51, p95Us: 96, samples: 100 })
+    assert.deepStrictEqual(summarize("x", values), { name: "x", medianUs: 51, p95Us: 96, samples: 100, rounds: [51] })
     assert.isNaN(percentile([], 0.5))
   })
 
@@ -93,7 +93,7 @@ describe("the statistics and the report", () => {
   })
 
   it("the tool-call target compares Rolecraft with the fastest alternative, and is unmeasured without it", () => {
-    const figures = (medianUs: number) => ({ name: "run", medianUs, p95Us: medianUs, samples: 1 })
+    const figures = (medianUs: number) => ({ name: "run", medianUs, p95Us: medianUs, samples: 1, rounds: [medianUs] })
     const result = (peer: PeerResult["peer"], name: string, medianUs: number): PeerResult => ({
       peer,
       name,
