@@ -71,9 +71,9 @@ export const turns = 25
  * processes, so each child takes one round.
  */
 const plans: Record<"toolCallRun" | "singleTurn" | "multiTurn", Options> = {
-  toolCallRun: { warmup: 200, samples: 1000, batch: 1, budgetMs: 1000, minSamples: 30, rounds: 1 },
-  singleTurn: { warmup: 200, samples: 1000, batch: 1, budgetMs: 800, minSamples: 30, rounds: 1 },
-  multiTurn: { warmup: 15, samples: 150, batch: 1, budgetMs: 1200, minSamples: 10, rounds: 1 }
+  toolCallRun: { warmup: 200, warmupMs: 500, samples: 1000, batch: 1, budgetMs: 800, minSamples: 30, rounds: 1 },
+  singleTurn: { warmup: 200, warmupMs: 400, samples: 1000, batch: 1, budgetMs: 600, minSamples: 30, rounds: 1 },
+  multiTurn: { warmup: 15, warmupMs: 500, samples: 150, batch: 1, budgetMs: 1000, minSamples: 10, rounds: 1 }
 }
 
 /** Repetitions of the 25-turn run with heap readings, per round. */
@@ -175,14 +175,16 @@ export const measurePeer = async (peer: Peer, withHops = false): Promise<PeerRes
   const multiTurn = await measureAsync(`${turns}-turn run`, () => scenarios.multiTurn(turns), plans.multiTurn)
   const memory = await probeMemory(scenarios, memoryRepetitions)
   const hops = withHops
-    ? await countHopsAsync(
-        [
-          { name: "tool-call run", call: scenarios.toolCallRun },
-          { name: "single turn", call: scenarios.singleTurn },
-          { name: `${turns}-turn run`, call: () => scenarios.multiTurn(turns) }
-        ],
-        100
-      )
+    ? [
+        ...(await countHopsAsync(
+          [
+            { name: "tool-call run", call: scenarios.toolCallRun },
+            { name: "single turn", call: scenarios.singleTurn }
+          ],
+          50
+        )),
+        ...(await countHopsAsync([{ name: `${turns}-turn run`, call: () => scenarios.multiTurn(turns) }], 5))
+      ]
     : undefined
   return {
     peer,
@@ -275,7 +277,8 @@ const againstFastest = (
     const best = Math.min(...alternatives.map((r) => r[scenario].rounds[i] ?? Number.NaN))
     return value / best
   })
-  return { ratio: spreadOf(ours.medianUs / fastest[scenario].medianUs, rounds), fastest }
+  const value = rounds.length === 0 ? ours.medianUs / fastest[scenario].medianUs : percentile(rounds, 0.5)
+  return { ratio: spreadOf(value, rounds), fastest }
 }
 
 const scenarioNames: Record<Scenario, string> = {
@@ -386,7 +389,7 @@ export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
       ...(results.some((r) => r.hops !== undefined)
         ? [
             hopsTable(
-              "What one run schedules (instrumented run in the first round, 100 runs each, per run)",
+              "What one run schedules (instrumented run in the first round: 50 runs each, 5 of the long one; per run)",
               results.flatMap((r) => (r.hops ?? []).map((hops) => ({ ...hops, name: `${r.name}: ${hops.name}` })))
             )
           ]

@@ -32,7 +32,7 @@ import { figuresTable, isMain, printSection, ratioTarget, type Section, spread, 
 const entry = fileURLToPath(
   new URL("../node_modules/@modelcontextprotocol/server-everything/dist/index.js", import.meta.url)
 )
-const everything = { command: process.execPath, args: [entry, "stdio"] }
+export const everything = { command: process.execPath, args: [entry, "stdio"] }
 
 /** The sampling plans: batches of sequential calls, after a warm-up per row. */
 const plans: Record<"stdio" | "memory", Options> = {
@@ -49,7 +49,7 @@ const expectEcho = (text: unknown) =>
 const rawText = (result: unknown): unknown =>
   (result as { readonly content?: ReadonlyArray<{ readonly text?: unknown }> }).content?.[0]?.text
 
-const agentFor = (id: string, server: Action.McpServer) =>
+export const agentFor = (id: string, server: Action.McpServer) =>
   Agent.make({
     id,
     roles: [
@@ -70,7 +70,7 @@ const timedMs = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   })
 
 /** The raw SDK client over its own stdio connection, closed with the scope. */
-const rawStdioClient = Effect.acquireRelease(
+export const rawStdioClient = Effect.acquireRelease(
   Effect.promise(async () => {
     const client = new Client({ name: "bench", version: "0.0.0" })
     await client.connect(new StdioClientTransport({ ...everything, stderr: "pipe" }))

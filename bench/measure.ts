@@ -33,6 +33,8 @@ export interface Figures {
  * The sampling plan.
  *
  * - `warmup`: calls before timing starts (default 20 000).
+ * - `warmupMs`: stop warming up after this long, even before `warmup` calls
+ *   (default: no limit). Keeps slow frameworks inside the run's time limit.
  * - `samples`: the most batches timed (default 200).
  * - `batch`: calls per timed batch; the sample is the batch's mean (default 200).
  * - `budgetMs`: stop taking samples after this long, once `minSamples` are
@@ -43,6 +45,7 @@ export interface Figures {
  */
 export interface Options {
   readonly warmup?: number
+  readonly warmupMs?: number
   readonly samples?: number
   readonly batch?: number
   readonly budgetMs?: number
@@ -102,8 +105,9 @@ export const combineRounds = (name: string, runs: ReadonlyArray<Figures>): Figur
 })
 
 /**
- * A figure read per round: `value` from the whole run, `rounds` one per
- * round, `min` and `max` over the rounds.
+ * A figure read per round: `rounds` one per round, `value` their median
+ * (or the whole run's when there are no rounds), `min` and `max` over the
+ * rounds.
  */
 export interface Spread {
   readonly value: number
@@ -121,8 +125,8 @@ export const spreadOf = (value: number, rounds: ReadonlyArray<number>): Spread =
 })
 
 /**
- * `f` of some figures, overall (from the medians) and round by round (from
- * each round's medians; a round some figure lacks is left out), e.g. a ratio
+ * `f` of some figures round by round (from each round's medians; a round
+ * some figure lacks is left out), headed by the rounds' median, e.g. a ratio
  * `([a, b]) => a / b` or an overhead `([row, direct, fn]) => (row - direct) / fn`.
  */
 export const spreadAcross = (
@@ -133,7 +137,8 @@ export const spreadAcross = (
   if (present.length < figures.length) return spreadOf(Number.NaN, [])
   const count = Math.min(...present.map((row) => row.rounds.length))
   const rounds = Array.from({ length: count }, (_, i) => f(present.map((row) => row.rounds[i] ?? Number.NaN)))
-  return spreadOf(f(present.map((row) => row.medianUs)), rounds)
+  // The rounds' median, so the headline lies within the range shown; without rounds, the overall medians'.
+  return spreadOf(rounds.length === 0 ? f(present.map((row) => row.medianUs)) : percentile(rounds, 0.5), rounds)
 }
 
 /** `a / b`, overall and per round. */
@@ -159,10 +164,19 @@ const sampler = (options: Options) => {
   const taken: Array<Array<number>> = Array.from({ length: rounds }, () => [])
   let current: Array<number> = []
   let deadline = Number.POSITIVE_INFINITY
+  const warmupMs = options.warmupMs ?? Number.POSITIVE_INFINITY
+  let warmupDeadline = Number.POSITIVE_INFINITY
+  let warmed = 0
   return {
-    warmup,
     batch,
     rounds,
+    /** Whether to warm up with one more call (call it once per warm-up call). */
+    warming: (): boolean => {
+      if (warmed === 0) warmupDeadline = performance.now() + warmupMs
+      if (warmed >= warmup || (warmed > 0 && performance.now() >= warmupDeadline)) return false
+      warmed += 1
+      return true
+    },
     begin: (round: number): void => {
       current = taken[round] ?? []
       deadline = performance.now() + budgetMs / rounds
@@ -196,7 +210,7 @@ export const compare = <R = never>(
   Effect.gen(function* () {
     const plans = contenders.map(() => sampler(options))
     for (const [i, { call }] of contenders.entries()) {
-      for (let k = 0; k < (plans[i]?.warmup ?? 0); k++) yield* call()
+      while (plans[i]?.warming()) yield* call()
     }
     const rounds = Math.max(...plans.map((plan) => plan.rounds))
     for (let round = 0; round < rounds; round++) {
@@ -236,7 +250,7 @@ export const compareAsync = async (
 ): Promise<ReadonlyArray<Figures>> => {
   const plans = contenders.map(() => sampler(options))
   for (const [i, { call }] of contenders.entries()) {
-    for (let k = 0; k < (plans[i]?.warmup ?? 0); k++) await call()
+    while (plans[i]?.warming()) await call()
   }
   const rounds = Math.max(...plans.map((plan) => plan.rounds))
   for (let round = 0; round < rounds; round++) {
