@@ -4,14 +4,17 @@
  * of the bare calls it is measured against shows where Rolecraft's own time
  * per call goes. Not part of `npm run bench`.
  *
- * Run: node --cpu-prof --cpu-prof-dir=/tmp/prof bench/profile.ts <path> [seconds]
+ * Run: node bench/profile.ts <path> [seconds] [profile.cpuprofile]
  * where <path> is one of: webservice-action, webservice-bare, webservice-local,
- * undici, mcp-action, mcp-raw. Prints calls per second and µs per call.
+ * undici, mcp-action, mcp-raw. Prints µs per call; with a file name, writes
+ * a CPU profile of the timed loop only (after the warm-up: start-up, module
+ * loading and compilation are left out) through `node:inspector`.
  * `node bench/profile.ts summary <file.cpuprofile>` prints a profile's self
  * time by where the code lives (Rolecraft, effect, undici, the MCP SDK, node,
  * GC, idle) and its heaviest functions.
  */
-import { readFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
+import { Session } from "node:inspector/promises"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { Agent } from "@rolecraft/core"
 import { McpClientSdk } from "@rolecraft/mcp"
@@ -24,9 +27,19 @@ import { roleFor, startServer } from "./webservice.ts"
 
 type Path = "webservice-action" | "webservice-bare" | "webservice-local" | "undici" | "mcp-action" | "mcp-raw"
 
+let profileTo: string | undefined
+
+const session = new Session()
+
 const loop = <R>(seconds: number, call: () => Effect.Effect<unknown, unknown, R>) =>
   Effect.gen(function* () {
     for (let i = 0; i < 2000; i++) yield* call()
+    if (profileTo !== undefined) {
+      session.connect()
+      yield* Effect.promise(() => session.post("Profiler.enable"))
+      yield* Effect.promise(() => session.post("Profiler.setSamplingInterval", { interval: 100 }))
+      yield* Effect.promise(() => session.post("Profiler.start"))
+    }
     const deadline = performance.now() + seconds * 1000
     let calls = 0
     const start = performance.now()
@@ -35,6 +48,11 @@ const loop = <R>(seconds: number, call: () => Effect.Effect<unknown, unknown, R>
       calls += 100
     }
     const elapsed = performance.now() - start
+    if (profileTo !== undefined) {
+      const { profile } = yield* Effect.promise(() => session.post("Profiler.stop"))
+      writeFileSync(profileTo, JSON.stringify(profile))
+      session.disconnect()
+    }
     console.log(`${calls} calls, ${((elapsed * 1000) / calls).toFixed(1)} µs per call`)
   })
 
@@ -140,7 +158,8 @@ export const summary = (file: string): string => {
 }
 
 if (isMain(import.meta)) {
-  const [path, argument] = process.argv.slice(2)
+  const [path, argument, file] = process.argv.slice(2)
+  profileTo = file
   if (path === "summary" && argument !== undefined) console.log(summary(argument))
   else await profile(path as Path, Number(argument ?? 5))
 }
