@@ -6,7 +6,7 @@
  *
  * Run: node bench/profile.ts <path> [seconds] [profile.cpuprofile]
  * where <path> is one of: webservice-action, webservice-bare, webservice-local,
- * undici, mcp-action, mcp-raw. Prints µs per call; with a file name, writes
+ * undici, mcp-action, mcp-raw, pipeline-local (a local action, no I/O). Prints µs per call; with a file name, writes
  * a CPU profile of the timed loop only (after the warm-up: start-up, module
  * loading and compilation are left out) through `node:inspector`.
  * `node bench/profile.ts summary <file.cpuprofile>` prints a profile's self
@@ -16,16 +16,34 @@
 import { readFileSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Agent } from "@rolecraft/core"
+import { Action, Agent, Role } from "@rolecraft/core"
 import { McpClientSdk } from "@rolecraft/mcp"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import * as HttpClient from "effect/http/HttpClient"
 import { request } from "undici"
 import { agentFor, everything, rawStdioClient } from "./mcp.ts"
 import { isMain } from "./report.ts"
 import { roleFor, startServer } from "./webservice.ts"
 
-type Path = "webservice-action" | "webservice-bare" | "webservice-local" | "undici" | "mcp-action" | "mcp-raw"
+type Path =
+  | "webservice-action"
+  | "webservice-bare"
+  | "webservice-local"
+  | "undici"
+  | "mcp-action"
+  | "mcp-raw"
+  | "pipeline-local"
+
+const travel = Role.make({
+  identity: { name: "travel", goal: "Plan trips", domain: "travel" },
+  actions: {
+    nights: Action.local({
+      description: "Count the nights between two dates",
+      parameters: { checkIn: Schema.String, checkOut: Schema.String },
+      run: ({ checkIn, checkOut }) => Math.round((Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000)
+    })
+  }
+})
 
 let profileTo: string | undefined
 
@@ -57,6 +75,16 @@ const loop = <R>(seconds: number, call: () => Effect.Effect<unknown, unknown, R>
   })
 
 export const profile = async (path: Path, seconds: number): Promise<void> => {
+  if (path === "pipeline-local") {
+    const args = { checkIn: "2026-11-02", checkOut: "2026-11-05" }
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const agent = yield* Agent.make({ id: "profile", roles: [travel] })
+        return yield* loop(seconds, () => agent.executeAction("nights", args))
+      }).pipe(Effect.scoped)
+    )
+    return
+  }
   if (path.startsWith("mcp")) {
     await Effect.runPromise(
       Effect.gen(function* () {
