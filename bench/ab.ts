@@ -9,7 +9,9 @@
  *
  *   cp -r packages/core/dist /tmp/core-before && mv /tmp/core-before packages/core/dist/before
  *   # … change, npm run build …
- *   node bench/ab.ts packages/core/dist/before [webservice|pipeline|mcp]…
+ *   node bench/ab.ts packages/core/dist/before [webservice|pipeline|mcp]… [--hops]
+ *
+ * `--hops` adds the instrumented run (`hops.ts`) of each path's rows.
  *
  * The rebuilt `dist` keeps the `before/` folder (tsc writes over its own files only).
  */
@@ -21,6 +23,7 @@ import { McpClientSdk } from "@rolecraft/mcp"
 import { Effect, Schema } from "effect"
 import * as HttpClient from "effect/http/HttpClient"
 import { request } from "undici"
+import { countHops, hopsTable } from "./hops.ts"
 import { compare, type Contender } from "./measure.ts"
 import { everything, rawStdioClient } from "./mcp.ts"
 import { figuresTable, formatText, type Table } from "./report.ts"
@@ -32,7 +35,8 @@ const [directory, ...asked] = process.argv.slice(2)
 if (directory === undefined)
   throw new Error("usage: node bench/ab.ts <before dist directory> [webservice|pipeline|mcp]…")
 const Before = (await import(pathToFileURL(resolve(directory, "index.js")).href)) as Core
-const paths = asked.length === 0 ? ["webservice", "pipeline", "mcp"] : asked
+const withHops = asked.includes("--hops")
+const paths = asked.filter((path) => path !== "--hops").length === 0 ? ["webservice", "pipeline", "mcp"] : asked
 
 const builds: ReadonlyArray<readonly [string, Core]> = [
   ["before", Before],
@@ -88,7 +92,9 @@ if (paths.includes("webservice")) {
             call: () => agent.executeAction("temperature", { city: "Vienna" })
           })
         }
-        return yield* compare(contenders, plan)
+        const rows = yield* compare(contenders, plan)
+        if (withHops) tables.push(hopsTable("webService: what one call schedules", yield* countHops(contenders)))
+        return rows
       }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layerUndici))
     )
     tables.push(figuresTable(rows, "bare Effect HttpClient call", "webService over a socket"))
@@ -111,7 +117,9 @@ if (paths.includes("pipeline")) {
       for (const [name, agent] of yield* agents("http://unused.invalid")) {
         contenders.push({ name: `executeAction local (${name})`, call: () => agent.executeAction("nights", args) })
       }
-      return yield* compare(contenders, { warmup: 20_000, samples: 150, batch: 200 })
+      const rows = yield* compare(contenders, { warmup: 20_000, samples: 150, batch: 200 })
+      if (withHops) tables.push(hopsTable("local action: what one call schedules", yield* countHops(contenders)))
+      return rows
     }).pipe(Effect.scoped)
   )
   tables.push(figuresTable(rows, "traced Effect.fn", "executeAction on a local action"))
@@ -133,7 +141,9 @@ if (paths.includes("mcp")) {
           call: () => agent.executeAction("echo", { tool: "echo", arguments: { message: "hello" } })
         })
       }
-      return yield* compare(contenders, { ...plan, warmup: 1_000 })
+      const rows = yield* compare(contenders, { ...plan, warmup: 1_000 })
+      if (withHops) tables.push(hopsTable("mcpTool: what one call schedules", yield* countHops(contenders)))
+      return rows
     }).pipe(Effect.scoped, Effect.provide(McpClientSdk.layer()))
   )
   tables.push(figuresTable(rows, "raw SDK client.callTool (stdio)", "mcpTool over stdio"))
