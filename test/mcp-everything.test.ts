@@ -3,7 +3,8 @@
  * one agent, one connection, shared by the whole file.
  */
 import { assert, layer } from "@effect/vitest"
-import { Action, Agent, McpClient, McpToolkit, Role } from "@rolecraft/core"
+import { Action, Agent, McpClient, Role } from "@rolecraft/core"
+import * as McpToolkit from "../packages/core/src/internal/chat/mcpToolkit.ts"
 import { McpClientSdk } from "@rolecraft/mcp"
 import { Context, Duration, Effect, Layer } from "effect"
 import { everything } from "./fixtures/mcp.ts"

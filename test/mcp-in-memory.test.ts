@@ -8,7 +8,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
-import { Action, Agent, McpClient, McpToolkit, Role } from "@rolecraft/core"
+import { Action, Agent, McpClient, Role } from "@rolecraft/core"
+import * as McpToolkit from "../packages/core/src/internal/chat/mcpToolkit.ts"
 import { InMemoryMcp } from "@rolecraft/testing"
 import { ConfigProvider, Duration, Effect, Redacted } from "effect"
 import { z } from "zod/v4"
@@ -341,13 +342,27 @@ describe("in-memory MCP servers", () => {
         missing: Action.mcpTool({ description: "missing", server: "memory://nowhere" })
       })
       yield* agent.executeAction("keyed", { tool: "t1" })
-      assert.deepStrictEqual(seen, ["k-123"])
+      assert.deepStrictEqual(seen, ["k-123-memory-key"])
+      const short = yield* Effect.flip(
+        agent
+          .executeAction("keyed", { tool: "t1" })
+          .pipe(
+            Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { MEMORY_KEY: "k1" } }))
+          )
+      )
+      assert.strictEqual(short._tag, "ValidationError")
+      assert.include(short.message, "MEMORY_KEY (apiKeyEnv) is shorter than 8 characters")
+      assert.notInclude(JSON.stringify(short), 'k1"')
+      assert.deepStrictEqual(seen, ["k-123-memory-key"])
       const error = yield* Effect.flip(agent.executeAction("missing", { tool: "t1" }))
       assert.strictEqual(error._tag, "TransientFailure")
       assert.include(error.message, "no in-memory MCP server named memory://nowhere")
     }).pipe(
       Effect.provide(InMemoryMcp.layer({ "memory://keyed": factory })),
-      Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { MEMORY_KEY: "k-123" } }))
+      Effect.provideService(
+        ConfigProvider.ConfigProvider,
+        ConfigProvider.fromEnv({ env: { MEMORY_KEY: "k-123-memory-key" } })
+      )
     )
   })
 })

@@ -1,12 +1,13 @@
 /**
- * Actions are values (SPEC §3). Four constructors, one per action type —
+ * An action is a unit of work as a value. Four constructors, one per action type —
  * {@link local}, {@link webService}, {@link llm}, {@link mcpTool} — each
  * returning an immutable, pipeable value; policies are added with dual
  * combinators that return a copy and never mutate.
  *
  * An action has no name of its own: its name is the key under which it sits in
- * a capability or role. It cannot be called except through an agent (this
- * replaces the seeds' `Actions.dispatchedByFramework()` throw).
+ * a capability or role. It cannot be called except through an agent, which
+ * runs every call through the same pipeline (authority, approval, guardrails,
+ * conversion, contracts, retrieval, resilience).
  *
  * @since 0.1.0
  */
@@ -26,19 +27,22 @@ import type * as Knowledge from "./Knowledge.ts"
 import type * as Resilience from "./Resilience.ts"
 
 /**
+ * @category type IDs
  * @since 0.1.0
  */
 export const TypeId = "~@rolecraft/core/Action"
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type TypeId = typeof TypeId
 
 /**
- * The four action types (the seeds' `ActionType`: LOCAL, WEB_SERVICE, LLM,
- * MCP_TOOL).
+ * The four action types: `local` (your code), `webService` (one HTTP call),
+ * `llm` (one model call) and `mcpTool` (the tools of an MCP server).
  *
+ * @category models
  * @since 0.1.0
  */
 export type Type = "local" | "webService" | "llm" | "mcpTool"
@@ -47,6 +51,7 @@ export type Type = "local" | "webService" | "llm" | "mcpTool"
  * The parameters of an action: an Effect `Schema.Struct`; field order is the
  * declared order (it orders the llm prompt's `Input:` lines and PATH segments).
  *
+ * @category models
  * @since 0.1.0
  */
 export type ParametersSchema = Schema.Struct<Schema.Struct.Fields>
@@ -55,11 +60,13 @@ export type ParametersSchema = Schema.Struct<Schema.Struct.Fields>
  * What the constructors accept for `parameters`: a `Schema.Struct` or its
  * fields record.
  *
+ * @category models
  * @since 0.1.0
  */
 export type ParametersInput = Schema.Struct.Fields | ParametersSchema
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type ToStruct<P extends ParametersInput> = P extends ParametersSchema
@@ -72,6 +79,7 @@ export type ToStruct<P extends ParametersInput> = P extends ParametersSchema
  * Phantom types of an action: `A` its result, `R` the services its own
  * effects require (local bodies, result mappers, fallbacks).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Variance<out A, out R> {
@@ -83,6 +91,7 @@ export interface Variance<out A, out R> {
  * What a local action's body, a fallback or a result mapper may return: a
  * value, a Promise or an Effect.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Returned<A, R> = A | PromiseLike<A> | Effect.Effect<A, unknown, R>
@@ -90,6 +99,7 @@ export type Returned<A, R> = A | PromiseLike<A> | Effect.Effect<A, unknown, R>
 /**
  * The value a {@link Returned} result produces.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Unwrap<Out> =
@@ -98,6 +108,7 @@ export type Unwrap<Out> =
 /**
  * The services a {@link Returned} result requires.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Requirements<Out> = Out extends Effect.Effect<infer _A, infer _E, infer R> ? R : never
@@ -106,11 +117,12 @@ export type Requirements<Out> = Out extends Effect.Effect<infer _A, infer _E, in
  * What a local action's body receives besides its arguments.
  *
  * - `agentId`, `role`, `action`: who is running it.
- * - `state`: the role's state for this agent (SPEC §4), a `Ref`.
- * - `knowledge`: passages retrieved for this call (SPEC §9 step 6), empty
+ * - `state`: the role's state for this agent (`Role.make`'s `state`), a `Ref`.
+ * - `knowledge`: passages retrieved for this call ({@link retrieval}), empty
  *   when the action has no retrieval policy.
  * - `signal`: aborted when the call is interrupted (timeouts included).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Context<S = unknown> {
@@ -123,16 +135,19 @@ export interface Context<S = unknown> {
 }
 
 /**
- * A fallback: runs when the run step (SPEC §9 step 7) still fails after its
- * resilience policy. Mirrors the seeds' `@Fallback`.
+ * A fallback: runs when the action's run still fails after its resilience
+ * policy (retries, timeouts), and supplies the result instead.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Fallback = (args: any, error: ActionError) => unknown
 
 /**
- * A result mapper (the seeds' method taking an `ActionResult`).
+ * A result mapper: turns a dispatched action's `ActionResult` into the value
+ * the caller gets (see {@link mapResult}).
  *
+ * @category models
  * @since 0.1.0
  */
 export type MapResult = (result: ActionResult.ActionResult, args: any) => unknown
@@ -140,6 +155,7 @@ export type MapResult = (result: ActionResult.ActionResult, args: any) => unknow
 /**
  * The policies an action carries. Each is set by its combinator.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Policies {
@@ -166,6 +182,7 @@ interface Base<T extends Type, P extends ParametersSchema, A, R> extends Pipeabl
  * value, a Promise or an Effect. An `ActionError` it fails with passes
  * through; any other failure, throw, rejection or defect is EXECUTION.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Local<P extends ParametersSchema = ParametersSchema, A = unknown, R = never>
@@ -176,28 +193,34 @@ export interface Local<P extends ParametersSchema = ParametersSchema, A = unknow
 /**
  * HTTP methods of a webService action.
  *
+ * @category models
  * @since 0.1.0
  */
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | "OPTIONS"
 
 /**
- * How a webService action sends its arguments (the seeds' `ParamType`).
+ * How a webService action sends its arguments: `QUERY` (query string),
+ * `PATH` (`{name}` placeholders) or `BODY` (a JSON body); see {@link webService}.
  *
+ * @category models
  * @since 0.1.0
  */
 export type ParamType = "QUERY" | "PATH" | "BODY"
 
 /**
- * Authentication of a webService action (the seeds' `AuthType`).
+ * Authentication of a webService action: none, a bearer token or basic
+ * credentials, read from the variable named by `authTokenEnv`.
  *
+ * @category models
  * @since 0.1.0
  */
 export type AuthType = "NO_AUTH" | "BEARER" | "BASIC"
 
 /**
- * One HTTP call (SPEC §6). Fields keep what the caller gave; defaults are
+ * One HTTP call. Fields keep what the caller gave; defaults are
  * applied when the call is made.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface WebService<P extends ParametersSchema = ParametersSchema, A = unknown, R = never>
@@ -214,8 +237,10 @@ export interface WebService<P extends ParametersSchema = ParametersSchema, A = u
 }
 
 /**
- * One model call with no tools (SPEC §7).
+ * One model call with no tools: the prompt is built from the description and
+ * the arguments (see {@link llm}).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Llm<P extends ParametersSchema = ParametersSchema, A = unknown, R = never>
@@ -227,8 +252,9 @@ export interface Llm<P extends ParametersSchema = ParametersSchema, A = unknown,
 }
 
 /**
- * An MCP server: a stdio command or a streamable HTTP URL (SPEC §8).
+ * An MCP server: a stdio command or a streamable HTTP URL.
  *
+ * @category models
  * @since 0.1.0
  */
 export type McpServer =
@@ -246,6 +272,7 @@ export type McpServer =
  * is `{}`; anything that is not a JSON object is VALIDATION); absent is `{}`.
  * The arguments are then converted against the tool's own input schema.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const McpToolParameters = Schema.Struct({
@@ -254,13 +281,15 @@ export const McpToolParameters = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type McpToolParameters = typeof McpToolParameters
 
 /**
- * The tools of one MCP server (SPEC §8).
+ * The tools of one MCP server, called by name (see {@link mcpTool}).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface McpTool<A = unknown, R = never> extends Base<"mcpTool", McpToolParameters, A, R> {
@@ -275,6 +304,7 @@ export interface McpTool<A = unknown, R = never> extends Base<"mcpTool", McpTool
 /**
  * Any action.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Action<P extends ParametersSchema = ParametersSchema, A = unknown, R = never> =
@@ -286,14 +316,17 @@ export type Action<P extends ParametersSchema = ParametersSchema, A = unknown, R
 /**
  * Any action, whatever its types.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Any = Local<any, any, any> | WebService<any, any, any> | Llm<any, any, any> | McpTool<any, any>
 
 /**
- * An action whose work is done by Rolecraft (the seeds' "dispatched by
- * framework" types): the only kind a capability may hold.
+ * An action whose work Rolecraft does (webService, llm, mcpTool), as opposed
+ * to a local action whose body is your code: the only kind a capability may
+ * hold.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Dispatched = WebService<any, any, any> | Llm<any, any, any> | McpTool<any, any>
@@ -301,6 +334,7 @@ export type Dispatched = WebService<any, any, any> | Llm<any, any, any> | McpToo
 /**
  * The decoded arguments of an action.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Parameters<X extends Any> = X["parameters"]["Type"]
@@ -308,6 +342,7 @@ export type Parameters<X extends Any> = X["parameters"]["Type"]
 /**
  * The result type of an action.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Success<X extends Any> = X[TypeId] extends Variance<infer A, infer _R> ? A : never
@@ -315,6 +350,7 @@ export type Success<X extends Any> = X[TypeId] extends Variance<infer A, infer _
 /**
  * The services an action's own effects require.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Services<X extends Any> = X[TypeId] extends Variance<infer _A, infer R> ? R : never
@@ -322,6 +358,7 @@ export type Services<X extends Any> = X[TypeId] extends Variance<infer _A, infer
 /**
  * The same action with other phantom result and requirement types.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Retype<X extends Any, A, R> = { readonly [K in keyof X]: K extends TypeId ? Variance<A, R> : X[K] }
@@ -329,6 +366,7 @@ export type Retype<X extends Any, A, R> = { readonly [K in keyof X]: K extends T
 /**
  * Whether a value is an action.
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isAction = (u: unknown): u is Any => typeof u === "object" && u !== null && TypeId in u
@@ -354,10 +392,11 @@ const toStruct = (parameters: ParametersInput): ParametersSchema =>
   Schema.isSchema(parameters) ? (parameters as ParametersSchema) : Schema.Struct(parameters)
 
 /**
- * A local action: its body is the action (the seeds' `ActionType.LOCAL`).
+ * A local action: your code is the action.
  *
  * - `parameters`: a `Schema.Struct` or its fields; arguments are converted
- *   to it before `run` sees them (SPEC §9 step 4).
+ *   to it before `run` sees them (a string `"3"` for a number field
+ *   becomes `3`; what cannot be converted is VALIDATION).
  * - `success`: optional schema of the result (typing and the model's view).
  * - `run(args, context)`: returns a value, a Promise or an Effect. Its
  *   Effect's requirements become the action's `R`, carried to the agent.
@@ -377,6 +416,7 @@ const toStruct = (parameters: ParametersInput): ParametersSchema =>
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const local = <const P extends ParametersInput, Out, S = unknown>(options: {
@@ -397,8 +437,8 @@ export const local = <const P extends ParametersInput, Out, S = unknown>(options
 type SuccessOf<S> = S extends Schema.Top ? S["Type"] : unknown
 
 /**
- * A webService action: one HTTP call described by its options (SPEC §6, the
- * seeds' `@WebService`), made over Effect's `HttpClient`.
+ * A webService action: one HTTP call described by its options, made over
+ * Effect's `HttpClient`.
  *
  * - `endpoint`: an absolute http(s) URL, or a path starting with `/` for a
  *   client that resolves it. `{name}` placeholders fill path segments and
@@ -459,6 +499,7 @@ type SuccessOf<S> = S extends Schema.Top ? S["Type"] : unknown
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const webService = <const P extends ParametersInput, S extends Schema.Top | undefined = undefined>(options: {
@@ -492,8 +533,7 @@ export const webService = <const P extends ParametersInput, S extends Schema.Top
   })
 
 /**
- * An llm action: one call to the agent's model, with no tools (SPEC §7, the
- * seeds' `ActionType.LLM`). The prompt is the description, then retrieved
+ * An llm action: one call to the agent's model, with no tools. The prompt is the description, then retrieved
  * knowledge, then an `Input:` block with one `name: value` line per argument.
  *
  * - `systemPrompt`: the system message for this action only.
@@ -504,6 +544,19 @@ export const webService = <const P extends ParametersInput, S extends Schema.Top
  *
  * Needs `LanguageModel` at call time (read optionally; missing → VALIDATION).
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const packingTip = Action.llm({
+ *   description: "Write a two-sentence packing tip for the trip",
+ *   parameters: { destination: Schema.String, month: Schema.String },
+ *   temperature: 0.3
+ * })
+ * ```
+ *
+ * @category constructors
  * @since 0.1.0
  */
 export const llm = <const P extends ParametersInput, S extends Schema.Top | undefined = undefined>(options: {
@@ -527,8 +580,7 @@ export const llm = <const P extends ParametersInput, S extends Schema.Top | unde
   })
 
 /**
- * An mcpTool action: the tools of one MCP server (SPEC §8, the seeds'
- * `@MCPTool`). Its parameters are fixed: `{ tool, arguments }`, `tool` being
+ * An mcpTool action: the tools of one MCP server. Its parameters are fixed: `{ tool, arguments }`, `tool` being
  * the server's own tool name.
  *
  * - `server`: a stdio command `{ command, args, env, cwd }` or a streamable
@@ -564,6 +616,7 @@ export const llm = <const P extends ParametersInput, S extends Schema.Top | unde
  * // agent.executeAction("currencyTools", { tool: "convert", arguments: { from: "EUR", to: "USD", amount: 5 } })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const mcpTool = (options: {
@@ -592,16 +645,18 @@ const withPolicy = <X extends Any>(self: X, policies: Policies): X =>
   copy<Any>(self, { policies: { ...self.policies, ...policies } }) as X
 
 /**
- * Post-processes the result of a webService, llm or mcpTool action (the
- * seeds' method that takes an `ActionResult`). `f(result, args)` may return
+ * Post-processes the result of a webService, llm or mcpTool action, given as
+ * an `ActionResult` (text, JSON, bytes, with `asJson`, `decode`…). `f(result, args)` may return
  * a value, a Promise, an Effect, or an `ActionResult` (then its value is the
  * result). It runs together with the executor as one unit inside resilience,
  * so a failing mapper is retried with the call. A throw or failure that is
  * not an `ActionError` is EXECUTION.
  *
- * A capability may not hold a mapped action (SPEC §4 rule 2): put it on the
+ * A capability may not hold a mapped action (capabilities are pure
+ * dispatch; the compiler and `Capability.make` both refuse it): put it on the
  * role.
  *
+ * @category combinators
  * @since 0.1.0
  */
 export const mapResult: {
@@ -617,6 +672,7 @@ export const mapResult: {
 /**
  * An action with a result mapper: its result type follows the mapper's.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Mapped<X extends Dispatched, Out> = {
@@ -631,15 +687,30 @@ export type Mapped<X extends Dispatched, Out> = {
  * A dispatched action as its constructor makes it: without a result mapper,
  * so a capability may hold it.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Unmapped<X extends Dispatched> = X & { readonly mapResult: undefined }
 
 /**
- * Requires an approved token for every call (SPEC §9 step 2, the seeds'
- * `@ApprovalRequired`). `reason` is shown to approvers; `ttl` bounds how long
+ * Requires an approved token for every call: without one the call fails with
+ * APPROVAL and a pending token is requested for an approver. `reason` is shown to approvers; `ttl` bounds how long
  * a requested token stays valid (default 15 minutes).
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const book = Action.webService({
+ *   description: "Book a room",
+ *   parameters: { hotelId: Schema.String, nights: Schema.Number },
+ *   endpoint: "https://api.example.com/v1/bookings",
+ *   method: "POST"
+ * }).pipe(Action.requireApproval({ reason: "Charges the card", ttl: "10 minutes" }))
+ * ```
+ *
+ * @category combinators
  * @since 0.1.0
  */
 export const requireApproval: {
@@ -648,10 +719,29 @@ export const requireApproval: {
 } = dual(2, (self: Any, options: Approval.Policy) => withPolicy(self, { approval: options }))
 
 /**
- * Sets the resilience policy of the run step (SPEC §9 step 7): retry with
+ * Sets the resilience policy of the action's run: retry with
  * backoff, attempt timeout, whole-step deadline, circuit breaker, bulkhead.
  * See `Resilience.Policy` for every option and default.
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const forecast = Action.webService({
+ *   description: "Forecast for a city",
+ *   parameters: { city: Schema.String },
+ *   endpoint: "https://api.example.com/v1/forecast/{city}"
+ * }).pipe(
+ *   Action.resilience({
+ *     retry: { maxAttempts: 3, initialDelay: "200 millis" },
+ *     timeout: "10 seconds",
+ *     circuitBreaker: { failureRateThreshold: 0.5, resetAfter: "30 seconds" }
+ *   })
+ * )
+ * ```
+ *
+ * @category combinators
  * @since 0.1.0
  */
 export const resilience: {
@@ -660,11 +750,24 @@ export const resilience: {
 } = dual(2, (self: Any, options: Resilience.Policy) => withPolicy(self, { resilience: options }))
 
 /**
- * Sets the fallback (the seeds' `@Fallback`): when the run step still fails
+ * Sets the fallback: when the action's run still fails
  * after resilience, `f(args, error)` supplies the result. It may return a
  * value, a Promise or an Effect. It does not run for failures of other
  * steps. If it fails too, the call fails with EXECUTION carrying both causes.
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const sky = Action.webService({
+ *   description: "Current sky for a city",
+ *   parameters: { city: Schema.String },
+ *   endpoint: "https://api.example.com/v1/sky/{city}"
+ * }).pipe(Action.fallback(({ city }: { city: string }, error) => ({ city, sky: "unknown", because: error.category })))
+ * ```
+ *
+ * @category combinators
  * @since 0.1.0
  */
 export const fallback: {
@@ -675,14 +778,17 @@ export const fallback: {
 /**
  * An action with a fallback: its result is the action's or the fallback's.
  *
+ * @category models
  * @since 0.1.0
  */
 export type WithFallback<X extends Any, Out> = Retype<X, Success<X> | Unwrap<Out>, Services<X> | Requirements<Out>>
 
 /**
- * Sets pre- and postconditions and invariants (SPEC §9 steps 5 and 9, the
- * seeds' `@Contract` and `@InvariantCheck`). See `Contract.Policy`.
+ * Sets pre- and postconditions and invariants: checked before the run
+ * (preconditions, invariants) and after it (postconditions), each failure a
+ * CONTRACT error. See `Contract.Policy`.
  *
+ * @category combinators
  * @since 0.1.0
  */
 export const contract: {
@@ -694,6 +800,18 @@ export const contract: {
  * Sets the action's own input and output guardrails; they replace the role's
  * default (no merge). See `Guardrail.Policy`.
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const search = Action.llm({
+ *   description: "Answer a travel question",
+ *   parameters: { question: Schema.String }
+ * }).pipe(Action.guardrails({ input: { maxLength: 500, blockedPatterns: [/\b\d{13,16}\b/] } }))
+ * ```
+ *
+ * @category combinators
  * @since 0.1.0
  */
 export const guardrails: {
@@ -702,10 +820,22 @@ export const guardrails: {
 } = dual(2, (self: Any, options: Guardrail.Policy) => withPolicy(self, { guardrails: options }))
 
 /**
- * Retrieves knowledge before the run (SPEC §9 step 6): `topK` passages
+ * Retrieves knowledge before the run: `topK` passages
  * (default 5) for `query(args)` (default: the string arguments joined) from
  * the role's knowledge sources.
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const answer = Action.llm({
+ *   description: "Answer from the refund policy",
+ *   parameters: { question: Schema.String }
+ * }).pipe(Action.retrieval({ topK: 3, query: ({ question }: { question: string }) => question }))
+ * ```
+ *
+ * @category combinators
  * @since 0.1.0
  */
 export const retrieval: {
@@ -717,6 +847,7 @@ export const retrieval: {
  * Keeps the action out of the tools offered to a model in chat turns; it can
  * still be called with `executeAction`.
  *
+ * @category combinators
  * @since 0.1.0
  */
 export const excludeFromModel = <X extends Any>(self: X): X => withPolicy(self, { excludeFromModel: true })

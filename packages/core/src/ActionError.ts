@@ -1,11 +1,12 @@
 /**
- * The nine typed failures of an action call (SPEC §10), and the two errors that
+ * The nine typed failures of an action call, and the two errors that
  * are not action categories: {@link RoleDefinitionError} and {@link RetrievalFailure}.
  *
  * Every action error carries `action` (the name that was called), `message`,
  * `category`, `retryable` (defaulted per tag; an instance may say otherwise,
  * e.g. a transient failure whose outcome is unknown) and an optional `cause`.
- * The categories mirror the seeds' `ActionExecutionException` categories.
+ * Match on `_tag` (or `category`) to decide what to do: only TIMEOUT and
+ * TRANSIENT are retried by default.
  *
  * @since 0.1.0
  */
@@ -16,6 +17,7 @@ import * as Schema from "effect/Schema"
 /**
  * The nine categories, one per tag.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const Category = Schema.Literals([
@@ -31,6 +33,7 @@ export const Category = Schema.Literals([
 ])
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type Category = typeof Category.Type
@@ -47,11 +50,13 @@ const common = <C extends Category>(category: C, retryable: boolean) => ({
  * One field that failed validation: `path` is a dotted path such as
  * `guests[1].age` (empty for the arguments as a whole).
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const Issue = Schema.Struct({ path: Schema.String, message: Schema.String })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type Issue = typeof Issue.Type
@@ -60,6 +65,7 @@ export type Issue = typeof Issue.Type
  * NOT_FOUND: no action, or no tool of an MCP server, has that name.
  * `available` lists the names that do exist. Not retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ActionNotFound extends Schema.TaggedError<ActionNotFound>()("ActionNotFound", {
@@ -67,11 +73,43 @@ export class ActionNotFound extends Schema.TaggedError<ActionNotFound>()("Action
   available: Schema.Array(Schema.String)
 }) {}
 
+const shownNames = 20
+
+/**
+ * Makes an {@link ActionNotFound} whose message names what was asked for and
+ * what exists instead: `no action "bok"; available: book, cancel, search`.
+ * Past 20 names the list ends with `… and N more` (`available` keeps them
+ * all); with none it says `no action is available`.
+ *
+ * @example
+ * ```ts
+ * import { ActionError } from "@rolecraft/core"
+ *
+ * const error = ActionError.actionNotFound("bok", ["book", "cancel"])
+ * // error.message === 'no action "bok"; available: book, cancel'
+ * ```
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const actionNotFound = (action: string, available: ReadonlyArray<string>): ActionNotFound => {
+  const listed = available.slice(0, shownNames).join(", ")
+  const more = available.length > shownNames ? ` … and ${available.length - shownNames} more` : ""
+  return new ActionNotFound({
+    action,
+    message: `no action ${JSON.stringify(action)}; ${
+      available.length === 0 ? "no action is available" : `available: ${listed}${more}`
+    }`,
+    available: [...available]
+  })
+}
+
 /**
  * VALIDATION: bad or missing arguments, or a misconfiguration found at call
  * time (a service not provided, an unset secret variable, a bad placeholder).
  * `issues` names each failing field path. Not retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ValidationError extends Schema.TaggedError<ValidationError>()("ValidationError", {
@@ -83,6 +121,7 @@ export class ValidationError extends Schema.TaggedError<ValidationError>()("Vali
  * AUTHORITY: the agent's authority denies the action (or `action/tool`).
  * Not retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
@@ -92,6 +131,7 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
 /**
  * Which approval check refused a call.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const ApprovalCheck = Schema.Literals([
@@ -107,6 +147,7 @@ export const ApprovalCheck = Schema.Literals([
 ])
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type ApprovalCheck = typeof ApprovalCheck.Type
@@ -118,6 +159,7 @@ export type ApprovalCheck = typeof ApprovalCheck.Type
  * which check refused, `pendingTokenId` is a freshly requested token when the
  * call carried none. Not retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ApprovalRequired extends Schema.TaggedError<ApprovalRequired>()("ApprovalRequired", {
@@ -131,6 +173,7 @@ export class ApprovalRequired extends Schema.TaggedError<ApprovalRequired>()("Ap
  * GUARDRAIL: an input or output guardrail rejected the call. `rule` names the
  * rule (e.g. `maxLength` or the blocked pattern's source). Not retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class GuardrailViolation extends Schema.TaggedError<GuardrailViolation>()("GuardrailViolation", {
@@ -142,6 +185,7 @@ export class GuardrailViolation extends Schema.TaggedError<GuardrailViolation>()
 /**
  * CONTRACT: a precondition, postcondition or invariant failed. Not retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ContractViolation extends Schema.TaggedError<ContractViolation>()("ContractViolation", {
@@ -154,6 +198,7 @@ export class ContractViolation extends Schema.TaggedError<ContractViolation>()("
  * TIMEOUT: an attempt timeout or the whole step's deadline passed; `after` is
  * the duration that ran out. Retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
@@ -168,6 +213,7 @@ export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
  * failure is created with `retryable: false` unless the call is idempotent).
  * Retryable by default.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class TransientFailure extends Schema.TaggedError<TransientFailure>()("TransientFailure", {
@@ -182,6 +228,7 @@ export class TransientFailure extends Schema.TaggedError<TransientFailure>()("Tr
  * MCP `isError`, a model refusal), or a hook or fallback failed. `status` and
  * a short body `excerpt` are kept for upstream refusals. Not retryable.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ExecutionFailure extends Schema.TaggedError<ExecutionFailure>()("ExecutionFailure", {
@@ -193,6 +240,7 @@ export class ExecutionFailure extends Schema.TaggedError<ExecutionFailure>()("Ex
 /**
  * Any of the nine action errors.
  *
+ * @category models
  * @since 0.1.0
  */
 export type ActionError =
@@ -209,6 +257,7 @@ export type ActionError =
 /**
  * The schema of the union, for encoding errors into responses.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const ActionError = Schema.Union([
@@ -238,6 +287,7 @@ const tags: ReadonlySet<string> = new Set([
 /**
  * Whether a value is one of the nine action errors.
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isActionError = (u: unknown): u is ActionError =>
@@ -248,6 +298,7 @@ export const isActionError = (u: unknown): u is ActionError =>
  * when a definition breaks a rule. The message names the capability (or role)
  * and key, says why, and says what to do instead.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class RoleDefinitionError extends Schema.TaggedError<RoleDefinitionError>()("RoleDefinitionError", {
@@ -258,9 +309,11 @@ export class RoleDefinitionError extends Schema.TaggedError<RoleDefinitionError>
 }) {}
 
 /**
- * Knowledge retrieval failed (SPEC §9 step 6). Not one of the nine
+ * Knowledge retrieval failed (a `KnowledgeBase` source could not answer
+ * before the run). Not one of the nine
  * categories: it fails `executeAction` and `execute` alike.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class RetrievalFailure extends Schema.TaggedError<RetrievalFailure>()("RetrievalFailure", {

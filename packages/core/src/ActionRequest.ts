@@ -1,5 +1,5 @@
 /**
- * A request to run one action by name (the seeds' `ActionRequest`), for
+ * A request to run one action by name (`agent.execute(request)`), for
  * callers that want failures reported in an `ActionResponse` rather than in
  * the error channel.
  *
@@ -13,6 +13,7 @@
  *   `_approval_token` parameter.
  * - `correlationId`: echoed in events and spans.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ActionRequest {
@@ -23,8 +24,21 @@ export interface ActionRequest {
 }
 
 /**
- * Makes a request (the seeds' `ActionRequest.of(name, params)`).
+ * Makes a request from an action name and its arguments.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ActionRequest, type Agent } from "@rolecraft/core"
+ *
+ * const ask = (agent: Agent.Agent) =>
+ *   Effect.gen(function* () {
+ *     const response = yield* agent.execute(ActionRequest.make("nights", { checkIn: "2026-05-12", checkOut: "2026-05-15" }))
+ *     return response.success ? response.value : response.error?.category
+ *   })
+ * ```
+ *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (

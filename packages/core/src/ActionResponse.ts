@@ -1,5 +1,5 @@
 /**
- * The answer to an `ActionRequest` (the seeds' `ActionResponse`): success or
+ * The answer to an `ActionRequest` (what `agent.execute` returns): success or
  * the typed failure, with the call's duration and model usage.
  *
  * @since 0.1.0
@@ -9,6 +9,7 @@ import type { ActionError } from "./ActionError.ts"
 /**
  * Tokens a call used, summed over its model calls.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Usage {
@@ -25,6 +26,7 @@ export interface Usage {
  * - `usage`: model tokens, when the call made model calls.
  * - `correlationId`: the request's, when given.
  *
+ * @category models
  * @since 0.1.0
  */
 export type ActionResponse<A = unknown> =

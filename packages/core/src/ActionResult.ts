@@ -1,8 +1,8 @@
 /**
  * The raw result of a webService, llm or mcpTool action, as
- * `Action.mapResult((result, args) => …)` receives it (SPEC §11; the seeds'
- * `ActionResult` with `getValue`/`asString`/`asMap`/`asList`/`asJson`/
- * `as(Class)`/`isNull`/`isEmpty`).
+ * `Action.mapResult((result, args) => …)` receives it, with readers for
+ * each shape the value may have: text, a JSON object or array, any JSON
+ * value, or a value decoded with a schema.
  *
  * An `ActionResult` is an immutable value: `value` is the raw result,
  * `isNull` and `isEmpty` are checks on it, and the conversions (`asString`,
@@ -23,15 +23,18 @@ import * as SchemaParser from "effect/SchemaParser"
 import { dual } from "effect/Function"
 import { ValidationError } from "./ActionError.ts"
 import { shorten } from "./internal/text.ts"
+import { isPlainObject, parseJson } from "./internal/json.ts"
 
 /**
  * The type id carried by every {@link ActionResult}.
  *
+ * @category type IDs
  * @since 0.1.0
  */
 export const TypeId = "~@rolecraft/core/ActionResult"
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type TypeId = typeof TypeId
@@ -48,6 +51,7 @@ export type TypeId = typeof TypeId
  *   same name; each read gives a new (lazy) Effect.
  * - `decode(schema)`: see {@link decode}.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ActionResult<out A = unknown> extends Pipeable.Pipeable {
@@ -107,6 +111,7 @@ const Proto = {
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = <A>(value: A, options: { readonly action: string }): ActionResult<A> => {
@@ -121,6 +126,7 @@ export const make = <A>(value: A, options: { readonly action: string }): ActionR
 /**
  * Whether a value is an {@link ActionResult}.
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isActionResult = (u: unknown): u is ActionResult =>
@@ -131,12 +137,6 @@ export const isActionResult = (u: unknown): u is ActionResult =>
 // =============================================================================
 
 const isNullish = (u: unknown): u is null | undefined => u === null || u === undefined
-
-const isPlainObject = (u: unknown): u is Record<string, unknown> => {
-  if (typeof u !== "object" || u === null || Array.isArray(u)) return false
-  const proto = Object.getPrototypeOf(u)
-  return proto === Object.prototype || proto === null
-}
 
 const isEmptyValue = (u: unknown): boolean =>
   isNullish(u) ||
@@ -165,14 +165,6 @@ const invalid = (self: ActionResult, message: string, path = ""): ValidationErro
   new ValidationError({ action: self.action, message, issues: [{ path, message }] })
 
 // A small pure boundary around `JSON.parse`.
-const parseJson = (text: string): Result.Result<unknown, string> => {
-  try {
-    return Result.succeed(JSON.parse(text))
-  } catch (cause) {
-    return Result.fail(cause instanceof Error ? cause.message : String(cause))
-  }
-}
-
 const decodeUtf8 = (bytes: Uint8Array): Result.Result<string, string> =>
   Result.try({
     try: () => new TextDecoder("utf-8", { fatal: true }).decode(bytes),
@@ -228,6 +220,7 @@ const stringOf = (self: ActionResult): Result.Result<string, ValidationError> =>
  * `ValidationError` for a cycle, a bigint inside an object, or a function or
  * symbol.
  *
+ * @category getters
  * @since 0.1.0
  */
 export const asString = (self: ActionResult): Effect.Effect<string, ValidationError> =>
@@ -239,11 +232,12 @@ const recordOf = (self: ActionResult): Result.Result<Record<string, unknown>, Va
   )
 
 /**
- * The result as a JSON object (the seeds' `asMap()`): a plain object as is; a
+ * The result as a JSON object: a plain object as is; a
  * string (or UTF-8 bytes) holding a JSON object → parsed. Fails with
  * `ValidationError` otherwise ("expected a JSON object, got array"; text that
  * is not JSON is reported with a preview of at most 500 characters).
  *
+ * @category getters
  * @since 0.1.0
  */
 export const asRecord = (self: ActionResult): Effect.Effect<Record<string, unknown>, ValidationError> =>
@@ -255,10 +249,11 @@ const arrayOf = (self: ActionResult): Result.Result<ReadonlyArray<unknown>, Vali
   )
 
 /**
- * The result as an array (the seeds' `asList()`): an array as is; a string
+ * The result as an array: an array as is; a string
  * (or UTF-8 bytes) holding a JSON array → parsed. Fails with
  * `ValidationError` otherwise ("expected a JSON array, got object").
  *
+ * @category getters
  * @since 0.1.0
  */
 export const asArray = (self: ActionResult): Effect.Effect<ReadonlyArray<unknown>, ValidationError> =>
@@ -309,7 +304,7 @@ const jsonOf = (self: ActionResult): Result.Result<Schema.Json, ValidationError>
   })
 
 /**
- * The result as a JSON value (the seeds' `asJson()`): a string (or UTF-8
+ * The result as a JSON value: a string (or UTF-8
  * bytes) is parsed as JSON (fails with a preview when it is not JSON); any
  * other value must already be a JSON value — `null`, a boolean, a finite
  * number, an array or plain object of JSON values — and is returned as is.
@@ -317,6 +312,7 @@ const jsonOf = (self: ActionResult): Result.Result<Schema.Json, ValidationError>
  * instances (`Date`, `Map`) and cycles fail with `ValidationError` naming the
  * path (`items[2].at`).
  *
+ * @category getters
  * @since 0.1.0
  */
 export const asJson = (self: ActionResult): Effect.Effect<Schema.Json, ValidationError> =>
@@ -360,7 +356,7 @@ const fromIssue = (self: ActionResult, issue: SchemaIssue.Issue): ValidationErro
 }
 
 /**
- * Decodes the result with a schema (the seeds' `as(Class)`), reporting every
+ * Decodes the result with a schema, reporting every
  * issue (`errors: "all"`). When the value is a string (or UTF-8 bytes) and the
  * schema's encoded side is an object or an array (a `Struct`, `Class`,
  * `Array`, `Record`, `Tuple`, or a union of those), the JSON text is parsed
@@ -376,6 +372,7 @@ const fromIssue = (self: ActionResult, issue: SchemaIssue.Issue): ValidationErro
  * const same = yield* result.decode(Forecast)
  * ```
  *
+ * @category getters
  * @since 0.1.0
  */
 export const decode: {

@@ -1,6 +1,6 @@
 /**
- * The agent (SPEC §5): roles, authority and services; it runs actions through
- * the fixed pipeline of SPEC §9 and holds per-agent state — role state,
+ * The agent: roles, authority and services; it runs actions through
+ * one fixed pipeline and holds per-agent state — role state,
  * circuit breakers, bulkheads, MCP connections — for the life of its scope.
  *
  * @since 0.1.0
@@ -15,30 +15,38 @@ import type * as Stream from "effect/Stream"
 import type * as Action from "./Action.ts"
 import {
   type ActionError,
-  ActionNotFound,
+  actionNotFound,
   isActionError,
   type RetrievalFailure,
   RoleDefinitionError
 } from "./ActionError.ts"
 import type { ActionRequest } from "./ActionRequest.ts"
 import type { ActionResponse } from "./ActionResponse.ts"
-import * as Approval from "./Approval.ts"
+import type * as Approval from "./Approval.ts"
+import * as ApprovalKernel from "./internal/pipeline/approval.ts"
 import type * as ApprovalStore from "./ApprovalStore.ts"
-import * as Authority from "./Authority.ts"
-import * as Chat from "./Chat.ts"
-import * as Contract from "./Contract.ts"
-import * as Conversion from "./Conversion.ts"
-import * as Events from "./Events.ts"
-import * as Guardrail from "./Guardrail.ts"
-import * as Hooks from "./Hooks.ts"
-import * as Executor from "./internal/executor.ts"
-import { settled } from "./internal/settled.ts"
-import * as McpConnections from "./internal/mcpConnections.ts"
-import * as McpTool from "./internal/mcpTool.ts"
-import * as Knowledge from "./Knowledge.ts"
+import type * as Authority from "./Authority.ts"
+import * as AuthorityKernel from "./internal/pipeline/authority.ts"
+import type * as Chat from "./Chat.ts"
+import * as ChatKernel from "./internal/chat/turn.ts"
+import * as ContractKernel from "./internal/pipeline/contract.ts"
+import * as Conversion from "./internal/schema/conversion.ts"
+import type * as Events from "./Events.ts"
+import * as EventHub from "./internal/events/hub.ts"
+import * as Observe from "./internal/events/observe.ts"
+import type * as Guardrail from "./Guardrail.ts"
+import * as GuardrailKernel from "./internal/pipeline/guardrail.ts"
+import * as Hooks from "./internal/pipeline/hooks.ts"
+import type { AgentRuntime } from "./internal/executor/attempt.ts"
+import * as Executor from "./internal/executor/execute.ts"
+import { settled } from "./internal/run/settled.ts"
+import * as McpConnections from "./internal/executor/mcpPool.ts"
+import * as McpTool from "./internal/executor/mcpTool.ts"
+import type * as Knowledge from "./Knowledge.ts"
+import * as KnowledgeKernel from "./internal/pipeline/retrieval.ts"
 import * as LanguageModel from "./LanguageModel.ts"
-import * as Resilience from "./Resilience.ts"
-import * as Tool from "./Tool.ts"
+import * as ResilienceKernel from "./internal/run/resilience.ts"
+import * as Tool from "./internal/schema/tool.ts"
 import type * as Role from "./Role.ts"
 
 /**
@@ -84,7 +92,7 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
   readonly id: string
   readonly roles: ReadonlyArray<Role.Any>
   /**
-   * Runs one action by name through the pipeline (SPEC §9). `params` are raw
+   * Runs one action by name through the pipeline. `params` are raw
    * arguments (converted in step 4); `_approval_token` carries an approval
    * token. Fails with one of the nine `ActionError`s or a
    * `RetrievalFailure`; interruption stays interruption.
@@ -99,11 +107,11 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    */
   readonly execute: (request: ActionRequest) => Effect.Effect<ActionResponse, RetrievalFailure, R>
   /**
-   * Runs one chat turn (SPEC §7): the model is offered the agent's actions
+   * Runs one chat turn: the model is offered the agent's actions
    * and MCP tools, each tool call runs through the pipeline, until the model
    * answers (`Completed`), a call needs approval (`AwaitingApproval`) or
    * `maxSteps` is reached (`StepLimitReached`). Needs a `LanguageModel`. See
-   * `Chat.Chats` for the rules and `Chat.ChatOptions` for the options.
+   * `ChatKernel.Chats` for the rules and `Chat.ChatOptions` for the options.
    */
   readonly chat: (
     input: string | ReadonlyArray<LanguageModel.Message>,
@@ -119,7 +127,7 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
     options?: Chat.ChatOptions
   ) => Effect.Effect<Chat.ChatResult, ActionError, R>
   /**
-   * The agent's events (SPEC §5): every event published after the stream
+   * The agent's events: every event published after the stream
    * starts, until the agent's scope closes. Events carry names, categories,
    * messages and durations — never arguments or results.
    */
@@ -139,7 +147,7 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
  * - `roles`: its roles; bare action names must be unique across them.
  * - `authority`: allow and deny lists (default: allow all).
  * - `mcpServers`: MCP servers of the agent itself, `{ key: server }`; each
- *   acts as an mcpTool action named by its key (SPEC §8). A server is a stdio
+ *   acts as an mcpTool action named by its key. A server is a stdio
  *   command `{ command, args, env, cwd }` or a streamable HTTP URL (then all
  *   its tools are allowed, with no credential), or a full `Action.mcpTool`
  *   (for `apiKeyEnv`, `tools`, `timeout`, policies). Keys share the namespace
@@ -167,7 +175,7 @@ interface Registered {
   readonly state: Ref.Ref<unknown>
   readonly guardrails: Guardrail.Policy | undefined
   readonly approval: { readonly agentId: string; readonly action: string; readonly policy: Approval.Policy | undefined }
-  readonly retrieval: Omit<Parameters<typeof Knowledge.retrieve>[0], "args">
+  readonly retrieval: Omit<Parameters<typeof KnowledgeKernel.retrieve>[0], "args">
   /** Step 7 for one call: the executor inside the action's resilience policy, then its fallback. */
   readonly run: (
     args: Readonly<Record<string, unknown>>,
@@ -186,8 +194,8 @@ const defaultAttemptTimeout = (action: Action.Any): Duration.Input | undefined =
 const register = (options: {
   readonly id: string
   readonly roles: ReadonlyArray<Role.Any>
-  readonly runtime: Executor.AgentRuntime
-  readonly knowledgeBase: Effect.Success<typeof Knowledge.defaultBase>
+  readonly runtime: AgentRuntime
+  readonly knowledgeBase: Effect.Success<typeof KnowledgeKernel.defaultBase>
 }) =>
   Effect.gen(function* () {
     const { id, runtime, knowledgeBase } = options
@@ -223,9 +231,9 @@ const register = (options: {
         const inRole = (error: RoleDefinitionError) =>
           new RoleDefinitionError({ role: role.identity.name, key: name, message: error.message })
         const durations =
-          Resilience.durationProblem("timeout", action._tag === "local" ? undefined : action.timeout, {
+          ResilienceKernel.durationProblem("timeout", action._tag === "local" ? undefined : action.timeout, {
             zero: "refused"
-          }) ?? Resilience.durationProblem("requireApproval ttl", policies.approval?.ttl, { zero: "refused" })
+          }) ?? ResilienceKernel.durationProblem("requireApproval ttl", policies.approval?.ttl, { zero: "refused" })
         if (durations !== undefined) {
           return yield* new RoleDefinitionError({
             role: role.identity.name,
@@ -233,12 +241,12 @@ const register = (options: {
             message: `Action ${name}: ${durations}`
           })
         }
-        yield* Effect.mapError(Guardrail.validate(name, guardrails), inRole)
-        const guards = yield* Effect.mapError(Resilience.makeGuards(name, policies.resilience), inRole)
+        yield* Effect.mapError(GuardrailKernel.validate(name, guardrails), inRole)
+        const guards = yield* Effect.mapError(ResilienceKernel.makeGuards(name, policies.resilience), inRole)
         const attemptTimeout = defaultAttemptTimeout(action)
         const timeoutRetryable = Executor.timeoutRetryable(action)
         const run: Registered["run"] = (args, knowledge) =>
-          Resilience.run({
+          ResilienceKernel.run({
             action: name,
             policy: policies.resilience,
             attemptTimeout,
@@ -317,22 +325,21 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
   Effect.gen(function* () {
     const id = options.id
     const servers = McpTool.serversRole(options.mcpServers)
-    const runtime: Executor.AgentRuntime = { id, mcp: McpConnections.make(yield* Effect.scope) }
-    const approvals = yield* Approval.defaultStore
-    const knowledgeBase = yield* Knowledge.defaultBase
+    const runtime: AgentRuntime = { id, mcp: McpConnections.make(yield* Effect.scope) }
+    const approvals = yield* ApprovalKernel.defaultStore
+    const knowledgeBase = yield* KnowledgeKernel.defaultBase
     const roles = servers === undefined ? options.roles : [...options.roles, servers]
     const registry = yield* register({ id, roles, runtime, knowledgeBase })
-    const authority = Authority.compile(options.authority)
+    const authority = AuthorityKernel.compile(options.authority)
     const available = [...registry.keys()]
-    const hub = yield* Events.makeHub
-    const trace = Events.stepTracer(options.traceSteps)
+    const hub = yield* EventHub.makeHub
+    const trace = Observe.stepTracer(options.traceSteps)
     // A step already settled (an action without that step's policy) gives its value without a trip through the runtime.
-    const step: Events.StepTracer = (name, effect) => settled(trace(name, effect))
+    const step: Observe.StepTracer = (name, effect) => settled(trace(name, effect))
 
-    const notFound = (name: string) =>
-      new ActionNotFound({ action: name, message: `No action named ${name}`, available })
+    const notFound = (name: string) => actionNotFound(name, available)
 
-    // The pipeline of SPEC §9, one step per line.
+    // The pipeline, one step per line.
     const pipeline = (
       name: string,
       rawParams: Readonly<Record<string, unknown>>,
@@ -340,22 +347,28 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       correlationId?: string
     ) =>
       Effect.gen(function* () {
-        const { params: raw, token } = Approval.strip(rawParams, requestToken)
+        const { params: raw, token } = ApprovalKernel.strip(rawParams, requestToken)
         const tool = toolOf(name, raw, registry)
-        yield* step("authority", Authority.check(authority, name, tool)) // 1
+        yield* step("authority", AuthorityKernel.check(authority, name, tool)) // 1
         const entry = registry.get(name) ?? (yield* notFound(name))
         const { action, role, state, guardrails } = entry
-        yield* step("approval", Approval.verify({ ...entry.approval, tool, token, params: raw, store: approvals })) // 2
+        yield* step(
+          "approval",
+          ApprovalKernel.verify({ ...entry.approval, tool, token, params: raw, store: approvals })
+        ) // 2
         const hooked = yield* step("beforeHook", Hooks.before(role.hooks, name, raw)) // 3
-        const guarded = yield* step("inputGuardrail", Guardrail.checkInput(name, guardrails?.input, hooked))
+        const guarded = yield* step("inputGuardrail", GuardrailKernel.checkInput(name, guardrails?.input, hooked))
         const args = yield* step("conversion", Conversion.decode(action.parameters, guarded, { action: name })) // 4
         const contract = action.policies.contract
-        yield* step("precondition", Contract.checkPre(name, contract, args, Ref.getUnsafe(state))) // 5
-        const knowledge = yield* step("retrieval", Knowledge.retrieve({ ...entry.retrieval, args })) // 6
+        yield* step("precondition", ContractKernel.checkPre(name, contract, args, Ref.getUnsafe(state))) // 5
+        const knowledge = yield* step("retrieval", KnowledgeKernel.retrieve({ ...entry.retrieval, args })) // 6
         const result = yield* step("run", entry.run(args, knowledge)) // 7
-        const output = yield* step("outputGuardrail", Guardrail.checkOutput(name, guardrails?.output, result)) // 8
+        const output = yield* step("outputGuardrail", GuardrailKernel.checkOutput(name, guardrails?.output, result)) // 8
         const invariants = role.state?.invariants
-        yield* step("postcondition", Contract.checkPost(name, contract, output, args, Ref.getUnsafe(state), invariants)) // 9
+        yield* step(
+          "postcondition",
+          ContractKernel.checkPost(name, contract, output, args, Ref.getUnsafe(state), invariants)
+        ) // 9
         yield* step("afterHook", Hooks.after(role.hooks, name, args, output)) // 10
         return output
       }).pipe(
@@ -368,7 +381,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
           { attributes: spanAttributes(id, name, registry.get(name), correlationId) },
           { captureStackTrace: false }
         ),
-        Events.observe(hub, () => subjectOf(id, name, registry.get(name), correlationId))
+        Observe.observe(hub, () => subjectOf(id, name, registry.get(name), correlationId))
       )
 
     const executeAction = (name: string, params: Readonly<Record<string, unknown>> = {}) => pipeline(name, params)
@@ -399,7 +412,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         return { ...common, success: false, value: undefined, error } as const
       })
 
-    const chats = Chat.make({
+    const chats = ChatKernel.make({
       id,
       roles: options.roles,
       actions: registry,
@@ -438,12 +451,59 @@ const spanAttributes = (
   return attributes
 }
 
+/**
+ * The tools a model or an MCP client is offered for an agent: every action of
+ * its roles except those marked `Action.excludeFromModel` (the first role
+ * wins a repeated name), each with a valid, unique model-facing name (at
+ * most 64 characters of `[a-zA-Z0-9_-]`), its description and its parameters
+ * as JSON Schema with every `$ref` inlined. An action whose parameters cannot
+ * be shown to a model is listed in `excluded` with the reason; `keyOf` maps
+ * a model-facing name back to the action's name.
+ *
+ * @example
+ * ```ts
+ * import { Action, Agent, Role } from "@rolecraft/core"
+ * import { Effect, Schema } from "effect"
+ *
+ * const role = Role.make({
+ *   identity: { name: "clock", goal: "Tell the time", domain: "time" },
+ *   actions: {
+ *     "clock.now": Action.local({
+ *       description: "The current time",
+ *       parameters: Schema.Struct({}),
+ *       run: () => Effect.succeed(new Date().toISOString())
+ *     })
+ *   }
+ * })
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "clock", roles: [role] })
+ *   const kit = Agent.toolkit(agent)
+ *   // kit.tools[0].name === "clock_now"; kit.keyOf("clock_now") === "clock.now"
+ * })
+ * ```
+ *
+ * @category tools
+ * @since 0.1.0
+ */
+export const toolkit = (agent: Pick<Agent, "roles">): LanguageModel.Toolkit => {
+  const entries: Array<Tool.Entry> = []
+  const seen = new Set<string>()
+  for (const role of agent.roles) {
+    for (const entry of role.entries) {
+      if (entry.action.policies.excludeFromModel === true || seen.has(entry.name)) continue
+      seen.add(entry.name)
+      entries.push({ key: entry.name, description: entry.action.description, parameters: entry.action.parameters })
+    }
+  }
+  return Tool.toolkit(entries)
+}
+
 const subjectOf = (
   agentId: string,
   action: string,
   registered: Registered | undefined,
   correlationId: string | undefined
-): Events.Subject => ({
+): Observe.Subject => ({
   agentId,
   action,
   role: registered?.role.identity.name,
@@ -456,4 +516,6 @@ const fallbackOf = (
   fallback: Action.Fallback | undefined,
   args: Readonly<Record<string, unknown>>
 ): ((error: ActionError) => Effect.Effect<unknown, ActionError, any>) | undefined =>
-  fallback === undefined ? undefined : (error) => Resilience.fromReturned(name, "fallback", () => fallback(args, error))
+  fallback === undefined
+    ? undefined
+    : (error) => ResilienceKernel.fromReturned(name, "fallback", () => fallback(args, error))

@@ -1,5 +1,5 @@
 /**
- * The approval store (SPEC §9 step 2, the seeds' approval tokens): where
+ * The approval store: where
  * approval tokens are requested, decided and consumed. Two implementations:
  * {@link layerMemory} (process memory) and {@link layerSqlite} (a SQLite file
  * through Node's built-in `node:sqlite`, so approvals survive a restart).
@@ -28,6 +28,7 @@ import { ApprovalCheck } from "./ActionError.ts"
  * name for mcpTool actions, and {@link digest} of the raw arguments without
  * the token (for mcpTool actions, of `{ tool, arguments }`).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Binding {
@@ -41,6 +42,7 @@ export interface Binding {
  * A token's decision state. Expiry is not a status: a token whose
  * `expiresAt` has passed is refused as `"expired"` whatever its status.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Status = "pending" | "approved" | "rejected" | "used"
@@ -50,6 +52,7 @@ export type Status = "pending" | "approved" | "rejected" | "used"
  * `Clock`. `approver` and `decidedAt` are set once approved or rejected,
  * `rejection` (the approver's reason) once rejected, `usedAt` once consumed.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Token {
@@ -71,6 +74,7 @@ export interface Token {
  * from `consume`), or a binding mismatch — `"agent"`, `"action"` (action or
  * tool), `"arguments"`. The message never holds the token id.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ApprovalTokenError extends Schema.TaggedError<ApprovalTokenError>()("ApprovalTokenError", {
@@ -82,6 +86,7 @@ export class ApprovalTokenError extends Schema.TaggedError<ApprovalTokenError>()
  * The store could not be opened (a bad SQLite file name or a file that is not
  * a database).
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ApprovalStorageError extends Schema.TaggedError<ApprovalStorageError>()("ApprovalStorageError", {
@@ -106,6 +111,7 @@ export class ApprovalStorageError extends Schema.TaggedError<ApprovalStorageErro
  *
  * Storage faults after the store is open are defects.
  *
+ * @category services
  * @since 0.1.0
  */
 export class ApprovalStore extends Context.Service<
@@ -122,6 +128,7 @@ export class ApprovalStore extends Context.Service<
 /**
  * The default time to live of a requested token: 15 minutes.
  *
+ * @category constants
  * @since 0.1.0
  */
 export const defaultTtl: Duration.Duration = Duration.minutes(15)
@@ -199,6 +206,7 @@ export const newTokenId = (): string => randomBytes(24).toString("base64url")
  * the service's rules on top, so a storage only has to make `transition`
  * atomic.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Storage {
@@ -241,6 +249,7 @@ const checkMessages: Record<ApprovalCheck, string> = {
 /**
  * The message of a refusal by `check`, for callers that report it.
  *
+ * @category getters
  * @since 0.1.0
  */
 export const describeCheck = (check: ApprovalCheck): string => checkMessages[check]
@@ -249,6 +258,7 @@ export const describeCheck = (check: ApprovalCheck): string => checkMessages[che
  * Builds the store's rules (expiry on `Clock`, binding checks, single use)
  * on a {@link Storage}.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (storage: Storage): ApprovalStore["Service"] => {
@@ -331,6 +341,7 @@ export const make = (storage: Storage): ApprovalStore["Service"] => {
  * the store has grown past 10,000 tokens (and then past twice its size after
  * the last sweep); a swept token is then refused as `"unknown"`.
  *
+ * @category storage
  * @since 0.1.0
  */
 export const memoryStorage = (): Storage => {
@@ -360,6 +371,7 @@ export const memoryStorage = (): Storage => {
  * A fresh in-memory store (what an agent uses when no `ApprovalStore` is
  * provided). Tokens live as long as the store value.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const makeMemory = (): ApprovalStore["Service"] => make(memoryStorage())
@@ -367,6 +379,16 @@ export const makeMemory = (): ApprovalStore["Service"] => make(memoryStorage())
 /**
  * An in-memory store as a layer; each build of the layer is a fresh store.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ApprovalStore } from "@rolecraft/core"
+ *
+ * declare const program: Effect.Effect<void, never, ApprovalStore.ApprovalStore>
+ * const runnable = program.pipe(Effect.provide(ApprovalStore.layerMemory))
+ * ```
+ *
+ * @category layers
  * @since 0.1.0
  */
 export const layerMemory: Layer.Layer<ApprovalStore> = Layer.sync(ApprovalStore, makeMemory)
@@ -433,6 +455,7 @@ const fromRow = (id: string, row: Row): Token => ({
  * `rolecraft_approval_tokens` is created if missing). `transition` is one
  * conditional `UPDATE`, atomic across processes sharing the file.
  *
+ * @category storage
  * @since 0.1.0
  */
 export const sqliteStorage = (database: DatabaseSync): Storage => {
@@ -505,6 +528,7 @@ export const sqliteStorage = (database: DatabaseSync): Storage => {
  * const withApprovals = <A, E, R>(program: Effect.Effect<A, E, R>) => Effect.provide(program, durable)
  * ```
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layerSqlite = (options: {

@@ -1,5 +1,5 @@
 /**
- * Capabilities (SPEC §4, the seeds' `@Capability` interfaces): named records
+ * Capabilities: named records
  * of dispatched actions — llm, webService, mcpTool — that roles adopt.
  * `extend` builds on other capabilities; discovery flattens the hierarchy,
  * and one action value reached twice (a diamond) is one action.
@@ -11,14 +11,17 @@ import * as Action from "./Action.ts"
 import { RoleDefinitionError } from "./ActionError.ts"
 
 /**
+ * @category type IDs
  * @since 0.1.0
  */
 export const TypeId = "~@rolecraft/core/Capability"
 
 /**
  * An entry a capability may hold: a dispatched action without a result
- * mapper (SPEC §4 rules 1 and 2, checked by the types and again at runtime).
+ * mapper (checked by the types and again at runtime): a local action's body
+ * belongs on the role, and so does post-processing of a result.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Entry = Action.Dispatched & { readonly mapResult: undefined }
@@ -26,14 +29,32 @@ export type Entry = Action.Dispatched & { readonly mapResult: undefined }
 /**
  * Entries of a capability, by action name.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Entries = { readonly [name: string]: Entry }
+
+// What `make` and `extend` infer their entries from: any actions, so that a wrong entry is reported by `Checked`
+// in words instead of as a mismatch with every field of every dispatched action ("missing endpoint, method, …").
+type Candidates = { readonly [name: string]: Action.Any }
+
+// Each entry that may not be in a capability must have a property named after the rule it breaks: the compiler's
+// error then reads "Property 'a local action belongs on the role, not in a capability' is missing …".
+type Checked<Actions> = {
+  readonly [K in keyof Actions]: Actions[K] extends Action.Local<any, any, any>
+    ? { readonly "a local action belongs on the role, not in a capability": never }
+    : Actions[K] extends Entry
+      ? unknown
+      : { readonly "an action with mapResult belongs on the role, not in a capability": never }
+}
+
+type EntriesOf<Actions> = Actions extends Entries ? Actions : never
 
 /**
  * A capability: its `name`, its own `actions`, and the capabilities it
  * extends (`bases`).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Capability<
@@ -50,6 +71,7 @@ export interface Capability<
 /**
  * Any capability.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Any extends Pipeable {
@@ -63,6 +85,7 @@ export interface Any extends Pipeable {
  * The flattened action record of a capability (its bases' actions, its own
  * winning by key).
  *
+ * @category models
  * @since 0.1.0
  */
 export type ActionsOf<C extends Any> = Omit<BaseActions<C["bases"]>, keyof C["actions"]> & C["actions"]
@@ -76,6 +99,7 @@ type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) exten
 /**
  * Whether a value is a capability.
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isCapability = (u: unknown): u is Any => typeof u === "object" && u !== null && TypeId in u
@@ -91,7 +115,8 @@ const Proto = {
 }
 
 /**
- * Checks SPEC §4 rules 1 and 2 for one capability entry. Throws
+ * Checks that one capability entry is a dispatched action without a result
+ * mapper. Throws
  * `RoleDefinitionError` naming the capability and key.
  *
  * @since 0.1.0
@@ -142,7 +167,8 @@ const build = <Name extends string, Actions extends Entries, Bases extends Reado
  * Makes a capability: a named record of dispatched actions.
  *
  * Throws `RoleDefinitionError` when an entry is a local action or carries a
- * result mapper (SPEC §4 rules 1 and 2); the types reject both first.
+ * result mapper; the types reject both first, with an error that names the
+ * rule ("a local action belongs on the role, not in a capability").
  *
  * @example
  * ```ts
@@ -159,35 +185,55 @@ const build = <Name extends string, Actions extends Entries, Bases extends Reado
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
-export const make = <const Name extends string, const Actions extends Entries>(
+export const make = <const Name extends string, const Actions extends Candidates>(
   name: Name,
-  actions: Actions
-): Capability<Name, Actions, readonly []> => build(name, [] as const, actions)
+  actions: Actions & Checked<Actions>
+): Capability<Name, EntriesOf<Actions>, readonly []> =>
+  build(name, [] as const, actions as unknown as EntriesOf<Actions>)
 
 /**
- * Makes a capability that builds on others (the seeds' interface hierarchy).
+ * Makes a capability that builds on others.
  * Its own entries win by key over its bases'; one action value reached
  * through two bases is one action; two different actions under one key from
  * bases that do not extend one another, with no own entry of that key, are
  * ambiguous and throw `RoleDefinitionError`.
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action, Capability } from "@rolecraft/core"
+ *
+ * const Summarizer = Capability.make("Summarizer", {
+ *   summarize: Action.llm({ description: "Summarise the text", parameters: { text: Schema.String } })
+ * })
+ * const Editor = Capability.extend("Editor", [Summarizer], {
+ *   translate: Action.llm({
+ *     description: "Translate the text",
+ *     parameters: { text: Schema.String, targetLanguage: Schema.String }
+ *   })
+ * })
+ * ```
+ *
+ * @category constructors
  * @since 0.1.0
  */
 export const extend = <
   const Name extends string,
   const Bases extends ReadonlyArray<Any>,
-  const Actions extends Entries
+  const Actions extends Candidates
 >(
   name: Name,
   bases: Bases,
-  actions: Actions
-): Capability<Name, Actions, Bases> => build(name, bases, actions)
+  actions: Actions & Checked<Actions>
+): Capability<Name, EntriesOf<Actions>, Bases> => build(name, bases, actions as unknown as EntriesOf<Actions>)
 
 /**
  * Whether `ancestor` is `capability` itself or one it extends, transitively.
  *
+ * @category predicates
  * @since 0.1.0
  */
 export const isSameOrExtends = (capability: Any, ancestor: Any): boolean =>
@@ -196,6 +242,7 @@ export const isSameOrExtends = (capability: Any, ancestor: Any): boolean =>
 /**
  * One action reached through a capability: which capability declared it.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Provided {
@@ -236,6 +283,7 @@ const flattened = new WeakMap<Any, ReadonlyMap<string, Provided>>()
  * The flattened actions of a capability with the capability that declared
  * each one. Throws `RoleDefinitionError` for an ambiguous key.
  *
+ * @category getters
  * @since 0.1.0
  */
 export const flatten = (capability: Any): ReadonlyMap<string, Provided> => {
@@ -263,7 +311,8 @@ export const flatten = (capability: Any): ReadonlyMap<string, Provided> => {
 }
 
 /**
- * The error for SPEC §4 rule 3: two different actions under one key.
+ * The error for an ambiguous key: two different actions under one key from
+ * capabilities that do not extend one another.
  *
  * @since 0.1.0
  */

@@ -1,5 +1,5 @@
 /**
- * The knowledge base service (SPEC §9 step 6): full-text search over a role's
+ * The knowledge base service: full-text search over a role's
  * knowledge sources. The in-memory implementation indexes documents with
  * `minisearch` (BM25+, prefix and fuzzy matching); {@link loadFiles} reads
  * file and directory sources (each text file one document), and each list of
@@ -25,6 +25,7 @@ import { RetrievalFailure } from "./ActionError.ts"
  * and search `score` (higher is better; BM25+ with prefix and fuzzy matches
  * weighted down).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Passage {
@@ -36,6 +37,7 @@ export interface Passage {
 /**
  * A document to index: where it came from and its text.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Document {
@@ -48,6 +50,7 @@ export interface Document {
  * knowledge `sources`, the query `text` and how many passages to return
  * (`topK`).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Query {
@@ -62,6 +65,7 @@ export interface Query {
  * A knowledge source could not be loaded: `source` names the path (the
  * source itself, or the file inside a directory source that failed).
  *
+ * @category errors
  * @since 0.1.0
  */
 export class SourceError extends Schema.TaggedError<SourceError>()("KnowledgeSourceError", {
@@ -75,6 +79,7 @@ export class SourceError extends Schema.TaggedError<SourceError>()("KnowledgeSou
  * passages, best first, or fails `RetrievalFailure` naming the action and
  * the source that could not be loaded.
  *
+ * @category services
  * @since 0.1.0
  */
 export class KnowledgeBase extends Context.Service<
@@ -87,6 +92,7 @@ export class KnowledgeBase extends Context.Service<
 /**
  * Loads the documents of a list of sources.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Loader = (sources: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Document>, SourceError>
@@ -130,6 +136,7 @@ const noPassages: ReadonlyArray<Passage> = []
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (options: {
@@ -220,6 +227,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true })
  * document: it holds a NUL byte, is not valid UTF-8, or is empty or
  * whitespace only.
  *
+ * @category getters
  * @since 0.1.0
  */
 export const textOf = (bytes: Uint8Array): string | undefined => {
@@ -276,6 +284,7 @@ const filesOf = (source: string): Effect.Effect<ReadonlyArray<string>, SourceErr
  * Fails `SourceError` naming the path when a source does not exist, or a
  * file or directory cannot be read.
  *
+ * @category storage
  * @since 0.1.0
  */
 export const loadFiles: Loader = (sources) =>
@@ -289,6 +298,7 @@ export const loadFiles: Loader = (sources) =>
  * loadFiles })`. An agent given no `KnowledgeBase` makes one of these of its
  * own.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const makeFiles: Effect.Effect<KnowledgeBase["Service"]> = make({ load: loadFiles })
@@ -296,6 +306,7 @@ export const makeFiles: Effect.Effect<KnowledgeBase["Service"]> = make({ load: l
 /**
  * {@link makeFiles} as a layer.
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layer: Layer.Layer<KnowledgeBase> = Layer.effect(KnowledgeBase, makeFiles)

@@ -1,5 +1,5 @@
 /**
- * The language model service (SPEC §7): one `generate` call takes a list of
+ * The language model service: one `generate` call takes a list of
  * messages (and, in chat turns, the tools offered) and returns the model's
  * text, its tool calls, the token usage and why it stopped.
  *
@@ -25,8 +25,9 @@ import { type ActionError, ExecutionFailure, TransientFailure } from "./ActionEr
 import type * as ActionResponse from "./ActionResponse.ts"
 import * as Redact from "./internal/redact.ts"
 import { shorten } from "./internal/text.ts"
-import * as Resilience from "./Resilience.ts"
-import type * as Tool from "./Tool.ts"
+import * as ResilienceKernel from "./internal/run/resilience.ts"
+import type * as JsonSchema from "effect/JsonSchema"
+import { isTransientStatus } from "./internal/executor/httpResponse.ts"
 
 // =============================================================================
 // Messages
@@ -34,10 +35,12 @@ import type * as Tool from "./Tool.ts"
 
 /**
  * A tool call as the model sent it: the call's `id` (answered by exactly one
- * {@link ToolMessage}), the model-facing tool `name` (`Tool.Toolkit.keyOf`
+ * {@link ToolMessage}), the model-facing tool `name` ({@link Toolkit}'s `keyOf`
  * maps it back) and the raw `arguments` string exactly as sent — possibly
- * `""`, malformed or not an object; parse it with `Tool.parseArguments`.
+ * `""`, malformed or not an object (the agent parses it strictly and answers
+ * a malformed one with a VALIDATION tool message).
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const ToolCall = Schema.Struct({
@@ -47,6 +50,7 @@ export const ToolCall = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type ToolCall = typeof ToolCall.Type
@@ -54,6 +58,7 @@ export type ToolCall = typeof ToolCall.Type
 /**
  * The system message: instructions for the whole exchange.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const SystemMessage = Schema.Struct({
@@ -62,6 +67,7 @@ export const SystemMessage = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type SystemMessage = typeof SystemMessage.Type
@@ -69,6 +75,7 @@ export type SystemMessage = typeof SystemMessage.Type
 /**
  * A user message.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const UserMessage = Schema.Struct({
@@ -77,6 +84,7 @@ export const UserMessage = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type UserMessage = typeof UserMessage.Type
@@ -85,6 +93,7 @@ export type UserMessage = typeof UserMessage.Type
  * A reply of the model: its text (`""` when it only called tools) and the
  * tool calls it made, if any.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const AssistantMessage = Schema.Struct({
@@ -94,6 +103,7 @@ export const AssistantMessage = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type AssistantMessage = typeof AssistantMessage.Type
@@ -102,6 +112,7 @@ export type AssistantMessage = typeof AssistantMessage.Type
  * The answer to one tool call: `toolCallId` is the call's `id`, `content`
  * the result (or `{"error":{…}}`) as text.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const ToolMessage = Schema.Struct({
@@ -111,6 +122,7 @@ export const ToolMessage = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type ToolMessage = typeof ToolMessage.Type
@@ -119,11 +131,13 @@ export type ToolMessage = typeof ToolMessage.Type
  * Any message of a conversation. A schema, so a message list handed back by
  * a caller (a chat history) can be decoded before it is used.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const Message = Schema.Union([SystemMessage, UserMessage, AssistantMessage, ToolMessage])
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type Message = typeof Message.Type
@@ -137,15 +151,76 @@ export type Message = typeof Message.Type
  * default when tools are given), `"none"`, `"required"` (some tool), or
  * `{ tool: name }` (that model-facing tool name).
  *
+ * @category models
  * @since 0.1.0
  */
 export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string }
 
 /**
+ * A JSON Schema for a tool's arguments as a model sees it: always an object
+ * schema with `properties`, with no `$ref`, `$defs`, `$schema` or `$id` left.
+ *
+ * @since 0.1.0
+ */
+export interface JsonSchemaObject {
+  readonly type: "object"
+  readonly properties: { readonly [name: string]: JsonSchema.JsonSchema | boolean }
+  readonly [keyword: string]: unknown
+}
+
+/**
+ * What a model is offered for one action or MCP tool.
+ *
+ * - `name`: the model-facing name, valid for the provider APIs
+ *   (`^[a-zA-Z0-9_-]{1,64}$`) and unique within its {@link Toolkit}.
+ * - `key`: the original name (an action key, or e.g. `"weather/get_forecast"`
+ *   for an MCP tool); {@link Toolkit.keyOf} maps `name` back to it.
+ * - `description`: shown to the model as is.
+ * - `parameters`: the projected schema (JSON Schema with every `$ref` inlined).
+ * - `strict`: whether the provider's strict mode is asked for (default `false`).
+ *
+ * @since 0.1.0
+ */
+export interface Tool {
+  readonly name: string
+  readonly key: string
+  readonly description: string
+  readonly parameters: JsonSchemaObject
+  readonly strict: boolean
+}
+
+/**
+ * An entry a toolkit could not offer, with the reason (an empty key, a
+ * duplicate key, or a recursive schema).
+ *
+ * @since 0.1.0
+ */
+export interface ExcludedTool {
+  readonly key: string
+  readonly reason: string
+}
+
+/**
+ * The tools offered to a model in one request.
+ *
+ * - `tools`: in entry order, without the excluded ones; names are unique.
+ * - `excluded`: entries left out, each with its reason; the others still work.
+ * - `keyOf(name)`: the original key of a model-facing name, `undefined` for a
+ *   name that was never offered (the caller answers NOT_FOUND).
+ *
+ * @since 0.1.0
+ */
+export interface Toolkit {
+  readonly tools: ReadonlyArray<Tool>
+  readonly excluded: ReadonlyArray<ExcludedTool>
+  readonly keyOf: (name: string) => string | undefined
+}
+
+/**
  * One call to the model.
  *
  * - `messages`: the conversation so far, in order.
- * - `tools`: what the model may call (from `Tool.toolkit`); none for an llm
+ * - `tools`: what the model may call (a {@link Toolkit}'s `tools`); none for an llm
  *   action.
  * - `model`: the model name; default the implementation's own (e.g. the
  *   openai layer's `model`).
@@ -155,11 +230,12 @@ export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string 
  * - `action`: on whose behalf the call is made (an action name, or a chat
  *   turn's); it names the call's errors and span. Default `"LanguageModel"`.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Request {
   readonly messages: ReadonlyArray<Message>
-  readonly tools?: ReadonlyArray<Tool.Tool> | undefined
+  readonly tools?: ReadonlyArray<Tool> | undefined
   readonly model?: string | undefined
   readonly temperature?: number | undefined
   readonly toolChoice?: ToolChoice | undefined
@@ -169,6 +245,7 @@ export interface Request {
 /**
  * Tokens of one call (or summed over several). Counts are integers >= 0.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Usage = ActionResponse.Usage
@@ -178,6 +255,7 @@ export type Usage = ActionResponse.Usage
  * (`"length"`, the text is cut), called tools (`"tool_calls"`), had its reply
  * filtered (`"content_filter"`), or anything else a provider says (`"other"`).
  *
+ * @category models
  * @since 0.1.0
  */
 export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "other"
@@ -193,6 +271,7 @@ export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" |
  * - `model`: the model that answered, when the provider says.
  * - `refusal`: the model's refusal message, when it refused.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Response {
@@ -208,8 +287,9 @@ export interface Response {
  * The language model service.
  *
  * `generate(request)` makes one model call. It fails with an `ActionError`
- * (`action` = `request.action`): TIMEOUT, TRANSIENT (408, 409, 429 with
- * `retryAfter`, 5xx, connection failures) or EXECUTION (other refusals, a
+ * (`action` = `request.action`): TIMEOUT, TRANSIENT (408, 429 with
+ * `retryAfter`, 5xx, connection failures) or EXECUTION (other refusals,
+ * 409 included, a
  * malformed answer, any other provider failure); interruption aborts the
  * provider's request and stays interruption. It never retries by itself:
  * retries belong to the calling action's resilience policy.
@@ -217,6 +297,7 @@ export interface Response {
  * Read optionally by the agent: without it, llm actions and chat turns fail
  * with VALIDATION ("LanguageModel not provided").
  *
+ * @category services
  * @since 0.1.0
  */
 export class LanguageModel extends Context.Service<
@@ -239,6 +320,7 @@ export class LanguageModel extends Context.Service<
  * - `record(usage)`: adds one call's usage.
  * - `total`: the sum so far, and how many calls were recorded.
  *
+ * @category services
  * @since 0.1.0
  */
 export class UsageMeter extends Context.Service<
@@ -266,6 +348,7 @@ export const addUsage = (self: Usage, that: Usage): Usage => ({
  * A fresh meter at zero. When a meter is already in the context, what is
  * recorded into the new one is recorded into that one too.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const makeUsageMeter: Effect.Effect<UsageMeter["Service"]> = Effect.gen(function* () {
@@ -288,6 +371,7 @@ export const makeUsageMeter: Effect.Effect<UsageMeter["Service"]> = Effect.gen(f
  * neither says), the `action` that names errors, and a `signal` aborted when
  * the call is interrupted (the provider must pass it on to its HTTP request).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ProviderCall {
@@ -304,6 +388,7 @@ export interface ProviderCall {
  * total is input + output; a missing finish reason is `"tool_calls"` when
  * there are tool calls, else `"stop"`; unknown reasons are `"other"`.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ProviderResponse {
@@ -328,6 +413,7 @@ export interface ProviderResponse {
  * {@link httpFailure} for HTTP statuses); any other failure, throw, rejection
  * or defect becomes EXECUTION.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Provider = (
@@ -344,6 +430,7 @@ export type Provider = (
  *   scrubbed of them (their text, base64 and URL-encoded forms) before it
  *   leaves, so they never reach errors, spans or logs.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface MakeOptions {
@@ -387,8 +474,9 @@ const normalise = (raw: ProviderResponse): Response => {
 }
 
 /**
- * Builds the service from a provider (SPEC §7, §12: the openai layer and the
- * scripted test model are both made with it).
+ * Builds the service from a provider: the openai layer and the scripted test
+ * model are both made with it, so a test runs the same span, error mapping
+ * and usage metering as production.
  *
  * Each `generate` call:
  * - runs in a span `Rolecraft.model.generate` with attributes
@@ -418,6 +506,7 @@ const normalise = (raw: ProviderResponse): Response => {
  * const EchoLayer = Layer.succeed(LanguageModel.LanguageModel, echo)
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (provider: Provider, options?: MakeOptions): LanguageModel["Service"] => {
@@ -426,7 +515,7 @@ export const make = (provider: Provider, options?: MakeOptions): LanguageModel["
   const generate = (request: Request): Effect.Effect<Response, ActionError> => {
     const action = request.action ?? defaultAction
     const model = request.model ?? options?.model
-    return Resilience.fromReturned<ProviderResponse>(action, "model call", (signal) =>
+    return ResilienceKernel.fromReturned<ProviderResponse>(action, "model call", (signal) =>
       provider({ request, model, action, signal })
     ).pipe(
       Effect.map(normalise),
@@ -464,6 +553,7 @@ export const make = (provider: Provider, options?: MakeOptions): LanguageModel["
 /**
  * A layer of the service made by {@link make}.
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layer = (provider: Provider, options?: MakeOptions): Layer.Layer<LanguageModel> =>
@@ -471,11 +561,12 @@ export const layer = (provider: Provider, options?: MakeOptions): Layer.Layer<La
 
 /**
  * The failure of a model call answered with a non-2xx HTTP status, in the
- * categories of SPEC §7: 408, 429 and 5xx are `TransientFailure`
+ * action error categories: 408, 429 and 5xx are `TransientFailure`
  * (retryable; `retryAfter` is the server's requested wait, when given);
  * every other status is `ExecutionFailure` carrying the status and `excerpt`
  * (the provider's error message, cut to 200 characters).
  *
+ * @category wire format
  * @since 0.1.0
  */
 export const httpFailure = (options: {
@@ -486,7 +577,7 @@ export const httpFailure = (options: {
 }): TransientFailure | ExecutionFailure => {
   const { action, status } = options
   const excerpt = shorten(options.message, 200)
-  if (status === 408 || status === 429 || status >= 500) {
+  if (isTransientStatus(status)) {
     return new TransientFailure({
       action,
       status,

@@ -1,5 +1,5 @@
 /**
- * The `McpClient` service (SPEC §8): what the agent needs from an MCP client
+ * The `McpClient` service: what the agent needs from an MCP client
  * to run mcpTool actions — open a connection to a server, list its tools and
  * call one. Core holds only the contract; `@rolecraft/mcp` implements it over
  * `@modelcontextprotocol/sdk` (`McpClientSdk.layer`), and `@rolecraft/testing`
@@ -7,7 +7,7 @@
  *
  * The agent reads the service optionally: with none provided, an mcpTool call
  * fails with VALIDATION ("McpClient not provided") inside the run step, so a
- * fallback still runs (the seeds' "no LLMClient" rule, applied to all).
+ * fallback still runs (as for a missing `LanguageModel` or `HttpClient`).
  *
  * @since 0.1.0
  */
@@ -28,6 +28,7 @@ import type * as Action from "./Action.ts"
  *   (`{ "type": "object" }` when the server sent none).
  * - `outputSchema`: the JSON Schema its `structuredContent` follows, if any.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ToolDefinition {
@@ -43,6 +44,7 @@ export interface ToolDefinition {
  * `resource` (embedded), `resource_link`, or a type this client does not
  * know, kept as the server sent it.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ContentBlock {
@@ -52,8 +54,9 @@ export interface ContentBlock {
 
 /**
  * The result of `tools/call` as the server sent it. `isError: true` means the
- * tool ran and reported a failure (SPEC §8: EXECUTION).
+ * tool ran and reported a failure: the call fails with EXECUTION.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface CallToolResult {
@@ -65,6 +68,7 @@ export interface CallToolResult {
 /**
  * What a server says about itself when the connection is initialised.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ServerInfo {
@@ -95,6 +99,7 @@ export interface ServerInfo {
  * `sent` says whether the request may have reached the server: `false` only
  * when it certainly did not (so retrying cannot run the tool twice).
  *
+ * @category errors
  * @since 0.1.0
  */
 export class McpClientError extends Schema.TaggedError<McpClientError>()("McpClientError", {
@@ -130,6 +135,7 @@ export class McpClientError extends Schema.TaggedError<McpClientError>()("McpCli
  *
  * Interrupting the returned Effect cancels the request on the server too.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface CallOptions {
@@ -149,6 +155,7 @@ export interface CallOptions {
  *   `notifications/tools/list_changed`, or when `refresh: true` is asked.
  * - `callTool(name, args, options)`: one `tools/call`; see {@link CallOptions}.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Connection {
@@ -173,6 +180,7 @@ export interface Connection {
  *   sent as `Authorization: Bearer <value>` over HTTP and put in the child's
  *   environment under `variable` over stdio. Never logged.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ConnectOptions {
@@ -194,6 +202,7 @@ export interface ConnectOptions {
  * Implementations: `McpClientSdk.layer` in `@rolecraft/mcp`, and the
  * in-memory test layer in `@rolecraft/testing`.
  *
+ * @category services
  * @since 0.1.0
  */
 export class McpClient extends Context.Service<
@@ -211,6 +220,7 @@ export class McpClient extends Context.Service<
  * information, query or fragment (they may hold a token), or its command line
  * (arguments included, environment left out: it may hold secrets).
  *
+ * @category getters
  * @since 0.1.0
  */
 export const describeServer = (server: Action.McpServer): string => {
@@ -226,6 +236,7 @@ export const describeServer = (server: Action.McpServer): string => {
  * `URL`; a stdio server is keyed by command, arguments, environment (sorted)
  * and working directory.
  *
+ * @category getters
  * @since 0.1.0
  */
 export const serverKey = (server: Action.McpServer, apiKeyEnv?: string | undefined): string => {

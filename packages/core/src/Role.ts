@@ -1,9 +1,9 @@
 /**
- * Roles (SPEC §4, the seeds' `Role` classes): identity plus actions. A role
+ * Roles: identity plus actions. A role
  * merges the actions of its capabilities with its own; its own action wins by
- * key, type and all (the seeds' StrictEditor turns an llm `summarize` into a
- * local one). `extend` builds a role on another, the extension winning by key
- * (the seeds' superclass walk).
+ * key, type and all (a role may replace a capability's llm `summarize` with a
+ * local one). `extend` builds a role on another, the extension winning by
+ * key.
  *
  * @since 0.1.0
  */
@@ -16,13 +16,16 @@ import type * as Contract from "./Contract.ts"
 import type * as Guardrail from "./Guardrail.ts"
 
 /**
+ * @category type IDs
  * @since 0.1.0
  */
 export const TypeId = "~@rolecraft/core/Role"
 
 /**
- * Who the role is (the seeds' `RoleIdentity`).
+ * Who the role is: its `name`, `goal` and `domain`, used in prompts and
+ * messages.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Identity {
@@ -32,8 +35,9 @@ export interface Identity {
 }
 
 /**
- * Identity metadata that exporters read (the seeds' `@RoleDeclaration`).
+ * Identity metadata that exporters read (e.g. when a role is served over MCP).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Declaration {
@@ -42,12 +46,14 @@ export interface Declaration {
 }
 
 /**
- * How the role is configured (the seeds' `@RoleSpec`).
+ * How the role is configured.
  *
  * - `model`: model name and temperature for the role's llm actions and chat.
- * - `knowledge`: knowledge sources (files or directories, SPEC §9 step 6).
+ * - `knowledge`: knowledge sources (files or directories) that actions with
+ *   a retrieval policy search.
  * - `goals`, `config`: data the role's prompts and actions may read.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Spec {
@@ -58,7 +64,7 @@ export interface Spec {
 }
 
 /**
- * The role's hooks (the seeds' `@BeforeAction` and `@AfterAction`).
+ * The role's hooks: code run before and after each of its actions.
  *
  * - `before(action, args)`: runs before the input guardrail with the raw
  *   arguments; it returns the arguments to use (a value or an Effect).
@@ -67,6 +73,7 @@ export interface Spec {
  * A hook that throws or fails is EXECUTION unless it failed with an
  * `ActionError`.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Hooks {
@@ -80,10 +87,11 @@ export interface Hooks {
 }
 
 /**
- * The role's state (SPEC §4, the seeds' `@State`): each agent holds it in a
+ * The role's state: each agent holds it in a
  * `Ref` starting at `initial`; `invariants` are checked after a call whose
  * contract says `checkState`.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface State<S> {
@@ -95,6 +103,7 @@ export interface State<S> {
  * Where a role's action came from: the role's own declaration (`role` names
  * the role that declared it, a base role after `extend`) or a capability.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Source =
@@ -104,6 +113,7 @@ export type Source =
 /**
  * One merged action of a role with its provenance.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Entry {
@@ -116,6 +126,7 @@ export interface Entry {
  * A role. `actions` is the merged record; `Role.actions` lists it with
  * provenance.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Role<Actions extends Record<string, Action.Any> = Record<string, Action.Any>, S = unknown>
@@ -137,6 +148,7 @@ export interface Role<Actions extends Record<string, Action.Any> = Record<string
 /**
  * Any role.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Any = Role<any, any>
@@ -144,6 +156,7 @@ export type Any = Role<any, any>
 /**
  * The services the actions of a role require.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Services<X extends Any> = {
@@ -159,6 +172,7 @@ type CapabilityActions<Caps extends ReadonlyArray<Capability.Any>> = [Caps[numbe
 /**
  * The merged action record: capability actions overridden by own actions.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Merge<Caps extends ReadonlyArray<Capability.Any>, Own> = Simplify<
@@ -170,6 +184,7 @@ type Simplify<A> = { [K in keyof A]: A[K] } & {}
 /**
  * What `Role.make` takes.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options<Caps extends ReadonlyArray<Capability.Any>, Own extends Record<string, Action.Any>, S> {
@@ -186,6 +201,7 @@ export interface Options<Caps extends ReadonlyArray<Capability.Any>, Own extends
 /**
  * Whether a value is a role.
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isRole = (u: unknown): u is Any => typeof u === "object" && u !== null && TypeId in u
@@ -286,6 +302,7 @@ const build = (fields: {
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = <
@@ -309,13 +326,36 @@ export const make = <
   }) as Role<Merge<Caps, Own>, S>
 
 /**
- * Builds a role on another (the seeds' superclass walk): the extension's own
+ * Builds a role on another: the extension's own
  * actions win by key over the base's, and both win over capabilities; the
  * capabilities of both apply; `identity`, `declaration`, `spec`, `hooks`,
  * `guardrails` and `state` given in the extension replace the base's.
  *
  * Throws `RoleDefinitionError` as {@link make} does.
  *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action, Role } from "@rolecraft/core"
+ *
+ * const Editor = Role.make({
+ *   identity: { name: "editor", goal: "Edit texts", domain: "text" },
+ *   actions: { summarize: Action.llm({ description: "Summarise the text", parameters: { text: Schema.String } }) }
+ * })
+ * // The strict editor keeps the editor's actions but summarises with code, not a model.
+ * const StrictEditor = Role.extend(Editor, {
+ *   identity: { name: "strict-editor", goal: "Edit texts tersely", domain: "text" },
+ *   actions: {
+ *     summarize: Action.local({
+ *       description: "Keep the first sentence",
+ *       parameters: { text: Schema.String },
+ *       run: ({ text }) => text.split(". ")[0] ?? text
+ *     })
+ *   }
+ * })
+ * ```
+ *
+ * @category constructors
  * @since 0.1.0
  */
 export const extend = <
@@ -348,6 +388,7 @@ export const extend = <
 /**
  * The merged actions of a role, each with where it came from.
  *
+ * @category getters
  * @since 0.1.0
  */
 export const actions = (role: Any): ReadonlyArray<Entry> => role.entries

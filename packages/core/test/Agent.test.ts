@@ -32,6 +32,7 @@ describe("Agent", () => {
       const missing = yield* Effect.flip(open.executeAction("book", {}))
       assert.strictEqual(missing._tag, "ActionNotFound")
       assert.deepStrictEqual(missing._tag === "ActionNotFound" && missing.available, ["nights"])
+      assert.strictEqual(missing.message, 'no action "book"; available: nights')
       const restricted = yield* Agent.make({ id: "b", roles: [travel], authority: { allow: ["nights"] } })
       const denied = yield* Effect.flip(restricted.executeAction("book", {}))
       assert.strictEqual(denied._tag, "Unauthorized")

@@ -7,7 +7,7 @@ import { TestClock } from "effect/testing"
 import * as Action from "../src/Action.ts"
 import type { ApprovalRequired } from "../src/ActionError.ts"
 import * as Agent from "../src/Agent.ts"
-import * as Approval from "../src/Approval.ts"
+import * as ApprovalKernel from "../src/internal/pipeline/approval.ts"
 import * as ApprovalStore from "../src/ApprovalStore.ts"
 import * as Role from "../src/Role.ts"
 
@@ -69,11 +69,11 @@ const approvedToken = (agent: Agent.Agent<any, any>, params: Readonly<Record<str
 describe("Approval (SPEC §9 step 2)", () => {
   it("strip removes the reserved parameter without mutating; the request's token wins", () => {
     const params = { a: 1, _approval_token: "t-param" }
-    assert.deepStrictEqual(Approval.strip(params), { params: { a: 1 }, token: "t-param" })
-    assert.deepStrictEqual(Approval.strip(params, "t-request"), { params: { a: 1 }, token: "t-request" })
+    assert.deepStrictEqual(ApprovalKernel.strip(params), { params: { a: 1 }, token: "t-param" })
+    assert.deepStrictEqual(ApprovalKernel.strip(params, "t-request"), { params: { a: 1 }, token: "t-request" })
     assert.deepStrictEqual(params, { a: 1, _approval_token: "t-param" })
-    assert.deepStrictEqual(Approval.strip({ a: 1, _approval_token: 7 }), { params: { a: 1 }, token: "" })
-    assert.deepStrictEqual(Approval.strip({ a: 1 }), { params: { a: 1 }, token: undefined })
+    assert.deepStrictEqual(ApprovalKernel.strip({ a: 1, _approval_token: 7 }), { params: { a: 1 }, token: "" })
+    assert.deepStrictEqual(ApprovalKernel.strip({ a: 1 }), { params: { a: 1 }, token: undefined })
   })
 
   it.effect("without a token: APPROVAL with check missing, reason and a pending token bound to the call", () =>

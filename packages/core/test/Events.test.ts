@@ -94,7 +94,7 @@ describe("Events and spans (SPEC §5)", () => {
           durationMs: 0,
           error: "ActionNotFound",
           category: "NOT_FOUND",
-          message: "No action named nope"
+          message: 'no action "nope"; available: pay, flaky'
         }
       ] satisfies ReadonlyArray<Events.Event>)
       assert.notInclude(JSON.stringify(all), secret)

@@ -3,7 +3,8 @@ import { Effect, Exit, Ref, Schema } from "effect"
 import * as Action from "../src/Action.ts"
 import type { GuardrailViolation } from "../src/ActionError.ts"
 import * as Agent from "../src/Agent.ts"
-import * as Guardrail from "../src/Guardrail.ts"
+import type * as Guardrail from "../src/Guardrail.ts"
+import * as GuardrailKernel from "../src/internal/pipeline/guardrail.ts"
 import * as Role from "../src/Role.ts"
 
 const identity = (name: string) => ({ name, goal: "goal", domain: "domain" })
@@ -18,17 +19,19 @@ describe("Guardrail", () => {
       Effect.gen(function* () {
         const nested = { guest: { notes: ["fine", { text: "please drop  table users" }] }, n: 5 }
         const error = yield* violation(
-          Guardrail.checkInput("book", { blockedPatterns: policy.blockedPatterns }, nested)
+          GuardrailKernel.checkInput("book", { blockedPatterns: policy.blockedPatterns }, nested)
         )
         assert.deepStrictEqual([error.category, error.stage, error.rule], ["GUARDRAIL", "input", "DROP\\s+TABLE"])
         assert.include(error.message, "guest.notes[1].text")
         assert.notInclude(error.message, "users")
-        const long = yield* violation(Guardrail.checkInput("book", policy, { a: { b: "x".repeat(11) } }))
+        const long = yield* violation(GuardrailKernel.checkInput("book", policy, { a: { b: "x".repeat(11) } }))
         assert.deepStrictEqual(
           [long.rule, long.message],
           ["maxLength", "book: input guardrail: a.b 11 characters, more than the 10 allowed"]
         )
-        const stringPattern = yield* violation(Guardrail.checkInput("book", policy, { list: ["ok", "secret-42"] }))
+        const stringPattern = yield* violation(
+          GuardrailKernel.checkInput("book", policy, { list: ["ok", "secret-42"] })
+        )
         assert.strictEqual(stringPattern.rule, "secret-\\d+")
       })
     )
@@ -36,15 +39,15 @@ describe("Guardrail", () => {
     it.effect("passes arguments that break no rule unchanged (same object); keys and non-strings are not checked", () =>
       Effect.gen(function* () {
         const args = { "DROP TABLE": 1, n: 12345678901234, ok: "short", nested: [true, null] }
-        assert.strictEqual(yield* Guardrail.checkInput("a", policy, args), args)
-        assert.strictEqual(yield* Guardrail.checkInput("a", undefined, args), args)
+        assert.strictEqual(yield* GuardrailKernel.checkInput("a", policy, args), args)
+        assert.strictEqual(yield* GuardrailKernel.checkInput("a", undefined, args), args)
       })
     )
 
     it.effect("sanitize removes every blocked match, then cuts to maxLength, in a copy", () =>
       Effect.gen(function* () {
         const args = { a: "xx secret-1 secret-22 yy", b: ["0123456789abc"], c: 3 }
-        const sanitized = yield* Guardrail.checkInput("a", { ...policy, onViolation: "sanitize" }, args)
+        const sanitized = yield* GuardrailKernel.checkInput("a", { ...policy, onViolation: "sanitize" }, args)
         assert.deepStrictEqual(sanitized, { a: "xx   yy", b: ["0123456789"], c: 3 })
         assert.deepStrictEqual(args, { a: "xx secret-1 secret-22 yy", b: ["0123456789abc"], c: 3 })
       })
@@ -53,7 +56,7 @@ describe("Guardrail", () => {
     it.effect("sanitize keeps a key named __proto__ (as JSON.parse makes it) as a key of the copy", () =>
       Effect.gen(function* () {
         const args = JSON.parse('{"__proto__":{"note":"xx secret-1"},"b":"ok"}') as Record<string, unknown>
-        const sanitized = yield* Guardrail.checkInput("a", { ...policy, onViolation: "sanitize" }, args)
+        const sanitized = yield* GuardrailKernel.checkInput("a", { ...policy, onViolation: "sanitize" }, args)
         assert.strictEqual(Object.getPrototypeOf(sanitized), Object.prototype)
         assert.deepStrictEqual(Object.keys(sanitized), ["__proto__", "b"])
         assert.deepStrictEqual(Object.getOwnPropertyDescriptor(sanitized, "__proto__")?.value, { note: "xx " })
@@ -64,7 +67,7 @@ describe("Guardrail", () => {
       Effect.gen(function* () {
         const global: Guardrail.Input = { blockedPatterns: [/bad/g] }
         for (let i = 0; i < 3; i++) {
-          assert.strictEqual((yield* violation(Guardrail.checkInput("a", global, { t: "bad" }))).rule, "bad")
+          assert.strictEqual((yield* violation(GuardrailKernel.checkInput("a", global, { t: "bad" }))).rule, "bad")
         }
       })
     )
@@ -74,26 +77,26 @@ describe("Guardrail", () => {
     it.effect("checks the result's string form: strings as they are, other values as JSON", () =>
       Effect.gen(function* () {
         const policy: Guardrail.Output = { maxCharacters: 12, blockedPatterns: [/\d{4}-\d{4}/] }
-        assert.strictEqual(yield* Guardrail.checkOutput("a", policy, "short"), "short")
-        assert.deepStrictEqual(yield* Guardrail.checkOutput("a", policy, { ok: 1 }), { ok: 1 })
-        const long = yield* violation(Guardrail.checkOutput("a", policy, { text: "1234" }))
+        assert.strictEqual(yield* GuardrailKernel.checkOutput("a", policy, "short"), "short")
+        assert.deepStrictEqual(yield* GuardrailKernel.checkOutput("a", policy, { ok: 1 }), { ok: 1 })
+        const long = yield* violation(GuardrailKernel.checkOutput("a", policy, { text: "1234" }))
         assert.deepStrictEqual([long.stage, long.rule], ["output", "maxCharacters"])
-        const card = yield* violation(Guardrail.checkOutput("a", policy, "1234-5678"))
+        const card = yield* violation(GuardrailKernel.checkOutput("a", policy, "1234-5678"))
         assert.strictEqual(card.rule, "\\d{4}-\\d{4}")
-        assert.strictEqual(Guardrail.stringForm(undefined), "")
-        assert.strictEqual(Guardrail.stringForm(null), "null")
-        assert.strictEqual(Guardrail.stringForm([1, "a"]), '[1,"a"]')
+        assert.strictEqual(GuardrailKernel.stringForm(undefined), "")
+        assert.strictEqual(GuardrailKernel.stringForm(null), "null")
+        assert.strictEqual(GuardrailKernel.stringForm([1, "a"]), '[1,"a"]')
       })
     )
 
     it.effect("truncate cuts a long string result; a long structured result is still rejected", () =>
       Effect.gen(function* () {
         const policy: Guardrail.Output = { maxCharacters: 8, onViolation: "truncate", blockedPatterns: [/secret/] }
-        assert.strictEqual(yield* Guardrail.checkOutput("a", policy, "abcdefghij"), "abcdefgh")
-        assert.strictEqual(yield* Guardrail.checkOutput("a", policy, "abcdefghsecret"), "abcdefgh")
-        assert.strictEqual((yield* violation(Guardrail.checkOutput("a", policy, "secret!"))).rule, "secret")
+        assert.strictEqual(yield* GuardrailKernel.checkOutput("a", policy, "abcdefghij"), "abcdefgh")
+        assert.strictEqual(yield* GuardrailKernel.checkOutput("a", policy, "abcdefghsecret"), "abcdefgh")
+        assert.strictEqual((yield* violation(GuardrailKernel.checkOutput("a", policy, "secret!"))).rule, "secret")
         assert.strictEqual(
-          (yield* violation(Guardrail.checkOutput("a", policy, [1, 2, 3, 4, 5]))).rule,
+          (yield* violation(GuardrailKernel.checkOutput("a", policy, [1, 2, 3, 4, 5]))).rule,
           "maxCharacters"
         )
       })

@@ -10,7 +10,8 @@ import {
   ValidationError
 } from "../src/ActionError.ts"
 import * as Agent from "../src/Agent.ts"
-import * as Resilience from "../src/Resilience.ts"
+import type * as Resilience from "../src/Resilience.ts"
+import * as ResilienceKernel from "../src/internal/run/resilience.ts"
 import * as Role from "../src/Role.ts"
 
 /** An attempt that records the (TestClock) time of each try and fails with the errors given, then succeeds. */
@@ -31,7 +32,7 @@ const transient = (fields: Partial<ConstructorParameters<typeof TransientFailure
   new TransientFailure({ action: "a", message: "busy", ...fields })
 
 const run = (policy: Resilience.Policy, attempt: Effect.Effect<string, ActionError>) =>
-  Resilience.run({ action: "a", policy, attemptTimeout: undefined, guards: Resilience.noGuards, attempt })
+  ResilienceKernel.run({ action: "a", policy, attemptTimeout: undefined, guards: ResilienceKernel.noGuards, attempt })
 
 describe("Resilience", () => {
   it.effect("retries with exponential backoff (1 s, ×2) and gives up after maxAttempts retries", () =>
@@ -166,11 +167,11 @@ describe("Resilience", () => {
       for (const retry of [{ maxAttempts: 2 }, { maxAttempts: 2, retryOn: ["TIMEOUT"] as const }]) {
         yield* Ref.set(tries, 0)
         const fiber = yield* Effect.forkChild(
-          Resilience.run({
+          ResilienceKernel.run({
             action: "a",
             policy: { attemptTimeout: "2 seconds", retry: { ...retry, jitter: false } },
             attemptTimeout: undefined,
-            guards: Resilience.noGuards,
+            guards: ResilienceKernel.noGuards,
             timeoutRetryable: false,
             attempt: slow
           })
@@ -187,7 +188,7 @@ describe("Resilience", () => {
   it.live("interrupting a running body aborts its signal", () =>
     Effect.gen(function* () {
       let aborted = false
-      const body = Resilience.fromReturned("a", "run", (signal) => {
+      const body = ResilienceKernel.fromReturned("a", "run", (signal) => {
         signal.addEventListener("abort", () => {
           aborted = true
         })

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Schema } from "effect"
+import { expectTypeOf } from "vitest"
 import * as Action from "../src/Action.ts"
 import { RoleDefinitionError } from "../src/ActionError.ts"
 import * as Capability from "../src/Capability.ts"
@@ -35,6 +36,21 @@ describe("Capability", () => {
     assert.strictEqual(error.key, "shorten")
     assert.match(error.message, /local action/)
     assert.match(error.message, /belongs on the role/)
+  })
+
+  it("a local or mapped action in a capability is a compile error that says it belongs on the role", () => {
+    const local = Action.local({ description: "d", parameters: text, run: ({ text }) => text })
+    const mapped = summarize.pipe(Action.mapResult((result) => result.value))
+    // What make requires of the entry `shorten`: the compiler reports the property it misses, by name.
+    type Required<A extends Action.Any> = Parameters<typeof Capability.make<"Editing", { shorten: A }>>[1]["shorten"]
+    expectTypeOf<Required<typeof local>>().toHaveProperty("a local action belongs on the role, not in a capability")
+    expectTypeOf<Required<typeof mapped>>().toHaveProperty(
+      "an action with mapResult belongs on the role, not in a capability"
+    )
+    expectTypeOf<Required<typeof summarize>>().not.toHaveProperty(
+      "a local action belongs on the role, not in a capability"
+    )
+    expectTypeOf<Required<typeof summarize>>().toExtend<typeof summarize>()
   })
 
   it("rejects an action with a result mapper (rule 2)", () => {

@@ -1,5 +1,5 @@
 /**
- * Serving a role — or a whole agent — as an MCP server (SPEC §2, §8): each
+ * Serving a role — or a whole agent — as an MCP server: each
  * model-visible action becomes an MCP tool, and each `tools/call` runs through
  * the agent's full pipeline (authority, approval, hooks, guardrails,
  * conversion, contracts, resilience, fallback). Over stdio or streamable HTTP,
@@ -14,7 +14,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { type CallToolResult, CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import { type ActionResponse, Agent, type Role, Tool } from "@rolecraft/core"
+import { type ActionResponse, Agent, type Role, ToolResult } from "@rolecraft/core"
 import type { RoleDefinitionError } from "@rolecraft/core/ActionError"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -36,6 +36,7 @@ import type * as Scope from "effect/Scope"
  * - `id`: the id of the agent made when serving a role (default the role's
  *   name).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options {
@@ -62,6 +63,7 @@ export interface Options {
  * - `closed`: completes when the stdio client disconnects (stdin ends); never
  *   for HTTP, which stops when the scope closes.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Served {
@@ -73,6 +75,7 @@ export interface Served {
 /**
  * The HTTP server could not listen (port in use, bad host).
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ServeError extends Schema.TaggedError<ServeError>()("ServeError", {
@@ -84,22 +87,19 @@ type AnyAgent = Agent.Agent<any, any>
 
 const isAgent = (u: unknown): u is AnyAgent => typeof u === "object" && u !== null && Agent.TypeId in u
 
-/** The text of a failure, as chat turns send it back to a model (SPEC §7). */
-const failureResult = (category: string, message: string): CallToolResult => ({
-  isError: true,
-  content: [{ type: "text", text: JSON.stringify({ error: { category, message } }) }]
-})
-
 const isPlainObject = (u: unknown): u is Record<string, unknown> =>
   typeof u === "object" && u !== null && Object.getPrototypeOf(u) === Object.prototype
 
+// The same text a chat turn answers a tool call with (`ToolResult`), plus `structuredContent` for an object.
 const successResult = (value: unknown): CallToolResult => {
-  if (typeof value === "string") return { content: [{ type: "text", text: value }] }
-  const text = JSON.stringify(value) ?? "null"
-  return isPlainObject(value)
-    ? { content: [{ type: "text", text }], structuredContent: value }
-    : { content: [{ type: "text", text }] }
+  const content: CallToolResult["content"] = [{ type: "text", text: ToolResult.text(value) }]
+  return isPlainObject(value) ? { content, structuredContent: value } : { content }
 }
+
+const failureResult = (category: string, message: string): CallToolResult => ({
+  isError: true,
+  content: [{ type: "text", text: ToolResult.failure(category, message) }]
+})
 
 const toResult = (response: ActionResponse.ActionResponse): CallToolResult =>
   response.success ? successResult(response.value) : failureResult(response.error.category, response.error.message)
@@ -107,16 +107,7 @@ const toResult = (response: ActionResponse.ActionResponse): CallToolResult =>
 /** The model-visible actions of the agent's roles as a toolkit; excluded ones are logged. */
 const toolkitOf = (agent: AnyAgent) =>
   Effect.gen(function* () {
-    const entries: Array<Tool.Entry> = []
-    const seen = new Set<string>()
-    for (const role of agent.roles) {
-      for (const entry of role.entries) {
-        if (entry.action.policies.excludeFromModel === true || seen.has(entry.name)) continue
-        seen.add(entry.name)
-        entries.push({ key: entry.name, description: entry.action.description, parameters: entry.action.parameters })
-      }
-    }
-    const kit = Tool.toolkit(entries)
+    const kit = Agent.toolkit(agent)
     for (const excluded of kit.excluded) {
       yield* Effect.logWarning(`action ${excluded.key} is not served as an MCP tool: ${excluded.reason}`)
     }
@@ -243,8 +234,8 @@ const serveAgent = <R>(
  * an MCP server, until the scope closes.
  *
  * - Tools: every action of the roles not marked `Action.excludeFromModel`,
- *   named by {@link Tool.toolkit} (valid, unique, at most 64 characters) with
- *   the `Tool.jsonSchema` projection of its parameters as `inputSchema`; an
+ *   named by `Agent.toolkit` (valid, unique, at most 64 characters) with
+ *   its parameters as JSON Schema (every `$ref` inlined) as `inputSchema`; an
  *   action whose schema cannot be projected is left out with a warning.
  * - Calls: `agent.execute` with the arguments as given (the pipeline converts
  *   them). A success is text (a string result) or JSON text plus
@@ -267,6 +258,7 @@ const serveAgent = <R>(
  * // an MCP client connects to served.url
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const serve: {

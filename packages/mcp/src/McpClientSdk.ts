@@ -1,5 +1,5 @@
 /**
- * The `McpClient` service over `@modelcontextprotocol/sdk` (SPEC §8): stdio
+ * The `McpClient` service over `@modelcontextprotocol/sdk`: stdio
  * servers spawned with the SDK's `StdioClientTransport`, streamable HTTP
  * servers with its `StreamableHTTPClientTransport`, one SDK `Client` per
  * connection. `make` also takes any other transport (the in-memory test layer
@@ -10,18 +10,18 @@
  *   after `notifications/tools/list_changed`; a listed tool that is not a
  *   usable definition is left out with a warning, the others are kept;
  * - results are read loosely: a content block of an unknown type is kept
- *   (the SDK's own schema would reject the whole result, case C19);
+ *   (the SDK's own schema would reject the whole result);
  *   `structuredContent` is not validated here (the agent checks it against
  *   the tool's `outputSchema` and falls back to the content when it fails);
  * - every failure becomes an `McpClientError` with its reason; a stdio
  *   server's exit code or signal and the last ~2 KB of its stderr go into
- *   `Closed` failures (case C16);
- * - a stdio server's non-JSON lines on stdout (banners, case C14) are logged
+ *   `Closed` failures;
+ * - a stdio server's non-JSON lines on stdout (banners) are logged
  *   with the server's name and skipped; the frames around them still work;
  * - over HTTP, a 404 to a request that carried a session id is
- *   `SessionExpired` (the agent re-initialises and retries once, case C20a);
+ *   `SessionExpired` (the agent re-initialises and retries once);
  *   a 2xx whose payload is not a JSON-RPC response fails the pending calls at
- *   once with `Protocol` and a snippet of the payload (C20b), instead of
+ *   once with `Protocol` and a snippet of the payload, instead of
  *   leaving them to time out.
  *
  * @since 0.1.0
@@ -58,6 +58,7 @@ import * as McpTransport from "./McpTransport.ts"
  * - `open`: how a server is reached (default `McpTransport.openDefault`:
  *   stdio for a command, streamable HTTP for a URL).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options {
@@ -129,6 +130,7 @@ const notSent = (error: unknown): boolean => {
  * over the transport `open` gives (bounded by `connectTimeout`), and closes
  * it — stopping a stdio server — when the scope closes.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (options?: Options): Core.McpClient["Service"] => {
@@ -388,6 +390,7 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
  * }).pipe(Effect.scoped, Effect.provide(McpClientSdk.layer()))
  * ```
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layer = (options?: Options): Layer.Layer<Core.McpClient> => Layer.succeed(Core.McpClient, make(options))

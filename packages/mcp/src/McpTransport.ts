@@ -1,9 +1,9 @@
 /**
- * How `McpClientSdk` reaches a server (SPEC §8): the SDK's
+ * How `McpClientSdk` reaches a server: the SDK's
  * `StdioClientTransport` for a command, its `StreamableHTTPClientTransport`
  * for a URL, each with what a connection needs to report failures well — a
- * stdio server's exit status and stderr tail (case C16), its non-JSON stdout
- * lines (case C14), the end of the last HTTP payload (case C20b).
+ * stdio server's exit status and stderr tail, its non-JSON stdout lines
+ * (banners), the end of the last HTTP payload.
  *
  * @since 0.1.0
  */
@@ -25,6 +25,7 @@ import { hide, secretsOf } from "./internal/redact.ts"
  * What is known of a server process when its connection fails: exit code or
  * signal, and the tail of its stderr.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Diagnostics {
@@ -44,6 +45,7 @@ export interface Diagnostics {
  * - `onNoise(listener)`: where lines that are not JSON-RPC go (stdio
  *   banners); the connection logs them.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Opened {
@@ -59,6 +61,7 @@ export interface Opened {
  * when it connects). Finalizers added to the `Scope` run when the connection
  * closes.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Open = (
@@ -77,7 +80,8 @@ const connectError = (message: string, cause?: unknown) =>
  * Splits a stdio server's stdout into JSON-RPC messages as the SDK's own
  * `ReadBuffer` does (newline-delimited, 10 MB at most per message), except
  * that a line that is not a JSON-RPC message is handed to `onNoise` and
- * skipped instead of being reported as a transport error (case C14).
+ * skipped instead of being reported as a transport error (a banner printed
+ * by a server's launcher must not break the connection).
  */
 const lineReader = (onNoise: (line: string) => void) => {
   let buffer: Buffer | undefined
@@ -115,6 +119,7 @@ const lineReader = (onNoise: (line: string) => void) => {
  * credential under its variable name); stderr is piped and its last ~2 KB
  * kept.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const openStdio = (
@@ -175,6 +180,7 @@ export const openStdio = (
  *
  * Fails with `Connect` when the URL cannot be parsed.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const openHttp = (url: string, options: Core.ConnectOptions): Effect.Effect<Opened, Core.McpClientError> =>
@@ -217,6 +223,7 @@ export const openHttp = (url: string, options: Core.ConnectOptions): Effect.Effe
  * The default {@link Open}: {@link openHttp} for a URL, {@link openStdio}
  * for a command.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const openDefault: Open = (server, options) =>

@@ -1,12 +1,12 @@
 /**
- * Rolecraft's `LanguageModel` over the official `openai` SDK (SPEC §7): the
+ * Rolecraft's `LanguageModel` over the official `openai` SDK: the
  * chat completions API of OpenAI or of any OpenAI-compatible endpoint
  * (`baseURL`), built with `LanguageModel.make`.
  *
  * The SDK is constructed with `maxRetries: 0` and an explicit `timeout`, so
  * only the calling action's resilience policy retries; interruption (an
  * attempt timeout included) aborts the HTTP request; SDK errors map to the
- * categories of SPEC §7; the API key is a `Redacted` value, scrubbed from
+ * action error categories (see {@link toActionError}); the API key is a `Redacted` value, scrubbed from
  * every error, and never logged (the SDK's own logger is off).
  *
  * @since 0.1.0
@@ -48,6 +48,7 @@ import type {
  * The SDK never reads `OPENAI_*` environment variables here: what is not
  * given is not used (use {@link layerConfig} to read them through Config).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options {
@@ -99,6 +100,7 @@ const toolChoiceOf = (choice: LanguageModel.ToolChoice): ChatCompletionToolChoic
  * The chat completions request body of a model request (no streaming).
  * `temperature`, `tools` and `tool_choice` are sent only when given.
  *
+ * @category wire format
  * @since 0.1.0
  */
 export const requestBody = (request: LanguageModel.Request, model: string): ChatCompletionCreateParamsNonStreaming => {
@@ -140,6 +142,7 @@ const rawArguments = (raw: unknown): string =>
  * `completion_tokens`, `total_tokens`; missing counts are 0). A body without
  * a first choice or message is EXECUTION.
  *
+ * @category wire format
  * @since 0.1.0
  */
 export const responseOf = (
@@ -189,6 +192,7 @@ const MILLIS = /^\d+(?:\.\d+)?$/
  * (`undefined`): the retry policy's backoff applies. Caps are the retry
  * policy's (`maxDelay`).
  *
+ * @category wire format
  * @since 0.1.0
  */
 export const retryAfter = (headers: Headers | undefined, nowMs: number): Duration.Duration | undefined => {
@@ -208,11 +212,25 @@ const messageOf = (error: APIError): string => {
   return error.message
 }
 
+// A base URL as messages show it: without user info, query or fragment (they may hold credentials).
+const shownURL = (url: string): string => {
+  const parsed = URL.parse(url)
+  return parsed === null ? "(an unparsable base URL)" : `${parsed.protocol}//${parsed.host}${parsed.pathname}`
+}
+
+// URLs inside a message (fetch quotes the URL it refused) lose their user info, query and fragment.
+const withoutURLCredentials = (text: string): string =>
+  text
+    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi, "$1")
+    .replace(/([a-z][a-z0-9+.-]*:\/\/[^\s?#]*)[?#][^\s)]*/gi, "$1")
+
 /**
- * Maps an SDK failure to an action error (SPEC §7):
+ * Maps an SDK failure to an action error:
  *
  * - `APIConnectionTimeoutError` → `Timeout` (`after` = the SDK timeout);
- * - `APIConnectionError` (refused, reset, DNS) → `TransientFailure`;
+ * - `APIConnectionError` (refused, reset, DNS) → `TransientFailure`, whose
+ *   message names `options.baseURL` when given (without user info, query or
+ *   fragment);
  * - an HTTP status → `LanguageModel.httpFailure`: 408, 429 (with
  *   `retryAfter` from `retry-after-ms` / `retry-after`) and 5xx
  *   `TransientFailure`; 400, 401, 403, 404, 422 and other 4xx
@@ -221,12 +239,13 @@ const messageOf = (error: APIError): string => {
  * - anything else (an abort not caused by interruption, another SDK error)
  *   → `ExecutionFailure`.
  *
+ * @category wire format
  * @since 0.1.0
  */
 export const toActionError = (
   action: string,
   error: unknown,
-  options: { readonly timeout: Duration.Duration; readonly nowMs: number }
+  options: { readonly timeout: Duration.Duration; readonly nowMs: number; readonly baseURL?: string | undefined }
 ): ActionError.ActionError => {
   if (error instanceof APIConnectionTimeoutError) {
     return new ActionError.Timeout({
@@ -241,10 +260,12 @@ export const toActionError = (
   }
   if (error instanceof APIConnectionError) {
     const cause: unknown = error.cause
-    const detail = cause instanceof Error && cause.message !== error.message ? ` (${cause.message})` : ""
+    const detail =
+      cause instanceof Error && cause.message !== error.message ? ` (${withoutURLCredentials(cause.message)})` : ""
+    const where = options.baseURL === undefined ? "" : ` at ${shownURL(options.baseURL)}`
     return new ActionError.TransientFailure({
       action,
-      message: `${action}: could not reach the model API: ${error.message}${detail}`,
+      message: `${action}: could not reach the model API${where}: ${error.message}${detail}`,
       cause: error
     })
   }
@@ -281,11 +302,13 @@ export const toActionError = (
  * `options.model`, else the call fails with VALIDATION. Errors: see
  * {@link toActionError}; the API key is scrubbed from all of them.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (options: Options): Effect.Effect<LanguageModel.LanguageModel["Service"]> =>
   Effect.sync(() => {
     const timeout = options.timeout === undefined ? defaultTimeout : Duration.fromInputUnsafe(options.timeout)
+    const baseURL = options.baseURL ?? defaultBaseURL
     const hasKey = options.apiKey !== undefined && Redacted.value(options.apiKey).length > 0
     const client = new OpenAI({
       apiKey: hasKey && options.apiKey !== undefined ? Redacted.value(options.apiKey) : noKey,
@@ -293,7 +316,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
       webhookSecret: null,
       organization: options.organization ?? null,
       project: options.project ?? null,
-      baseURL: options.baseURL ?? defaultBaseURL,
+      baseURL,
       maxRetries: 0,
       timeout: Duration.toMillis(timeout),
       logLevel: "off",
@@ -318,7 +341,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
         }).pipe(
           Effect.catch((error) =>
             Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
-              Effect.fail(toActionError(action, error, { timeout, nowMs }))
+              Effect.fail(toActionError(action, error, { timeout, nowMs, baseURL }))
             )
           ),
           Effect.flatMap((completion) => responseOf(action, completion))
@@ -343,38 +366,78 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
  * })
  * ```
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>
   Layer.effect(LanguageModel.LanguageModel, make(options))
 
+const defaultModel = "gpt-4o-mini"
+
+// A secret this short would garble every message it is redacted from (each occurrence of its characters is hidden).
+const minimumKeyLength = 8
+
+const configProblem = (variable: string, problem: string, cause?: unknown) =>
+  new ActionError.ValidationError({
+    action: "OpenAiLanguageModel.layerConfig",
+    message: `OpenAiLanguageModel.layerConfig: ${variable} ${problem}`,
+    issues: [{ path: variable, message: problem }],
+    ...(cause === undefined ? {} : { cause })
+  })
+
 /**
  * A `LanguageModel` layer configured through Effect `Config` (the
  * environment by default, or any `ConfigProvider`):
  *
- * - `OPENAI_API_KEY` (required, read as `Redacted`);
+ * - `OPENAI_API_KEY` (required, read as `Redacted`, at least 8 characters);
  * - `OPENAI_BASE_URL` (optional; default `https://api.openai.com/v1`);
- * - `OPENAI_MODEL` (optional default model).
+ * - `OPENAI_MODEL` (optional; default `gpt-4o-mini`). A role's
+ *   `spec.model.name` still wins for its llm actions. Against another
+ *   OpenAI-compatible endpoint, set `OPENAI_MODEL` to one it serves.
  *
  * `options` sets the rest (`timeout`, `organization`, `project`, `headers`).
- * Fails to build with a `ConfigError` naming a missing or invalid variable
- * (never showing the key).
  *
+ * Fails to build with a `ValidationError` (VALIDATION) that names the
+ * variable when `OPENAI_API_KEY` is unset, or is shorter than 8 characters
+ * (a key that short is surely a mistake, and hiding it would garble every
+ * message); the key itself is never shown.
+ *
+ * @example
+ * ```ts
+ * import { OpenAiLanguageModel } from "@rolecraft/openai"
+ *
+ * // OPENAI_API_KEY=sk-... and, optionally, OPENAI_MODEL and OPENAI_BASE_URL
+ * const ModelLayer = OpenAiLanguageModel.layerConfig({ timeout: "60 seconds" })
+ * ```
+ *
+ * @category layers
  * @since 0.1.0
  */
 export const layerConfig = (
   options?: Omit<Options, "apiKey" | "baseURL" | "model">
-): Layer.Layer<LanguageModel.LanguageModel, Config.ConfigError> =>
+): Layer.Layer<LanguageModel.LanguageModel, ActionError.ValidationError> =>
   Layer.unwrap(
     Effect.gen(function* () {
-      const apiKey = yield* Config.Redacted("OPENAI_API_KEY")
-      const baseURL = yield* Config.option(Config.String("OPENAI_BASE_URL"))
-      const model = yield* Config.option(Config.String("OPENAI_MODEL"))
+      const apiKey = yield* Config.Redacted("OPENAI_API_KEY").pipe(
+        Effect.mapError((error) => configProblem("OPENAI_API_KEY", "is not set (the OpenAI API key)", error))
+      )
+      if (Redacted.value(apiKey).length < minimumKeyLength) {
+        return yield* configProblem(
+          "OPENAI_API_KEY",
+          `is shorter than ${minimumKeyLength} characters: not an API key (for a keyless endpoint, use OpenAiLanguageModel.layer without apiKey)`
+        )
+      }
+      const optional = (variable: string) =>
+        Config.option(Config.String(variable)).pipe(
+          Effect.mapError((error) => configProblem(variable, "cannot be read", error))
+        )
+      const baseURL = yield* optional("OPENAI_BASE_URL")
+      const model = yield* optional("OPENAI_MODEL")
       return layer({
         ...options,
         apiKey,
         ...(Option.isSome(baseURL) ? { baseURL: baseURL.value } : {}),
-        ...(Option.isSome(model) ? { model: model.value } : {})
+        model: Option.getOrElse(model, () => defaultModel)
       })
     })
   )

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Action, type ActionError, Agent, LanguageModel, Role, Tool } from "@rolecraft/core"
+import { Action, type ActionError, Agent, LanguageModel, Role } from "@rolecraft/core"
+import * as Tool from "../../core/src/internal/schema/tool.ts"
 import { ChatCompletionsServer as Server, Telemetry } from "@rolecraft/testing"
 import { Cause, ConfigProvider, Duration, Effect, Exit, Layer, Redacted, Schedule, Schema } from "effect"
 import * as OpenAiLanguageModel from "../src/OpenAiLanguageModel.ts"
@@ -350,7 +351,20 @@ describe("OpenAiLanguageModel (real openai SDK, local endpoint)", () => {
       const model = yield* OpenAiLanguageModel.make({ model: "m", baseURL: closed })
       const error = yield* Effect.flip(model.generate(ask))
       assert.strictEqual(error._tag, "TransientFailure")
-      assert.include(error.message, "could not reach the model API")
+      assert.include(error.message, `could not reach the model API at ${closed}`)
+    })
+  )
+
+  it.live("an unreachable endpoint's message names its URL without user info, query or fragment", () =>
+    Effect.gen(function* () {
+      const closed = yield* Effect.scoped(Effect.map(Server.make([]), (server) => server.baseURL))
+      const withCredentials = `${closed.replace("http://", "http://user:hunter22@")}?key=abc#frag`
+      const model = yield* OpenAiLanguageModel.make({ model: "m", baseURL: withCredentials })
+      const error = yield* Effect.flip(model.generate(ask))
+      assert.strictEqual(error._tag, "TransientFailure")
+      assert.include(error.message, `at ${closed}`)
+      assert.notInclude(error.message, "hunter22")
+      assert.notInclude(error.message, "key=abc")
     })
   )
 
@@ -435,15 +449,48 @@ describe("OpenAiLanguageModel (real openai SDK, local endpoint)", () => {
       }).pipe(Effect.scoped)
   )
 
-  it.live("layerConfig without OPENAI_API_KEY fails to build with a ConfigError naming it", () =>
+  const buildWith = (variables: Record<string, string>) =>
     Effect.gen(function* () {
       const layer = OpenAiLanguageModel.layerConfig().pipe(
-        Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ OPENAI_MODEL: "m" })))
+        Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(variables)))
       )
-      const exit = yield* Effect.exit(Effect.provide(Effect.asVoid(LanguageModel.LanguageModel), layer))
-      assert.isTrue(Exit.isFailure(exit))
-      assert.include(Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "", "OPENAI_API_KEY")
+      return yield* Effect.flip(Effect.provide(Effect.asVoid(LanguageModel.LanguageModel), layer))
     })
+
+  it.live("layerConfig without OPENAI_API_KEY fails to build with VALIDATION naming the variable", () =>
+    Effect.gen(function* () {
+      const error = yield* buildWith({ OPENAI_MODEL: "m" })
+      assert.strictEqual(error._tag, "ValidationError")
+      assert.strictEqual(error.category, "VALIDATION")
+      assert.include(error.message, "OPENAI_API_KEY is not set")
+      assert.deepStrictEqual(
+        error.issues.map((issue) => issue.path),
+        ["OPENAI_API_KEY"]
+      )
+    })
+  )
+
+  it.live("layerConfig refuses an OPENAI_API_KEY shorter than 8 characters, naming the variable, not the key", () =>
+    Effect.gen(function* () {
+      const error = yield* buildWith({ OPENAI_API_KEY: "sk-abc" })
+      assert.strictEqual(error._tag, "ValidationError")
+      assert.include(error.message, "OPENAI_API_KEY is shorter than 8 characters")
+      assert.notInclude(error.message, "sk-abc")
+    })
+  )
+
+  it.live("layerConfig with only OPENAI_API_KEY set calls the default model gpt-4o-mini", () =>
+    Effect.gen(function* () {
+      const server = yield* Server.make([Server.reply("ok")])
+      const config = ConfigProvider.fromUnknown({ OPENAI_API_KEY: "sk-test-key-0123", OPENAI_BASE_URL: server.baseURL })
+      const layer = OpenAiLanguageModel.layerConfig().pipe(Layer.provide(ConfigProvider.layer(config)))
+      const answer = yield* Effect.flatMap(LanguageModel.LanguageModel, (model) => model.generate(ask)).pipe(
+        Effect.provide(layer)
+      )
+      assert.strictEqual(answer.text, "ok")
+      const [request] = yield* server.requests
+      assert.strictEqual((request?.body as { model?: string } | undefined)?.model, "gpt-4o-mini")
+    }).pipe(Effect.scoped)
   )
 })
 

@@ -1,5 +1,5 @@
 /**
- * Approval helpers for tests (SPEC §12): approve or reject the pending token
+ * Approval helpers for tests: approve or reject the pending token
  * an `ApprovalRequired` carries, pre-approve a token for exact arguments, and
  * a recording store (optionally approving every request at once) built with
  * `ApprovalStore.make`, the constructor of the real stores.
@@ -35,6 +35,7 @@ const pendingOf = (error: unknown): Effect.Effect<string, ApprovalStore.Approval
  * Fails `ApprovalTokenError` when `error` has no pending token (`check:
  * "missing"`) or the store refuses (expired, unknown, …).
  *
+ * @category approvals
  * @since 0.1.0
  */
 export const approvePending = (
@@ -48,6 +49,7 @@ export const approvePending = (
  * Rejects the `pendingTokenId` of an `ApprovalRequired` error in `store`;
  * returns the token id. Fails as {@link approvePending} does.
  *
+ * @category approvals
  * @since 0.1.0
  */
 export const rejectPending = (
@@ -65,6 +67,7 @@ export const rejectPending = (
  *
  * Fails `ValidationError` when `params` cannot be serialised.
  *
+ * @category approvals
  * @since 0.1.0
  */
 export const preapprove = (
@@ -90,6 +93,7 @@ export const preapprove = (
  * What the recording store saw: every token requested, as it was when
  * requested (after auto-approval, when on).
  *
+ * @category services
  * @since 0.1.0
  */
 export class Recorder extends Context.Service<
@@ -104,6 +108,7 @@ export class Recorder extends Context.Service<
  * a token still fails `ApprovalRequired` (`check: "missing"`), and its
  * `pendingTokenId` is then usable as is.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (
@@ -134,6 +139,7 @@ export const make = (
  * {@link make} as a layer providing `ApprovalStore` and its `Recorder`; each
  * build is a fresh store.
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layer = (

@@ -19,6 +19,7 @@ import * as LocalHttpServer from "./LocalHttpServer.ts"
 /**
  * Token usage as the API reports it; sent as given.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface WireUsage {
@@ -33,6 +34,7 @@ export type { ScriptedToolCall } from "./internal/scriptedToolCall.ts"
  * One scripted answer (build with {@link reply}, {@link toolCalls},
  * {@link error}, {@link raw}, {@link delayed}, {@link respond}).
  *
+ * @category models
  * @since 0.1.0
  */
 export type Step =
@@ -69,6 +71,7 @@ export type Step =
  * A chat completion with text (`null` for no content); finish reason
  * `"stop"` unless given; `usage` sent only when given.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const reply = (
@@ -85,6 +88,7 @@ export const reply = (
  * A chat completion calling tools (finish reason `"tool_calls"`, content
  * `null` unless `text` is given).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const toolCalls = (
@@ -96,6 +100,7 @@ export const toolCalls = (
  * An HTTP error with an OpenAI-style body `{"error":{"message",…}}` and
  * optional headers (e.g. `{ "retry-after": "1" }`).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const error = (
@@ -112,6 +117,7 @@ export const error = (
  * A raw body sent as is (default status 200, content type
  * `application/json`), e.g. malformed JSON or a body without `choices`.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const raw = (
@@ -128,6 +134,7 @@ export const raw = (
  * A step answered after `delay` of real time (the request may be aborted
  * meanwhile; it is then recorded as `"aborted"` and nothing is sent).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const delayed = (delay: Duration.Input, step: Step): Step => ({ _tag: "Delayed", delay, step })
@@ -135,6 +142,7 @@ export const delayed = (delay: Duration.Input, step: Step): Step => ({ _tag: "De
 /**
  * A step computed from the recorded request.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const respond = (f: (request: Recorded) => Step): Step => ({ _tag: "Respond", respond: f })
@@ -145,6 +153,7 @@ export const respond = (f: (request: Recorded) => Step): Step => ({ _tag: "Respo
  * outcome: `"answered"`, `"aborted"` (the client closed the connection before
  * the answer was sent) or `"pending"`.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Recorded {
@@ -165,6 +174,7 @@ export interface Recorded {
  * A request to another path gets 404; a chat completion request past the end
  * of the script gets 500 with "script exhausted" (and is recorded).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ChatCompletionsServer {
@@ -218,6 +228,7 @@ const modelOf = (body: unknown): string =>
  * }).pipe(Effect.scoped)
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (script: ReadonlyArray<Step>): Effect.Effect<ChatCompletionsServer, never, Scope.Scope> =>

@@ -1,5 +1,5 @@
 /**
- * A fixed knowledge base (SPEC §12): the in-memory `KnowledgeBase` of
+ * A fixed knowledge base for tests: the in-memory `KnowledgeBase` of
  * `@rolecraft/core`, built by the same `KnowledgeBase.make`, over documents
  * given in the test instead of files.
  *
@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
  * The documents: a list of `{ source, text }`, or a record from source to
  * text.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Documents = ReadonlyArray<KnowledgeBase.Document> | Readonly<Record<string, string>>
@@ -34,6 +35,7 @@ const toList = (documents: Documents): ReadonlyArray<KnowledgeBase.Document> =>
  * const knowledge = FixedKnowledge.layer({ "faq#refunds": "Refunds are paid within 30 days." })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (documents: Documents): Effect.Effect<KnowledgeBase.KnowledgeBase["Service"]> => {
@@ -44,6 +46,7 @@ export const make = (documents: Documents): Effect.Effect<KnowledgeBase.Knowledg
 /**
  * {@link make} as a layer providing `KnowledgeBase`.
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layer = (documents: Documents): Layer.Layer<KnowledgeBase.KnowledgeBase> =>

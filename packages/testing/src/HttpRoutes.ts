@@ -1,5 +1,5 @@
 /**
- * HTTP routes as an `HttpClient` layer (SPEC §12): a test stand-in for the
+ * HTTP routes as an `HttpClient` layer: a test stand-in for the
  * HTTP services webService actions call, built with Effect's own
  * `HttpClient.make`, so the same executor — URL building, auth, status
  * classification, charset decoding, retry safety — runs under it exactly as
@@ -40,6 +40,7 @@ import * as HttpClientResponse from "effect/http/HttpClientResponse"
  * - `headers`: lower-case names (the `Authorization` header as sent).
  * - `body`: the body as UTF-8 text (`""` when none).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Request {
@@ -58,6 +59,7 @@ export interface Request {
  * was sent: ECONNREFUSED) or `reset` (after the request was sent:
  * ECONNRESET).
  *
+ * @category models
  * @since 0.1.0
  */
 export type Reply =
@@ -74,6 +76,7 @@ export type Reply =
  * A route's handler: returns a {@link Reply}, or an Effect of one (which may
  * sleep, e.g. to exercise timeouts on the TestClock).
  *
+ * @category models
  * @since 0.1.0
  */
 export type Handler = (request: Request) => Reply | Effect.Effect<Reply>
@@ -81,6 +84,7 @@ export type Handler = (request: Request) => Reply | Effect.Effect<Reply>
 /**
  * Routes keyed `"METHOD /path"` (`"GET /v1/forecast/:city"`, `"* /any"`).
  *
+ * @category models
  * @since 0.1.0
  */
 export type Routes = Readonly<Record<`${string} /${string}`, Handler>>
@@ -90,6 +94,7 @@ export type Routes = Readonly<Record<`${string} /${string}`, Handler>>
  * it as the `HttpClient` service, and `requests`, every request received so
  * far in order.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface HttpRoutes {
@@ -102,6 +107,7 @@ export interface HttpRoutes {
  * A response. `status` defaults to 200; a 204, 205 or 304 is sent without a
  * body whatever `body` says.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const response = (options: {
@@ -118,6 +124,7 @@ export const response = (options: {
 /**
  * A JSON response (`content-type: application/json`); `status` default 200.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const json = (
@@ -137,6 +144,7 @@ export const json = (
  * A text response (`content-type: text/plain; charset=utf-8` unless given);
  * `status` default 200.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const text = (
@@ -156,6 +164,7 @@ export const text = (
  * A response with a status and no body (e.g. `status(204)`, or `status(429,
  * { "retry-after": "3" })`).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const status = (code: number, headers: Readonly<Record<string, string>> = {}): Reply =>
@@ -165,6 +174,7 @@ export const status = (code: number, headers: Readonly<Record<string, string>> =
  * The connection is refused before anything is sent (a TransportError whose
  * cause has code `ECONNREFUSED`).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const refused: Reply = { _tag: "Refused" }
@@ -173,6 +183,7 @@ export const refused: Reply = { _tag: "Refused" }
  * The connection breaks after the request was sent (a TransportError whose
  * cause has code `ECONNRESET`): the server may have processed it.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const reset: Reply = { _tag: "Reset" }
@@ -206,6 +217,7 @@ const withoutBody = new Set([204, 205, 304])
 /**
  * Serves `routes` as an HTTP client (see the module docs).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (routes: Routes): HttpRoutes => {
@@ -261,6 +273,7 @@ export const make = (routes: Routes): HttpRoutes => {
  * The `HttpClient` layer of `routes`, when the recorded requests are not
  * needed.
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layer = (routes: Routes): Layer.Layer<HttpClient.HttpClient> => make(routes).layer

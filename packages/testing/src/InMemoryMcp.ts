@@ -1,5 +1,5 @@
 /**
- * An in-memory MCP server for tests (SPEC §12): the SDK's own server
+ * An in-memory MCP server for tests: the SDK's own server
  * (`McpServer` or the low-level `Server`) connected over the SDK's
  * `InMemoryTransport`, behind the same `McpClientSdk.make` the real layer
  * uses — so listing, paging, `list_changed`, cancellation, result reading and
@@ -22,6 +22,7 @@ import type * as Redacted from "effect/Redacted"
  * `credential` is the value the agent read from the action's `apiKeyEnv`,
  * for tests that check it arrived.
  *
+ * @category models
  * @since 0.1.0
  */
 export type ServerFactory = (connection: {
@@ -33,6 +34,7 @@ export type ServerFactory = (connection: {
  * its `command`. E.g. `Action.mcpTool({ server: "memory://weather", … })`
  * with `{ "memory://weather": () => server }`.
  *
+ * @category getters
  * @since 0.1.0
  */
 export const nameOf = (server: Action.McpServer): string => (typeof server === "string" ? server : server.command)
@@ -42,6 +44,7 @@ export const nameOf = (server: Action.McpServer): string => (typeof server === "
  * factory fails to connect (`McpClientError` reason `Connect`, so TRANSIENT
  * at the agent).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (
@@ -99,6 +102,7 @@ export const make = (
  * const TestMcp = InMemoryMcp.layer({ "memory://weather": weather })
  * ```
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layer = (

@@ -1,7 +1,7 @@
 /**
  * A real `node:http` server on 127.0.0.1 at an ephemeral port, for the life
  * of a scope: what the test layers, the examples and the tour stand their
- * local services on (SPEC §13: real HTTP on 127.0.0.1).
+ * local services on (real HTTP, on 127.0.0.1 only).
  *
  * @since 0.1.0
  */
@@ -14,6 +14,7 @@ import type * as Scope from "effect/Scope"
  * A listening server: `url` is its origin, `http://127.0.0.1:<port>` (no
  * trailing slash); `port` the port it was given.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface LocalHttpServer {
@@ -39,6 +40,7 @@ export interface LocalHttpServer {
  * }).pipe(Effect.scoped)
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const serve = (handler: Http.RequestListener): Effect.Effect<LocalHttpServer, never, Scope.Scope> =>

@@ -1,5 +1,5 @@
 /**
- * A scripted language model for tests (SPEC §12): a queue of steps — text
+ * A scripted language model for tests: a queue of steps — text
  * replies, tool-call replies, failures — answered one per model call, every
  * request recorded, and a check that the script was used exactly. Built with
  * `LanguageModel.make`, the constructor the openai layer uses, so the whole
@@ -19,6 +19,7 @@ import { render, type ScriptedToolCall } from "./internal/scriptedToolCall.ts"
 /**
  * Token counts a step reports; missing counts are 0 (total: input + output).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface StepUsage {
@@ -33,6 +34,7 @@ export type { ScriptedToolCall } from "./internal/scriptedToolCall.ts"
  * One scripted answer (build with {@link reply}, {@link toolCalls},
  * {@link fail}, {@link respond}, {@link delayed}).
  *
+ * @category models
  * @since 0.1.0
  */
 export type Step =
@@ -56,6 +58,7 @@ export type Step =
 /**
  * A text reply (finish reason `"stop"` unless given).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const reply = (
@@ -70,6 +73,7 @@ export const reply = (
 /**
  * A reply calling tools (finish reason `"tool_calls"`), with optional text.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const toolCalls = (
@@ -79,10 +83,11 @@ export const toolCalls = (
 
 /**
  * A failing call. `failure` is an HTTP status (mapped like the openai layer
- * maps it, with `LanguageModel.httpFailure`: 408/409/429/5xx TRANSIENT with
- * `retryAfter`, other statuses EXECUTION), an `ActionError` (passed through as
+ * maps it, with `LanguageModel.httpFailure`: 408/429/5xx TRANSIENT with
+ * `retryAfter`, other statuses — 409 included — EXECUTION), an `ActionError` (passed through as
  * is), or anything else (EXECUTION, as `LanguageModel.make` maps it).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const fail = (
@@ -93,6 +98,7 @@ export const fail = (
 /**
  * A step computed from the request (e.g. to echo the prompt).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const respond = (f: (request: LanguageModel.Request) => Step): Step => ({ _tag: "Respond", respond: f })
@@ -101,6 +107,7 @@ export const respond = (f: (request: LanguageModel.Request) => Step): Step => ({
  * A step answered after `delay` (Effect's Clock: under `it.effect`, advance
  * the TestClock), e.g. to run into an attempt timeout.
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const delayed = (delay: Duration.Input, step: Step): Step => ({ _tag: "Delayed", delay, step })
@@ -109,6 +116,7 @@ export const delayed = (delay: Duration.Input, step: Step): Step => ({ _tag: "De
  * The script was not used exactly: replies were left unused (`asked <
  * scripted`) or the model was asked more often than scripted.
  *
+ * @category errors
  * @since 0.1.0
  */
 export class ScriptMismatch extends Schema.TaggedError<ScriptMismatch>()("ScriptMismatch", {
@@ -126,6 +134,7 @@ export class ScriptMismatch extends Schema.TaggedError<ScriptMismatch>()("Script
  * - `assertDone`: fails with {@link ScriptMismatch} unless every step was
  *   used and no call went past the end.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ScriptedModel {
@@ -138,6 +147,7 @@ export interface ScriptedModel {
 /**
  * The recording of a scripted model provided by {@link layer}.
  *
+ * @category services
  * @since 0.1.0
  */
 export class Recording extends Context.Service<
@@ -170,6 +180,7 @@ export class Recording extends Context.Service<
  * })
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (
@@ -264,6 +275,23 @@ export const make = (
 /**
  * A layer providing a scripted model and its {@link Recording}.
  *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ScriptedModel } from "@rolecraft/testing"
+ *
+ * const Model = ScriptedModel.layer([
+ *   ScriptedModel.toolCalls([{ name: "nights", arguments: { checkIn: "2026-05-12", checkOut: "2026-05-15" } }]),
+ *   ScriptedModel.reply("That is 3 nights."),
+ *   ScriptedModel.fail(429, { retryAfter: "2 seconds" })
+ * ])
+ * const check = Effect.gen(function* () {
+ *   const recording = yield* ScriptedModel.Recording
+ *   yield* recording.assertDone // fails unless every step was used
+ * }).pipe(Effect.provide(Model))
+ * ```
+ *
+ * @category layers
  * @since 0.1.0
  */
 export const layer = (

@@ -14,6 +14,7 @@ import * as Tracer from "effect/Tracer"
  * One recorded log line: its level, its message parts as text, and the
  * pretty-printed cause when the line carried one (`""` otherwise).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface LogLine {
@@ -29,6 +30,7 @@ export interface LogLine {
  * - `logger`: a logger recording every line; `layer` provides it in place
  *   of the default loggers.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Recorder {
@@ -55,6 +57,7 @@ const text = (message: unknown): string => (Array.isArray(message) ? message : [
  * // recorder.spans[0].name === "greet"; recorder.logs[0].message === "hello"
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = (): Recorder => {

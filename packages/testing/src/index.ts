@@ -1,7 +1,7 @@
 /**
  * @rolecraft/testing — test layers that replace Rolecraft's real dependencies,
  * each built with the same constructor the real one uses, so the whole
- * pipeline runs under test (SPEC §12).
+ * pipeline runs under test.
  *
  * @since 0.1.0
  */

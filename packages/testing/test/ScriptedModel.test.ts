@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Action, ActionError, Agent, type LanguageModel, Role, Tool } from "@rolecraft/core"
+import { Action, ActionError, Agent, type LanguageModel, Role } from "@rolecraft/core"
+import * as Tool from "../../core/src/internal/schema/tool.ts"
 import { Duration, Effect, Exit, Fiber, Result, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as ScriptedModel from "../src/ScriptedModel.ts"

@@ -9,6 +9,14 @@ import { type ActionError, isActionError } from "../ActionError.ts"
 
 const marker = "[REDACTED]"
 
+/**
+ * The fewest characters a secret read from the environment may have: a
+ * shorter one would be found inside ordinary words, and redacting it would
+ * garble every message, so executors refuse it with VALIDATION naming the
+ * variable.
+ */
+export const minimumSecretLength = 8
+
 const forms = (secret: string): ReadonlyArray<string> => {
   if (secret.length === 0) return []
   const all = new Set([secret, encodeURIComponent(secret), Buffer.from(secret).toString("base64")])

@@ -1,0 +1,516 @@
+/**
+ * One chat turn and its resume: calls the model with the turn's toolkit,
+ * answers every tool call of a step through the agent's pipeline (each id
+ * exactly once), publishes `ChatStep` and the tool call events, and pauses
+ * with a `PausedState` when a call needs an approval.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import type * as Action from "../../Action.ts"
+import {
+  type ActionError,
+  ActionNotFound,
+  ApprovalRequired,
+  type Category,
+  isActionError,
+  type RetrievalFailure,
+  Unauthorized,
+  type ValidationError
+} from "../../ActionError.ts"
+import * as Approval from "../../Approval.ts"
+import * as ApprovalKernel from "../pipeline/approval.ts"
+import * as ApprovalStore from "../../ApprovalStore.ts"
+import * as AuthorityKernel from "../pipeline/authority.ts"
+import * as Conversion from "../schema/conversion.ts"
+import * as EventHub from "../events/hub.ts"
+import * as ChatMessages from "./messages.ts"
+import * as ChatToolkit from "./toolkit.ts"
+import type { AgentRuntime } from "../executor/attempt.ts"
+import * as LanguageModel from "../../LanguageModel.ts"
+import type * as McpToolkit from "./mcpToolkit.ts"
+import type * as Resilience from "../../Resilience.ts"
+import * as ResilienceKernel from "../run/resilience.ts"
+import type * as Role from "../../Role.ts"
+import * as Tool from "../schema/tool.ts"
+import {
+  AwaitingApproval,
+  type ChatOptions,
+  type ChatResult,
+  Completed,
+  type Decision,
+  type Decisions,
+  PausedState,
+  type PendingCall,
+  StepLimitReached,
+  type Usage,
+  systemPrompt
+} from "../../Chat.ts"
+
+/** The action name model calls of a turn are made for (it names their errors and span). */
+const chatAction = "chat"
+
+const zero: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+
+/**
+ * What `Agent.make` hands the chat loop: the agent's id and roles, its
+ * actions by name, compiled authority, default approval store, event hub,
+ * per-agent runtime (MCP connections), and its pipeline (`executeAction`).
+ *
+ * @since 0.1.0
+ */
+export interface Host<R> {
+  readonly id: string
+  readonly roles: ReadonlyArray<Role.Any>
+  readonly actions: ReadonlyMap<string, { readonly action: Action.Any }>
+  readonly authority: AuthorityKernel.Compiled
+  readonly approvals: ApprovalStore.ApprovalStore["Service"]
+  readonly hub: EventHub.Hub
+  readonly runtime: AgentRuntime
+  readonly executeAction: (
+    name: string,
+    params: Readonly<Record<string, unknown>>
+  ) => Effect.Effect<unknown, ActionError | RetrievalFailure, R>
+}
+
+/**
+ * An agent's chat turns (what `agent.chat` and `agent.resume` delegate to).
+ *
+ * - `chat(input, options)`: `input` is the user's message, or a message list
+ *   from an earlier turn (decoded with `LanguageModel.Message`; every tool
+ *   call in it must be answered once; without a system message one is put
+ *   first).
+ * - `resume(state, decisions, options)`: one decision per pending call
+ *   (approved: the token is approved in the store — the `ApprovalStore`
+ *   provided to the call, else the agent's — and the call runs with it;
+ *   rejected: the token is rejected and the model gets an APPROVAL error
+ *   with the reason; a token the store refuses to approve, e.g. expired or
+ *   already used by an earlier resume, is answered with that APPROVAL error
+ *   and the call does not run); then the turn continues.
+ *
+ * Both fail with an `ActionError` only when the turn itself cannot go on:
+ * VALIDATION for bad options, history, state or decisions, or "LanguageModel
+ * not provided"; a model call's failure (after `options.retry`). A tool
+ * call's failure never fails the turn: it becomes that call's tool message,
+ * `{"error":{"category","message"}}` (`"RETRIEVAL"` for a knowledge
+ * retrieval failure). Interruption stops the turn and its tool calls.
+ *
+ * @since 0.1.0
+ */
+export interface Chats<R> {
+  readonly chat: (
+    input: string | ReadonlyArray<LanguageModel.Message>,
+    options?: ChatOptions
+  ) => Effect.Effect<ChatResult, ActionError, R>
+  readonly resume: (
+    state: PausedState,
+    decisions: Decisions,
+    options?: ChatOptions
+  ) => Effect.Effect<ChatResult, ActionError, R>
+}
+
+interface Settings {
+  readonly maxSteps: number
+  readonly concurrency: number
+  readonly strict: boolean
+  readonly model: string | undefined
+  readonly temperature: number | undefined
+  readonly policy: Resilience.Policy | undefined
+}
+
+const positiveInt = (
+  name: string,
+  value: number | undefined,
+  fallback: number
+): Result.Result<number, ValidationError> =>
+  value === undefined
+    ? Result.succeed(fallback)
+    : Number.isInteger(value) && value >= 1
+      ? Result.succeed(value)
+      : Result.fail(ChatMessages.invalid(chatAction, name, `${name} must be an integer >= 1, got ${value}`))
+
+const settingsOf = (
+  options: ChatOptions | undefined,
+  roles: ReadonlyArray<Role.Any>,
+  maxStepsDefault: number
+): Result.Result<Settings, ValidationError> => {
+  const maxSteps = positiveInt("maxSteps", options?.maxSteps, maxStepsDefault)
+  if (Result.isFailure(maxSteps)) return Result.fail(maxSteps.failure)
+  const concurrency = positiveInt("concurrency", options?.concurrency, 4)
+  if (Result.isFailure(concurrency)) return Result.fail(concurrency.failure)
+  const model = options?.model ?? roles.find((role) => role.spec.model?.name !== undefined)?.spec.model?.name
+  const roleTemperature = roles.find((role) => (role.spec.model?.temperature ?? -1) >= 0)?.spec.model?.temperature
+  // As for llm actions, a negative temperature (-1) keeps the client's own setting.
+  const given = options?.temperature
+  const temperature = given !== undefined && given >= 0 ? given : given === undefined ? roleTemperature : undefined
+  const retry = options?.retry
+  const policy =
+    retry === undefined && options?.modelTimeout === undefined
+      ? undefined
+      : { retry, attemptTimeout: options?.modelTimeout }
+  return Result.succeed({
+    maxSteps: maxSteps.success,
+    concurrency: concurrency.success,
+    strict: options?.strict ?? false,
+    model,
+    temperature,
+    policy
+  })
+}
+
+const modelNotProvided = ChatMessages.invalid(
+  chatAction,
+  "",
+  "LanguageModel not provided: provide a LanguageModel layer (e.g. @rolecraft/openai) to chat"
+)
+
+const requireModel: Effect.Effect<LanguageModel.LanguageModel["Service"], ValidationError> = Effect.flatMap(
+  Effect.serviceOption(LanguageModel.LanguageModel),
+  (model) => (Option.isSome(model) ? Effect.succeed(model.value) : Effect.fail(modelNotProvided))
+)
+
+/** One tool call's answer; `pending` when it waits for an approval (then it is not sent yet). */
+interface Answered {
+  readonly message: LanguageModel.ToolMessage
+  readonly category: Category | undefined
+  readonly success: boolean
+  readonly pending: PendingCall | undefined
+}
+
+const answered = (toolCallId: string, value: unknown): Answered => ({
+  message: { role: "tool", toolCallId, content: ChatMessages.contentOf(value) },
+  category: undefined,
+  success: true,
+  pending: undefined
+})
+
+const failed = (toolCallId: string, error: ActionError | RetrievalFailure, pending?: PendingCall): Answered => ({
+  message: { role: "tool", toolCallId, content: ChatMessages.errorContent(error) },
+  category: isActionError(error) ? error.category : undefined,
+  success: false,
+  pending
+})
+
+/** The state of a turn while it runs (local to one `chat` or `resume` call). */
+interface Turn {
+  readonly messages: Array<LanguageModel.Message>
+  steps: number
+  readonly prior: Usage
+  readonly settings: Settings
+  readonly meter: LanguageModel.UsageMeter["Service"]
+}
+
+/**
+ * Builds an agent's chat turns (`Agent.make` calls it once per agent).
+ *
+ * @since 0.1.0
+ */
+export const make = <R>(host: Host<R>): Chats<R> => {
+  const { id, hub, authority } = host
+  const system = systemPrompt(id, host.roles)
+  const toolkitOf = ChatToolkit.make(host)
+
+  // ---------------------------------------------------------------------------
+  // One tool call
+  // ---------------------------------------------------------------------------
+
+  const isPending = (error: ActionError | RetrievalFailure, action: string): error is ApprovalRequired =>
+    error._tag === "ApprovalRequired" &&
+    error.check === "missing" &&
+    error.pendingTokenId !== undefined &&
+    error.action === action
+
+  /** Runs a routed call through the pipeline; a pending approval is returned as such. */
+  const runRouted = (
+    toolCallId: string,
+    route: McpToolkit.Route,
+    args: Readonly<Record<string, unknown>>,
+    token?: string
+  ): Effect.Effect<Answered, never, R> => {
+    const params = route.tool === undefined ? args : { tool: route.tool, arguments: args }
+    const call = host.executeAction(
+      route.action,
+      token === undefined ? params : { ...params, [Approval.reservedParameter]: token }
+    )
+    return Effect.map(Effect.result(call), (outcome) => {
+      if (outcome._tag === "Success") return answered(toolCallId, outcome.success)
+      const error = outcome.failure
+      if (token === undefined && isPending(error, route.action)) {
+        const pending: PendingCall = {
+          toolCallId,
+          action: route.action,
+          ...(route.tool === undefined ? {} : { tool: route.tool }),
+          arguments: args,
+          pendingTokenId: error.pendingTokenId as string,
+          reason: error.reason
+        }
+        return failed(toolCallId, error, pending)
+      }
+      return failed(toolCallId, error)
+    })
+  }
+
+  const unknownTool = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): Answered => {
+    // Authority first: a name it denies is AUTHORITY whether or not it exists.
+    if (!AuthorityKernel.allows(authority, call.name)) {
+      return failed(
+        call.id,
+        new Unauthorized({ action: call.name, message: `The agent's authority does not allow ${call.name}` })
+      )
+    }
+    const available = kit.tools.map((tool) => tool.name)
+    return failed(
+      call.id,
+      new ActionNotFound({
+        action: call.name,
+        message: `No tool named ${call.name} was offered; the tools offered are: ${
+          available.length === 0 ? "none" : available.join(", ")
+        }`,
+        available
+      })
+    )
+  }
+
+  const answerCall = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): Effect.Effect<Answered, never, R> => {
+    const route = kit.route(call.name)
+    if (route === undefined) return Effect.succeed(unknownTool(call, kit))
+    const label = route.tool === undefined ? route.action : `${route.action}/${route.tool}`
+    const parsed = Tool.parseArguments(call.arguments, { tool: label })
+    if (Result.isFailure(parsed)) return Effect.succeed(failed(call.id, parsed.failure))
+    return runRouted(call.id, route, parsed.success)
+  }
+
+  /** Publishes ToolCallStarted/Finished around an answer, only when someone listens. */
+  const observed = (
+    step: number,
+    call: LanguageModel.ToolCall,
+    route: McpToolkit.Route | undefined,
+    answer: Effect.Effect<Answered, never, R>
+  ): Effect.Effect<Answered, never, R> =>
+    Effect.suspend(() => {
+      if (hub.subscribers() === 0) return answer
+      const about = {
+        agentId: id,
+        step,
+        toolCallId: call.id,
+        tool: call.name,
+        action: route?.action,
+        mcpTool: route?.tool
+      }
+      return Effect.gen(function* () {
+        const start = yield* Clock.currentTimeMillis
+        yield* EventHub.publish(hub, { _tag: "ToolCallStarted", ...about, timestamp: start })
+        const result = yield* answer
+        const now = yield* Clock.currentTimeMillis
+        yield* EventHub.publish(hub, {
+          _tag: "ToolCallFinished",
+          ...about,
+          success: result.success,
+          category: result.category,
+          durationMs: now - start,
+          timestamp: now
+        })
+        return result
+      })
+    })
+
+  const answerAll = (
+    calls: ReadonlyArray<LanguageModel.ToolCall>,
+    kit: McpToolkit.McpToolkit,
+    turn: Turn
+  ): Effect.Effect<ReadonlyArray<Answered>, never, R> => {
+    const one = (call: LanguageModel.ToolCall) =>
+      observed(turn.steps, call, kit.route(call.name), answerCall(call, kit))
+    const first = calls[0]
+    return calls.length === 1 && first !== undefined
+      ? Effect.map(one(first), (answer) => [answer])
+      : Effect.forEach(calls, one, { concurrency: turn.settings.concurrency })
+  }
+
+  // ---------------------------------------------------------------------------
+  // The steps
+  // ---------------------------------------------------------------------------
+
+  const generate = (
+    model: LanguageModel.LanguageModel["Service"],
+    turn: Turn,
+    kit: McpToolkit.McpToolkit
+  ): Effect.Effect<LanguageModel.Response, ActionError> => {
+    const { settings } = turn
+    const request: LanguageModel.Request = {
+      messages: turn.messages.slice(),
+      tools: kit.tools,
+      action: chatAction,
+      ...(settings.model === undefined ? {} : { model: settings.model }),
+      ...(settings.temperature === undefined ? {} : { temperature: settings.temperature })
+    }
+    const attempt = model.generate(request)
+    return settings.policy === undefined
+      ? attempt
+      : ResilienceKernel.run({
+          action: chatAction,
+          policy: settings.policy,
+          attemptTimeout: undefined,
+          guards: ResilienceKernel.noGuards,
+          attempt
+        })
+  }
+
+  const usageOf = (turn: Turn): Effect.Effect<Usage> =>
+    Effect.map(turn.meter.total, ({ usage }) => LanguageModel.addUsage(turn.prior, usage))
+
+  const loop = (model: LanguageModel.LanguageModel["Service"], turn: Turn): Effect.Effect<ChatResult, ActionError, R> =>
+    Effect.gen(function* () {
+      while (turn.steps < turn.settings.maxSteps) {
+        const kit = yield* toolkitOf(turn.settings.strict)
+        const response = yield* generate(model, turn, kit)
+        turn.steps += 1
+        const calls = ChatMessages.withUniqueIds(response.toolCalls, turn.steps)
+        turn.messages.push(
+          calls.length === 0
+            ? { role: "assistant", content: response.text }
+            : { role: "assistant", content: response.text, toolCalls: calls }
+        )
+        if (hub.subscribers() > 0) {
+          yield* EventHub.publish(hub, {
+            _tag: "ChatStep",
+            agentId: id,
+            step: turn.steps,
+            toolCalls: calls.length,
+            usage: response.usage,
+            timestamp: yield* Clock.currentTimeMillis
+          })
+        }
+        if (calls.length === 0) {
+          return Completed({
+            text: response.text,
+            messages: turn.messages,
+            usage: yield* usageOf(turn),
+            steps: turn.steps,
+            finishReason: response.finishReason,
+            ...(response.refusal === undefined ? {} : { refusal: response.refusal })
+          })
+        }
+        const answers = yield* answerAll(calls, kit, turn)
+        const pending: Array<PendingCall> = []
+        for (const answer of answers) {
+          if (answer.pending === undefined) turn.messages.push(answer.message)
+          else pending.push(answer.pending)
+        }
+        if (pending.length > 0) {
+          const usage = yield* usageOf(turn)
+          return AwaitingApproval({
+            pending,
+            state: { messages: turn.messages, pending, steps: turn.steps, maxSteps: turn.settings.maxSteps, usage }
+          })
+        }
+      }
+      return StepLimitReached({ messages: turn.messages, usage: yield* usageOf(turn), steps: turn.steps })
+    })
+
+  /** Runs `body` with a fresh usage meter for the turn (nested in any meter already there). */
+  const metered = <A>(
+    body: (meter: LanguageModel.UsageMeter["Service"]) => Effect.Effect<A, ActionError, R>
+  ): Effect.Effect<A, ActionError, R> =>
+    Effect.flatMap(LanguageModel.makeUsageMeter, (meter) =>
+      Effect.provideService(body(meter), LanguageModel.UsageMeter, meter)
+    )
+
+  const span = <A, E>(self: Effect.Effect<A, E, R>, name: string): Effect.Effect<A, E, R> =>
+    self.pipe(Effect.withSpan(name, { attributes: { "rolecraft.agent": id } }, { captureStackTrace: false }))
+
+  const chat: Chats<R>["chat"] = (input, options) =>
+    Effect.gen(function* () {
+      const settings = settingsOf(options, host.roles, 10)
+      if (Result.isFailure(settings)) return yield* settings.failure
+      const model = yield* requireModel
+      const start = options?.system ?? system
+      const messages: Array<LanguageModel.Message> =
+        typeof input === "string"
+          ? [
+              { role: "system", content: start },
+              { role: "user", content: input }
+            ]
+          : yield* ChatMessages.historyOf(chatAction, input, start)
+      return yield* metered((meter) =>
+        loop(model, { messages, steps: 0, prior: zero, settings: settings.success, meter })
+      )
+    }).pipe((self) => span(self, "Rolecraft.chat"))
+
+  // ---------------------------------------------------------------------------
+  // Resuming
+  // ---------------------------------------------------------------------------
+
+  const decide = (
+    pending: PendingCall,
+    decision: Decision,
+    step: number,
+    name: string
+  ): Effect.Effect<Answered, never, R> => {
+    const route: McpToolkit.Route =
+      pending.tool === undefined ? { action: pending.action } : { action: pending.action, tool: pending.tool }
+    const label = pending.tool === undefined ? pending.action : `${pending.action}/${pending.tool}`
+    const refused = (check: ApprovalStore.ApprovalTokenError["check"], detail: string) =>
+      failed(
+        pending.toolCallId,
+        new ApprovalRequired({
+          action: pending.action,
+          reason: pending.reason,
+          check,
+          message: `${label} requires approval (${pending.reason}): ${detail}`
+        })
+      )
+    const answer = Effect.flatMap(ApprovalKernel.storeOf(host.approvals), (store) =>
+      decision._tag === "Reject"
+        ? Effect.as(
+            Effect.ignore(store.reject(pending.pendingTokenId, decision.approver, decision.reason)),
+            refused("rejected", `rejected by ${decision.approver}: ${decision.reason}`)
+          )
+        : Effect.matchEffect(store.approve(pending.pendingTokenId, decision.approver), {
+            onFailure: (refusal) => Effect.succeed(refused(refusal.check, ApprovalStore.describeCheck(refusal.check))),
+            onSuccess: () => runRouted(pending.toolCallId, route, pending.arguments, pending.pendingTokenId)
+          })
+    )
+    return observed(step, { id: pending.toolCallId, name, arguments: "" }, route, answer)
+  }
+
+  const resume: Chats<R>["resume"] = (raw, decisions, options) =>
+    Effect.gen(function* () {
+      const state = yield* Conversion.decode(PausedState, raw, { action: "resume" })
+      const checked = ChatMessages.checkPaused("resume", state.messages, state.pending, decisions)
+      if (Result.isFailure(checked)) return yield* checked.failure
+      const calls = checked.success
+      const settings = settingsOf(options, host.roles, state.maxSteps)
+      if (Result.isFailure(settings)) return yield* settings.failure
+      const model = yield* requireModel
+      return yield* metered((meter) =>
+        Effect.gen(function* () {
+          const answers = yield* Effect.forEach(
+            state.pending,
+            (call) =>
+              decide(
+                call,
+                decisions[call.toolCallId] as Decision,
+                state.steps,
+                calls.find((c) => c.id === call.toolCallId)?.name ?? call.action
+              ),
+            { concurrency: settings.success.concurrency }
+          )
+          const messages = ChatMessages.withAnswers(
+            state.messages,
+            answers.map((answer) => answer.message)
+          )
+          return yield* loop(model, {
+            messages,
+            steps: state.steps,
+            prior: state.usage,
+            settings: settings.success,
+            meter
+          })
+        })
+      )
+    }).pipe((self) => span(self, "Rolecraft.chat.resume"))
+
+  return { chat, resume }
+}

@@ -1,0 +1,60 @@
+/**
+ * The run step of one attempt: the action's executor (local, webService, llm
+ * or mcpTool, each in its own module) followed by its result mapper, run as
+ * one unit so a retry repeats both.
+ */
+import * as Effect from "effect/Effect"
+import type * as Action from "../../Action.ts"
+import type { ActionError } from "../../ActionError.ts"
+import * as ActionResult from "../../ActionResult.ts"
+import * as ResilienceKernel from "../run/resilience.ts"
+import type { Attempt } from "./attempt.ts"
+import * as Llm from "./llm.ts"
+import * as McpTool from "./mcpTool.ts"
+import * as WebService from "./webService.ts"
+
+const runLocal = (attempt: Attempt<Action.Local<any, any, any>>): Effect.Effect<unknown, ActionError, any> =>
+  ResilienceKernel.fromReturned(attempt.name, "run", (signal) =>
+    attempt.action.run(attempt.args, { ...attempt.context, signal })
+  )
+
+const mapped = (
+  attempt: Attempt,
+  mapResult: Action.MapResult | undefined,
+  raw: Effect.Effect<unknown, ActionError, any>
+): Effect.Effect<unknown, ActionError, any> =>
+  mapResult === undefined
+    ? raw
+    : Effect.flatMap(raw, (value) =>
+        Effect.map(
+          ResilienceKernel.fromReturned(attempt.name, "mapResult", () =>
+            mapResult(ActionResult.make(value, { action: attempt.name }), attempt.args)
+          ),
+          (out) => (ActionResult.isActionResult(out) ? out.value : out)
+        )
+      )
+
+/**
+ * One attempt of the run step: the action's executor, then its result mapper.
+ */
+export const execute = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> => {
+  const action = attempt.action
+  switch (action._tag) {
+    case "local":
+      return runLocal({ ...attempt, action })
+    case "webService":
+      return mapped(attempt, action.mapResult, WebService.run(attempt.name, action, attempt.args))
+    case "llm":
+      return mapped(attempt, action.mapResult, Llm.run({ ...attempt, action }))
+    case "mcpTool":
+      return mapped(attempt, action.mapResult, McpTool.execute({ ...attempt, action }))
+  }
+}
+
+/**
+ * Whether an attempt cut off by its timeout may be retried: not for a
+ * webService call whose request may have reached the server and that is not
+ * idempotent.
+ */
+export const timeoutRetryable = (action: Action.Any): boolean =>
+  action._tag === "webService" ? WebService.isSafeToRepeat(action) : true

@@ -1,0 +1,561 @@
+/**
+ * The webService executor: one HTTP call
+ * over Effect's `HttpClient`, read optionally from the context (missing →
+ * VALIDATION inside the run step, so a fallback still runs).
+ *
+ * Request: the endpoint and arguments as `endpoint.ts` builds them; the
+ * action's fixed `headers`; `auth` BEARER (`Authorization: Bearer <secret>`)
+ * or BASIC (the secret is `user:password`) with the secret read at call time
+ * through `Config.Redacted(authTokenEnv)`.
+ *
+ * Response, classified by status before any body parsing:
+ * - 2xx: 204/205 or an empty body → `null` whatever the content type; JSON
+ *   (`application/json`, `text/json`, `*+json`) parsed — a non-empty body
+ *   that is not JSON is EXECUTION with an excerpt; other text (`text/*`,
+ *   XML, JavaScript, form data, anything with a charset, or no content type)
+ *   decoded by its charset; anything else is returned as bytes
+ *   (`Uint8Array`). A byte-order mark wins over the declared charset; an
+ *   unknown charset label falls back to UTF-8 with a logged warning. With a
+ *   `success` schema the value is decoded with it (mismatch → VALIDATION).
+ * - 408, 429, 5xx → TRANSIENT with `status` and `retryAfter`.
+ * - any other status (other 4xx, an unfollowed 3xx) → EXECUTION with
+ *   `status` and an excerpt of at most 1,000 characters (HTML reduced to its
+ *   `<title>` or its text).
+ *
+ * Retry safety: a failure after the request may have reached the
+ * server — a broken connection after connecting, a body that breaks off, a
+ * 5xx — carries `outcomeUnknown: true` and is retryable only when the method
+ * is idempotent (GET, HEAD, PUT, DELETE, OPTIONS) or the action says
+ * `idempotent: true`. Failures known to happen before anything was sent
+ * (connection refused, DNS, unreachable network, connect timeout, TLS) and
+ * the server's explicit "not processed" answers (408, 429, and 503 with a
+ * `Retry-After`) are always retryable.
+ *
+ * Every error passes through `redact.scrub` with the secret read.
+ */
+import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
+import * as Headers from "effect/http/Headers"
+import * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import type * as Action from "../../Action.ts"
+import { type ActionError, ExecutionFailure, type Issue, TransientFailure, ValidationError } from "../../ActionError.ts"
+import * as ActionResult from "../../ActionResult.ts"
+import * as Endpoint from "./endpoint.ts"
+import * as Redact from "../redact.ts"
+import { shorten } from "../text.ts"
+import * as Json from "../json.ts"
+import { isTransientStatus } from "./httpResponse.ts"
+
+type WebService = Action.WebService<any, any, any>
+
+const idempotentMethods: ReadonlySet<string> = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"])
+
+/**
+ * Whether repeating the call is safe when its outcome is unknown: an
+ * idempotent method, or `idempotent: true`.
+ */
+export const isSafeToRepeat = (action: WebService): boolean => action.idempotent || idempotentMethods.has(action.method)
+
+/**
+ * Where the arguments go: the action's `paramType`, else BODY for POST, PUT
+ * and PATCH and QUERY for the other methods.
+ */
+export const paramTypeOf = (action: WebService): Endpoint.ParamType =>
+  action.paramType ??
+  (action.method === "POST" || action.method === "PUT" || action.method === "PATCH" ? "BODY" : "QUERY")
+
+/**
+ * The longest `retryAfter` recorded. A server asking for more is recorded as
+ * this much, which is still beyond any sensible retry policy's `maxDelay`,
+ * so the policy fails at once instead of sleeping (see
+ * `Resilience.schedule`).
+ */
+export const maxRetryAfter = Duration.hours(1)
+
+const excerptLength = 1000
+const messageExcerptLength = 200
+
+// What does not change between calls of one action: checked once.
+interface Plan {
+  readonly template: Endpoint.Template
+  readonly fields: ReadonlyArray<string>
+  readonly paramType: Endpoint.ParamType
+  readonly safe: boolean
+}
+
+const plans = new WeakMap<WebService, Result.Result<Plan, Array<Issue>>>()
+
+const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+const headerValue = /^[\t\x20-\x7e\x80-\xff]*$/
+
+const planOf = (action: WebService): Result.Result<Plan, Array<Issue>> => {
+  const cached = plans.get(action)
+  if (cached !== undefined) return cached
+  const fields = Object.keys(action.parameters.fields)
+  const paramType = paramTypeOf(action)
+  const issues: Array<Issue> = []
+  const template = Endpoint.parse(action.endpoint, fields)
+  if (Result.isFailure(template)) issues.push(...template.failure)
+  if (paramType === "BODY" && (action.method === "GET" || action.method === "HEAD")) {
+    issues.push({ path: "paramType", message: `a ${action.method} request carries no body: use QUERY or PATH` })
+  }
+  if ((action.auth === "BEARER" || action.auth === "BASIC") && action.authTokenEnv === undefined) {
+    issues.push({
+      path: "authTokenEnv",
+      message: `auth ${action.auth} needs authTokenEnv, the environment variable holding the secret`
+    })
+  }
+  for (const [key, value] of Object.entries(action.headers)) {
+    if (!headerName.test(key)) issues.push({ path: `headers.${key}`, message: "is not a valid header name" })
+    else if (!headerValue.test(value)) issues.push({ path: `headers.${key}`, message: "is not a valid header value" })
+  }
+  const plan: Result.Result<Plan, Array<Issue>> = issues.length > 0 || Result.isFailure(template)
+    ? Result.fail(issues)
+    : Result.succeed({ template: template.success, fields, paramType, safe: isSafeToRepeat(action) })
+  plans.set(action, plan)
+  return plan
+}
+
+const invalid = (name: string, what: string, issues: ReadonlyArray<Issue>): ValidationError =>
+  new ValidationError({
+    action: name,
+    message: `${name}: ${what}: ${issues.map((issue) => (issue.path === "" ? issue.message : `${issue.path}: ${issue.message}`)).join("; ")}`,
+    issues
+  })
+
+const notProvided = (name: string): ValidationError =>
+  new ValidationError({
+    action: name,
+    message: `${name}: HttpClient not provided: provide an HttpClient layer (e.g. NodeHttpClient.layerUndici from @effect/platform-node)`,
+    issues: [{ path: "", message: "HttpClient not provided" }]
+  })
+
+// The secrets of one call: the secret itself and, for BASIC, the password alone (when 4+ characters).
+interface Credentials {
+  readonly secret: Redacted.Redacted<string> | undefined
+  readonly secrets: ReadonlyArray<Redacted.Redacted<string>>
+}
+
+const none: Credentials = { secret: undefined, secrets: [] }
+
+const credentialsOf = (name: string, action: WebService): Effect.Effect<Credentials, ValidationError> => {
+  const variable = action.authTokenEnv
+  if (action.auth === "NO_AUTH" || variable === undefined) return Effect.succeed(none)
+  return Config.Redacted(variable).pipe(
+    Effect.mapError(() =>
+      invalid(name, "missing secret", [
+        { path: "authTokenEnv", message: `the environment variable ${variable} (the ${action.auth} secret) is not set` }
+      ])
+    ),
+    Effect.flatMap((secret) => {
+      const text = Redacted.value(secret)
+      const colon = text.indexOf(":")
+      const password = colon < 0 ? "" : text.slice(colon + 1)
+      // The password alone is redacted too, unless so short that hiding it would garble every message.
+      const secrets = password.length >= 4 ? [secret, Redacted.make(password)] : [secret]
+      const fault =
+        action.auth === "BASIC" && colon < 0
+          ? `the value of ${variable} is not of the form user:password`
+          : action.auth === "BEARER" && !headerValue.test(text)
+            ? `the value of ${variable} cannot be sent in a header (it holds a control character or one beyond Latin-1)`
+            : text.length < Redact.minimumSecretLength
+              ? `the value of ${variable} is shorter than ${Redact.minimumSecretLength} characters`
+              : undefined
+      return fault === undefined
+        ? Effect.succeed({ secret, secrets })
+        : Effect.fail(Redact.scrub(invalid(name, "bad secret", [{ path: "authTokenEnv", message: fault }]), secrets))
+    })
+  )
+}
+
+const authorize = (
+  request: HttpClientRequest.HttpClientRequest,
+  auth: Action.AuthType,
+  secret: Redacted.Redacted<string> | undefined
+): HttpClientRequest.HttpClientRequest => {
+  if (secret === undefined) return request
+  if (auth === "BEARER") return HttpClientRequest.bearerToken(request, secret)
+  const text = Redacted.value(secret)
+  const colon = text.indexOf(":")
+  return HttpClientRequest.basicAuth(request, text.slice(0, colon), text.slice(colon + 1))
+}
+
+// What the response handling needs to know about the call.
+interface Call {
+  readonly name: string
+  readonly action: WebService
+  readonly method: string
+  /** The URL called; messages show it without its query and fragment (`targetOf`). */
+  readonly url: string
+  readonly safe: boolean
+  readonly secrets: ReadonlyArray<Redacted.Redacted<string>>
+}
+
+/**
+ * Runs one webService call. `args` are the converted arguments. Fails with
+ * VALIDATION (no HttpClient, bad template or arguments, missing secret, a
+ * result that does not match `success`), TRANSIENT or EXECUTION as the
+ * module's rules say; never with a secret in the error.
+ */
+export const run = (
+  name: string,
+  action: WebService,
+  args: Readonly<Record<string, unknown>>
+): Effect.Effect<unknown, ActionError> =>
+  Effect.flatMap(Effect.serviceOption(HttpClient.HttpClient), (client) => {
+    if (Option.isNone(client)) return Effect.fail(notProvided(name))
+    const plan = planOf(action)
+    if (Result.isFailure(plan)) return Effect.fail(invalid(name, "bad webService definition", plan.failure))
+    const { template, fields, paramType, safe } = plan.success
+    const built = Endpoint.build(template, fields, args, paramType)
+    if (Result.isFailure(built)) return Effect.fail(invalid(name, "invalid arguments for the request", built.failure))
+    const { url, body } = built.success
+    const send = ({ secret, secrets }: Credentials) => {
+      let request = HttpClientRequest.make(action.method)(url)
+      if (Object.keys(action.headers).length > 0) request = HttpClientRequest.setHeaders(request, action.headers)
+      if (body !== undefined) request = HttpClientRequest.bodyText(request, body, "application/json")
+      request = authorize(request, action.auth, secret)
+      const call: Call = { name, action, method: action.method, url, safe, secrets }
+      return Effect.matchEffect(client.value.execute(request), {
+        onFailure: (error) => Effect.fail(requestFailure(call, error)),
+        onSuccess: (response) => respond(call, response)
+      })
+    }
+    if (action.auth === "NO_AUTH") return send(none)
+    return Effect.flatMap(credentialsOf(name, action), (credentials) =>
+      Effect.mapError(send(credentials), (error) => Redact.scrub(error, credentials.secrets))
+    )
+  })
+
+// The URL without its query and fragment, for messages.
+const targetOf = (url: string): string => {
+  const end = url.search(/[?#]/)
+  return end < 0 ? url : url.slice(0, end)
+}
+
+// =============================================================================
+// Failures before a response
+// =============================================================================
+
+const codeOf = (cause: unknown): string | undefined => {
+  let current = cause
+  for (let depth = 0; depth < 4 && typeof current === "object" && current !== null; depth++) {
+    const code = (current as { readonly code?: unknown }).code
+    if (typeof code === "string") return code
+    current = (current as { readonly cause?: unknown }).cause
+  }
+  return undefined
+}
+
+// Codes of failures that happen before any byte of the request is sent.
+const beforeSending: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EAI_NONAME",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "EADDRNOTAVAIL",
+  "UND_ERR_CONNECT_TIMEOUT"
+])
+
+const isBeforeSending = (code: string | undefined): boolean =>
+  code !== undefined &&
+  (beforeSending.has(code) || code.startsWith("ERR_TLS_") || /CERT|SSL|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code))
+
+const describeCause = (cause: unknown): string => {
+  const code = codeOf(cause)
+  const message = cause instanceof Error ? cause.message : cause === undefined ? "" : String(cause)
+  if (code === undefined) return message === "" ? "transport error" : message
+  return message === "" || message.includes(code) ? message || code : `${code}: ${message}`
+}
+
+const notRetried =
+  "the request may have been processed, so it is not retried (declare the action idempotent to allow it)"
+
+const requestFailure = (call: Call, error: HttpClientError.HttpClientError): ActionError => {
+  const reason = error.reason
+  switch (reason._tag) {
+    case "InvalidUrlError":
+    case "EncodeError":
+      return invalid(call.name, "the request cannot be sent", [
+        { path: reason._tag === "InvalidUrlError" ? "endpoint" : "", message: describeCause(reason.cause) }
+      ])
+    default:
+      return connectionFailure(call, reason.cause)
+  }
+}
+
+const connectionFailure = (call: Call, cause: unknown): TransientFailure => {
+  const code = codeOf(cause)
+  const shown = Redact.text(describeCause(cause), call.secrets)
+  const where = `${call.method} ${targetOf(call.url)}`
+  const causeField = cause === undefined ? {} : { cause }
+  if (isBeforeSending(code)) {
+    return new TransientFailure({
+      action: call.name,
+      message: `${call.name}: ${where} failed before the request was sent (${shown})`,
+      outcomeUnknown: false,
+      retryable: true,
+      ...causeField
+    })
+  }
+  return new TransientFailure({
+    action: call.name,
+    message: `${call.name}: ${where} failed after the request may have reached the server (${shown})${call.safe ? "" : `; ${notRetried}`}`,
+    outcomeUnknown: true,
+    retryable: call.safe,
+    ...causeField
+  })
+}
+
+// =============================================================================
+// Responses
+// =============================================================================
+
+const respond = (call: Call, response: HttpClientResponse.HttpClientResponse): Effect.Effect<unknown, ActionError> =>
+  Effect.matchEffect(response.arrayBuffer, {
+    onFailure: (error) => Effect.fail(connectionFailure(call, error.reason.cause)),
+    onSuccess: (buffer) => {
+      const status = response.status
+      const bytes = new Uint8Array(buffer)
+      const media = mediaTypeOf(response.headers["content-type"])
+      if (status >= 200 && status < 300) return success(call, status, media, bytes)
+      if (isTransientStatus(status)) {
+        return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.fail(transient(call, status, retryAfterOf(response.headers, now), excerptOf(bytes, media)))
+        )
+      }
+      const excerpt = excerptOf(bytes, media)
+      const redirect = status >= 300 && status < 400 ? response.headers.location : undefined
+      return Effect.fail(
+        new ExecutionFailure({
+          action: call.name,
+          message:
+            `${call.name}: ${call.method} ${targetOf(call.url)} was refused with status ${status}` +
+            (redirect === undefined ? "" : ` (a redirect to ${redirect}, which is not followed)`) +
+            (excerpt === "" ? "" : `: ${shorten(excerpt, messageExcerptLength)}`),
+          status,
+          ...(excerpt === "" ? {} : { excerpt })
+        })
+      )
+    }
+  })
+
+const transient = (
+  call: Call,
+  status: number,
+  retryAfter: Duration.Duration | undefined,
+  excerpt: string
+): TransientFailure => {
+  // The server's own "not processed, come back later" answers.
+  const notProcessed = status === 408 || status === 429 || (status === 503 && retryAfter !== undefined)
+  const retryable = notProcessed || call.safe
+  return new TransientFailure({
+    action: call.name,
+    message:
+      `${call.name}: ${call.method} ${targetOf(call.url)} answered status ${status}` +
+      (retryAfter === undefined ? "" : ` (retry after ${Duration.format(retryAfter)})`) +
+      (excerpt === "" ? "" : `: ${shorten(excerpt, messageExcerptLength)}`) +
+      (retryable ? "" : `; ${notRetried}`),
+    status,
+    outcomeUnknown: !notProcessed,
+    retryable,
+    ...(retryAfter === undefined ? {} : { retryAfter })
+  })
+}
+
+const success = (
+  call: Call,
+  status: number,
+  media: MediaType | undefined,
+  bytes: Uint8Array
+): Effect.Effect<unknown, ActionError> => {
+  const schema = call.action.success
+  const value: Effect.Effect<unknown, ActionError> =
+    status === 204 || status === 205 || bytes.length === 0
+      ? Effect.succeed(null)
+      : isJson(media)
+        ? Effect.flatMap(decodeText(call, bytes, media?.charset), (text) => parseJson(call, status, text))
+        : isText(media)
+          ? decodeText(call, bytes, media?.charset)
+          : Effect.succeed(bytes)
+  if (schema === undefined) return value
+  // `Action.webService` takes any schema; one needing decoding services would fail here, so none is assumed.
+  const codec = schema as Schema.Codec<unknown, unknown, never>
+  return Effect.flatMap(value, (raw) => ActionResult.decode(ActionResult.make(raw, { action: call.name }), codec))
+}
+
+const parseJson = (call: Call, status: number, text: string): Effect.Effect<unknown, ExecutionFailure> => {
+  const parsed = Json.parseJson(text)
+  if (Result.isSuccess(parsed)) return Effect.succeed(parsed.success)
+  const excerpt = shorten(collapse(text), excerptLength)
+  return Effect.fail(
+    new ExecutionFailure({
+      action: call.name,
+      message: `${call.name}: ${call.method} ${targetOf(call.url)} answered ${status} with a JSON content type but a body that is not JSON (${parsed.failure}): ${shorten(excerpt, messageExcerptLength)}`,
+      status,
+      excerpt
+    })
+  )
+}
+
+// =============================================================================
+// Content types and charsets
+// =============================================================================
+
+interface MediaType {
+  readonly type: string
+  readonly charset: string | undefined
+}
+
+const mediaTypeOf = (header: string | undefined): MediaType | undefined => {
+  if (header === undefined) return undefined
+  const [essence = "", ...parameters] = header.split(";")
+  let charset: string | undefined
+  for (const parameter of parameters) {
+    const at = parameter.indexOf("=")
+    if (at >= 0 && parameter.slice(0, at).trim().toLowerCase() === "charset") {
+      charset = parameter
+        .slice(at + 1)
+        .trim()
+        .replace(/^"(.*)"$/, "$1")
+    }
+  }
+  return { type: essence.trim().toLowerCase(), charset }
+}
+
+const isJson = (media: MediaType | undefined): boolean =>
+  media !== undefined &&
+  (media.type === "application/json" || media.type === "text/json" || media.type.endsWith("+json"))
+
+const isText = (media: MediaType | undefined): boolean =>
+  media === undefined ||
+  media.charset !== undefined ||
+  media.type.startsWith("text/") ||
+  isJson(media) ||
+  media.type.endsWith("/xml") ||
+  media.type.endsWith("+xml") ||
+  media.type.endsWith("/javascript") ||
+  media.type === "application/x-www-form-urlencoded"
+
+const isHtml = (media: MediaType | undefined): boolean =>
+  media?.type === "text/html" || media?.type === "application/xhtml+xml"
+
+type Decoder = InstanceType<typeof TextDecoder>
+
+const decoders = new Map<string, Decoder>()
+
+// A decoder for a label, or undefined when `TextDecoder` does not know it.
+const decoderFor = (label: string): Decoder | undefined => {
+  const key = label.trim().toLowerCase()
+  const cached = decoders.get(key)
+  if (cached !== undefined) return cached
+  const made = Result.try(() => new TextDecoder(key))
+  if (Result.isFailure(made)) return undefined
+  decoders.set(key, made.success)
+  return made.success
+}
+
+// A byte-order mark names the encoding whatever the header says (WHATWG "decode").
+const bomLabel = (bytes: Uint8Array): string | undefined => {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return "utf-8"
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return "utf-16le"
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return "utf-16be"
+  return undefined
+}
+
+const decodeQuietly = (bytes: Uint8Array, charset: string | undefined): string =>
+  (decoderFor(bomLabel(bytes) ?? charset ?? "utf-8") ?? decoderFor("utf-8")!).decode(bytes)
+
+const decodeText = (call: Call, bytes: Uint8Array, charset: string | undefined): Effect.Effect<string> => {
+  const label = bomLabel(bytes) ?? charset ?? "utf-8"
+  const decoder = decoderFor(label)
+  if (decoder !== undefined) return Effect.succeed(decoder.decode(bytes))
+  return Effect.as(
+    Effect.logWarning(
+      Redact.text(
+        `${call.name}: unknown charset ${JSON.stringify(label)} in the response of ${call.method} ${targetOf(call.url)}; decoding as UTF-8`,
+        call.secrets
+      )
+    ),
+    decoderFor("utf-8")!.decode(bytes)
+  )
+}
+
+// =============================================================================
+// Excerpts and Retry-After
+// =============================================================================
+
+const collapse = (text: string): string => text.replace(/\s+/g, " ").trim()
+
+const entities: Readonly<Record<string, string>> = {
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+  nbsp: " "
+}
+
+const decodeEntities = (text: string): string =>
+  text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, entity: string) => {
+    if (entity.startsWith("#")) {
+      const code =
+        entity[1] === "x" || entity[1] === "X" ? Number.parseInt(entity.slice(2), 16) : Number(entity.slice(1))
+      return Number.isInteger(code) && code >= 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole
+    }
+    return entities[entity.toLowerCase()] ?? whole
+  })
+
+// An HTML page reduced to its title, or to its text when it has none.
+const htmlText = (html: string): string => {
+  const title = /<title[^>]*>([\s\S]*?)<\/title>/i.exec(html)?.[1]
+  if (title !== undefined && collapse(title) !== "") return collapse(decodeEntities(title))
+  return collapse(
+    decodeEntities(
+      html
+        .replace(/<!--[\s\S]*?-->/g, " ")
+        .replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, " ")
+        .replace(/<[^>]*>/g, " ")
+    )
+  )
+}
+
+// The first 64 KiB are plenty for a 1,000-character excerpt.
+const excerptOf = (bytes: Uint8Array, media: MediaType | undefined): string => {
+  if (bytes.length === 0) return ""
+  const text = decodeQuietly(bytes.subarray(0, 65_536), media?.charset)
+  const html = isHtml(media) || /^\s*<(!doctype\s+html|html)[\s>]/i.test(text)
+  return shorten(html ? htmlText(text) : collapse(text), excerptLength)
+}
+
+const millisPattern = /^\s*\d+(\.\d+)?\s*$/
+
+/**
+ * The server's requested wait: `retry-after-ms` (milliseconds) when valid,
+ * else `Retry-After` as delta-seconds (digits only) or an HTTP date measured
+ * from `now`; malformed values are ignored; capped at {@link maxRetryAfter}.
+ * Never NaN, negative or infinite.
+ */
+export const retryAfterOf = (headers: Headers.Headers, now: number): Duration.Duration | undefined => {
+  const millis = headers["retry-after-ms"]
+  if (millis !== undefined && millisPattern.test(millis)) {
+    return Duration.min(Duration.millis(Number(millis)), maxRetryAfter)
+  }
+  const value = headers["retry-after"]
+  if (value === undefined) return undefined
+  const parsed = Headers.parseRetryAfter(value)
+  return Result.isSuccess(parsed)
+    ? Duration.min(Headers.retryAfterDelay(parsed.success, now), maxRetryAfter)
+    : undefined
+}

@@ -1,0 +1,99 @@
+/**
+ * The approval step of the pipeline: the approval token taken out of the arguments, and,
+ * for an action that requires approval, the token checked against the `ApprovalStore`
+ * (consumed once, bound to the agent, action and arguments) or a pending one requested.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { type ApprovalCheck, ApprovalRequired, type ValidationError } from "../../ActionError.ts"
+import * as ApprovalStore from "../../ApprovalStore.ts"
+import { bindingOf, type Policy, reservedParameter } from "../../Approval.ts"
+
+/**
+ * Splits the reserved approval parameter from raw call arguments. The
+ * returned `params` never contain it; the caller's object is not mutated.
+ * `requestToken` (from `ActionRequest.approvalToken`) wins over the
+ * parameter; a parameter that is not a string counts as a token no store
+ * knows (`""`).
+ *
+ * @since 0.1.0
+ */
+export const strip = (
+  params: Readonly<Record<string, unknown>>,
+  requestToken?: string
+): { readonly params: Readonly<Record<string, unknown>>; readonly token: string | undefined } => {
+  if (!Object.hasOwn(params, reservedParameter)) return { params, token: requestToken }
+  const { [reservedParameter]: raw, ...rest } = params
+  return { params: rest, token: requestToken ?? (typeof raw === "string" ? raw : "") }
+}
+
+/**
+ * The store a call uses: the `ApprovalStore` provided to the call, else the
+ * agent's own (`fallback`).
+ *
+ * @since 0.1.0
+ */
+export const storeOf = (
+  fallback: ApprovalStore.ApprovalStore["Service"]
+): Effect.Effect<ApprovalStore.ApprovalStore["Service"]> =>
+  Effect.map(
+    Effect.serviceOption(ApprovalStore.ApprovalStore),
+    Option.getOrElse(() => fallback)
+  )
+
+/**
+ * What an agent uses when no `ApprovalStore` is provided to a call: the one
+ * provided where the agent is made, else a fresh in-memory store of its own.
+ *
+ * @since 0.1.0
+ */
+export const defaultStore: Effect.Effect<ApprovalStore.ApprovalStore["Service"]> = Effect.map(
+  Effect.serviceOption(ApprovalStore.ApprovalStore),
+  Option.getOrElse(ApprovalStore.makeMemory)
+)
+
+/**
+ * Step 2 for one call. Without a policy it succeeds (a token given anyway is
+ * ignored). With one:
+ *
+ * - no token: a pending token is requested for this call's binding, with the
+ *   policy's `reason` and `ttl`, and the call fails `ApprovalRequired` with
+ *   `check: "missing"` and that `pendingTokenId`;
+ * - a token: it is consumed against this call's binding; a refusal fails
+ *   `ApprovalRequired` with the store's `check` (`unknown`, `pending`,
+ *   `rejected`, `expired`, `used`, `agent`, `action`, `arguments`).
+ *
+ * `params` are the raw arguments without the token. Uses the `ApprovalStore`
+ * provided to the call, else `store`.
+ *
+ * @since 0.1.0
+ */
+export const verify = (options: {
+  readonly agentId: string
+  readonly action: string
+  readonly tool: string | undefined
+  readonly policy: Policy | undefined
+  readonly token: string | undefined
+  readonly params: Readonly<Record<string, unknown>>
+  readonly store: ApprovalStore.ApprovalStore["Service"]
+}): Effect.Effect<void, ApprovalRequired | ValidationError> => {
+  const { policy, action, token } = options
+  if (policy === undefined) return Effect.void
+  const refused = (check: ApprovalCheck, pendingTokenId?: string) =>
+    new ApprovalRequired({
+      action,
+      message: `${action} requires approval (${policy.reason}): ${ApprovalStore.describeCheck(check)}`,
+      reason: policy.reason,
+      check,
+      ...(pendingTokenId === undefined ? {} : { pendingTokenId })
+    })
+  return Effect.flatMap(
+    Effect.zip(bindingOf(options.agentId, action, options.tool, options.params), storeOf(options.store)),
+    ([binding, store]) =>
+      token === undefined
+        ? Effect.flatMap(store.request(binding, policy.reason, policy.ttl ?? ApprovalStore.defaultTtl), (pending) =>
+            Effect.fail(refused("missing", pending))
+          )
+        : Effect.mapError(Effect.asVoid(store.consume(token, binding)), (refusal) => refused(refusal.check))
+  )
+}

@@ -1,0 +1,717 @@
+/**
+ * What a language model sees of an action or of an MCP server's tool: a model-facing name, a description and a JSON Schema for the
+ * arguments, plus the strict parsing of the arguments the model sends back.
+ *
+ * Everything here is pure: {@link jsonSchema} projects an Effect Schema or an
+ * MCP `inputSchema` into a schema every provider accepts (no `$ref` left, every
+ * object schema with `properties`), {@link toolkit} gives each entry a name
+ * valid for the API (`^[a-zA-Z0-9_-]{1,64}$`), unique, and mapped back to the
+ * original key, and {@link parseArguments} turns a tool call's raw `arguments`
+ * into a JSON object or a `ValidationError`.
+ *
+ * Argument validation against the action's own Schema stays with the caller:
+ * the projected schema is what the model is shown, never what we validate with.
+ *
+ * @since 0.1.0
+ */
+import * as JsonPointer from "effect/JsonPointer"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import type * as JsonSchema from "effect/JsonSchema"
+import { ValidationError } from "../../ActionError.ts"
+import { reservedParameter as approvalTokenParameter } from "../../Approval.ts"
+import { isPlainObject, parseJson, setOwn } from "../json.ts"
+import { shorten } from "../text.ts"
+import type { ExcludedTool as Excluded, JsonSchemaObject, Tool, Toolkit } from "../../LanguageModel.ts"
+
+export type { Excluded, JsonSchemaObject, Tool, Toolkit }
+
+// =============================================================================
+// Models
+// =============================================================================
+
+/**
+ * The parameters of a tool: an Effect Schema (an action's `parameters`) or a
+ * JSON Schema object (an MCP tool's `inputSchema`).
+ *
+ * @since 0.1.0
+ */
+export type Parameters = Schema.Top | JsonSchema.JsonSchema
+
+/**
+ * Why a schema cannot be offered to a model: `path` is the dotted JSON path in
+ * the projected schema where the problem is (`""` for the root, e.g.
+ * `properties.children.items` for a recursive tree), `message` says why.
+ *
+ * A configuration error: it is found when tools are registered
+ * ({@link jsonSchema}, {@link toolkit}), never at the first chat call.
+ *
+ * @since 0.1.0
+ */
+export class ToolSchemaIssue extends Schema.TaggedError<ToolSchemaIssue>()("ToolSchemaIssue", {
+  path: Schema.String,
+  message: Schema.String
+}) {}
+
+/**
+ * One entry handed to {@link toolkit}: the original `key`, the `description`,
+ * the `parameters` (Effect Schema or JSON Schema) and `strict` (default `false`).
+ *
+ * @since 0.1.0
+ */
+export interface Entry {
+  readonly key: string
+  readonly description: string
+  readonly parameters: Parameters
+  readonly strict?: boolean | undefined
+}
+
+// =============================================================================
+// JSON Schema projection
+// =============================================================================
+
+/**
+ * Projects parameters into the JSON Schema a model is shown.
+ *
+ * - An Effect Schema goes through `Schema.toJsonSchemaDocument` (the JSON
+ *   form of its encoded side); a JSON Schema object (an MCP `inputSchema`) is
+ *   taken as given.
+ * - Every local `$ref` (`#/$defs/X`, `#/definitions/X`, or a pointer such as
+ *   `#/properties/startLocation`) is inlined; keywords next to the `$ref`
+ *   (`description`, `default`, `title`, …) are merged into the inlined node,
+ *   winning over the target's (conflicting structural keywords are kept as
+ *   `allOf: [target, siblings]` rather than dropped). `$defs`/`definitions`,
+ *   `$schema`, `$id`, `$anchor` and `$comment` are removed.
+ * - A recursive schema, a remote or dangling `$ref`, `$dynamicRef`, or a
+ *   schema of more than 10,000 nodes once inlined (nested shared refs grow
+ *   exponentially) fails with a {@link ToolSchemaIssue} naming the JSON path.
+ * - Every object schema (`type: "object"`, or no `type` but `properties`)
+ *   gets `properties` (`{}` when missing). The root must be an object
+ *   schema; an empty one (`{}` or annotations only, and Effect's
+ *   `{ not: { type: "null" } }` for `Schema.Struct({})`) becomes
+ *   `{ type: "object", properties: {} }`.
+ * - Effect's JSON artefact for `Schema.Number`, `anyOf: [{ type: "number" },
+ *   { type: "string", enum: ["Infinity", "-Infinity", "NaN"] }]`, becomes
+ *   `{ type: "number" }` (arguments never accept non-finite numbers anyway).
+ *   Effect 4.1 itself drops the annotations and checks of a plain
+ *   `Schema.Number` (its JSON codec adds a transformation), so describe a
+ *   number with `Schema.Finite`/`Schema.Int` or on the key
+ *   (`Schema.Number.annotateKey({ description })`); both descriptions are
+ *   kept (key annotations, which Effect emits as `allOf: [{ description }]`,
+ *   are merged into the node).
+ * - The reserved `_approval_token` is removed from the root's `properties`
+ *   and `required`.
+ * - With `strict: true` (default `false`), per OpenAI strict mode: every object
+ *   schema gets `type: "object"`, `additionalProperties: false`, and all its
+ *   properties listed in `required`, the optional ones made nullable
+ *   (`type: ["string", "null"]`, a `{ type: "null" }` branch in `anyOf`, or
+ *   `anyOf: [schema, { type: "null" }]`). An object whose extra keys carry a
+ *   schema (`Schema.Record`, `patternProperties`) cannot be strict and fails.
+ *
+ * Properties are never dropped silently. The input is not mutated.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import * as Tool from "@rolecraft/core/Tool"
+ *
+ * Tool.jsonSchema(Schema.Struct({ city: Schema.String }))
+ * // Result.succeed({ type: "object", properties: { city: { type: "string" } },
+ * //                  required: ["city"], additionalProperties: true })
+ * Tool.jsonSchema({ type: "object" }) // Result.succeed({ type: "object", properties: {} })
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const jsonSchema = (
+  parameters: Parameters,
+  options?: { readonly strict?: boolean | undefined }
+): Result.Result<JsonSchemaObject, ToolSchemaIssue> => {
+  const strict = options?.strict ?? false
+  return Result.flatMap(documentOf(parameters), (document) =>
+    Result.flatMap(walk(document, [], new Set([document]), { document, strict, produced: { count: 0 } }), (root) =>
+      toRoot(root, strict)
+    )
+  )
+}
+
+const documentOf = (parameters: Parameters): Result.Result<JsonSchema.JsonSchema, ToolSchemaIssue> => {
+  if (Schema.isSchema(parameters)) {
+    return Result.try({
+      try: () => {
+        const document = Schema.toJsonSchemaDocument(parameters)
+        return { ...document.schema, $defs: document.definitions }
+      },
+      catch: (cause) =>
+        issue(
+          [],
+          `the Effect schema has no JSON Schema form: ${cause instanceof Error ? cause.message : String(cause)}`
+        )
+    })
+  }
+  return isPlainObject(parameters)
+    ? Result.succeed(parameters)
+    : Result.fail(issue([], `expected a JSON Schema object, got ${describe(parameters)}`))
+}
+
+type Path = ReadonlyArray<string | number>
+
+interface Context {
+  readonly document: JsonSchema.JsonSchema
+  readonly strict: boolean
+  // Schema nodes produced so far: shared `$ref`s nested in each other grow
+  // exponentially when inlined, and an MCP server's schema is untrusted input.
+  readonly produced: { count: number }
+}
+
+const maxNodes = 10_000
+
+const formatPath = (path: Path): string =>
+  path.reduce<string>(
+    (out, segment) => (typeof segment === "number" ? `${out}[${segment}]` : out === "" ? segment : `${out}.${segment}`),
+    ""
+  )
+
+const issue = (path: Path, message: string): ToolSchemaIssue =>
+  new ToolSchemaIssue({
+    path: formatPath(path),
+    message: path.length === 0 ? `${message} (at the root)` : `${message} (at ${formatPath(path)})`
+  })
+
+const describe = (u: unknown): string =>
+  u === null ? "null" : Array.isArray(u) ? "an array" : typeof u === "object" ? "an object" : `a ${typeof u}`
+
+// Keywords whose value is a schema, a map of schemas, or a list of schemas;
+// everything else (enum, const, default, examples, required, …) is data.
+const schemaKeywords: ReadonlySet<string> = new Set([
+  "additionalProperties",
+  "additionalItems",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "not",
+  "if",
+  "then",
+  "else",
+  "contains",
+  "propertyNames",
+  "contentSchema"
+])
+const schemaMapKeywords: ReadonlySet<string> = new Set(["properties", "patternProperties", "dependentSchemas"])
+const schemaListKeywords: ReadonlySet<string> = new Set(["anyOf", "oneOf", "allOf", "prefixItems"])
+const droppedKeywords: ReadonlySet<string> = new Set([
+  "$schema",
+  "$id",
+  "$anchor",
+  "$dynamicAnchor",
+  "$vocabulary",
+  "$comment",
+  "$defs",
+  "definitions"
+])
+const annotationKeywords: ReadonlySet<string> = new Set([
+  "title",
+  "description",
+  "default",
+  "examples",
+  "deprecated",
+  "readOnly",
+  "writeOnly"
+])
+
+type Node = JsonSchema.JsonSchema | boolean
+type Walked = Result.Result<Node, ToolSchemaIssue>
+
+// Dereferences, cleans and normalises one schema node. `ancestors` holds the
+// source nodes being expanded on the current path (the node itself included):
+// a `$ref` or a child that leads back to one of them is a cycle.
+const walk = (node: unknown, path: Path, ancestors: Set<unknown>, context: Context): Walked => {
+  if (typeof node === "boolean") return Result.succeed(node)
+  if (!isPlainObject(node)) return Result.fail(issue(path, `expected a schema, got ${describe(node)}`))
+  if (++context.produced.count > maxNodes) {
+    return Result.fail(issue(path, `the schema has more than ${maxNodes} nodes once its references are inlined`))
+  }
+  if (typeof node.$ref === "string") return inline(node, node.$ref, path, ancestors, context)
+  if (node.$ref !== undefined) return Result.fail(issue(path, "`$ref` must be a string"))
+  for (const keyword of ["$dynamicRef", "$recursiveRef"]) {
+    if (node[keyword] !== undefined) return Result.fail(issue(path, `\`${keyword}\` is not supported`))
+  }
+  const out: JsonSchema.JsonSchema = {}
+  for (const [keyword, value] of Object.entries(node)) {
+    if (droppedKeywords.has(keyword)) continue
+    const walked = walkKeyword(keyword, value, path, ancestors, context)
+    if (Result.isFailure(walked)) return Result.fail(walked.failure)
+    if (walked.success !== undefined) setOwn(out, keyword, walked.success)
+  }
+  return normaliseObject(simplifyNumber(flattenAnnotations(out)), path, context.strict)
+}
+
+const walkChild = (child: unknown, path: Path, ancestors: Set<unknown>, context: Context): Walked => {
+  if (ancestors.has(child)) return Result.fail(issue(path, "the schema is recursive"))
+  ancestors.add(child)
+  const walked = walk(child, path, ancestors, context)
+  ancestors.delete(child)
+  return walked
+}
+
+const walkKeyword = (
+  keyword: string,
+  value: unknown,
+  path: Path,
+  ancestors: Set<unknown>,
+  context: Context
+): Result.Result<unknown, ToolSchemaIssue> => {
+  const at = [...path, keyword]
+  if (schemaKeywords.has(keyword)) return walkChild(value, at, ancestors, context)
+  if (schemaListKeywords.has(keyword) || (keyword === "items" && Array.isArray(value))) {
+    if (!Array.isArray(value)) return Result.fail(issue(at, `\`${keyword}\` must be an array of schemas`))
+    const out: Array<Node> = []
+    for (const [index, child] of value.entries()) {
+      const walked = walkChild(child, [...at, index], ancestors, context)
+      if (Result.isFailure(walked)) return walked
+      out.push(walked.success)
+    }
+    return Result.succeed(out)
+  }
+  if (keyword === "items") return walkChild(value, at, ancestors, context)
+  if (schemaMapKeywords.has(keyword) || (keyword === "dependencies" && isPlainObject(value))) {
+    // Some servers send `properties: null`: no properties at all.
+    if (value === null) return Result.succeed(undefined)
+    if (!isPlainObject(value)) return Result.fail(issue(at, `\`${keyword}\` must be an object of schemas`))
+    const out: Record<string, unknown> = {}
+    for (const [name, child] of Object.entries(value)) {
+      // Draft-07 `dependencies` maps a name to a schema or to a list of names.
+      if (keyword === "dependencies" && Array.isArray(child)) {
+        setOwn(out, name, child)
+        continue
+      }
+      const walked = walkChild(child, [...at, name], ancestors, context)
+      if (Result.isFailure(walked)) return walked
+      setOwn(out, name, walked.success)
+    }
+    return Result.succeed(out)
+  }
+  return Result.succeed(value)
+}
+
+const resolvePointer = (document: unknown, ref: string): unknown => {
+  const tokens = JsonPointer.parseUriFragment(ref)
+  if (tokens === undefined) return undefined
+  let current: unknown = document
+  for (const token of tokens) {
+    if (Array.isArray(current) && /^(0|[1-9][0-9]*)$/.test(token)) current = current[Number(token)]
+    else if (isPlainObject(current) && Object.hasOwn(current, token)) current = current[token]
+    else return undefined
+  }
+  return current
+}
+
+const inline = (
+  node: Record<string, unknown>,
+  ref: string,
+  path: Path,
+  ancestors: Set<unknown>,
+  context: Context
+): Walked => {
+  if (!ref.startsWith("#")) return Result.fail(issue(path, `\`$ref\` "${ref}" is not a local reference`))
+  const target = resolvePointer(context.document, ref)
+  if (target === undefined) return Result.fail(issue(path, `\`$ref\` "${ref}" points to nothing`))
+  if (ancestors.has(target)) return Result.fail(issue(path, `the schema is recursive: "${ref}" refers to itself`))
+  ancestors.add(target)
+  const inlined = walk(target, path, ancestors, context)
+  ancestors.delete(target)
+  if (Result.isFailure(inlined)) return inlined
+  const { $ref: _, ...rest } = node
+  if (Object.keys(rest).length === 0) return inlined
+  const siblings = walk(rest, path, ancestors, context)
+  if (Result.isFailure(siblings)) return siblings
+  return Result.succeed(mergeSiblings(inlined.success, siblings.success))
+}
+
+// `{ $ref, ...siblings }` means "the target and the siblings": annotations next
+// to the `$ref` describe this use and win; structural keywords are merged when
+// they do not clash, and otherwise kept side by side under `allOf`.
+const mergeSiblings = (target: Node, siblings: Node): Node => {
+  if (target === false || typeof siblings === "boolean") return target === true ? siblings : target
+  if (target === true) return siblings
+  const annotations: JsonSchema.JsonSchema = {}
+  const structural: JsonSchema.JsonSchema = {}
+  for (const [keyword, value] of Object.entries(siblings)) {
+    setOwn(annotationKeywords.has(keyword) ? annotations : structural, keyword, value)
+  }
+  const clash = Object.entries(structural).some(
+    ([keyword, value]) => Object.hasOwn(target, keyword) && !equalJson(target[keyword], value)
+  )
+  return clash ? { allOf: [target, structural], ...annotations } : { ...target, ...structural, ...annotations }
+}
+
+const equalJson = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => equalJson(x, b[i]))
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = Object.keys(a)
+    return (
+      keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && equalJson(a[key], b[key]))
+    )
+  }
+  return false
+}
+
+const isAnnotationsOnly = (node: unknown): node is JsonSchema.JsonSchema =>
+  isPlainObject(node) && Object.keys(node).every((keyword) => annotationKeywords.has(keyword))
+
+// Effect puts key annotations (`Schema.Number.annotateKey({ description })`)
+// in `allOf: [{ description }]`; such members are merged into the node itself.
+const flattenAnnotations = (node: JsonSchema.JsonSchema): JsonSchema.JsonSchema => {
+  const members = node.allOf
+  if (!Array.isArray(members) || !members.some(isAnnotationsOnly)) return node
+  const { allOf: _, ...rest } = node
+  const kept = members.filter((member) => !isAnnotationsOnly(member))
+  const annotations = Object.assign({}, ...members.filter(isAnnotationsOnly))
+  return kept.length === 0 ? { ...rest, ...annotations } : { ...rest, ...annotations, allOf: kept }
+}
+
+const nonFiniteNames: ReadonlyArray<string> = ["Infinity", "-Infinity", "NaN"]
+
+const isNonFiniteArtefact = (node: unknown): boolean =>
+  isPlainObject(node) &&
+  Object.keys(node).length === 2 &&
+  node.type === "string" &&
+  Array.isArray(node.enum) &&
+  node.enum.length === nonFiniteNames.length &&
+  nonFiniteNames.every((name) => (node.enum as ReadonlyArray<unknown>).includes(name))
+
+// Effect encodes `Schema.Number` for JSON as "a number, or one of the strings
+// Infinity, -Infinity, NaN". A model should only ever send finite numbers.
+const simplifyNumber = (node: JsonSchema.JsonSchema): JsonSchema.JsonSchema => {
+  let out = node
+  for (const keyword of ["anyOf", "oneOf"]) {
+    const branches = out[keyword]
+    if (!Array.isArray(branches)) continue
+    const hasNumber = branches.some((branch) => isPlainObject(branch) && branch.type === "number")
+    if (!hasNumber || !branches.some(isNonFiniteArtefact)) continue
+    const kept = branches.filter((branch) => !isNonFiniteArtefact(branch))
+    const { [keyword]: _, ...rest } = out
+    const only = kept[0]
+    const mergeable =
+      kept.length === 1 && isPlainObject(only) && Object.keys(rest).every((key) => !Object.hasOwn(only, key))
+    out = mergeable ? { ...only, ...rest } : { ...rest, [keyword]: kept }
+  }
+  return out
+}
+
+const typesOf = (node: JsonSchema.JsonSchema): ReadonlyArray<unknown> =>
+  Array.isArray(node.type) ? node.type : node.type === undefined ? [] : [node.type]
+
+const isObjectSchema = (node: JsonSchema.JsonSchema): boolean =>
+  typesOf(node).includes("object") || (node.type === undefined && node.properties !== undefined)
+
+const isNullable = (node: Node): boolean => {
+  if (typeof node === "boolean") return node
+  if (typesOf(node).includes("null")) return true
+  return ["anyOf", "oneOf"].some((keyword) => {
+    const branches = node[keyword]
+    return Array.isArray(branches) && branches.some((branch) => isNullable(branch))
+  })
+}
+
+const nullable = (node: Node): Node => {
+  if (isNullable(node)) return node
+  if (typeof node === "boolean") return node
+  const enumValues = Array.isArray(node.enum) ? { enum: [...node.enum, null] } : {}
+  if (node.type !== undefined && node.const === undefined) {
+    return { ...node, type: [...typesOf(node), "null"], ...enumValues }
+  }
+  if (Array.isArray(node.anyOf) && node.const === undefined && node.enum === undefined) {
+    return { ...node, anyOf: [...node.anyOf, { type: "null" }] }
+  }
+  const annotations: JsonSchema.JsonSchema = {}
+  const rest: JsonSchema.JsonSchema = {}
+  for (const [keyword, value] of Object.entries(node))
+    setOwn(annotationKeywords.has(keyword) ? annotations : rest, keyword, value)
+  return { ...annotations, anyOf: [rest, { type: "null" }] }
+}
+
+// Whether extra keys of an object carry a schema of their own (a record).
+const hasKeySchema = (node: JsonSchema.JsonSchema): boolean =>
+  node.patternProperties !== undefined ||
+  (isPlainObject(node.additionalProperties) && Object.keys(node.additionalProperties).length > 0)
+
+const normaliseObject = (
+  node: JsonSchema.JsonSchema,
+  path: Path,
+  strict: boolean
+): Result.Result<JsonSchema.JsonSchema, ToolSchemaIssue> => {
+  if (!isObjectSchema(node)) return Result.succeed(node)
+  const properties: Record<string, Node> = isPlainObject(node.properties)
+    ? (node.properties as Record<string, Node>)
+    : {}
+  if (!strict) return Result.succeed(node.properties === undefined ? { ...node, properties } : node)
+  if (hasKeySchema(node)) {
+    return Result.fail(
+      issue(path, "strict mode cannot express an object whose extra keys carry a schema (a record); use strict: false")
+    )
+  }
+  const required = new Set(Array.isArray(node.required) ? node.required : [])
+  const strictProperties: Record<string, Node> = {}
+  for (const [name, property] of Object.entries(properties)) {
+    setOwn(strictProperties, name, required.has(name) ? property : nullable(property))
+  }
+  return Result.succeed({
+    ...node,
+    type: typesOf(node).length === 0 ? "object" : node.type,
+    properties: strictProperties,
+    required: Object.keys(properties),
+    additionalProperties: false
+  })
+}
+
+// The root of a tool's parameters must be an object schema without the
+// reserved approval parameter.
+const toRoot = (root: Node, strict: boolean): Result.Result<JsonSchemaObject, ToolSchemaIssue> => {
+  const node: JsonSchema.JsonSchema = root === true ? {} : root === false ? { not: {} } : root
+  const structural = Object.keys(node).filter((keyword) => !annotationKeywords.has(keyword))
+  const empty =
+    structural.length === 0 ||
+    (structural.length === 1 && isPlainObject(node.not) && equalJson(node.not, { type: "null" }))
+  const types = typesOf(node)
+  if (!empty && !isObjectSchema(node)) {
+    const got = types.length > 0 ? `type ${JSON.stringify(node.type)}` : `keywords ${structural.join(", ")}`
+    return Result.fail(issue([], `tool parameters must be an object schema, got ${got}`))
+  }
+  const base: JsonSchema.JsonSchema = empty
+    ? Object.fromEntries(Object.entries(node).filter(([keyword]) => annotationKeywords.has(keyword)))
+    : node
+  return Result.map(normaliseObject({ ...base, type: "object" }, [], strict), (object) => {
+    const { [approvalTokenParameter]: _, ...properties } = isPlainObject(object.properties) ? object.properties : {}
+    const out: JsonSchema.JsonSchema = { ...object, type: "object", properties }
+    if (Array.isArray(object.required)) {
+      out.required = object.required.filter((name) => name !== approvalTokenParameter)
+    }
+    // One boundary cast: `out` was just given `type: "object"` and `properties`.
+    return out as unknown as JsonSchemaObject
+  })
+}
+
+// =============================================================================
+// Names
+// =============================================================================
+
+const maxNameLength = 64
+const hashLength = 8
+
+/**
+ * A short stable hash of a string: FNV-1a (32 bits) of its UTF-8 bytes, as
+ * 8 lowercase hex digits. Stable across runs and platforms (no `node:crypto`).
+ */
+const hash = (text: string): string => {
+  let h = 0x811c9dc5
+  for (const byte of new TextEncoder().encode(text)) {
+    h = Math.imul(h ^ byte, 0x01000193) >>> 0
+  }
+  return h.toString(16).padStart(hashLength, "0")
+}
+
+const sanitise = (key: string): string => key.replace(/[^a-zA-Z0-9_-]/gu, "_")
+
+// Later rounds put the round number first: FNV keeps a collision of two
+// strings when the same suffix is appended to both.
+const withHash = (key: string, round: number): string =>
+  `${sanitise(key).slice(0, maxNameLength - hashLength - 1)}_${hash(round === 0 ? key : `${round}#${key}`)}`
+
+/**
+ * The model-facing name of a key before collisions are resolved: every
+ * character outside `[a-zA-Z0-9_-]` (dots, slashes, spaces, non-ASCII; one per
+ * code point) becomes `_`; a result longer than 64 characters keeps its first
+ * 55 and gets `_` plus an 8-hex-digit hash of the original key.
+ * An empty key gives `""`, which {@link toolkit} excludes.
+ *
+ * @example
+ * ```ts
+ * Tool.modelName("calendar.respondToEvent") // "calendar_respondToEvent"
+ * Tool.modelName("user-profile/update") // "user-profile_update"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const modelName = (key: string): string => {
+  const name = sanitise(key)
+  return name.length > maxNameLength ? withHash(key, 0) : name
+}
+
+// Gives distinct keys distinct names, independently of their order: a key that
+// is its own name keeps it; every other key in a clash takes its hash suffix,
+// and later rounds re-hash with a round number until no clash is left.
+const groupByName = (names: ReadonlyMap<string, string>): ReadonlyArray<readonly [string, ReadonlyArray<string>]> => {
+  const holders = new Map<string, Array<string>>()
+  for (const [key, name] of names) holders.set(name, [...(holders.get(name) ?? []), key])
+  return [...holders].filter(([, group]) => group.length > 1)
+}
+
+const assignNames = (keys: ReadonlyArray<string>): Map<string, string> => {
+  const names = new Map(keys.map((key) => [key, modelName(key)]))
+  const rounds = new Map(keys.map((key) => [key, 0]))
+  for (let pass = 0; pass < 16; pass++) {
+    const clashes = groupByName(names)
+    if (clashes.length === 0) break
+    for (const [name, group] of clashes) {
+      for (const key of group) {
+        if (key === name) continue
+        const hashed = names.get(key) !== sanitise(key)
+        const round = hashed ? (rounds.get(key) ?? 0) + 1 : 0
+        rounds.set(key, round)
+        names.set(key, withHash(key, round))
+      }
+    }
+  }
+  return names
+}
+
+// Keys whose names still clash after the rounds of `assignNames` (in practice
+// never: it takes repeated 32-bit hash collisions); they are excluded.
+const clashing = (names: ReadonlyMap<string, string>): ReadonlySet<string> =>
+  new Set(groupByName(names).flatMap(([, group]) => group))
+
+/**
+ * Builds the tools offered to a model from action and MCP tool entries.
+ *
+ * - Names are model-safe ({@link modelName}: `^[a-zA-Z0-9_-]{1,64}$`) and
+ *   unique. A clash after mapping (`a.b` and `a_b`, two long keys with the
+ *   same 55-character prefix, `srv-a/send_email` vs `srv-a.send_email`) is
+ *   resolved the same way whatever the entries' order: a key that is already
+ *   a valid name keeps it, the others get an 8-hex-digit hash of their
+ *   original key.
+ * - Callers namespace MCP tools in the key themselves (`weather/get_forecast`
+ *   → `weather_get_forecast`); `keyOf` maps a name back to its original key,
+ *   so a call is routed to the server whose schema was offered.
+ * - Each schema is projected with {@link jsonSchema} (`strict` per entry,
+ *   default `false`). An entry with an empty key, a key already seen (the
+ *   first one stays), or a schema that cannot be projected (a cycle, a
+ *   dangling `$ref`) goes to `excluded` with its reason; the others are still
+ *   offered: one bad tool never breaks all.
+ *
+ * @example
+ * ```ts
+ * const kit = Tool.toolkit([
+ *   { key: "srv-a/send_email", description: "Send (A)", parameters: { type: "object" } },
+ *   { key: "srv-b/send_email", description: "Send (B)", parameters: { type: "object" } }
+ * ])
+ * kit.tools.map((tool) => tool.name) // ["srv-a_send_email", "srv-b_send_email"]
+ * kit.keyOf("srv-b_send_email") // "srv-b/send_email"
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const toolkit = (entries: ReadonlyArray<Entry>): Toolkit => {
+  const excluded: Array<Excluded> = []
+  const accepted: Array<{ readonly entry: Entry; readonly parameters: JsonSchemaObject }> = []
+  const seen = new Set<string>()
+  for (const entry of entries) {
+    if (entry.key.length === 0) {
+      excluded.push({ key: entry.key, reason: "the key is empty, so the tool has no name" })
+      continue
+    }
+    if (seen.has(entry.key)) {
+      excluded.push({ key: entry.key, reason: `the key "${entry.key}" is offered twice; the first entry is kept` })
+      continue
+    }
+    seen.add(entry.key)
+    const projected = jsonSchema(entry.parameters, { strict: entry.strict ?? false })
+    if (Result.isFailure(projected)) {
+      excluded.push({
+        key: entry.key,
+        reason: `its parameters cannot be offered to a model: ${projected.failure.message}`
+      })
+      continue
+    }
+    accepted.push({ entry, parameters: projected.success })
+  }
+  const names = assignNames(accepted.map(({ entry }) => entry.key))
+  const unresolved = clashing(names)
+  for (const key of unresolved) excluded.push({ key, reason: "its model-facing name clashes with another tool's" })
+  const tools = accepted
+    .filter(({ entry }) => !unresolved.has(entry.key))
+    .map(
+      ({ entry, parameters }): Tool => ({
+        name: names.get(entry.key) ?? modelName(entry.key),
+        key: entry.key,
+        description: entry.description,
+        parameters,
+        strict: entry.strict ?? false
+      })
+    )
+  const keys = new Map(tools.map((tool) => [tool.name, tool.key]))
+  return { tools, excluded, keyOf: (name) => keys.get(name) }
+}
+
+// =============================================================================
+// Arguments
+// =============================================================================
+
+/** At most 500 characters of a raw text, never splitting a surrogate pair. */
+const preview = (text: string): string => shorten(text, 500)
+
+// A small pure boundary around `JSON.parse`.
+const notAnObject = (tool: string, got: unknown): ValidationError =>
+  new ValidationError({
+    action: tool,
+    message: `arguments must be a JSON object, got ${describe(got)}`,
+    issues: [{ path: "", message: `expected a JSON object, got ${describe(got)}` }]
+  })
+
+const withoutApprovalToken = (object: Record<string, unknown>): Record<string, unknown> => {
+  const { [approvalTokenParameter]: _, ...rest } = object
+  return rest
+}
+
+/**
+ * Parses the raw `arguments` of a model's tool call into a JSON object
+ *. The tool must not run when this fails.
+ *
+ * - A string is parsed strictly: `""` or whitespace only is `{}` (a
+ *   zero-argument call, often streamed with no deltas); malformed JSON
+ *   (`{"{"tagIds":[1,2]}`, a missing quote, a truncated `{lat: 48.2, lon:`,
+ *   or two objects run together `{"title":"a"}{"title":"b"}`) fails with the
+ *   parser's message and a preview of at most 500 characters of the raw text —
+ *   never a silent `{}` and never "the first object".
+ * - JSON that is not an object (`null`, `5`, `"text"`, `[]`) fails with
+ *   "arguments must be a JSON object".
+ * - A provider that hands over already-parsed arguments: a plain object is
+ *   taken, `undefined` (no arguments field) is `{}`, anything else fails.
+ * - The reserved `_approval_token` is removed: a model cannot present an
+ *   approval token.
+ *
+ * Fails with `ValidationError` (`action` = `options.tool`, one issue at path
+ * `""`). Required fields are checked later, against the action's Schema.
+ *
+ * @example
+ * ```ts
+ * Tool.parseArguments("", { tool: "get_server_version" }) // Result.succeed({})
+ * Tool.parseArguments("[]", { tool: "search" }) // Result.fail(ValidationError: arguments must be a JSON object, got an array)
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const parseArguments = (
+  raw: unknown,
+  options: { readonly tool: string }
+): Result.Result<Record<string, unknown>, ValidationError> => {
+  if (raw === undefined) return Result.succeed({})
+  if (typeof raw !== "string") {
+    return isPlainObject(raw) ? Result.succeed(withoutApprovalToken(raw)) : Result.fail(notAnObject(options.tool, raw))
+  }
+  if (raw.trim().length === 0) return Result.succeed({})
+  const parsed = parseJson(raw)
+  if (Result.isFailure(parsed)) {
+    const message = `arguments are not valid JSON (${preview(parsed.failure)}); received: ${preview(raw)}`
+    return Result.fail(
+      new ValidationError({
+        action: options.tool,
+        message,
+        issues: [{ path: "", message: `not valid JSON: ${preview(parsed.failure)}` }]
+      })
+    )
+  }
+  return isPlainObject(parsed.success)
+    ? Result.succeed(withoutApprovalToken(parsed.success))
+    : Result.fail(notAnObject(options.tool, parsed.success))
+}

@@ -1,0 +1,81 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Duration, Effect, Exit, Fiber } from "effect"
+import { TestClock } from "effect/testing"
+import * as TimeLimit from "../../../src/internal/run/timeLimit.ts"
+
+const timedOut = () => Effect.succeed("timed out" as const)
+
+class Greeting extends Context.Service<Greeting, { readonly text: string }>()("test/Greeting") {}
+
+describe("timeLimit.timeoutOrElse on Effect's own clock", () => {
+  it.live("an effect that ends first gives its own exit: a value, a failure, a value computed at once", () =>
+    Effect.gen(function* () {
+      const limit = Duration.seconds(5)
+      assert.strictEqual(yield* TimeLimit.timeoutOrElse(Effect.as(Effect.sleep("5 millis"), 1), limit, timedOut), 1)
+      const failed = yield* Effect.exit(
+        TimeLimit.timeoutOrElse(Effect.andThen(Effect.sleep("5 millis"), Effect.fail("boom")), limit, timedOut)
+      )
+      assert.deepStrictEqual(failed, Exit.fail("boom"))
+      assert.strictEqual(yield* TimeLimit.timeoutOrElse(Effect.succeed(2), limit, timedOut), 2)
+    })
+  )
+
+  it.live("when the time passes first, the effect is interrupted and its finalizer has run before orElse", () =>
+    Effect.gen(function* () {
+      const log: Array<string> = []
+      const result = yield* TimeLimit.timeoutOrElse(
+        Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => log.push("interrupted")))),
+        Duration.millis(20),
+        () => Effect.sync(() => log.push("orElse")).pipe(Effect.as("timed out"))
+      )
+      assert.strictEqual(result, "timed out")
+      assert.deepStrictEqual(log, ["interrupted", "orElse"])
+    })
+  )
+
+  it.live("interrupting the caller interrupts the effect and waits for it; the timer does not fire later", () =>
+    Effect.gen(function* () {
+      const log: Array<string> = []
+      const fiber = yield* Effect.forkChild(
+        TimeLimit.timeoutOrElse(
+          Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => log.push("interrupted")))),
+          Duration.millis(30),
+          () => Effect.sync(() => log.push("orElse"))
+        )
+      )
+      yield* Effect.sleep("5 millis")
+      yield* Fiber.interrupt(fiber)
+      assert.deepStrictEqual(log, ["interrupted"])
+      yield* Effect.sleep("60 millis")
+      assert.deepStrictEqual(log, ["interrupted"])
+    })
+  )
+
+  it.live("the effect sees the caller's services and span", () =>
+    Effect.gen(function* () {
+      const seen = yield* TimeLimit.timeoutOrElse(
+        Effect.gen(function* () {
+          yield* Effect.sleep("1 millis")
+          const greeting = yield* Greeting
+          const span = yield* Effect.currentSpan
+          return `${greeting.text} ${span.name}`
+        }),
+        Duration.seconds(5),
+        timedOut
+      ).pipe(Effect.withSpan("caller"), Effect.provideService(Greeting, { text: "hello" }))
+      assert.strictEqual(seen, "hello caller")
+    })
+  )
+})
+
+describe("timeLimit.timeoutOrElse on the TestClock", () => {
+  it.effect("is driven by TestClock.adjust, as Effect.timeoutOrElse is", () =>
+    Effect.gen(function* () {
+      const fiber = yield* Effect.forkChild(TimeLimit.timeoutOrElse(Effect.never, Duration.seconds(30), timedOut))
+      yield* TestClock.adjust("29 seconds")
+      assert.isUndefined(fiber.pollUnsafe())
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* Fiber.join(fiber), "timed out")
+    })
+  )
+})
