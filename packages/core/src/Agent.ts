@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
@@ -37,7 +37,7 @@ import * as Observe from "./internal/events/observe.ts"
 import type * as Guardrail from "./Guardrail.ts"
 import * as GuardrailKernel from "./internal/pipeline/guardrail.ts"
 import * as Hooks from "./internal/pipeline/hooks.ts"
-import type { AgentRuntime } from "./internal/executor/attempt.ts"
+import type { AgentRuntime, AttemptTimeout } from "./internal/executor/attempt.ts"
 import * as Executor from "./internal/executor/execute.ts"
 import { settled } from "./internal/run/settled.ts"
 import * as McpConnections from "./internal/executor/mcpPool.ts"
@@ -191,6 +191,17 @@ const defaultAttemptTimeout = (action: Action.Any): Duration.Input | undefined =
     ? undefined
     : (action.timeout ?? (action._tag === "webService" ? "30 seconds" : undefined))
 
+// The attempt timeout an executor applies itself, parsed once.
+const ownAttemptTimeout = (
+  name: string,
+  input: Duration.Input | undefined,
+  retryable: boolean
+): AttemptTimeout | undefined => {
+  if (input === undefined) return undefined
+  const after = Duration.fromInputUnsafe(input)
+  return { after, error: () => ResilienceKernel.attemptTimedOut(name, after, retryable) }
+}
+
 const register = (options: {
   readonly id: string
   readonly roles: ReadonlyArray<Role.Any>
@@ -245,23 +256,33 @@ const register = (options: {
         const guards = yield* Effect.mapError(ResilienceKernel.makeGuards(name, policies.resilience), inRole)
         const attemptTimeout = defaultAttemptTimeout(action)
         const timeoutRetryable = Executor.timeoutRetryable(action)
+        // A webService executor bounds its own attempt (its request is aborted at the deadline): no timer races it.
+        const executorTimesAttempt = Executor.timesItsAttempt(action)
+        const timeout = executorTimesAttempt
+          ? ownAttemptTimeout(name, policies.resilience?.attemptTimeout ?? attemptTimeout, timeoutRetryable)
+          : undefined
+        // Durations parsed and the retry schedule built once per action, not per call.
+        const step = ResilienceKernel.prepare({
+          action: name,
+          policy: policies.resilience,
+          attemptTimeout,
+          timeoutRetryable,
+          executorTimesAttempt,
+          guards
+        })
         const run: Registered["run"] = (args, knowledge) =>
-          ResilienceKernel.run({
-            action: name,
-            policy: policies.resilience,
-            attemptTimeout,
-            timeoutRetryable,
-            guards,
-            attempt: Executor.execute({
+          step(
+            Executor.execute({
               name,
               action,
               args,
               context: { agentId: id, role: role.identity.name, action: name, state, knowledge },
               agent: runtime,
-              spec: role.spec
+              spec: role.spec,
+              timeout
             }),
-            fallback: fallbackOf(name, policies.fallback, args)
-          })
+            fallbackOf(name, policies.fallback, args)
+          )
         registry.set(name, {
           name,
           action,

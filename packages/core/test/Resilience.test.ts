@@ -35,6 +35,25 @@ const run = (policy: Resilience.Policy, attempt: Effect.Effect<string, ActionErr
   ResilienceKernel.run({ action: "a", policy, attemptTimeout: undefined, guards: ResilienceKernel.noGuards, attempt })
 
 describe("Resilience", () => {
+  it.effect("an attempt its executor bounds itself is raced by no timer; otherwise the attempt timeout cuts it", () =>
+    Effect.gen(function* () {
+      const slow = Effect.as(Effect.sleep("2 seconds"), "ok")
+      const step = (executorTimesAttempt: boolean) =>
+        ResilienceKernel.prepare({
+          action: "a",
+          policy: undefined,
+          attemptTimeout: "1 second",
+          guards: ResilienceKernel.noGuards,
+          executorTimesAttempt
+        })(slow)
+      const own = yield* Effect.forkChild(step(true))
+      const raced = yield* Effect.forkChild(Effect.flip(step(false)))
+      yield* TestClock.adjust("2 seconds")
+      assert.strictEqual(yield* Fiber.join(own), "ok")
+      assert.strictEqual((yield* Fiber.join(raced))._tag, "Timeout")
+    })
+  )
+
   it.effect("retries with exponential backoff (1 s, ×2) and gives up after maxAttempts retries", () =>
     Effect.gen(function* () {
       const errors = Array.from({ length: 10 }, () => transient())

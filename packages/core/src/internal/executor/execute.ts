@@ -43,13 +43,23 @@ export const execute = (attempt: Attempt): Effect.Effect<unknown, ActionError, a
     case "local":
       return runLocal({ ...attempt, action })
     case "webService":
-      return mapped(attempt, action.mapResult, WebService.run(attempt.name, action, attempt.args))
+      return mapped(attempt, action.mapResult, WebService.run(attempt.name, action, attempt.args, attempt.timeout))
     case "llm":
       return mapped(attempt, action.mapResult, Llm.run({ ...attempt, action }))
     case "mcpTool":
       return mapped(attempt, action.mapResult, McpTool.execute({ ...attempt, action }))
   }
 }
+
+/**
+ * Whether the executor bounds an attempt of `action` itself, so that no
+ * timer of the run step races it: a webService call without a result mapper
+ * (its request, body included, is aborted at the deadline; a mapper is user
+ * code the abort cannot reach). An mcpTool action passes its timeout to the
+ * MCP client instead, and needs no timer either.
+ */
+export const timesItsAttempt = (action: Action.Any): boolean =>
+  action._tag === "webService" && action.mapResult === undefined
 
 /**
  * Whether an attempt cut off by its timeout may be retried: not for a

@@ -41,6 +41,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
@@ -50,9 +51,10 @@ import type * as Action from "../../Action.ts"
 import { type ActionError, ExecutionFailure, type Issue, TransientFailure, ValidationError } from "../../ActionError.ts"
 import * as ActionResult from "../../ActionResult.ts"
 import * as Endpoint from "./endpoint.ts"
-import * as Redact from "../redact.ts"
-import { shorten } from "../text.ts"
 import * as Json from "../json.ts"
+import * as Redact from "../redact.ts"
+import * as TimeLimit from "../run/timeLimit.ts"
+import { shorten } from "../text.ts"
 import { isTransientStatus } from "./httpResponse.ts"
 
 type WebService = Action.WebService<any, any, any>
@@ -204,37 +206,69 @@ interface Call {
  * Runs one webService call. `args` are the converted arguments. Fails with
  * VALIDATION (no HttpClient, bad template or arguments, missing secret, a
  * result that does not match `success`), TRANSIENT or EXECUTION as the
- * module's rules say; never with a secret in the error.
+ * module's rules say; never with a secret in the error. With `timeout`, the
+ * request is aborted at `after` and the call fails with `error()` (the
+ * attempt timeout, applied here instead of by a timer racing the call).
  */
 export const run = (
   name: string,
   action: WebService,
-  args: Readonly<Record<string, unknown>>
+  args: Readonly<Record<string, unknown>>,
+  timeout?: { readonly after: Duration.Duration; readonly error: () => ActionError } | undefined
 ): Effect.Effect<unknown, ActionError> =>
   Effect.flatMap(Effect.serviceOption(HttpClient.HttpClient), (client) => {
     if (Option.isNone(client)) return Effect.fail(notProvided(name))
-    const plan = planOf(action)
-    if (Result.isFailure(plan)) return Effect.fail(invalid(name, "bad webService definition", plan.failure))
-    const { template, fields, paramType, safe } = plan.success
-    const built = Endpoint.build(template, fields, args, paramType)
-    if (Result.isFailure(built)) return Effect.fail(invalid(name, "invalid arguments for the request", built.failure))
-    const { url, body } = built.success
-    const send = ({ secret, secrets }: Credentials) => {
-      let request = HttpClientRequest.make(action.method)(url)
-      if (Object.keys(action.headers).length > 0) request = HttpClientRequest.setHeaders(request, action.headers)
-      if (body !== undefined) request = HttpClientRequest.bodyText(request, body, "application/json")
-      request = authorize(request, action.auth, secret)
-      const call: Call = { name, action, method: action.method, url, safe, secrets }
-      return Effect.matchEffect(client.value.execute(request), {
-        onFailure: (error) => Effect.fail(requestFailure(call, error)),
-        onSuccess: (response) => respond(call, response)
-      })
+    if (timeout !== undefined) {
+      // The deadline aborts the request (and its body) itself, so the call waits only on its own I/O.
+      const scoped = scopedClient(client.value)
+      return TimeLimit.abortAfter(call(name, action, args, scoped), timeout.after, () => Effect.fail(timeout.error()))
     }
-    if (action.auth === "NO_AUTH") return send(none)
-    return Effect.flatMap(credentialsOf(name, action), (credentials) =>
-      Effect.mapError(send(credentials), (error) => Redact.scrub(error, credentials.secrets))
-    )
+    return call(name, action, args, client.value)
   })
+
+// The client whose requests (bodies included) are aborted when the calling scope closes
+// (`HttpClient.withScope`), made once per client.
+const scopedClients = new WeakMap<
+  HttpClient.HttpClient,
+  HttpClient.HttpClient.With<HttpClientError.HttpClientError, Scope.Scope>
+>()
+const scopedClient = (client: HttpClient.HttpClient) => {
+  let scoped = scopedClients.get(client)
+  if (scoped === undefined) {
+    scoped = HttpClient.withScope(client)
+    scopedClients.set(client, scoped)
+  }
+  return scoped
+}
+
+const call = <R>(
+  name: string,
+  action: WebService,
+  args: Readonly<Record<string, unknown>>,
+  client: HttpClient.HttpClient.With<HttpClientError.HttpClientError, R>
+): Effect.Effect<unknown, ActionError, R> => {
+  const plan = planOf(action)
+  if (Result.isFailure(plan)) return Effect.fail(invalid(name, "bad webService definition", plan.failure))
+  const { template, fields, paramType, safe } = plan.success
+  const built = Endpoint.build(template, fields, args, paramType)
+  if (Result.isFailure(built)) return Effect.fail(invalid(name, "invalid arguments for the request", built.failure))
+  const { url, body } = built.success
+  const send = ({ secret, secrets }: Credentials) => {
+    let request = HttpClientRequest.make(action.method)(url)
+    if (Object.keys(action.headers).length > 0) request = HttpClientRequest.setHeaders(request, action.headers)
+    if (body !== undefined) request = HttpClientRequest.bodyText(request, body, "application/json")
+    request = authorize(request, action.auth, secret)
+    const about: Call = { name, action, method: action.method, url, safe, secrets }
+    return Effect.matchEffect(client.execute(request), {
+      onFailure: (error) => Effect.fail(requestFailure(about, error)),
+      onSuccess: (response) => respond(about, response)
+    })
+  }
+  if (action.auth === "NO_AUTH") return send(none)
+  return Effect.flatMap(credentialsOf(name, action), (credentials) =>
+    Effect.mapError(send(credentials), (error) => Redact.scrub(error, credentials.secrets))
+  )
+}
 
 // The URL without its query and fragment, for messages.
 const targetOf = (url: string): string => {
