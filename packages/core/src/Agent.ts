@@ -207,6 +207,7 @@ const register = (options: {
   readonly roles: ReadonlyArray<Role.Any>
   readonly runtime: AgentRuntime
   readonly knowledgeBase: Effect.Success<typeof KnowledgeKernel.defaultBase>
+  readonly traceSteps: boolean
 }) =>
   Effect.gen(function* () {
     const { id, runtime, knowledgeBase } = options
@@ -262,14 +263,18 @@ const register = (options: {
           ? ownAttemptTimeout(name, policies.resilience?.attemptTimeout ?? attemptTimeout, timeoutRetryable)
           : undefined
         // Durations parsed and the retry schedule built once per action, not per call.
-        const step = ResilienceKernel.prepare({
+        const stepOptions = {
           action: name,
           policy: policies.resilience,
           attemptTimeout,
           timeoutRetryable,
           executorTimesAttempt,
           guards
-        })
+        }
+        const step = ResilienceKernel.prepare(stepOptions)
+        // A local action that nothing repeats, delays or bounds runs as its step is made: no trip through the
+        // runtime (not under traceSteps, whose run span must hold the call).
+        const now = action._tag === "local" && !options.traceSteps && ResilienceKernel.runsAtOnce(stepOptions)
         const run: Registered["run"] = (args, knowledge) =>
           step(
             Executor.execute({
@@ -279,7 +284,8 @@ const register = (options: {
               context: { agentId: id, role: role.identity.name, action: name, state, knowledge },
               agent: runtime,
               spec: role.spec,
-              timeout
+              timeout,
+              now
             }),
             fallbackOf(name, policies.fallback, args)
           )
@@ -350,7 +356,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const approvals = yield* ApprovalKernel.defaultStore
     const knowledgeBase = yield* KnowledgeKernel.defaultBase
     const roles = servers === undefined ? options.roles : [...options.roles, servers]
-    const registry = yield* register({ id, roles, runtime, knowledgeBase })
+    const registry = yield* register({ id, roles, runtime, knowledgeBase, traceSteps: options.traceSteps === true })
     const authority = AuthorityKernel.compile(options.authority)
     const available = [...registry.keys()]
     const hub = yield* EventHub.makeHub

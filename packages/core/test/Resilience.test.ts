@@ -221,6 +221,67 @@ describe("Resilience", () => {
   )
 })
 
+describe("a local action's run step made at once (nothing repeats, delays or bounds it)", () => {
+  const identity = { name: "r", goal: "g", domain: "d" }
+
+  it.live(
+    "an action reading context.signal gets a signal that interruption aborts; a plain value and a throw still arrive",
+    () =>
+      Effect.gen(function* () {
+        let aborted = false
+        const actions = {
+          wait: Action.local({
+            description: "waits",
+            parameters: {},
+            run: (_args, context) => {
+              context.signal.addEventListener("abort", () => {
+                aborted = true
+              })
+              return new Promise(() => {})
+            }
+          }),
+          plain: Action.local({ description: "plain", parameters: {}, run: () => 7 }),
+          throws: Action.local({
+            description: "throws",
+            parameters: {},
+            run: (): number => {
+              throw new Error("boom")
+            }
+          })
+        }
+        const agent = yield* Agent.make({ id: "a", roles: [Role.make({ identity, actions })] })
+        const fiber = yield* Effect.forkChild(agent.executeAction("wait", {}))
+        yield* Effect.sleep("10 millis")
+        yield* Fiber.interrupt(fiber)
+        assert.isTrue(aborted)
+        assert.strictEqual(yield* agent.executeAction("plain", {}), 7)
+        const error = yield* Effect.flip(agent.executeAction("throws", {}))
+        assert.instanceOf(error, ExecutionFailure)
+        assert.include(error.message, "boom")
+      })
+  )
+
+  it.effect("with a retry policy the function is called again for each attempt", () =>
+    Effect.gen(function* () {
+      let calls = 0
+      const flaky = Action.local({
+        description: "flaky",
+        parameters: {},
+        run: () => {
+          calls += 1
+          if (calls < 3) throw new TransientFailure({ action: "flaky", message: "busy" })
+          return "ok"
+        }
+      }).pipe(Action.resilience({ retry: { maxAttempts: 3, jitter: false, initialDelay: "1 millis" } }))
+      const agent = yield* Agent.make({ id: "a", roles: [Role.make({ identity, actions: { flaky } })] })
+      const fiber = yield* Effect.forkChild(agent.executeAction("flaky", {}))
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* Fiber.join(fiber), "ok")
+      assert.strictEqual(calls, 3)
+    })
+  )
+})
+
 describe("fallback", () => {
   const identity = { name: "r", goal: "g", domain: "d" }
   const failing = (message: string) =>

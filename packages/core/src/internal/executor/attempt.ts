@@ -35,6 +35,12 @@ export interface Attempt<X extends Action.Any = Action.Any> {
    * a timer of the run step bounds the attempt, if anything does.
    */
   readonly timeout?: AttemptTimeout | undefined
+  /**
+   * The attempt is run exactly once, as soon as it is made (nothing repeats,
+   * delays or bounds it), so a local action's function may be called when
+   * the attempt is made and a plain value returned as a settled `Exit`.
+   */
+  readonly now?: boolean | undefined
 }
 
 /** An attempt timeout an executor applies itself: after `after`, the attempt fails with `error()`. */

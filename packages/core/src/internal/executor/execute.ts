@@ -14,8 +14,10 @@ import * as McpTool from "./mcpTool.ts"
 import * as WebService from "./webService.ts"
 
 const runLocal = (attempt: Attempt<Action.Local<any, any, any>>): Effect.Effect<unknown, ActionError, any> =>
-  ResilienceKernel.fromReturned(attempt.name, "run", (signal) =>
-    attempt.action.run(attempt.args, { ...attempt.context, signal })
+  (attempt.now === true ? ResilienceKernel.fromReturnedNow : ResilienceKernel.fromReturned)(
+    attempt.name,
+    "run",
+    (signal) => attempt.action.run(attempt.args, { ...attempt.context, signal })
   )
 
 const mapped = (

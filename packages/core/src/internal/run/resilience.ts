@@ -210,6 +210,22 @@ export const prepare = (
 }
 
 /**
+ * Whether a step prepared with `options` runs its attempt exactly once, at
+ * once and unbounded (no retry, no timer, no circuit breaker or bulkhead),
+ * so the attempt may be made when the step is: see `fromReturnedNow`.
+ */
+export const runsAtOnce = (options: StepOptions): boolean => {
+  const { policy } = options
+  const attempt = options.executorTimesAttempt === true ? undefined : (policy?.attemptTimeout ?? options.attemptTimeout)
+  return (
+    attempt === undefined &&
+    policy?.timeout === undefined &&
+    (policy?.retry?.maxAttempts ?? 0) === 0 &&
+    options.guards === noGuards
+  )
+}
+
+/**
  * Runs one call's run step under its policy: {@link prepare} and the call in
  * one, for a step run once (a chat turn's model call, tests).
  */
@@ -268,18 +284,51 @@ export const fromReturned = <A, R = never>(
     } catch (thrown) {
       return Effect.fail(toActionError(action, what, thrown))
     }
-    // A plain value can neither fail nor be interrupted.
-    if (!Effect.isEffect(returned) && !Predicate.isPromiseLike(returned)) return Effect.succeed(returned as A)
-    const effect: Effect.Effect<unknown, unknown, R> = Effect.isEffect(returned)
-      ? (returned as Effect.Effect<unknown, unknown, R>)
-      : Effect.tryPromise({ try: () => returned as PromiseLike<unknown>, catch: (rejected) => rejected })
-    const mapped = Effect.catchCause(effect, (cause) =>
-      Cause.hasInterruptsOnly(cause)
-        ? Effect.failCause(cause as Cause.Cause<never>)
-        : Effect.fail(toActionError(action, what, Cause.squash(cause)))
-    ) as Effect.Effect<A, ActionError, R>
-    return controller === undefined ? mapped : Effect.onInterrupt(mapped, () => Effect.sync(() => controller.abort()))
+    return lift<A, R>(action, what, returned, controller === undefined ? undefined : () => controller.abort())
   })
+
+/**
+ * `fromReturned`, with the function called now, when the effect is made, for
+ * a call made exactly once where its effect is run at once (the run step of
+ * a local action that nothing repeats, delays or bounds): a plain value or a
+ * throw comes back as an `Exit`, which the pipeline takes without a trip
+ * through the runtime; a Promise or an Effect is run as `fromReturned` runs
+ * it, its `signal` aborted when it is interrupted.
+ */
+export const fromReturnedNow = <A, R = never>(
+  action: string,
+  what: string,
+  call: (signal: AbortSignal) => unknown
+): Effect.Effect<A, ActionError, R> => {
+  const controller = call.length > 0 ? new AbortController() : undefined
+  let returned: unknown
+  try {
+    returned = call(controller === undefined ? neverAborted : controller.signal)
+  } catch (thrown) {
+    return Exit.fail(toActionError(action, what, thrown))
+  }
+  return lift<A, R>(action, what, returned, controller === undefined ? undefined : () => controller.abort())
+}
+
+// What a user's function returned, as an effect: a plain value at once; a Promise or Effect with its failures mapped.
+const lift = <A, R>(
+  action: string,
+  what: string,
+  returned: unknown,
+  abort: (() => void) | undefined
+): Effect.Effect<A, ActionError, R> => {
+  // A plain value can neither fail nor be interrupted.
+  if (!Effect.isEffect(returned) && !Predicate.isPromiseLike(returned)) return Exit.succeed(returned as A)
+  const effect: Effect.Effect<unknown, unknown, R> = Effect.isEffect(returned)
+    ? (returned as Effect.Effect<unknown, unknown, R>)
+    : Effect.tryPromise({ try: () => returned as PromiseLike<unknown>, catch: (rejected) => rejected })
+  const mapped = Effect.catchCause(effect, (cause) =>
+    Cause.hasInterruptsOnly(cause)
+      ? Effect.failCause(cause as Cause.Cause<never>)
+      : Effect.fail(toActionError(action, what, Cause.squash(cause)))
+  ) as Effect.Effect<A, ActionError, R>
+  return abort === undefined ? mapped : Effect.onInterrupt(mapped, () => Effect.sync(abort))
+}
 
 const neverAborted: AbortSignal = new AbortController().signal
 
