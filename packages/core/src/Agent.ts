@@ -176,6 +176,8 @@ interface Registered {
   readonly guardrails: Guardrail.Policy | undefined
   readonly approval: { readonly agentId: string; readonly action: string; readonly policy: Approval.Policy | undefined }
   readonly retrieval: Omit<Parameters<typeof KnowledgeKernel.retrieve>[0], "args">
+  /** The options of its calls' span, made once (a call with a correlation id adds it to a copy). */
+  readonly span: { readonly attributes: Readonly<Record<string, string>> }
   /** Step 7 for one call: the executor inside the action's resilience policy, then its fallback. */
   readonly run: (
     args: Readonly<Record<string, unknown>>,
@@ -297,6 +299,14 @@ const register = (options: {
           guardrails,
           approval: { agentId: id, action: name, policy: policies.approval },
           retrieval: { action: name, policy: policies.retrieval, role, base: knowledgeBase },
+          span: {
+            attributes: {
+              "rolecraft.agent": id,
+              "rolecraft.action": name,
+              "rolecraft.role": role.identity.name,
+              "rolecraft.type": action._tag
+            }
+          },
           run
         })
       }
@@ -372,8 +382,9 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       rawParams: Readonly<Record<string, unknown>>,
       requestToken?: string,
       correlationId?: string
-    ) =>
-      Effect.gen(function* () {
+    ) => {
+      const registered = registry.get(name)
+      return Effect.gen(function* () {
         const { params: raw, token } = ApprovalKernel.strip(rawParams, requestToken)
         const tool = toolOf(name, raw, registry)
         yield* step("authority", AuthorityKernel.check(authority, name, tool)) // 1
@@ -405,11 +416,14 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         // The call site is always this pipeline: a stack trace would say nothing and costs a capture per call.
         Effect.withSpan(
           "Rolecraft.executeAction",
-          { attributes: spanAttributes(id, name, registry.get(name), correlationId) },
+          registered !== undefined && correlationId === undefined
+            ? registered.span
+            : { attributes: spanAttributes(id, name, registered, correlationId) },
           { captureStackTrace: false }
         ),
-        Observe.observe(hub, () => subjectOf(id, name, registry.get(name), correlationId))
+        Observe.observe(hub, () => subjectOf(id, name, registered, correlationId))
       )
+    }
 
     const executeAction = (name: string, params: Readonly<Record<string, unknown>> = {}) => pipeline(name, params)
 
