@@ -74,15 +74,19 @@ export const coldImport = async (
  */
 export const measureColdStart = async (runs = 6, measured: typeof entries = entries) => {
   const samples = measured.map(() => [] as Array<number>)
+  // The target's two rows take every run; the others, there for comparison, one run per round.
+  const runsOf = (entry: (typeof entries)[number]) =>
+    entry.name === "effect" || entry.name === "@rolecraft/core" ? runs : Math.min(runs, defaultRounds)
   for (let round = 0; round <= runs; round++) {
     for (const [i, entry] of measured.entries()) {
+      if (round > runsOf(entry)) continue
       const ms = await coldImport(entry.specifiers, entry.conditions)
       if (round > 0) samples[i]?.push(ms)
     }
   }
-  const perRound = Math.ceil(runs / defaultRounds)
   return measured.map((entry, i) => {
     const ms = samples[i] ?? []
+    const perRound = Math.ceil(runsOf(entry) / defaultRounds)
     const rounds = Array.from({ length: defaultRounds }, (_, r) => ms.slice(r * perRound, (r + 1) * perRound))
     return {
       name: entry.name,
@@ -140,7 +144,8 @@ export const bench = async (runs = 6): Promise<Section> => {
     description:
       "`node --input-type=module -e` in a fresh process per run; the time is read inside the child around the " +
       `dynamic \`import()\` (process start-up excluded). One discarded round, then ${runs} rounds importing each ` +
-      "entry once (round-robin, so load changes weigh on all alike); median, with the fastest and slowest run. " +
+      "entry once (round-robin, so load changes weigh on all alike; the rows other than effect and @rolecraft/core " +
+      `only in the first ${defaultRounds}); median, with the fastest and slowest run. ` +
       `The target's ratio is read per ${Math.ceil(runs / defaultRounds)} consecutive runs (its range in brackets).`,
     tables: [
       {
