@@ -4,10 +4,13 @@ import { defineConfig } from "vitest/config"
 // The packages export `dist/` by default and their TypeScript sources under the
 // `@rolecraft/source` condition: tests always run the sources, never a stale build.
 const source = "@rolecraft/source"
+// Node loads an external dependency from the path vite resolved: the bundlers' "module" condition can pick
+// an ESM build Node cannot run (@opentelemetry/api's has extensionless imports), so it is left out on the server.
+const serverConditions = defaultServerConditions.filter((condition) => condition !== "module")
 
 export default defineConfig({
   resolve: { conditions: [source, ...defaultClientConditions] },
-  ssr: { resolve: { conditions: [source, ...defaultServerConditions] } },
+  ssr: { resolve: { conditions: [source, ...serverConditions] } },
   test: {
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "bench/test/**/*.test.ts"],
     testTimeout: 30_000,

@@ -117,3 +117,55 @@ describe("examples (chat)", () => {
     )
   })
 })
+
+describe("examples (effect/ai)", () => {
+  it("effect-ai.ts: an effect/ai model runs a chat turn, and an effect/ai Chat drives the role's actions", async () => {
+    const { stdout } = await node("examples/effect-ai.ts")
+    assert.strictEqual(
+      stdout,
+      [
+        "1. An effect/ai model runs a Rolecraft chat turn",
+        '  book({"hotelId":"h-42","nights":3}) waits for approval: Books and charges a hotel',
+        '  answer: Done: 3; "booked h-42 for 3 nights".',
+        "  2 model calls, 104 tokens; booked: h-42",
+        "2. An effect/ai Chat drives the role's actions",
+        "  toolkit: nights, book",
+        "  nights -> 3",
+        "  approval requested for call_2; booked: none",
+        '  approved -> answer: Done: 3; "booked h-42 for 3 nights".',
+        "  booked: h-42",
+        ""
+      ].join("\n")
+    )
+  })
+})
+
+describe("examples (tracing)", () => {
+  it("tracing.ts: a chat turn's GenAI span tree and Rolecraft's metrics, as a local OTLP collector received them", async () => {
+    const { stdout } = await node("examples/tracing.ts")
+    const chat = (reason: string, input: number, output: number) =>
+      `    chat gpt-4.1-mini [client] gen_ai.operation.name="chat" gen_ai.provider.name="openai" gen_ai.request.model="gpt-4.1-mini" gen_ai.response.finish_reasons=["${reason}"] gen_ai.usage.input_tokens=${input} gen_ai.usage.output_tokens=${output}`
+    const tool = (name: string) =>
+      `    execute_tool ${name} [internal] gen_ai.operation.name="execute_tool" gen_ai.tool.name="${name}" gen_ai.tool.call.id="call_${name}"`
+    assert.strictEqual(
+      stdout,
+      [
+        "answer: Three nights for two: 540 EUR.",
+        "",
+        "spans received by the collector:",
+        '  invoke_agent planner [internal] gen_ai.operation.name="invoke_agent" gen_ai.response.finish_reasons=["stop"] gen_ai.usage.input_tokens=320 gen_ai.usage.output_tokens=52',
+        chat("tool_calls", 120, 40),
+        tool("nights"),
+        tool("quote"),
+        chat("stop", 200, 12),
+        "",
+        "metrics received by the collector:",
+        "  gen_ai.client.operation.duration",
+        "  gen_ai.client.token.usage",
+        "  rolecraft.action.calls",
+        "  rolecraft.action.duration",
+        ""
+      ].join("\n")
+    )
+  })
+})

@@ -108,7 +108,7 @@ describe("Mcp.serve", () => {
   )
 
   it.live(
-    "serving an agent keeps its authority; a Rolecraft agent can call the served tools as an mcpTool action",
+    "serving an agent keeps its authority; a Rolecraft agent can call the served tools as an mcpTool action, and not a denied one",
     () =>
       Effect.gen(function* () {
         const server = yield* Agent.make({ id: "travel-desk", roles: [TravelRole], authority: { deny: ["quote"] } })
@@ -132,8 +132,48 @@ describe("Mcp.serve", () => {
         const denied = yield* Effect.flip(
           caller.executeAction("desk", { tool: "quote", arguments: { nights: 1, guests: 1 } })
         )
-        assert.strictEqual(denied._tag, "ExecutionFailure")
-        assert.include(denied.message, '"category":"AUTHORITY"')
+        // The served list leaves out what the server's authority denies, so to the caller it does not exist.
+        assert.strictEqual(denied._tag, "ActionNotFound")
       }).pipe(Effect.scoped, Effect.provide(McpClientSdk.layer()))
+  )
+
+  it.live(
+    "serving an agent offers only what its authority allows: denied actions are neither listed nor run when called",
+    () =>
+      Effect.gen(function* () {
+        let refunds = 0
+        const desk = Role.make({
+          identity: { name: "desk", goal: "Help", domain: "travel" },
+          actions: {
+            nights: Action.local({ description: "Nights", parameters: {}, run: () => 3 }),
+            refund: Action.local({
+              description: "Refund a booking",
+              parameters: {},
+              run: () => {
+                refunds += 1
+                return "refunded"
+              }
+            }),
+            "admin.purge": Action.local({ description: "Purge", parameters: {}, run: () => "purged" })
+          }
+        })
+        const agent = yield* Agent.make({ id: "desk", roles: [desk], authority: { deny: ["refund", "admin.*"] } })
+        const served = yield* Mcp.serve(agent, { transport: { http: {} } })
+        assert.deepStrictEqual(served.tools, [{ name: "nights", key: "nights" }])
+        const client = yield* sdkClient(new StreamableHTTPClientTransport(new URL(served.url ?? "")))
+        const { tools } = yield* Effect.promise(() => client.listTools())
+        assert.deepStrictEqual(
+          tools.map((tool) => tool.name),
+          ["nights"]
+        )
+        const refused = yield* call(client, "refund", {})
+        assert.isTrue(refused.isError)
+        assert.strictEqual(errorOf(refused).category, "AUTHORITY")
+        assert.strictEqual(refunds, 0)
+        // Unknown to the agent and denied: still AUTHORITY (it reveals nothing); unknown and allowed: NOT_FOUND.
+        assert.strictEqual(errorOf(yield* call(client, "admin.unknown", {})).category, "AUTHORITY")
+        assert.strictEqual(errorOf(yield* call(client, "unknown", {})).category, "NOT_FOUND")
+        assert.deepStrictEqual((yield* call(client, "nights", {})).content, [{ type: "text", text: "3" }])
+      }).pipe(Effect.scoped)
   )
 })

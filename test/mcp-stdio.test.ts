@@ -154,8 +154,9 @@ describe("mcpTool over stdio: faults", () => {
       const agent = yield* agentWith({
         tools: Action.mcpTool({ description: "tools", server: fixture("normal"), timeout: "300 millis" })
       })
-      // The first call also spawns the server; a later one has the attempt to itself.
-      yield* agent.executeAction("tools", { tool: "pid" }).pipe(Effect.retry({ times: 5 }))
+      // The first calls also wait for the server to spawn, which the 300 ms timeout bounds too (the
+      // spawn goes on in the background); a later one has the attempt to itself.
+      yield* agent.executeAction("tools", { tool: "pid" }).pipe(Effect.retry({ times: 50 }))
       const error = yield* Effect.flip(agent.executeAction("tools", { tool: "slow", arguments: { ms: 20_000 } }))
       assert.strictEqual(error._tag, "Timeout")
       const echoed = yield* agent

@@ -165,7 +165,7 @@ describe("webService redaction", () => {
       )
       assert.isTrue(errors.some((error) => error.message.includes("[REDACTED]")))
       assert.isTrue(recorder.logs.some((line) => line.message.includes("unknown charset")))
-      assert.isTrue(spans.some((span) => span.name === "Rolecraft.executeAction"))
+      assert.isTrue(spans.some((span) => span.name.startsWith("execute_tool ")))
 
       // 8 calls, each a started and a finished event
       assert.strictEqual(events.length, 16)

@@ -23,6 +23,7 @@ import * as SchemaParser from "effect/SchemaParser"
 import { dual } from "effect/Function"
 import { ValidationError } from "./ActionError.ts"
 import { shorten } from "./internal/text.ts"
+import * as Json from "./internal/json.ts"
 import { isPlainObject, parseJson } from "./internal/json.ts"
 
 /**
@@ -197,16 +198,8 @@ const stringOf = (self: ActionResult): Result.Result<string, ValidationError> =>
   }
   if (value instanceof Uint8Array) return Result.mapError(decodeUtf8(value), (reason) => invalid(self, reason))
   if (typeof value === "object") {
-    const text = Result.try({
-      try: () => JSON.stringify(value) as string | undefined,
-      catch: (cause) => (cause instanceof Error ? cause.message : String(cause))
-    })
-    return Result.flatMap(
-      Result.mapError(text, (reason) => invalid(self, `the ${describe(value)} cannot be written as JSON: ${reason}`)),
-      (text) =>
-        text === undefined
-          ? Result.fail(invalid(self, `the ${describe(value)} cannot be written as JSON`))
-          : Result.succeed(text)
+    return Result.mapError(Json.write(value), (problem) =>
+      invalid(self, `the ${describe(value)} cannot be written as JSON: ${problem.message}`)
     )
   }
   return Result.fail(invalid(self, `expected a value that has a text form, got ${describe(value)}`))
@@ -215,10 +208,12 @@ const stringOf = (self: ActionResult): Result.Result<string, ValidationError> =>
 /**
  * The result as text: a string as is; `null`/`undefined` → `""`; a number,
  * boolean or bigint → `String(value)`; a `Uint8Array` → its UTF-8 text
- * (invalid UTF-8 fails); an object or array → `JSON.stringify` (its `toJSON`
- * is honoured, so a `Date` becomes its ISO string). Fails with
- * `ValidationError` for a cycle, a bigint inside an object, or a function or
- * symbol.
+ * (invalid UTF-8 fails); an object or array → its JSON, the same text a
+ * chat turn sends the model and the output guardrail checks (`toJSON` is
+ * honoured, so a `Date` becomes its ISO string; a bigint is its decimal
+ * string, a Map an object, a Set an array). Fails with `ValidationError` for
+ * a value that refers to itself or nests more than 1,000 levels deep (the
+ * message names the path), or a function or symbol.
  *
  * @category getters
  * @since 0.1.0

@@ -8,18 +8,13 @@
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as JsonSchema from "effect/JsonSchema"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type * as Action from "./Action.ts"
-import {
-  type ActionError,
-  actionNotFound,
-  isActionError,
-  type RetrievalFailure,
-  RoleDefinitionError
-} from "./ActionError.ts"
+import { type ActionError, actionNotFound, type RetrievalFailure, RoleDefinitionError } from "./ActionError.ts"
 import type { ActionRequest } from "./ActionRequest.ts"
 import type { ActionResponse } from "./ActionResponse.ts"
 import type * as Approval from "./Approval.ts"
@@ -34,17 +29,19 @@ import * as Conversion from "./internal/schema/conversion.ts"
 import type * as Events from "./Events.ts"
 import * as EventHub from "./internal/events/hub.ts"
 import * as Observe from "./internal/events/observe.ts"
+import * as Telemetry from "./internal/events/telemetry.ts"
+import * as Metering from "./internal/events/usage.ts"
 import type * as Guardrail from "./Guardrail.ts"
+import type * as McpClient from "./McpClient.ts"
 import * as GuardrailKernel from "./internal/pipeline/guardrail.ts"
 import * as Hooks from "./internal/pipeline/hooks.ts"
 import type { AgentRuntime, AttemptTimeout } from "./internal/executor/attempt.ts"
 import * as Executor from "./internal/executor/execute.ts"
-import { settled } from "./internal/run/settled.ts"
 import * as McpConnections from "./internal/executor/mcpPool.ts"
 import * as McpTool from "./internal/executor/mcpTool.ts"
 import type * as Knowledge from "./Knowledge.ts"
 import * as KnowledgeKernel from "./internal/pipeline/retrieval.ts"
-import * as LanguageModel from "./LanguageModel.ts"
+import type * as LanguageModel from "./LanguageModel.ts"
 import * as ResilienceKernel from "./internal/run/resilience.ts"
 import * as Tool from "./internal/schema/tool.ts"
 import type * as Role from "./Role.ts"
@@ -83,6 +80,31 @@ export type ResultOf<Actions, K extends string> = K extends keyof Actions
   : unknown
 
 /**
+ * One of the agent's actions as a tool (see `Agent.tools`).
+ *
+ * - `name`: the tool's name, valid for model APIs (`^[a-zA-Z0-9_-]{1,64}$`)
+ *   and unique among the agent's tools; the action name itself when it is
+ *   already valid.
+ * - `action`: the action it runs (pass it to `agent.execute`).
+ * - `description`: the action's description.
+ * - `parameters`: the JSON Schema of its arguments as a model is shown it —
+ *   an object schema with `properties`, no `$ref` left, `_approval_token`
+ *   never listed.
+ * - `approval`: the action's approval reason when it requires approval
+ *   (`Action.requireApproval`); a call then needs an approved token.
+ *
+ * @category tools
+ * @since 0.1.0
+ */
+export interface ActionTool {
+  readonly name: string
+  readonly action: string
+  readonly description: string
+  readonly parameters: JsonSchema.JsonSchema
+  readonly approval: { readonly reason: string } | undefined
+}
+
+/**
  * An agent. `R` is what its local actions' own effects require.
  *
  * @since 0.1.0
@@ -111,7 +133,7 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    * and MCP tools, each tool call runs through the pipeline, until the model
    * answers (`Completed`), a call needs approval (`AwaitingApproval`) or
    * `maxSteps` is reached (`StepLimitReached`). Needs a `LanguageModel`. See
-   * `ChatKernel.Chats` for the rules and `Chat.ChatOptions` for the options.
+   * the `Chat` module for the results and `Chat.ChatOptions` for the options.
    */
   readonly chat: (
     input: string | ReadonlyArray<LanguageModel.Message>,
@@ -138,6 +160,23 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    * own. Approve or reject the `pendingTokenId` of an `ApprovalRequired` here.
    */
   readonly approvals: ApprovalStore.ApprovalStore["Service"]
+  /**
+   * The agent's actions as tools, for what offers them outside a chat turn
+   * (an MCP server, an effect/ai toolkit): every action of its roles and
+   * `mcpServers` not marked `Action.excludeFromModel` whose name its
+   * authority allows, in declaration order. An mcpTool action is one tool
+   * with its fixed `{ tool, arguments }` parameters (a chat turn offers its
+   * server's tools one by one instead). Listing a tool grants nothing: every
+   * call still runs through the whole pipeline.
+   */
+  readonly tools: ReadonlyArray<ActionTool>
+  /**
+   * Whether the agent's authority allows `action` (or the MCP tool
+   * `action/tool`): the pipeline's first step, as a predicate, for what
+   * answers a call before it reaches the pipeline (a name that was never
+   * offered is refused as AUTHORITY when this says no, else NOT_FOUND).
+   */
+  readonly allows: (action: string, tool?: string) => boolean
 }
 
 /**
@@ -154,6 +193,11 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
  *   of the roles' action names.
  * - `traceSteps`: also run each pipeline step in a child span
  *   `Rolecraft.step.<step>` (default `false`: one span per call).
+ * - `traceContent`: put each call's raw arguments and its result on its
+ *   `execute_tool` span (`gen_ai.tool.call.arguments`,
+ *   `gen_ai.tool.call.result`, as JSON text cut to 8,192 characters; default
+ *   `false`: arguments and results are never span attributes). They may hold
+ *   personal data: turn it on only where your traces may keep them.
  *
  * @since 0.1.0
  */
@@ -161,8 +205,9 @@ export interface Options<Roles extends ReadonlyArray<Role.Any>> {
   readonly id: string
   readonly roles: Roles
   readonly authority?: Authority.Authority | undefined
-  readonly mcpServers?: Readonly<Record<string, McpTool.ServerOption>> | undefined
+  readonly mcpServers?: Readonly<Record<string, McpClient.Server>> | undefined
   readonly traceSteps?: boolean | undefined
+  readonly traceContent?: boolean | undefined
 }
 
 /**
@@ -362,7 +407,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
   Effect.gen(function* () {
     const id = options.id
     const servers = McpTool.serversRole(options.mcpServers)
-    const runtime: AgentRuntime = { id, mcp: McpConnections.make(yield* Effect.scope) }
+    const runtime: AgentRuntime = { id, mcp: yield* McpConnections.make }
     const approvals = yield* ApprovalKernel.defaultStore
     const knowledgeBase = yield* KnowledgeKernel.defaultBase
     const roles = servers === undefined ? options.roles : [...options.roles, servers]
@@ -371,8 +416,13 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const available = [...registry.keys()]
     const hub = yield* EventHub.makeHub
     const trace = Observe.stepTracer(options.traceSteps)
-    // A step already settled (an action without that step's policy) gives its value without a trip through the runtime.
-    const step: Observe.StepTracer = (name, effect) => settled(trace(name, effect))
+    // No hand-written shortcut for a step that is already settled: yielding a success Exit costs ~0.03 µs in Effect 4.
+    const step: Observe.StepTracer = trace
+
+    const metricsOf = Telemetry.actionMetrics(id)
+    const traceContent = options.traceContent === true
+    // Names from outside (a model's, a client's) are unbounded: metrics of unknown ones share one series.
+    const metricsFor = (name: string) => metricsOf(registry.has(name) ? name : "(unknown)")
 
     const notFound = (name: string) => actionNotFound(name, available)
 
@@ -381,7 +431,8 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       name: string,
       rawParams: Readonly<Record<string, unknown>>,
       requestToken?: string,
-      correlationId?: string
+      correlationId?: string,
+      call?: Telemetry.ToolCallSpan
     ) => {
       const registered = registry.get(name)
       return Effect.gen(function* () {
@@ -410,16 +461,17 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         yield* step("afterHook", Hooks.after(role.hooks, name, args, output)) // 10
         return output
       }).pipe(
-        Effect.tapError((error) =>
-          isActionError(error) ? Effect.annotateCurrentSpan("rolecraft.category", error.category) : Effect.void
-        ),
-        // The call site is always this pipeline: a stack trace would say nothing and costs a capture per call.
-        Effect.withSpan(
-          "Rolecraft.executeAction",
-          registered !== undefined && correlationId === undefined
-            ? registered.span
-            : { attributes: spanAttributes(id, name, registered, correlationId) },
-          { captureStackTrace: false }
+        Telemetry.executeTool(
+          {
+            tool: call?.tool ?? name,
+            toolCallId: call?.id,
+            attributes:
+              registered !== undefined && correlationId === undefined
+                ? registered.span.attributes
+                : spanAttributes(id, name, registered, correlationId),
+            arguments: traceContent ? () => ApprovalKernel.strip(rawParams).params : undefined
+          },
+          metricsFor(name)
         ),
         Observe.observe(hub, () => subjectOf(id, name, registered, correlationId))
       )
@@ -428,21 +480,28 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const executeAction = (name: string, params: Readonly<Record<string, unknown>> = {}) => pipeline(name, params)
 
     const execute = (request: ActionRequest): Effect.Effect<ActionResponse, RetrievalFailure, any> =>
+      Effect.suspend(() => {
+        const run = pipeline(request.action, request.params ?? {}, request.approvalToken, request.correlationId)
+        // Model usage is metered only for llm actions, so other calls pay nothing for it.
+        return registry.get(request.action)?.action._tag === "llm"
+          ? Metering.metered(run, (metered, usage) => respond(request, metered, usage))
+          : respond(request, run, Effect.succeed(undefined))
+      })
+
+    const respond = (
+      request: ActionRequest,
+      run: Effect.Effect<unknown, ActionError | RetrievalFailure, any>,
+      usage: Effect.Effect<ActionResponse["usage"]>
+    ): Effect.Effect<ActionResponse, RetrievalFailure, any> =>
       Effect.gen(function* () {
         const start = yield* Clock.currentTimeMillis
-        // Model usage is metered only for llm actions, so other calls pay nothing for it.
-        const meter =
-          registry.get(request.action)?.action._tag === "llm" ? yield* LanguageModel.makeUsageMeter : undefined
-        const run = pipeline(request.action, request.params ?? {}, request.approvalToken, request.correlationId)
-        const outcome = yield* Effect.result(
-          meter === undefined ? run : Effect.provideService(run, LanguageModel.UsageMeter, meter)
-        )
+        const outcome = yield* Effect.result(run)
         const durationMs = (yield* Clock.currentTimeMillis) - start
-        const metered = meter === undefined ? undefined : yield* meter.total
+        const used = yield* usage
         const common = {
           action: request.action,
           durationMs,
-          ...(metered === undefined || metered.calls === 0 ? {} : { usage: metered.usage }),
+          ...(used === undefined ? {} : { usage: used }),
           ...(request.correlationId === undefined ? {} : { correlationId: request.correlationId })
         }
         if (outcome._tag === "Success") {
@@ -461,7 +520,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       approvals,
       hub,
       runtime,
-      executeAction
+      executeAction: (name, params, call) => pipeline(name, params, undefined, undefined, call)
     })
     const agent: Agent<Record<string, Action.Any>, any> = {
       [TypeId]: TypeId,
@@ -472,10 +531,36 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       chat: chats.chat,
       resume: chats.resume,
       events: hub.events,
-      approvals
+      approvals,
+      tools: toolsOf(registry, authority),
+      allows: (action, tool) => AuthorityKernel.allows(authority, action, tool)
     }
     return agent as unknown as Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>
   })
+
+// Registration has already refused parameters that cannot be projected, so only a
+// name clash the toolkit cannot resolve (repeated hash collisions) could leave one out.
+const toolsOf = (
+  registry: ReadonlyMap<string, Registered>,
+  authority: AuthorityKernel.Compiled
+): ReadonlyArray<ActionTool> => {
+  const offered = [...registry.values()].filter(
+    ({ name, action }) => action.policies.excludeFromModel !== true && AuthorityKernel.allows(authority, name)
+  )
+  const kit = Tool.toolkit(
+    offered.map(({ name, action }) => ({ key: name, description: action.description, parameters: action.parameters }))
+  )
+  return kit.tools.map((tool) => {
+    const approval = registry.get(tool.key)?.action.policies.approval
+    return {
+      name: tool.name,
+      action: tool.key,
+      description: tool.description,
+      parameters: tool.parameters,
+      approval: approval === undefined ? undefined : { reason: approval.reason }
+    }
+  })
+}
 
 const spanAttributes = (
   agentId: string,

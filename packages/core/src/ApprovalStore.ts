@@ -20,8 +20,10 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { ApprovalCheck } from "./ActionError.ts"
+import { maxDepth } from "./internal/json.ts"
 
 /**
  * What a token is bound to: the agent's id, the action's name, the MCP tool
@@ -84,7 +86,9 @@ export class ApprovalTokenError extends Schema.TaggedError<ApprovalTokenError>()
 
 /**
  * The store could not be opened (a bad SQLite file name or a file that is not
- * a database).
+ * a database), or could not read or write a token: the database stayed
+ * locked by another connection for longer than the store waits, or the
+ * storage failed. The pipeline reports it as TRANSIENT (retryable).
  *
  * @category errors
  * @since 0.1.0
@@ -109,7 +113,10 @@ export class ApprovalStorageError extends Schema.TaggedError<ApprovalStorageErro
  *   check that refused and leaves the token as it was.
  * - `get(tokenId)`: the token, if the store knows it.
  *
- * Storage faults after the store is open are defects.
+ * `request` and `consume` fail with `ApprovalStorageError` when the storage
+ * cannot be read or written (for SQLite: still locked by another process
+ * after the store's busy wait); storage faults of `approve`, `reject` and
+ * `get` are defects.
  *
  * @category services
  * @since 0.1.0
@@ -117,10 +124,17 @@ export class ApprovalStorageError extends Schema.TaggedError<ApprovalStorageErro
 export class ApprovalStore extends Context.Service<
   ApprovalStore,
   {
-    readonly request: (binding: Binding, reason: string, ttl?: Duration.Input | undefined) => Effect.Effect<string>
+    readonly request: (
+      binding: Binding,
+      reason: string,
+      ttl?: Duration.Input | undefined
+    ) => Effect.Effect<string, ApprovalStorageError>
     readonly approve: (tokenId: string, approver: string) => Effect.Effect<Token, ApprovalTokenError>
     readonly reject: (tokenId: string, approver: string, why: string) => Effect.Effect<Token, ApprovalTokenError>
-    readonly consume: (tokenId: string, binding: Binding) => Effect.Effect<Token, ApprovalTokenError>
+    readonly consume: (
+      tokenId: string,
+      binding: Binding
+    ) => Effect.Effect<Token, ApprovalTokenError | ApprovalStorageError>
     readonly get: (tokenId: string) => Effect.Effect<Option.Option<Token>>
   }
 >()("@rolecraft/core/ApprovalStore") {}
@@ -137,13 +151,14 @@ export const defaultTtl: Duration.Duration = Duration.minutes(15)
  * The canonical JSON of a value: object keys sorted by code unit at every
  * depth, no whitespace, `undefined`, functions and symbols left out of
  * objects (and `null` in arrays), non-finite numbers as `null`, bigints as
- * decimal strings, `toJSON` honoured. Throws `TypeError` on a cycle.
+ * decimal strings, `toJSON` honoured. Throws `TypeError` on a cycle, or when
+ * the value nests more than 1,000 objects or arrays deep.
  *
  * @since 0.1.0
  */
 export const canonicalJson = (value: unknown): string => write(value, []) ?? "null"
 
-// `path` holds the objects being written (the ancestors), to find cycles.
+// `path` holds the objects being written (the ancestors), to find cycles; its length bounds the depth.
 const write = (value: unknown, path: Array<object>): string | undefined => {
   switch (typeof value) {
     case "string":
@@ -160,6 +175,8 @@ const write = (value: unknown, path: Array<object>): string | undefined => {
         return write((value as { toJSON: () => unknown }).toJSON(), path)
       }
       if (path.includes(value)) throw new TypeError("canonicalJson: the value has a cycle")
+      if (path.length >= maxDepth)
+        throw new TypeError(`canonicalJson: the value is nested more than ${maxDepth} levels deep`)
       path.push(value)
       let out: string
       if (Array.isArray(value)) {
@@ -204,15 +221,16 @@ export const newTokenId = (): string => randomBytes(24).toString("base64url")
  * one; `transition` is a compare-and-set: it writes `next` only when the
  * stored status is still `from`, and says whether it did. {@link make} builds
  * the service's rules on top, so a storage only has to make `transition`
- * atomic.
+ * atomic. Each fails with `ApprovalStorageError` when the storage cannot be
+ * read or written.
  *
  * @category models
  * @since 0.1.0
  */
 export interface Storage {
-  readonly insert: (token: Token) => Effect.Effect<void>
-  readonly find: (tokenId: string) => Effect.Effect<Token | undefined>
-  readonly transition: (tokenId: string, from: Status, next: Token) => Effect.Effect<boolean>
+  readonly insert: (token: Token) => Effect.Effect<void, ApprovalStorageError>
+  readonly find: (tokenId: string) => Effect.Effect<Token | undefined, ApprovalStorageError>
+  readonly transition: (tokenId: string, from: Status, next: Token) => Effect.Effect<boolean, ApprovalStorageError>
 }
 
 const refused = (check: ApprovalCheck, message: string) => new ApprovalTokenError({ check, message })
@@ -262,6 +280,10 @@ export const describeCheck = (check: ApprovalCheck): string => checkMessages[che
  * @since 0.1.0
  */
 export const make = (storage: Storage): ApprovalStore["Service"] => {
+  const defective = {
+    find: (tokenId: string) => Effect.orDie(storage.find(tokenId)),
+    transition: (tokenId: string, from: Status, next: Token) => Effect.orDie(storage.transition(tokenId, from, next))
+  }
   const decide = (
     tokenId: string,
     what: "approve" | "reject",
@@ -269,6 +291,7 @@ export const make = (storage: Storage): ApprovalStore["Service"] => {
   ): Effect.Effect<Token, ApprovalTokenError> =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
+      const storage = defective
       for (;;) {
         const token = yield* storage.find(tokenId)
         if (token === undefined) return yield* refused("unknown", checkMessages.unknown)
@@ -331,7 +354,7 @@ export const make = (storage: Storage): ApprovalStore["Service"] => {
           )
         })
       ),
-    get: (tokenId) => Effect.map(storage.find(tokenId), Option.fromUndefinedOr)
+    get: (tokenId) => Effect.map(defective.find(tokenId), Option.fromUndefinedOr)
   })
 }
 
@@ -450,16 +473,74 @@ const fromRow = (id: string, row: Row): Token => ({
   usedAt: orUndefined(row.used_at)
 })
 
+/** How long SQLite itself may block the event loop waiting for a lock, per try. */
+const driverBusyTimeout = 10
+
 /**
- * A {@link Storage} on an open `node:sqlite` database (the table
- * `rolecraft_approval_tokens` is created if missing). `transition` is one
- * conditional `UPDATE`, atomic across processes sharing the file.
+ * How long an operation of the SQLite store waits for a lock in all (on
+ * Effect's scheduler) before it fails: 5000 milliseconds.
  *
  * @category storage
  * @since 0.1.0
  */
-export const sqliteStorage = (database: DatabaseSync): Storage => {
+export const defaultBusyTimeout = 5000
+
+/** SQLITE_BUSY (5) and SQLITE_LOCKED (6), with any extended code. */
+const isBusy = (cause: unknown): boolean => {
+  const code = (cause as { readonly errcode?: unknown } | undefined)?.errcode
+  return typeof code === "number" && ((code & 0xff) === 5 || (code & 0xff) === 6)
+}
+
+/**
+ * Runs one statement; while the database is locked, tries again after 5 ms,
+ * 10 ms, 20 ms … (at most 100 ms, jittered) until `budget` milliseconds have
+ * passed on Effect's clock, then fails.
+ */
+const guard =
+  (budget: number) =>
+  <A>(what: string, run: () => A): Effect.Effect<A, ApprovalStorageError> =>
+    Effect.try({ try: run, catch: (cause) => cause }).pipe(
+      Effect.retry({
+        while: isBusy,
+        schedule: Schedule.max([
+          Schedule.exponential("5 millis").pipe(
+            Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.millis(100)))),
+            Schedule.jittered
+          ),
+          Schedule.during(Duration.millis(Math.max(0, budget)))
+        ])
+      }),
+      Effect.mapError(
+        (cause) =>
+          new ApprovalStorageError({
+            message: isBusy(cause)
+              ? `The approval store could not ${what}: the database stayed locked by another connection for ${budget} ms`
+              : `The approval store could not ${what}: ${cause instanceof Error ? cause.message : String(cause)}`,
+            cause
+          })
+      )
+    )
+
+/**
+ * A {@link Storage} on an open `node:sqlite` database (the table
+ * `rolecraft_approval_tokens` is created if missing). `transition` is one
+ * conditional `UPDATE`, atomic across processes sharing the file. While the
+ * database is locked by another connection, each operation retries on
+ * Effect's scheduler for up to `busyTimeout` milliseconds (default
+ * {@link defaultBusyTimeout}) then fails `ApprovalStorageError`. `journal:
+ * "wal"` switches the file to write-ahead logging (what
+ * {@link layerSqlite} does). Throws when the table cannot be created.
+ *
+ * @since 0.1.0
+ */
+export const sqliteStorage = (
+  database: DatabaseSync,
+  options?: { readonly busyTimeout?: number | undefined; readonly journal?: "wal" | undefined }
+): Storage => {
+  // Write-ahead logging lets readers go on while one process writes, so several processes contend far less.
+  if (options?.journal === "wal") database.exec("PRAGMA journal_mode = WAL")
   database.exec(schemaSql)
+  const guarded = guard(options?.busyTimeout ?? defaultBusyTimeout)
   const insert = database.prepare(
     `INSERT INTO ${table} (key, agent_id, action, tool, arguments_digest, reason, status, requested_at, expires_at,
        approver, decided_at, rejection, used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
@@ -471,7 +552,7 @@ export const sqliteStorage = (database: DatabaseSync): Storage => {
   )
   return {
     insert: (token) =>
-      Effect.sync(() => {
+      guarded("write a token", () => {
         insert.run(
           keyOf(token.id),
           token.binding.agentId,
@@ -489,12 +570,13 @@ export const sqliteStorage = (database: DatabaseSync): Storage => {
         )
       }),
     find: (tokenId) =>
-      Effect.sync(() => {
+      guarded("read a token", () => {
         const row = find.get(keyOf(tokenId)) as Row | undefined
         return row === undefined ? undefined : fromRow(tokenId, row)
       }),
     transition: (tokenId, from, next) =>
-      Effect.sync(
+      guarded(
+        "update a token",
         () =>
           transition.run(
             next.status,
@@ -513,8 +595,13 @@ export const sqliteStorage = (database: DatabaseSync): Storage => {
  * A durable store in a SQLite file through Node's built-in `node:sqlite` (no
  * dependency): tokens survive a restart of the process. The database is
  * opened when the layer is built and closed when its scope closes; `filename`
- * may be `":memory:"`. Concurrent writers wait up to `busyTimeout`
- * milliseconds (default 5000) for a lock.
+ * may be `":memory:"`. When another connection holds the database locked,
+ * an operation waits up to `busyTimeout` milliseconds (default 5000) on
+ * Effect's scheduler — the driver's own blocking wait is kept to 10 ms per
+ * try, so timers and other fibers go on meanwhile — then fails
+ * `ApprovalStorageError` (TRANSIENT for the call that needed the token).
+ * The file is switched to write-ahead logging (`journal_mode = WAL`), so
+ * processes sharing it block each other less.
  *
  * Fails with `ApprovalStorageError` when the file cannot be opened or is not
  * a database.
@@ -548,12 +635,18 @@ export const layerSqlite = (options: {
           // Loaded here, not at import: importing the package must not load `node:sqlite`.
           try: () => {
             const { DatabaseSync } = process.getBuiltinModule("node:sqlite")
-            return new DatabaseSync(options.filename, { timeout: options.busyTimeout ?? 5000 })
+            // The driver's busy wait blocks the event loop: kept short, the store retries on Effect's scheduler.
+            return new DatabaseSync(options.filename, { timeout: driverBusyTimeout })
           },
           catch: failed
         }),
         (database) => Effect.sync(() => database.isOpen && database.close())
       )
-      return make(yield* Effect.try({ try: () => sqliteStorage(database), catch: failed }))
+      const busyTimeout = options.busyTimeout ?? defaultBusyTimeout
+      // Creating the table and preparing statements read the schema, which another process may hold locked too.
+      const storage = yield* guard(busyTimeout)("open its table", () =>
+        sqliteStorage(database, { busyTimeout, journal: "wal" })
+      ).pipe(Effect.mapError((error) => failed(error.cause ?? error)))
+      return make(storage)
     })
   )

@@ -7,8 +7,9 @@
  * @since 0.1.0
  */
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
-import * as Action from "./Action.ts"
+import type * as Action from "./Action.ts"
 import { RoleDefinitionError } from "./ActionError.ts"
+import * as Kernel from "./internal/capability.ts"
 
 /**
  * @category type IDs
@@ -114,47 +115,12 @@ const Proto = {
   }
 }
 
-/**
- * Checks that one capability entry is a dispatched action without a result
- * mapper. Throws
- * `RoleDefinitionError` naming the capability and key.
- *
- * @since 0.1.0
- */
-export const checkEntry = (capability: string, key: string, action: unknown): void => {
-  if (!Action.isAction(action)) {
-    throw new RoleDefinitionError({
-      capability,
-      key,
-      message: `Capability ${capability} entry ${key} is not an action. Build it with Action.llm, Action.webService or Action.mcpTool.`
-    })
-  }
-  if (action._tag === "local") {
-    throw new RoleDefinitionError({
-      capability,
-      key,
-      message:
-        `Capability ${capability} entry ${key} is a local action. A local action's body is the action, so it belongs on ` +
-        `the role: move ${key} into the role's own actions. Capabilities hold only dispatched actions (llm, webService, mcpTool).`
-    })
-  }
-  if (action.mapResult !== undefined) {
-    throw new RoleDefinitionError({
-      capability,
-      key,
-      message:
-        `Capability ${capability} entry ${key} post-processes its result with Action.mapResult. Capabilities are pure ` +
-        `dispatch: keep ${key} without mapResult in the capability, and give the role its own ${key} with the mapper.`
-    })
-  }
-}
-
 const build = <Name extends string, Actions extends Entries, Bases extends ReadonlyArray<Any>>(
   name: Name,
   bases: Bases,
   actions: Actions
 ): Capability<Name, Actions, Bases> => {
-  for (const [key, action] of Object.entries(actions)) checkEntry(name, key, action)
+  for (const [key, action] of Object.entries(actions)) Kernel.checkEntry(name, key, action)
   const self = Object.create(Proto)
   self.name = name
   self.actions = Object.freeze({ ...actions })
@@ -199,7 +165,10 @@ export const make = <const Name extends string, const Actions extends Candidates
  * Its own entries win by key over its bases'; one action value reached
  * through two bases is one action; two different actions under one key from
  * bases that do not extend one another, with no own entry of that key, are
- * ambiguous and throw `RoleDefinitionError`.
+ * ambiguous and throw `RoleDefinitionError`. So does a base that is
+ * `undefined` (what a circular import leaves), one that is not a capability,
+ * and bases that lead back to the capability itself (the message gives the
+ * path of names).
  *
  * @example
  * ```ts
@@ -236,8 +205,51 @@ export const extend = <
  * @category predicates
  * @since 0.1.0
  */
-export const isSameOrExtends = (capability: Any, ancestor: Any): boolean =>
-  capability === ancestor || capability.bases.some((base) => isSameOrExtends(base, ancestor))
+export const isSameOrExtends: (capability: Any, ancestor: Any) => boolean = Kernel.isSameOrExtends
+
+/**
+ * Why something cannot be used as a capability's base, or `undefined` when it
+ * can. `undefined` is what a circular import leaves in place of a base.
+ */
+const baseProblem = (base: unknown, position: number): string | undefined => {
+  if (base === undefined) {
+    return (
+      `base ${position} is undefined. This is usually a circular import: the module defining this capability ` +
+      `and the one defining its base import each other, so the base is not defined yet when this one is built. ` +
+      `Move the base into a module of its own that both import, or import it without the cycle.`
+    )
+  }
+  if (!isCapability(base) || !Array.isArray(base.bases)) {
+    return `base ${position} is not a capability. Build bases with Capability.make or Capability.extend.`
+  }
+  return undefined
+}
+
+/** A RoleDefinitionError for the bases of `capability`, or `undefined` when they can be used. */
+const checkBases = (capability: Any, path: ReadonlyArray<Any>): RoleDefinitionError | undefined => {
+  const bases: ReadonlyArray<unknown> = Array.isArray(capability.bases) ? capability.bases : [capability.bases]
+  for (let index = 0; index < bases.length; index++) {
+    const problem = baseProblem(bases[index], index + 1)
+    if (problem !== undefined) {
+      return new RoleDefinitionError({
+        capability: capability.name,
+        message: `Capability ${capability.name}: ${problem}`
+      })
+    }
+    const at = path.indexOf(bases[index] as Any)
+    if (at !== -1) {
+      const cycle = [...path.slice(at), bases[index] as Any].map((c) => c.name).join(" → ")
+      const root = path[0] ?? capability
+      return new RoleDefinitionError({
+        capability: root.name,
+        message:
+          `Capability ${root.name}: its bases form a cycle (${cycle}). A capability cannot extend itself, ` +
+          `directly or through others: remove one of these bases.`
+      })
+    }
+  }
+  return undefined
+}
 
 /**
  * One action reached through a capability: which capability declared it.
@@ -250,33 +262,6 @@ export interface Provided {
   readonly action: Entry
 }
 
-/**
- * Merges what several capabilities provide under each key: a provider whose
- * capability another provider extends is hidden by the more specific one, and
- * one action value from several places is one. Returns the winners and, for
- * each ambiguous key, the providers left.
- *
- * @since 0.1.0
- */
-export const resolveProviders = (
-  candidates: ReadonlyMap<string, ReadonlyArray<Provided>>
-): {
-  readonly resolved: ReadonlyMap<string, Provided>
-  readonly ambiguous: ReadonlyMap<string, ReadonlyArray<Provided>>
-} => {
-  const resolved = new Map<string, Provided>()
-  const ambiguous = new Map<string, ReadonlyArray<Provided>>()
-  for (const [key, providers] of candidates) {
-    const specific = providers.filter(
-      (p) => !providers.some((q) => q.capability !== p.capability && isSameOrExtends(q.capability, p.capability))
-    )
-    const distinct = specific.filter((p, i) => specific.findIndex((q) => q.action === p.action) === i)
-    if (distinct.length === 1) resolved.set(key, distinct[0]!)
-    else ambiguous.set(key, distinct)
-  }
-  return { resolved, ambiguous }
-}
-
 const flattened = new WeakMap<Any, ReadonlyMap<string, Provided>>()
 
 /**
@@ -286,49 +271,32 @@ const flattened = new WeakMap<Any, ReadonlyMap<string, Provided>>()
  * @category getters
  * @since 0.1.0
  */
-export const flatten = (capability: Any): ReadonlyMap<string, Provided> => {
+export const flatten = (capability: Any): ReadonlyMap<string, Provided> => flattenFrom(capability, [])
+
+// `path` holds the capabilities being flattened (the descendants), to find cycles.
+const flattenFrom = (capability: Any, path: ReadonlyArray<Any>): ReadonlyMap<string, Provided> => {
   const cached = flattened.get(capability)
   if (cached !== undefined) return cached
+  const inner = [...path, capability]
+  const broken = checkBases(capability, inner)
+  if (broken !== undefined) throw broken
   const candidates = new Map<string, Array<Provided>>()
   for (const base of capability.bases) {
-    for (const [key, provided] of flatten(base)) {
+    for (const [key, provided] of flattenFrom(base, inner)) {
       if (Object.hasOwn(capability.actions, key)) continue
       const list = candidates.get(key) ?? []
       list.push(provided)
       candidates.set(key, list)
     }
   }
-  const { resolved, ambiguous } = resolveProviders(candidates)
+  const { resolved, ambiguous } = Kernel.resolveProviders(candidates)
   const first = ambiguous.entries().next()
   if (!first.done) {
     const [key, providers] = first.value
-    throw ambiguity({ capability: capability.name }, key, providers)
+    throw Kernel.ambiguity({ capability: capability.name }, key, providers)
   }
   const result = new Map(resolved)
   for (const [key, action] of Object.entries(capability.actions as Entries)) result.set(key, { capability, action })
   flattened.set(capability, result)
   return result
-}
-
-/**
- * The error for an ambiguous key: two different actions under one key from
- * capabilities that do not extend one another.
- *
- * @since 0.1.0
- */
-export const ambiguity = (
-  owner: { readonly capability: string } | { readonly role: string },
-  key: string,
-  providers: ReadonlyArray<Provided>
-): RoleDefinitionError => {
-  const names = providers.map((p) => p.capability.name).join(" and ")
-  const where = "capability" in owner ? `Capability ${owner.capability}` : `Role ${owner.role}`
-  return new RoleDefinitionError({
-    ...owner,
-    ...("role" in owner ? { capability: names } : {}),
-    key,
-    message:
-      `${where}: action ${key} is ambiguous: ${names} each provide a different ${key}. ` +
-      `Declare ${key} on the ${"capability" in owner ? "capability" : "role"} itself to choose one, or rename it in one capability.`
-  })
 }

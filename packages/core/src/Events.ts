@@ -1,14 +1,17 @@
 /**
  * Events and spans of an agent. Every call publishes `ActionStarted`, then
  * `ActionSucceeded`, `ActionFailed` or `ActionInterrupted`, to `agent.events`
- * (a `Stream`); every call runs in one span `Rolecraft.executeAction`, and,
- * when the agent is made with `traceSteps: true`, each pipeline step in a
- * child span `Rolecraft.step.<step>`. A chat turn (`agent.chat`,
+ * (a `Stream`); every call runs in one span `execute_tool {action}` (the
+ * OpenTelemetry GenAI conventions; a chat turn adds `invoke_agent {agent}`
+ * and a `chat {model}` span per model call), and, when the agent is made
+ * with `traceSteps: true`, each pipeline step in a child span
+ * `Rolecraft.step.<step>`. A chat turn (`agent.chat`,
  * `agent.resume`) adds `ChatStep` after each model call and
  * `ToolCallStarted`/`ToolCallFinished` around each tool call it answers.
  *
  * Events and spans never hold argument values or results, only names,
- * categories, messages (already free of secrets) and durations.
+ * categories, messages (already free of secrets) and durations — spans hold
+ * them only when the agent is made with `traceContent: true`.
  *
  * @since 0.1.0
  */

@@ -6,7 +6,7 @@
  * Every implementation is built with {@link make} from a provider function —
  * the openai layer in `@rolecraft/openai` and the scripted model in
  * `@rolecraft/testing` alike — so what is common lives here once: the
- * `Rolecraft.model.generate` span, mapping a provider's untyped failure to an
+ * `chat {model}` span and the model metrics, mapping a provider's untyped failure to an
  * `ActionError`, removing secrets from errors, normalising usage, recording
  * usage into the current {@link UsageMeter}, and aborting the provider's
  * request when the call is interrupted (attempt timeouts included).
@@ -24,10 +24,11 @@ import * as Schema from "effect/Schema"
 import { type ActionError, ExecutionFailure, TransientFailure } from "./ActionError.ts"
 import type * as ActionResponse from "./ActionResponse.ts"
 import * as Redact from "./internal/redact.ts"
+import * as Telemetry from "./internal/events/telemetry.ts"
 import { shorten } from "./internal/text.ts"
 import * as ResilienceKernel from "./internal/run/resilience.ts"
 import type * as JsonSchema from "effect/JsonSchema"
-import { isTransientStatus } from "./internal/executor/httpResponse.ts"
+import * as HttpResponse from "./internal/executor/httpResponse.ts"
 
 // =============================================================================
 // Messages
@@ -382,11 +383,25 @@ export interface ProviderCall {
 }
 
 /**
- * What a provider answers; {@link make} normalises it into a {@link Response}.
- * Missing or `null` text is `""`; missing tool calls are none; usage counts
- * that are missing or not finite non-negative numbers are 0, and a missing
- * total is input + output; a missing finish reason is `"tool_calls"` when
- * there are tool calls, else `"stop"`; unknown reasons are `"other"`.
+ * What a provider answers; {@link make} normalises it into a {@link Response},
+ * reading every field whatever a server sent:
+ *
+ * - `text`: a string; missing or `null` is `""`; a list of `{ text }` parts is
+ *   joined; anything else is EXECUTION "the model's reply is malformed"
+ *   naming the content.
+ * - `toolCalls`: missing or `null` is none; not a list, or an entry that is
+ *   not an object, is EXECUTION naming `tool_calls`. An id that is not a
+ *   string is `""` (a chat turn gives empty and repeated ids fresh ones, so
+ *   every call is answered exactly once); a name that is not a string is
+ *   `""` (a chat turn answers it NOT_FOUND); arguments that are not a string
+ *   are sent on as their JSON (missing or `null`: `""`).
+ * - `usage`: counts that are missing or not finite non-negative numbers are
+ *   0; a missing total is input + output; a usage that is not an object is
+ *   no usage.
+ * - `finishReason`: missing, empty or not a string is `"tool_calls"` when
+ *   there are tool calls, else `"stop"`; unknown reasons are `"other"`. It is
+ *   reported, never obeyed: tool calls run whatever the reason says.
+ * - `model` and `refusal`: kept when they are (non-empty) strings.
  *
  * @category models
  * @since 0.1.0
@@ -423,7 +438,7 @@ export type Provider = (
 /**
  * Options of {@link make}.
  *
- * - `name`: the provider's name, for the span (`gen_ai.system`); default
+ * - `name`: the provider's name, for spans and metrics (`gen_ai.provider.name`); default
  *   `"unknown"`.
  * - `model`: the default model name, used when a request names none.
  * - `secrets`: secrets the provider holds (its API key): every error is
@@ -446,26 +461,71 @@ const count = (value: number | null | undefined): number =>
 
 const finishReasons: ReadonlySet<string> = new Set(["stop", "length", "tool_calls", "content_filter"])
 
-const normalise = (raw: ProviderResponse): Response => {
-  const toolCalls = raw.toolCalls ?? []
-  const inputTokens = count(raw.usage?.inputTokens)
-  const outputTokens = count(raw.usage?.outputTokens)
-  const total = raw.usage?.totalTokens
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+const kindOf = (u: unknown): string =>
+  u === null ? "null" : Array.isArray(u) ? "a list" : typeof u === "object" ? "an object" : `a ${typeof u}`
+
+/** The reply's text: a string, nothing (null or absent: ""), or a list of text parts (joined). */
+const textOf = (content: unknown): string => {
+  if (typeof content === "string") return content
+  if (content === undefined || content === null) return ""
+  if (Array.isArray(content) && content.every((part) => isRecord(part) && typeof part.text === "string")) {
+    return content.map((part) => (part as { readonly text: string }).text).join("")
+  }
+  return `\u0000${kindOf(content)}`
+}
+
+/** The tool calls of a reply, each with an id of its own, or what makes them unreadable. */
+const toolCallsOf = (raw: unknown): ReadonlyArray<ToolCall> | string => {
+  if (raw === undefined || raw === null) return []
+  if (!Array.isArray(raw)) return `its tool_calls is ${kindOf(raw)}, not a list`
+  const calls: Array<ToolCall> = []
+  for (let index = 0; index < raw.length; index++) {
+    const entry: unknown = raw[index]
+    if (!isRecord(entry)) return `its tool_calls[${index}] is ${kindOf(entry)}, not a tool call`
+    // An id that is not a string is "": a chat turn gives empty and repeated ids fresh ones.
+    const id = typeof entry.id === "string" ? entry.id : ""
+    const args = entry.arguments
+    calls.push({
+      id,
+      // No usable name: the call is kept under "" and the chat answers it NOT_FOUND.
+      name: typeof entry.name === "string" ? entry.name : "",
+      arguments: typeof args === "string" ? args : args === undefined || args === null ? "" : JSON.stringify(args)
+    })
+  }
+  return calls
+}
+
+const normalise = (action: string, raw: ProviderResponse): Response | ExecutionFailure => {
+  const malformed = (what: string) =>
+    new ExecutionFailure({ action, message: `${action}: the model's reply is malformed: ${what}` })
+  if (!isRecord(raw)) return malformed(`it is ${kindOf(raw)}, not a reply`)
+  const text = textOf(raw.text)
+  if (text.startsWith("\u0000")) return malformed(`its content is ${text.slice(1)}, not text`)
+  const toolCalls = toolCallsOf(raw.toolCalls)
+  if (typeof toolCalls === "string") return malformed(toolCalls)
+  const usage = isRecord(raw.usage) ? raw.usage : undefined
+  const inputTokens = count(usage?.inputTokens as number | undefined)
+  const outputTokens = count(usage?.outputTokens as number | undefined)
+  const total = usage?.totalTokens
+  const reason: unknown = raw.finishReason
   const finishReason: FinishReason =
-    raw.finishReason === undefined || raw.finishReason === null
+    typeof reason !== "string" || reason === ""
       ? toolCalls.length > 0
         ? "tool_calls"
         : "stop"
-      : finishReasons.has(raw.finishReason)
-        ? (raw.finishReason as FinishReason)
+      : finishReasons.has(reason)
+        ? (reason as FinishReason)
         : "other"
   return {
-    text: raw.text ?? "",
+    text,
     toolCalls,
     usage: {
       inputTokens,
       outputTokens,
-      totalTokens: total === undefined || total === null ? inputTokens + outputTokens : count(total)
+      totalTokens: typeof total === "number" ? count(total) : inputTokens + outputTokens
     },
     finishReason,
     ...(typeof raw.model === "string" ? { model: raw.model } : {}),
@@ -479,10 +539,15 @@ const normalise = (raw: ProviderResponse): Response => {
  * and usage metering as production.
  *
  * Each `generate` call:
- * - runs in a span `Rolecraft.model.generate` with attributes
- *   `rolecraft.action`, `gen_ai.system`, `gen_ai.request.model`, and on
+ * - runs in a span `chat {model}` (`chat` when no model is known; kind
+ *   client) with the OpenTelemetry GenAI attributes `gen_ai.operation.name`
+ *   (`chat`), `gen_ai.provider.name`, `gen_ai.request.model`,
+ *   `gen_ai.request.temperature` (when given) and `rolecraft.action`; on
  *   success `gen_ai.response.model`, `gen_ai.response.finish_reasons`,
- *   `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`;
+ *   `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`; on failure
+ *   `error.type` (the category); message contents are never attributes;
+ * - records `gen_ai.client.token.usage` and `gen_ai.client.operation.duration`
+ *   (see `Metrics`);
  * - passes the provider a signal aborted on interruption (an attempt timeout
  *   interrupts, so the HTTP request is aborted; the provider must honour it);
  * - maps failures: an `ActionError` passes through; anything else is
@@ -518,33 +583,22 @@ export const make = (provider: Provider, options?: MakeOptions): LanguageModel["
     return ResilienceKernel.fromReturned<ProviderResponse>(action, "model call", (signal) =>
       provider({ request, model, action, signal })
     ).pipe(
-      Effect.map(normalise),
+      Effect.flatMap((raw) => {
+        const response = normalise(action, raw)
+        return response instanceof ExecutionFailure ? Effect.fail(response) : Effect.succeed(response)
+      }),
       Effect.tap((response) =>
-        Effect.andThen(
-          Effect.annotateCurrentSpan({
-            "gen_ai.response.model": response.model ?? model ?? "",
-            "gen_ai.response.finish_reasons": [response.finishReason],
-            "gen_ai.usage.input_tokens": response.usage.inputTokens,
-            "gen_ai.usage.output_tokens": response.usage.outputTokens
-          }),
-          Effect.flatMap(Effect.serviceOption(UsageMeter), (meter) =>
-            Option.isSome(meter) ? meter.value.record(response.usage) : Effect.void
-          )
+        Effect.flatMap(Effect.serviceOption(UsageMeter), (meter) =>
+          Option.isSome(meter) ? meter.value.record(response.usage) : Effect.void
         )
       ),
       Effect.mapError((error) => Redact.scrub(error, secrets)),
-      // The call site is always `generate`: a stack trace would say nothing and costs a capture per call.
-      Effect.withSpan(
-        "Rolecraft.model.generate",
-        {
-          attributes: {
-            "rolecraft.action": action,
-            "gen_ai.system": system,
-            "gen_ai.request.model": model ?? ""
-          }
-        },
-        { captureStackTrace: false }
-      )
+      Telemetry.chat({ provider: system, model, action, temperature: request.temperature }, (response: Response) => ({
+        model: response.model ?? model,
+        finishReason: response.finishReason,
+        inputTokens: response.usage.inputTokens,
+        outputTokens: response.usage.outputTokens
+      }))
     )
   }
   return LanguageModel.of({ generate })
@@ -577,7 +631,7 @@ export const httpFailure = (options: {
 }): TransientFailure | ExecutionFailure => {
   const { action, status } = options
   const excerpt = shorten(options.message, 200)
-  if (isTransientStatus(status)) {
+  if (HttpResponse.isTransientStatus(status)) {
     return new TransientFailure({
       action,
       status,
@@ -594,3 +648,19 @@ export const httpFailure = (options: {
     message: `${action}: the model API refused the request (HTTP ${status}): ${excerpt}`
   })
 }
+
+/**
+ * The wait a transient HTTP answer (429, 503) asks for, to pass to
+ * {@link httpFailure} as `retryAfter`: `retry-after-ms` (milliseconds) when
+ * valid, else `Retry-After` as delta-seconds or an HTTP date measured from
+ * `nowMs` (never negative). Malformed or absent values give `undefined`, so
+ * the retry policy's backoff applies. Takes a fetch `Headers`, Effect
+ * `Headers` or a record of header values.
+ *
+ * @category wire format
+ * @since 0.1.0
+ */
+export const retryAfter: (
+  headers: Iterable<readonly [string, string]> | Readonly<Record<string, string | undefined>> | undefined,
+  nowMs: number
+) => Duration.Duration | undefined = HttpResponse.retryAfter

@@ -216,6 +216,17 @@ export class McpClient extends Context.Service<
 >()("@rolecraft/core/McpClient") {}
 
 /**
+ * An MCP server of an agent itself (`Agent.make({ mcpServers })`): a server
+ * address (`Action.McpServer`: a stdio command or a streamable HTTP URL, all
+ * its tools allowed, no credential) or a full `Action.mcpTool` (for
+ * `apiKeyEnv`, `tools`, `timeout`, policies).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Server = Action.McpServer | Action.McpTool<unknown, unknown>
+
+/**
  * A server as a short text for messages and logs: its URL without user
  * information, query or fragment (they may hold a token), or its command line
  * (arguments included, environment left out: it may hold secrets).

@@ -14,6 +14,7 @@ import { RoleDefinitionError } from "./ActionError.ts"
 import * as Capability from "./Capability.ts"
 import type * as Contract from "./Contract.ts"
 import type * as Guardrail from "./Guardrail.ts"
+import * as Kernel from "./internal/capability.ts"
 
 /**
  * @category type IDs
@@ -241,19 +242,24 @@ const build = (fields: {
     if (!Capability.isCapability(capability)) {
       throw new RoleDefinitionError({
         role,
-        message: `Role ${role} lists something that is not a capability in capabilities. Build it with Capability.make.`
+        message:
+          capability === undefined
+            ? `Role ${role} lists undefined in capabilities. This is usually a circular import: the module defining ` +
+              `the role and the one defining the capability import each other, so the capability is not defined yet ` +
+              `when the role is made. Move the capability into a module of its own, or import it without the cycle.`
+            : `Role ${role} lists something that is not a capability in capabilities. Build it with Capability.make.`
       })
     }
     for (const [key, provided] of Capability.flatten(capability)) {
-      Capability.checkEntry(provided.capability.name, key, provided.action)
+      Kernel.checkEntry(provided.capability.name, key, provided.action)
       const list = candidates.get(key) ?? []
       list.push(provided)
       candidates.set(key, list)
     }
   }
-  const { resolved, ambiguous } = Capability.resolveProviders(candidates)
+  const { resolved, ambiguous } = Kernel.resolveProviders(candidates)
   for (const [key, providers] of ambiguous) {
-    if (!fields.own.has(key)) throw Capability.ambiguity({ role }, key, providers)
+    if (!fields.own.has(key)) throw Kernel.ambiguity({ role }, key, providers)
   }
   const entries: Array<Entry> = []
   for (const [name, { capability, action }] of resolved) {

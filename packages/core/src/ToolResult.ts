@@ -22,6 +22,7 @@
  * @since 0.1.0
  */
 import * as Result from "effect/Result"
+import { isPlainObject } from "./internal/json.ts"
 
 /**
  * The text of a successful result: a string as is, anything else as JSON;
@@ -37,6 +38,18 @@ export const text = (value: unknown): string => {
   const json = Result.try(() => JSON.stringify(value))
   return Result.isSuccess(json) && typeof json.success === "string" ? json.success : String(value)
 }
+
+/**
+ * The structured form of a successful result, for protocols that carry one
+ * next to the text (MCP's `structuredContent`): the result itself when it is
+ * a plain JSON object (not an array, a `Date`, a `Map` or a class instance),
+ * else `undefined`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const structured = (value: unknown): Record<string, unknown> | undefined =>
+  isPlainObject(value) ? value : undefined
 
 /**
  * The text of a failed call: `{"error":{"category","message"}}`.

@@ -85,14 +85,36 @@ describe("asString", () => {
     })
   )
 
-  it.effect("fails for a cycle, a bigint inside an object, invalid UTF-8 and functions", () =>
+  it.effect(
+    "C31: a bigint inside an object is its decimal string, a Date its ISO string, a Map an object, a Set an array",
+    () =>
+      Effect.gen(function* () {
+        assert.strictEqual(
+          yield* make({
+            id: 9007199254740993n,
+            at: new Date(Date.UTC(2026, 10, 2)),
+            tags: new Set(["a", "b"]),
+            rooms: new Map<unknown, unknown>([
+              ["single", 1],
+              [2, "double"]
+            ])
+          }).asString,
+          '{"id":"9007199254740993","at":"2026-11-02T00:00:00.000Z","tags":["a","b"],"rooms":{"single":1,"2":"double"}}'
+        )
+      })
+  )
+
+  it.effect("fails for a cycle (naming where it closes), deep nesting, invalid UTF-8 and functions", () =>
     Effect.gen(function* () {
-      const cyclic: Record<string, unknown> = {}
-      cyclic.self = cyclic
+      const cyclic: Record<string, unknown> = { list: [] }
+      ;(cyclic.list as Array<unknown>).push({ back: cyclic })
       const cycleError = yield* Effect.flip(make(cyclic).asString)
       assert.isTrue(cycleError.message.startsWith("the object cannot be written as JSON: "))
-      const bigError = yield* Effect.flip(make({ n: 1n }).asString)
-      assert.isTrue(bigError.message.startsWith("the object cannot be written as JSON: "))
+      assert.include(cycleError.message, "$.list[0].back")
+      let deep: unknown = 1
+      for (let i = 0; i < 5_000; i++) deep = [deep]
+      const deepError = yield* Effect.flip(make(deep).asString)
+      assert.include(deepError.message, "more than 1000 levels")
       assert.deepStrictEqual(
         yield* Effect.flip(make(new Uint8Array([0xff, 0xfe])).asString),
         invalid("the bytes are not valid UTF-8")

@@ -41,6 +41,52 @@ describe("Agent", () => {
     })
   )
 
+  it.effect(
+    "agent.tools lists the actions authority allows and the model may see, with their schemas and approvals",
+    () =>
+      Effect.gen(function* () {
+        const desk = Role.make({
+          identity: identity("desk"),
+          actions: {
+            nights,
+            "rates.v2/eu": Action.local({ description: "Rates", parameters: {}, run: () => "rates" }),
+            book: Action.local({
+              description: "Book a hotel",
+              parameters: { hotelId: Schema.String },
+              run: () => "booked"
+            }).pipe(Action.requireApproval({ reason: "spends money" })),
+            audit: Action.local({ description: "Audit", parameters: {}, run: () => "ok" }).pipe(
+              Action.excludeFromModel
+            ),
+            refund: Action.local({ description: "Refund", parameters: {}, run: () => "refunded" })
+          }
+        })
+        const agent = yield* Agent.make({ id: "desk", roles: [desk], authority: { deny: ["refund"] } })
+        assert.deepStrictEqual(
+          agent.tools.map(({ name, action, approval }) => ({ name, action, approval })),
+          [
+            { name: "nights", action: "nights", approval: undefined },
+            { name: "rates_v2_eu", action: "rates.v2/eu", approval: undefined },
+            { name: "book", action: "book", approval: { reason: "spends money" } }
+          ]
+        )
+        const book = agent.tools.find((tool) => tool.action === "book")
+        assert.deepStrictEqual(book?.parameters, {
+          type: "object",
+          properties: { hotelId: { type: "string" } },
+          required: ["hotelId"],
+          additionalProperties: true
+        })
+        assert.strictEqual(book?.description, "Book a hotel")
+        assert.isFalse(agent.allows("refund"))
+        assert.isTrue(agent.allows("book"))
+        const none = yield* Agent.make({ id: "none", roles: [desk], authority: { allow: ["nothing"] } })
+        assert.deepStrictEqual(none.tools, [])
+        assert.isFalse(none.allows("nights"))
+        assert.isTrue(none.allows("nothing"))
+      })
+  )
+
   it.effect("deny wins over allow, and globs match action names", () =>
     Effect.gen(function* () {
       const agent = yield* Agent.make({ id: "a", roles: [travel], authority: { allow: ["*"], deny: ["nig*"] } })

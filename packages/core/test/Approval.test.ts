@@ -110,14 +110,92 @@ describe("Approval (SPEC §9 step 2)", () => {
       assert.deepStrictEqual(yield* call(pending), Exit.succeed("booked h-42 from 2026-11-02"))
       const replay = approvalError(yield* call(pending))
       assert.strictEqual(replay.check, "used")
-      assert.strictEqual(replay.pendingTokenId, undefined)
+      // SPEC §9 step 2: a used token is refused with a fresh pending token for the same call.
+      assert.notStrictEqual(replay.pendingTokenId, undefined)
+      assert.notStrictEqual(replay.pendingTokenId, pending)
       assert.strictEqual(approvalError(yield* call("made-up-token")).check, "unknown")
 
       const toReject = approvalError(yield* Effect.exit(agent.executeAction("book", args))).pendingTokenId!
       yield* agent.approvals.reject(toReject, "alice", "over budget")
-      assert.strictEqual(approvalError(yield* call(toReject)).check, "rejected")
+      const rejected = approvalError(yield* call(toReject))
+      assert.strictEqual(rejected.check, "rejected")
+      // A rejection is a person's answer: nobody is asked again.
+      assert.strictEqual(rejected.pendingTokenId, undefined)
       assert.strictEqual(yield* Ref.get(booked), 1)
     })
+  )
+
+  it.effect(
+    "every refusal but a rejected token carries a fresh pending token bound to the call as it was made (unknown, pending, expired, used, arguments, action, agent)",
+    () =>
+      Effect.gen(function* () {
+        const booked = yield* Ref.make(0)
+        const role = makeTravel(booked)
+        const agent = yield* Agent.make({ id: "planner", roles: [role] })
+        const other = yield* Agent.make({ id: "intruder", roles: [role] })
+        const changed = { ...args, checkIn: "2026-11-03" }
+        const used = yield* approvedToken(agent)
+        yield* agent.executeAction("book", { ...args, _approval_token: used })
+        const pending = approvalError(yield* Effect.exit(agent.executeAction("book", args))).pendingTokenId!
+        const expiring = yield* approvedToken(agent)
+        const forArgs = yield* approvedToken(agent)
+        const forAction = yield* approvedToken(agent)
+        const forAgent = yield* approvedToken(agent)
+        const cases: ReadonlyArray<
+          readonly [string, string, string, string, Readonly<Record<string, unknown>>, Agent.Agent<any, any>]
+        > = [
+          ["unknown", "made-up-token", "planner", "book", args, agent],
+          ["pending", pending, "planner", "book", args, agent],
+          ["used", used, "planner", "book", args, agent],
+          ["arguments", forArgs, "planner", "book", changed, agent],
+          ["action", forAction, "planner", "cancel", args, agent],
+          ["agent", forAgent, "intruder", "book", args, other]
+        ]
+        const seen = new Set<string>()
+        const check = (
+          expected: string,
+          token: string,
+          agentId: string,
+          action: string,
+          params: Readonly<Record<string, unknown>>,
+          caller: Agent.Agent<any, any>
+        ) =>
+          Effect.gen(function* () {
+            const refusal = approvalError(
+              yield* Effect.exit(
+                Effect.provideService(
+                  caller.executeAction(action, { ...params, _approval_token: token }),
+                  ApprovalStore.ApprovalStore,
+                  agent.approvals
+                )
+              )
+            )
+            assert.strictEqual(refusal.check, expected)
+            const fresh = refusal.pendingTokenId
+            assert.isDefined(fresh, expected)
+            assert.notStrictEqual(fresh, token, expected)
+            assert.isFalse(seen.has(fresh!), expected)
+            seen.add(fresh!)
+            const stored = Option.getOrThrow(yield* agent.approvals.get(fresh!))
+            assert.strictEqual(stored.status, "pending", expected)
+            assert.deepStrictEqual(
+              stored.binding,
+              {
+                agentId,
+                action,
+                tool: undefined,
+                argumentsDigest: ApprovalStore.digest(params)
+              },
+              expected
+            )
+          })
+        for (const [expected, token, agentId, action, params, caller] of cases) {
+          yield* check(expected, token, agentId, action, params, caller)
+        }
+        yield* TestClock.adjust("11 minutes")
+        yield* check("expired", expiring, "planner", "book", args, agent)
+        assert.strictEqual(yield* Ref.get(booked), 1)
+      })
   )
 
   it.effect("a token bound to other arguments, another action or another agent is refused and not burnt", () =>

@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
@@ -259,7 +260,15 @@ describe("ApprovalStore", () => {
         const id = yield* Effect.flatMap(Effect.service(ApprovalStore.ApprovalStore), (store) =>
           store.request(binding, "why")
         ).pipe(Effect.provide(ApprovalStore.layerSqlite({ filename })))
-        assert.notInclude(readFileSync(filename).toString("latin1"), id)
+        for (const file of [filename, `${filename}-wal`]) {
+          if (existsSync(file)) assert.notInclude(readFileSync(file).toString("latin1"), id)
+        }
+        const database = new DatabaseSync(filename)
+        const keys = database.prepare("SELECT key FROM rolecraft_approval_tokens").all()
+        database.close()
+        // The key is the digest of the id: not the id, and not merely its hex.
+        assert.deepStrictEqual(keys, [{ key: createHash("sha256").update(id).digest("hex") }])
+        assert.notStrictEqual(keys[0]?.key, Buffer.from(id).toString("hex"))
         rmSync(dir, { recursive: true })
       })
     )

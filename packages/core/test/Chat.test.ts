@@ -785,7 +785,7 @@ describe("Chat: events and usage", () => {
     })
   )
 
-  it.effect("a turn runs in one span Rolecraft.chat holding its model calls and its tool calls", () =>
+  it.effect("a turn runs in one span invoke_agent <agent> holding its model calls and its tool calls", () =>
     Effect.gen(function* () {
       const { spans, tracer } = Telemetry.make()
       const { travel } = fixture()
@@ -795,12 +795,12 @@ describe("Chat: events and usage", () => {
         ScriptedModel.reply("ok")
       ])
       yield* agent.chat("Go").pipe(Effect.provide(scripted.layer), Effect.withTracer(tracer))
-      const root = spans.find((span) => span.name === "Rolecraft.chat")
+      const root = spans.find((span) => span.name === "invoke_agent planner")
       assert.strictEqual(root?.attributes.get("rolecraft.agent"), "planner")
       const children = spans.filter((span) => span.parent._tag === "Some" && span.parent.value.spanId === root?.spanId)
       assert.deepStrictEqual(
         children.map((span) => span.name),
-        ["Rolecraft.model.generate", "Rolecraft.executeAction", "Rolecraft.model.generate"]
+        ["chat", "execute_tool ping", "chat"]
       )
     })
   )

@@ -149,29 +149,35 @@ describe("Events and spans (SPEC §5)", () => {
     })
   )
 
-  it.effect("one span Rolecraft.executeAction per call with agent, role, action, type; category on failure", () =>
-    Effect.gen(function* () {
-      const { spans, tracer } = Telemetry.make()
-      yield* Effect.gen(function* () {
-        const agent = yield* Agent.make({ id: "planner", roles: [travel] })
-        yield* Effect.exit(agent.executeAction("flaky", { card: secret }))
-        yield* agent.execute({ action: "flaky", params: { card: secret }, correlationId: "req-9" })
-      }).pipe(Effect.withTracer(tracer))
-      assert.deepStrictEqual(
-        spans.map((span) => span.name),
-        ["Rolecraft.executeAction", "Rolecraft.executeAction"]
-      )
-      assert.deepStrictEqual(Object.fromEntries(spans[0]!.attributes), {
-        "rolecraft.agent": "planner",
-        "rolecraft.action": "flaky",
-        "rolecraft.role": "travel",
-        "rolecraft.type": "local",
-        "rolecraft.category": "TRANSIENT"
+  it.effect(
+    "one span execute_tool <action> per call (kind internal) with agent, role, action, type; category on failure",
+    () =>
+      Effect.gen(function* () {
+        const { spans, tracer } = Telemetry.make()
+        yield* Effect.gen(function* () {
+          const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+          yield* Effect.exit(agent.executeAction("flaky", { card: secret }))
+          yield* agent.execute({ action: "flaky", params: { card: secret }, correlationId: "req-9" })
+        }).pipe(Effect.withTracer(tracer))
+        assert.deepStrictEqual(
+          spans.map((span) => span.name),
+          ["execute_tool flaky", "execute_tool flaky"]
+        )
+        assert.strictEqual(spans[0]!.kind, "internal")
+        assert.deepStrictEqual(Object.fromEntries(spans[0]!.attributes), {
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.name": "flaky",
+          "error.type": "TRANSIENT",
+          "rolecraft.agent": "planner",
+          "rolecraft.action": "flaky",
+          "rolecraft.role": "travel",
+          "rolecraft.type": "local",
+          "rolecraft.category": "TRANSIENT"
+        })
+        assert.strictEqual(spans[1]!.attributes.get("rolecraft.correlation_id"), "req-9")
+        assert.strictEqual(spans[0]!.status._tag, "Ended")
+        for (const span of spans) assert.notInclude(JSON.stringify([...span.attributes]), secret)
       })
-      assert.strictEqual(spans[1]!.attributes.get("rolecraft.correlation_id"), "req-9")
-      assert.strictEqual(spans[0]!.status._tag, "Ended")
-      for (const span of spans) assert.notInclude(JSON.stringify([...span.attributes]), secret)
-    })
   )
 
   it.effect("traceSteps: each step in a child span Rolecraft.step.<step>, in pipeline order", () =>
@@ -188,8 +194,8 @@ describe("Events and spans (SPEC §5)", () => {
         yield* Fiber.join(traced)
       }).pipe(Effect.withTracer(tracer))
       const [quiet, root, ...steps] = spans
-      assert.strictEqual(quiet!.name, "Rolecraft.executeAction")
-      assert.strictEqual(root!.name, "Rolecraft.executeAction")
+      assert.strictEqual(quiet!.name, "execute_tool pay")
+      assert.strictEqual(root!.name, "execute_tool pay")
       assert.deepStrictEqual(
         steps.map((span) => span.name),
         [

@@ -1,4 +1,5 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -70,6 +71,34 @@ describe("KnowledgeBase", () => {
         const unreadable = yield* Effect.flip(KnowledgeBase.loadFiles([dir]))
         assert.deepStrictEqual([unreadable.source, unreadable.message.includes("permission denied")], [locked, true])
       }
+      rmSync(dir, { recursive: true })
+    })
+  )
+
+  // "Unreadable" that holds as root too (root reads a 0o000 file): a source that no read can give a
+  // document — a FIFO (reading it would wait for a writer forever), a dangling symbolic link, a
+  // path through a file as if it were a directory — is SourceError naming the path; inside a
+  // directory, FIFOs and links are not regular files and are skipped without being opened.
+  it.live("loadFiles: a FIFO, a dangling link or a path through a file is SourceError naming it, also as root", () =>
+    Effect.gen(function* () {
+      const dir = makeCorpus()
+      const fifo = join(dir, "pipe.md")
+      execFileSync("mkfifo", [fifo])
+      const dangling = join(dir, "gone.md")
+      symlinkSync(join(dir, "no-such-file.md"), dangling)
+      const throughFile = join(dir, "refunds.md", "inner.md")
+      for (const [source, words] of [
+        [fifo, "neither a file nor a directory"],
+        [dangling, "no such file or directory"],
+        [throughFile, "cannot open knowledge source"]
+      ] as const) {
+        const error = yield* Effect.flip(KnowledgeBase.loadFiles([source]))
+        assert.deepStrictEqual([error._tag, error.source], ["KnowledgeSourceError", source])
+        assert.include(error.message, words)
+      }
+      const documents = yield* KnowledgeBase.loadFiles([dir])
+      assert.isFalse(documents.some((document) => document.source === fifo || document.source === dangling))
+      assert.isAbove(documents.length, 0)
       rmSync(dir, { recursive: true })
     })
   )

@@ -142,7 +142,7 @@ describe("LanguageModel.make", () => {
     })
   )
 
-  it.effect("one span per call, Rolecraft.model.generate, with the model and token counts", () =>
+  it.effect("one span per call, chat <model> (kind client), with the GenAI attributes: provider, model, tokens", () =>
     Effect.gen(function* () {
       const { spans, tracer } = Telemetry.make()
       const model = LanguageModel.make(
@@ -153,11 +153,13 @@ describe("LanguageModel.make", () => {
         }
       )
       yield* Effect.withTracer(model.generate(ask("q", "packingTip")), tracer)
-      const span = spans.find((s) => s.name === "Rolecraft.model.generate")
+      const span = spans.find((s) => s.name === "chat gpt-asked")
       assert.isDefined(span)
+      assert.strictEqual(span?.kind, "client")
       assert.deepStrictEqual(Object.fromEntries(span?.attributes ?? []), {
         "rolecraft.action": "packingTip",
-        "gen_ai.system": "test",
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "test",
         "gen_ai.request.model": "gpt-asked",
         "gen_ai.response.model": "gpt-answered",
         "gen_ai.response.finish_reasons": ["stop"],
@@ -236,5 +238,18 @@ describe("LanguageModel.Message", () => {
     assert.deepStrictEqual(Schema.decodeUnknownSync(Schema.Array(LanguageModel.Message))(history), history)
     const bad = Schema.decodeUnknownExit(Schema.Array(LanguageModel.Message))([{ role: "tool", content: "3" }])
     assert.isTrue(Exit.isFailure(bad))
+  })
+})
+
+describe("LanguageModel.retryAfter", () => {
+  it("reads retry-after-ms, then Retry-After (seconds or an HTTP date), from a fetch Headers or a record; malformed is undefined", () => {
+    const now = Date.parse("Wed, 21 Oct 2026 07:27:00 GMT")
+    const ms = (duration: Duration.Duration | undefined) =>
+      duration === undefined ? undefined : Duration.toMillis(duration)
+    assert.strictEqual(ms(LanguageModel.retryAfter(new Headers({ "Retry-After-Ms": " 250 " }), now)), 250)
+    assert.strictEqual(ms(LanguageModel.retryAfter({ "retry-after": "4" }, now)), 4000)
+    assert.strictEqual(ms(LanguageModel.retryAfter({ "retry-after": "Wed, 21 Oct 2026 07:28:00 GMT" }, now)), 60_000)
+    assert.strictEqual(ms(LanguageModel.retryAfter({ "retry-after": "soon", "retry-after-ms": "-1" }, now)), undefined)
+    assert.strictEqual(ms(LanguageModel.retryAfter(undefined, now)), undefined)
   })
 })

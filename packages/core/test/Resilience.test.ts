@@ -66,6 +66,42 @@ describe("Resilience", () => {
     })
   )
 
+  // Without a deadline the schedule is set up only after the first failure (a fast path): the same tries as Effect.retry.
+  it.effect("the first-failure retry tries at the same times as Effect.retry with the same schedule (TestClock)", () =>
+    Effect.gen(function* () {
+      const errors = [transient(), transient({ retryAfter: Duration.seconds(5) }), transient()]
+      const policy = { maxAttempts: 3, jitter: false }
+      const viaRun = yield* scripted(errors)
+      const viaRetry = yield* scripted(errors)
+      const fibers = [
+        yield* Effect.forkChild(run({ retry: policy }, viaRun.attempt)),
+        yield* Effect.forkChild(Effect.retry(viaRetry.attempt, ResilienceKernel.schedule(policy, undefined)))
+      ]
+      yield* TestClock.adjust("1 minute")
+      for (const fiber of fibers) assert.strictEqual(yield* Fiber.join(fiber), "ok")
+      assert.deepStrictEqual(yield* Ref.get(viaRun.times), [0, 1000, 6000, 10000])
+      assert.deepStrictEqual(yield* Ref.get(viaRun.times), yield* Ref.get(viaRetry.times))
+    })
+  )
+
+  it.live("the first-failure retry on Effect's own clock: the same tries and outcome as on the TestClock", () =>
+    Effect.gen(function* () {
+      const errors = [transient(), transient({ retryAfter: Duration.millis(5) }), transient()]
+      const { times, attempt } = yield* scripted(errors)
+      assert.strictEqual(
+        yield* run({ retry: { maxAttempts: 3, jitter: false, initialDelay: "1 millis" } }, attempt),
+        "ok"
+      )
+      assert.strictEqual((yield* Ref.get(times)).length, 4)
+      const exhausted = yield* scripted(Array.from({ length: 5 }, () => transient()))
+      const error = yield* Effect.flip(
+        run({ retry: { maxAttempts: 2, jitter: false, initialDelay: "1 millis" } }, exhausted.attempt)
+      )
+      assert.strictEqual(error.category, "TRANSIENT")
+      assert.strictEqual((yield* Ref.get(exhausted.times)).length, 3)
+    })
+  )
+
   it.effect("caps each delay at maxDelay", () =>
     Effect.gen(function* () {
       const { times, attempt } = yield* scripted(Array.from({ length: 4 }, () => transient()))

@@ -4,7 +4,7 @@
  * the agent's full pipeline (authority, approval, hooks, guardrails,
  * conversion, contracts, resilience, fallback). Over stdio or streamable HTTP,
  * with the MCP SDK's low-level `Server` (it takes raw JSON Schemas, which is
- * what the `Tool` module projects).
+ * what `agent.tools` projects).
  *
  * @since 0.1.0
  */
@@ -87,13 +87,11 @@ type AnyAgent = Agent.Agent<any, any>
 
 const isAgent = (u: unknown): u is AnyAgent => typeof u === "object" && u !== null && Agent.TypeId in u
 
-const isPlainObject = (u: unknown): u is Record<string, unknown> =>
-  typeof u === "object" && u !== null && Object.getPrototypeOf(u) === Object.prototype
-
 // The same text a chat turn answers a tool call with (`ToolResult`), plus `structuredContent` for an object.
 const successResult = (value: unknown): CallToolResult => {
   const content: CallToolResult["content"] = [{ type: "text", text: ToolResult.text(value) }]
-  return isPlainObject(value) ? { content, structuredContent: value } : { content }
+  const structuredContent = ToolResult.structured(value)
+  return structuredContent === undefined ? { content } : { content, structuredContent }
 }
 
 const failureResult = (category: string, message: string): CallToolResult => ({
@@ -104,33 +102,28 @@ const failureResult = (category: string, message: string): CallToolResult => ({
 const toResult = (response: ActionResponse.ActionResponse): CallToolResult =>
   response.success ? successResult(response.value) : failureResult(response.error.category, response.error.message)
 
-/** The model-visible actions of the agent's roles as a toolkit; excluded ones are logged. */
-const toolkitOf = (agent: AnyAgent) =>
-  Effect.gen(function* () {
-    const kit = Agent.toolkit(agent)
-    for (const excluded of kit.excluded) {
-      yield* Effect.logWarning(`action ${excluded.key} is not served as an MCP tool: ${excluded.reason}`)
-    }
-    return kit
-  })
-
 const serveAgent = <R>(
   agent: Agent.Agent<any, R>,
   options: Options
 ): Effect.Effect<Served, ServeError, Scope.Scope | R> =>
   Effect.gen(function* () {
-    const kit = yield* toolkitOf(agent)
+    const offered = agent.tools
+    const actionOf = new Map(offered.map((tool) => [tool.name, tool.action]))
     const context = yield* Effect.context<R>()
     const run = Effect.runPromiseWith(context)
     const info = { name: options.name ?? agent.id, version: options.version ?? "0.1.0" }
 
-    const offered = kit.tools.map((tool) => tool.name)
     const call = (name: string, args: Record<string, unknown> | undefined, signal: AbortSignal) => {
-      const key = kit.keyOf(name)
-      // Only what was offered can be called: an action kept from the model is not reachable either.
+      const key = actionOf.get(name)
+      // Only what was offered can be called: an action kept from the model, or one the
+      // agent's authority denies, is not reachable either. Authority first, as in a chat
+      // turn: a name it denies is AUTHORITY whether or not it exists.
       if (key === undefined) {
+        const available = offered.map((tool) => tool.name).join(", ")
         return Promise.resolve(
-          failureResult("NOT_FOUND", `No tool named ${name}; available: ${offered.join(", ") || "none"}`)
+          agent.allows(name)
+            ? failureResult("NOT_FOUND", `No tool named ${name}; available: ${available || "none"}`)
+            : failureResult("AUTHORITY", `The agent's authority does not allow ${name}`)
         )
       }
       return run(
@@ -145,7 +138,7 @@ const serveAgent = <R>(
     const makeServer = (): Server => {
       const server = new Server(info, { capabilities: { tools: {} } })
       server.setRequestHandler(ListToolsRequestSchema, () => ({
-        tools: kit.tools.map((tool) => ({
+        tools: offered.map((tool) => ({
           name: tool.name,
           description: tool.description,
           inputSchema: tool.parameters
@@ -157,7 +150,7 @@ const serveAgent = <R>(
       return server
     }
 
-    const tools = kit.tools.map((tool) => ({ name: tool.name, key: tool.key }))
+    const tools = offered.map((tool) => ({ name: tool.name, key: tool.action }))
     if (options.transport === "stdio") {
       const server = makeServer()
       const closed = Deferred.makeUnsafe<void>()
@@ -233,17 +226,18 @@ const serveAgent = <R>(
  * Serves an agent's roles — or one role, through an agent made for it — as
  * an MCP server, until the scope closes.
  *
- * - Tools: every action of the roles not marked `Action.excludeFromModel`,
- *   named by `Agent.toolkit` (valid, unique, at most 64 characters) with
- *   its parameters as JSON Schema (every `$ref` inlined) as `inputSchema`; an
- *   action whose schema cannot be projected is left out with a warning.
+ * - Tools: the agent's `tools` — every action of its roles (and its
+ *   `mcpServers`) not marked `Action.excludeFromModel` whose name the agent's
+ *   authority allows, each named validly and uniquely (at most 64
+ *   characters) with the JSON Schema of its parameters as `inputSchema`.
  * - Calls: `agent.execute` with the arguments as given (the pipeline converts
  *   them). A success is text (a string result) or JSON text plus
  *   `structuredContent` (an object result); a failure is an `isError: true`
  *   result whose text is `{"error":{"category","message"}}` — the nine
  *   categories, or `RETRIEVAL` for a knowledge failure. A name that was not
- *   offered (an excluded action included) is `NOT_FOUND` listing the offered
- *   names. A call the client cancels interrupts the action.
+ *   offered is refused and nothing runs: `AUTHORITY` when the agent's
+ *   authority denies the name, else `NOT_FOUND` listing the offered names
+ *   (an excluded action included). A call the client cancels interrupts the action.
  *
  * Over stdio, stdout belongs to the protocol: Effect's built-in loggers are
  * routed to stderr (`Logger.LogToStderr`) for the calls it serves.

@@ -43,6 +43,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as z from "zod/v4"
 import { hide, secretsOf } from "./internal/redact.ts"
@@ -88,30 +89,62 @@ const CallResult = ResultSchema.extend({
 
 const ListResult = PaginatedResultSchema.extend({ tools: z.array(z.unknown()) })
 
-const isParseError = (error: unknown): boolean =>
-  error instanceof SyntaxError || (error instanceof Error && error.name === "ZodError")
+interface SchemaIssue {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}
 
-/** A short reason for a payload that failed to parse (a ZodError's message is a JSON dump of its issues). */
+/** A schema failure of the SDK's parsers (zod's errors, whatever zod build made them, carry `issues`). */
+const isSchemaError = (error: unknown): error is Error & { readonly issues: ReadonlyArray<SchemaIssue> } =>
+  error instanceof Error && Array.isArray((error as { readonly issues?: unknown }).issues)
+
+const isParseError = (error: unknown): boolean => error instanceof SyntaxError || isSchemaError(error)
+
+/** The first issues of a schema failure as `path: message` (its own message is a JSON dump of every issue). */
+const describeIssues = (issues: ReadonlyArray<SchemaIssue>): string =>
+  truncate(
+    issues
+      .slice(0, 3)
+      .map((issue) => `${issue.path.length === 0 ? "(result)" : issue.path.map(String).join(".")}: ${issue.message}`)
+      .join("; "),
+    300
+  )
+
+/** A short reason for a payload that failed to parse. */
 const parseProblem = (error: Error): string =>
-  error.name === "ZodError" ? "it does not have the shape of a JSON-RPC message" : truncate(error.message, 200)
+  isSchemaError(error) ? "it does not have the shape of a JSON-RPC message" : truncate(error.message, 200)
+
+/**
+ * The message a server sent with its JSON-RPC error. The SDK prefixes every
+ * error's message with `MCP error <code>: `, and servers built on it send that
+ * prefixed message again: one prefix is kept.
+ */
+const rpcMessage = (error: McpError): string => {
+  const prefix = /^MCP error -?\d+: /
+  let text = error.message
+  while (prefix.test(text)) text = text.replace(prefix, "")
+  return `MCP error ${error.code}: ${text}`
+}
+
+/** Whether a line on a stdio server's stdout claims to be a JSON-RPC frame (a broken reply, not a banner). */
+const looksLikeFrame = (line: string): boolean => /^\s*[[{]/.test(line) && line.includes('"jsonrpc"')
 
 const isPayloadError = (error: unknown): boolean =>
   isParseError(error) || (error instanceof Error && /unknown message ID|Unexpected content type/.test(error.message))
 
-const isRecord = (u: unknown): u is Record<string, unknown> => Predicate.isObject(u) && !Array.isArray(u)
-
 /** A listed tool as a definition, or why it cannot be one. */
 const toDefinition = (entry: unknown): Core.ToolDefinition | string => {
-  if (!isRecord(entry)) return "a tool entry that is not an object"
+  if (!Predicate.isObject(entry)) return "a tool entry that is not an object"
   const { name, title, description, inputSchema, outputSchema } = entry
   if (typeof name !== "string" || name === "") return "a tool entry without a name"
-  if (inputSchema !== undefined && !isRecord(inputSchema)) return `tool ${name}: its inputSchema is not an object`
+  if (inputSchema !== undefined && !Predicate.isObject(inputSchema))
+    return `tool ${name}: its inputSchema is not an object`
   return {
     name,
     ...(typeof title === "string" ? { title } : {}),
     ...(typeof description === "string" ? { description } : {}),
     inputSchema: inputSchema ?? { type: "object" },
-    ...(isRecord(outputSchema) ? { outputSchema } : {})
+    ...(Predicate.isObject(outputSchema) ? { outputSchema } : {})
   }
 }
 
@@ -165,6 +198,23 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
           const make = (fields: Omit<ConstructorParameters<typeof Core.McpClientError>[0], "message">) =>
             new Core.McpClientError({ ...fields, message, cause: error })
           if (error instanceof McpError) {
+            // The SDK makes up ConnectionClosed when its transport closed (it calls onclose first) and
+            // RequestTimeout only for its own timer, which this client uses at connect only: the same
+            // codes on a live connection, or after connect, were sent by the server.
+            const serverSent =
+              (error.code === ErrorCode.ConnectionClosed && state.open) ||
+              (error.code === ErrorCode.RequestTimeout && phase !== "connect")
+            if (serverSent) {
+              return Effect.succeed(
+                new Core.McpClientError({
+                  reason: "Rpc",
+                  sent,
+                  code: error.code,
+                  message: hide(rpcMessage(error), secrets),
+                  cause: error
+                })
+              )
+            }
             switch (error.code) {
               case ErrorCode.ConnectionClosed:
                 // The child's last words may still be in its stderr pipe: let them arrive.
@@ -186,12 +236,23 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
                 return Effect.succeed(
                   make({ reason: phase === "connect" ? "Connect" : "Timeout", sent, code: error.code })
                 )
-              case ErrorCode.InvalidParams:
-                return Effect.succeed(make({ reason: "InvalidParams", sent, code: error.code }))
-              case ErrorCode.MethodNotFound:
-                return Effect.succeed(make({ reason: "MethodNotFound", sent, code: error.code }))
-              default:
-                return Effect.succeed(make({ reason: "Rpc", sent, code: error.code }))
+              default: {
+                const reason =
+                  error.code === ErrorCode.InvalidParams
+                    ? "InvalidParams"
+                    : error.code === ErrorCode.MethodNotFound
+                      ? "MethodNotFound"
+                      : "Rpc"
+                return Effect.succeed(
+                  new Core.McpClientError({
+                    reason,
+                    sent,
+                    code: error.code,
+                    message: hide(rpcMessage(error), secrets),
+                    cause: error
+                  })
+                )
+              }
             }
           }
           if (error instanceof StreamableHTTPError) {
@@ -206,6 +267,19 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
               return Effect.succeed(make({ reason: "Protocol", sent, ...(snippet === undefined ? {} : { snippet }) }))
             }
             return Effect.succeed(make({ reason: "Http", sent, status }))
+          }
+          if (isSchemaError(error) && phase !== "connect") {
+            // A well-formed JSON-RPC response whose result does not fit the method: the server answered.
+            return Effect.succeed(
+              new Core.McpClientError({
+                reason: "Rpc",
+                sent,
+                message: hide(
+                  `the server's ${phase === "list" ? "tools/list" : "tools/call"} result is malformed: ${describeIssues(error.issues)}`,
+                  secrets
+                )
+              })
+            )
           }
           if (isParseError(error)) {
             const snippet = opened.received()
@@ -229,30 +303,68 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
           return Effect.succeed(make({ reason: "Closed", sent: !notSent(error) }))
         })
 
-      opened.onNoise?.((line) =>
+      /** Fails every pending request at once: the server sent something no request can wait past. */
+      const failPending = (problem: string, cause?: unknown) => {
+        const snippet = opened.received()
+        const failure = new Core.McpClientError({
+          reason: "Protocol",
+          sent: true,
+          message: hide(`the server's reply is not a valid JSON-RPC response (${problem})`, secrets),
+          ...(snippet === undefined ? {} : { snippet }),
+          ...(cause === undefined ? {} : { cause })
+        })
+        // Resuming a waiter runs its fiber on: it may register the next call before this loop ends.
+        const failing = [...pending]
+        pending.clear()
+        for (const deferred of failing) Deferred.doneUnsafe(deferred, Exit.fail(failure))
+      }
+
+      // The ids of the requests sent so far (the SDK numbers them 0, 1, 2, …): a reply under a
+      // smaller id is a late answer to a request given up on, not a broken server.
+      let lastRequestId = -1
+      const send = opened.transport.send.bind(opened.transport)
+      opened.transport.send = (message, sendOptions) => {
+        if ("method" in message && "id" in message && typeof message.id === "number") {
+          lastRequestId = Math.max(lastRequestId, message.id)
+        }
+        return send(message, sendOptions)
+      }
+      const unknownId = (error: Error): number | string | undefined => {
+        const match = /unknown message ID: (.*)$/s.exec(error.message)
+        if (match === null) return undefined
+        const id = Result.try(() => (JSON.parse(match[1] ?? "") as { readonly id?: unknown }).id)
+        const value = Result.isSuccess(id) ? id.success : undefined
+        return typeof value === "number" || typeof value === "string" ? value : "?"
+      }
+
+      opened.onNoise?.((line) => {
+        if (looksLikeFrame(line) && pending.size > 0) {
+          failPending(`a broken frame: ${truncate(line, 120)}`)
+          return
+        }
         log("Warn", `${who} wrote a line on stdout that is not JSON-RPC; skipped: ${truncate(line, 200)}`)
-      )
+      })
       client.onclose = () => {
         state.open = false
       }
       client.onerror = (error) => {
+        const id = unknownId(error)
+        if (id !== undefined) {
+          if (typeof id === "number" && id <= lastRequestId) {
+            log("Debug", `${who} answered request ${id} after it was given up on; the answer is dropped`)
+          } else if (pending.size > 0) {
+            failPending(`a reply under the id ${JSON.stringify(id)}, which no request has`, error)
+          } else {
+            log("Warn", `${who} sent a reply under the id ${JSON.stringify(id)}, which no request has; skipped`)
+          }
+          return
+        }
         if (opened.kind === "stdio" && isParseError(error)) {
           log("Warn", `${who} wrote a line on stdout that is not JSON-RPC; skipped: ${truncate(error.message, 200)}`)
           return
         }
         if (opened.kind === "http" && isPayloadError(error) && pending.size > 0) {
-          const snippet = opened.received()
-          const failure = new Core.McpClientError({
-            reason: "Protocol",
-            sent: true,
-            message: hide(`the server's reply is not a valid JSON-RPC response (${parseProblem(error)})`, secrets),
-            ...(snippet === undefined ? {} : { snippet }),
-            cause: error
-          })
-          // Resuming a waiter runs its fiber on: it may register the next call before this loop ends.
-          const failing = [...pending]
-          pending.clear()
-          for (const deferred of failing) Deferred.doneUnsafe(deferred, Exit.fail(failure))
+          failPending(parseProblem(error), error)
           return
         }
         log("Debug", `${who}: ${error.message}`)
@@ -281,30 +393,47 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
         ...(instructions === undefined ? {} : { instructions })
       }
 
-      /** Fails the request at once when the HTTP transport reports a broken payload for it. */
-      const guarded = <A>(request: Effect.Effect<A, Core.McpClientError>): Effect.Effect<A, Core.McpClientError> => {
-        if (opened.kind !== "http") return request
-        return Effect.suspend(() => {
+      /** Fails the request at once when the transport reports a broken reply for it. */
+      const guarded = <A>(request: Effect.Effect<A, Core.McpClientError>): Effect.Effect<A, Core.McpClientError> =>
+        Effect.suspend(() => {
           const failure = Deferred.makeUnsafe<never, Core.McpClientError>()
           pending.add(failure)
           return Effect.raceFirst(request, Deferred.await(failure)).pipe(
             Effect.ensuring(Effect.sync(() => pending.delete(failure)))
           )
         })
-      }
 
-      const request = <A>(phase: Phase, send: (signal: AbortSignal) => Promise<A>) =>
-        guarded(
+      /**
+       * One request, bounded by `timeoutMs` on Effect's clock (interruption aborts it and the SDK
+       * sends `notifications/cancelled`); the SDK's own timer is not used, so a -32001 the server
+       * sends is never mistaken for it.
+       */
+      const request = <A>(phase: Phase, timeoutMs: number, send: (signal: AbortSignal) => Promise<A>) => {
+        const sent = guarded(
           Effect.tryPromise({ try: send, catch: (error) => error }).pipe(
             Effect.catch((error) => Effect.flatMap(toError(error, phase), Effect.fail))
           )
         )
+        if (!(timeoutMs > 0 && timeoutMs < maxTimerMs)) return sent
+        return Effect.timeoutOrElse(sent, {
+          duration: Duration.millis(timeoutMs),
+          orElse: () =>
+            Effect.fail(
+              new Core.McpClientError({
+                reason: "Timeout",
+                sent: true,
+                code: ErrorCode.RequestTimeout,
+                message: `the MCP request timed out after ${Duration.format(Duration.millis(timeoutMs))}`
+              })
+            )
+        })
+      }
 
       const page = (cursor: string | undefined) =>
-        request("list", (signal) =>
+        request("list", listTimeoutMs, (signal) =>
           client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ListResult, {
             signal,
-            timeout: listTimeoutMs
+            timeout: maxTimerMs
           })
         )
 
@@ -343,17 +472,17 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
 
       const callTool: Core.Connection["callTool"] = (name, args, callOptions) =>
         Effect.map(
-          request("call", (signal) =>
+          request("call", toMillis(callOptions.timeout, 0), (signal) =>
             client.request(
               // The SDK's request type wants a mutable record; the arguments are not changed.
               { method: "tools/call", params: { name, arguments: args as Record<string, unknown> } },
               CallResult,
-              { signal, timeout: toMillis(callOptions.timeout, 0), resetTimeoutOnProgress: false }
+              { signal, timeout: maxTimerMs, resetTimeoutOnProgress: false }
             )
           ),
           (result): Core.CallToolResult => ({
             content: result.content,
-            ...(isRecord(result.structuredContent) ? { structuredContent: result.structuredContent } : {}),
+            ...(Predicate.isObject(result.structuredContent) ? { structuredContent: result.structuredContent } : {}),
             ...(result.isError === true ? { isError: true } : {})
           })
         )

@@ -16,11 +16,9 @@ import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as HttpHeaders from "effect/http/Headers"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Result from "effect/Result"
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
 import type {
   ChatCompletion,
@@ -129,15 +127,36 @@ export const requestBody = (request: LanguageModel.Request, model: string): Chat
 const malformed = (action: string, what: string) =>
   new ActionError.ExecutionFailure({ action, message: `${action}: the model API sent a malformed answer: ${what}` })
 
-// Some compatible servers send `arguments` already parsed: keep the contract
-// of a raw string (their JSON), so `Tool.parseArguments` sees one shape.
-const rawArguments = (raw: unknown): string =>
-  typeof raw === "string" ? raw : raw === undefined || raw === null ? "" : JSON.stringify(raw)
+/**
+ * A wire tool call as the provider's raw call: a `custom` call by its input; any other entry — `type`
+ * `"function"`, missing or unknown — by its `function` object's name and arguments, raw (a missing `type`
+ * on an otherwise complete call is a function call). Entries that are not objects pass on as they are.
+ */
+const toolCallOf = (entry: unknown): unknown => {
+  if (typeof entry !== "object" || entry === null) return entry
+  const call = entry as {
+    readonly id?: unknown
+    readonly type?: unknown
+    readonly function?: unknown
+    readonly custom?: unknown
+  }
+  const body = (call.type === "custom" ? call.custom : call.function) as
+    | { readonly name?: unknown; readonly arguments?: unknown; readonly input?: unknown }
+    | null
+    | undefined
+  const inner = typeof body === "object" && body !== null ? body : {}
+  return {
+    id: call.id,
+    name: inner.name,
+    arguments: call.type === "custom" ? inner.input : inner.arguments
+  }
+}
 
 /**
  * A chat completion as a provider response: the first choice's content,
  * refusal and tool calls (the raw `arguments` string kept exactly as sent;
- * arguments a server sent already parsed are turned back into JSON),
+ * arguments a server sent already parsed are turned back into JSON by
+ * `LanguageModel.make`, which also decides every other odd field),
  * its finish reason, the model, and the usage (`prompt_tokens`,
  * `completion_tokens`, `total_tokens`; missing counts are 0). A body without
  * a first choice or message is EXECUTION.
@@ -157,17 +176,13 @@ export const responseOf = (
     return Effect.fail(malformed(action, "no message in the first choice"))
   }
   const message = choice.message
-  const toolCalls: Array<LanguageModel.ToolCall> = []
-  for (const call of message.tool_calls ?? []) {
-    if (call.type === "function") {
-      toolCalls.push({ id: call.id, name: call.function.name, arguments: rawArguments(call.function.arguments) })
-    } else if (call.type === "custom") {
-      toolCalls.push({ id: call.id, name: call.custom.name, arguments: call.custom.input })
-    }
-  }
+  // Read as sent, not as the SDK's types promise: `LanguageModel.make` decides every odd shape.
+  const wireCalls: unknown = message.tool_calls
+  const toolCalls = Array.isArray(wireCalls) ? wireCalls.map(toolCallOf) : wireCalls
   return Effect.succeed({
     text: message.content,
-    toolCalls,
+    // The one boundary where unchecked wire values enter: `LanguageModel.make` checks each.
+    toolCalls: toolCalls as ReadonlyArray<LanguageModel.ToolCall>,
     finishReason: choice.finish_reason,
     model: completion.model,
     refusal: message.refusal,
@@ -182,27 +197,18 @@ export const responseOf = (
   })
 }
 
-const MILLIS = /^\d+(?:\.\d+)?$/
-
 /**
  * The wait a 429 (or 503) asks for: `retry-after-ms` (milliseconds), else
- * `retry-after` as delta-seconds (digits only) or an HTTP date (relative to
- * `nowMs`, never negative), both read by Effect's `Headers.parseRetryAfter`
- * as the webService executor reads them. Malformed values are ignored
- * (`undefined`): the retry policy's backoff applies. Caps are the retry
- * policy's (`maxDelay`).
+ * `retry-after` as delta-seconds or an HTTP date (relative to `nowMs`,
+ * never negative), read by `LanguageModel.retryAfter` as the webService
+ * executor reads them. Malformed values are ignored (`undefined`): the retry
+ * policy's backoff applies. Caps are the retry policy's (`maxDelay`).
  *
  * @category wire format
  * @since 0.1.0
  */
-export const retryAfter = (headers: Headers | undefined, nowMs: number): Duration.Duration | undefined => {
-  const millis = headers?.get("retry-after-ms")?.trim()
-  if (millis !== undefined && MILLIS.test(millis)) return Duration.millis(Number(millis))
-  const value = headers?.get("retry-after")
-  if (value === undefined || value === null) return undefined
-  const parsed = HttpHeaders.parseRetryAfter(value)
-  return Result.isSuccess(parsed) ? HttpHeaders.retryAfterDelay(parsed.success, nowMs) : undefined
-}
+export const retryAfter = (headers: Headers | undefined, nowMs: number): Duration.Duration | undefined =>
+  LanguageModel.retryAfter(headers, nowMs)
 
 const messageOf = (error: APIError): string => {
   const body: unknown = error.error

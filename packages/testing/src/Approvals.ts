@@ -84,7 +84,7 @@ export const preapprove = (
 ): Effect.Effect<string, ActionError.ValidationError> =>
   Effect.gen(function* () {
     const binding = yield* Approval.bindingOf(options.agentId, options.action, options.tool, options.params)
-    const id = yield* store.request(binding, options.reason ?? "pre-approved in a test", options.ttl)
+    const id = yield* Effect.orDie(store.request(binding, options.reason ?? "pre-approved in a test", options.ttl))
     yield* Effect.orDie(store.approve(id, options.approver ?? "test"))
     return id
   })

@@ -87,9 +87,10 @@ describe("Approvals", () => {
       const token = (error as ActionError.ApprovalRequired).pendingTokenId!
       const again = refusal(yield* Effect.exit(agent.executeAction("book", { hotelId: "h-5", _approval_token: token })))
       assert.strictEqual((again as ActionError.ApprovalRequired).check, "pending")
+      // The refused call asked again: a second pending token, never approved either.
       assert.deepStrictEqual(
         (yield* (yield* Approvals.Recorder).requests).map((t) => t.status),
-        ["pending"]
+        ["pending", "pending"]
       )
     }).pipe(Effect.provide(Approvals.layer()))
   )

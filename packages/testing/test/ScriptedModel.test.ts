@@ -134,6 +134,18 @@ describe("ScriptedModel", () => {
     })
   )
 
+  it.effect("delayed delivers its reply once the delay has passed on the TestClock, not before", () =>
+    Effect.gen(function* () {
+      const scripted = yield* ScriptedModel.make([ScriptedModel.delayed("10 seconds", ScriptedModel.reply("late"))])
+      const fiber = yield* Effect.forkChild(scripted.model.generate(ask("slow")))
+      yield* TestClock.adjust("9999 millis")
+      assert.isUndefined(fiber.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual((yield* Fiber.join(fiber)).text, "late")
+      yield* scripted.assertDone
+    })
+  )
+
   it.effect("runs the whole pipeline: an llm action under a retry policy, layer and Recording", () =>
     Effect.gen(function* () {
       const role = Role.make({

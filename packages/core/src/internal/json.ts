@@ -1,8 +1,11 @@
 /**
- * JSON helpers shared by every kernel that reads JSON from outside (a model's
- * arguments or reply, a web service's body, a JSON Schema): parsing with the
- * parser's own message, the plain-object test, and setting keys that come
- * from outside as own properties.
+ * JSON helpers shared by every kernel that reads or writes JSON from outside
+ * (a model's arguments or reply, a web service's body, a JSON Schema, an
+ * action's result): parsing with the parser's own message, the plain-object
+ * test, setting keys that come from outside as own properties, and writing a
+ * value's JSON one way for every reader — the model's tool message, the
+ * output guardrail, `ActionResult.asString` — with a bound on depth, so deep
+ * data never overflows the stack.
  */
 import * as Result from "effect/Result"
 
@@ -36,4 +39,124 @@ export const setOwn = (target: Record<string, unknown>, key: string, value: unkn
   if (key === "__proto__")
     Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true })
   else target[key] = value
+}
+
+/** How deep outside data may nest (objects and arrays) before it is refused: 1,000 levels. */
+export const maxDepth = 1_000
+
+/** Why a value has no JSON text: a cycle, or nesting deeper than {@link maxDepth}, at `path` (`$` is the value). */
+export interface Unwritable {
+  readonly reason: "cycle" | "depth"
+  readonly path: string
+  readonly message: string
+}
+
+const pathOf = (parent: string, key: string | number): string =>
+  typeof key === "number"
+    ? `${parent}[${key}]`
+    : /^[A-Za-z_$][\w$]*$/.test(key)
+      ? `${parent}.${key}`
+      : `${parent}[${JSON.stringify(key)}]`
+
+class Stop {
+  readonly problem: Unwritable
+  constructor(problem: Unwritable) {
+    this.problem = problem
+  }
+}
+
+/**
+ * The JSON text of a value, as `JSON.stringify` writes it (`toJSON` honoured,
+ * so a Date is its ISO string; `undefined`, functions and symbols left out of
+ * objects and `null` in arrays; non-finite numbers `null`), except that a
+ * bigint is its decimal string, a Map an object of its entries (a key as
+ * its string, or its JSON when it is an object) and a Set an array. A value with no JSON at all (`undefined`, a
+ * function) is `null`. Fails with the path where a cycle closes, or where
+ * nesting passes {@link maxDepth}.
+ */
+export const write = (value: unknown): Result.Result<string, Unwritable> => {
+  const ancestors: Array<object> = []
+  const go = (raw: unknown, path: string, depth: number): string | undefined => {
+    let value = raw
+    if (typeof value === "object" && value !== null && typeof (value as { toJSON?: unknown }).toJSON === "function") {
+      value = (value as { toJSON: (key: string) => unknown }).toJSON("")
+    }
+    switch (typeof value) {
+      case "string":
+        return JSON.stringify(value)
+      case "number":
+        return Number.isFinite(value) ? String(value) : "null"
+      case "boolean":
+        return value ? "true" : "false"
+      case "bigint":
+        return JSON.stringify(value.toString())
+      case "object": {
+        if (value === null) return "null"
+        if (ancestors.includes(value)) {
+          throw new Stop({ reason: "cycle", path, message: `the value refers to itself at ${path}` })
+        }
+        if (depth >= maxDepth) {
+          throw new Stop({
+            reason: "depth",
+            path,
+            message: `the value is nested more than ${maxDepth} levels deep at ${path}`
+          })
+        }
+        ancestors.push(value)
+        let out: string
+        if (Array.isArray(value) || value instanceof Set) {
+          const items = Array.isArray(value) ? value : [...value]
+          out = `[${items.map((item, i) => go(item, pathOf(path, i), depth + 1) ?? "null").join(",")}]`
+        } else {
+          const entries: ReadonlyArray<readonly [string, unknown]> =
+            value instanceof Map
+              ? [...value].map(
+                  ([key, item]) =>
+                    [
+                      typeof key === "object" && key !== null
+                        ? (go(key, `${path}<key>`, depth + 1) ?? "null")
+                        : String(key),
+                      item
+                    ] as const
+                )
+              : Object.entries(value as Record<string, unknown>)
+          const parts: Array<string> = []
+          for (const [key, item] of entries) {
+            const written = go(item, pathOf(path, key), depth + 1)
+            if (written !== undefined) parts.push(`${JSON.stringify(key)}:${written}`)
+          }
+          out = `{${parts.join(",")}}`
+        }
+        ancestors.pop()
+        return out
+      }
+      default:
+        return undefined
+    }
+  }
+  try {
+    return Result.succeed(go(value, "$", 0) ?? "null")
+  } catch (error) {
+    if (error instanceof Stop) return Result.fail(error.problem)
+    throw error
+  }
+}
+
+/**
+ * Where a value from outside nests deeper than `limit` objects and arrays,
+ * or `undefined`: an iterative walk (no recursion), visiting each object
+ * once.
+ */
+export const tooDeep = (value: unknown, limit: number = maxDepth): string | undefined => {
+  const seen = new Set<object>()
+  const stack: Array<readonly [unknown, string, number]> = [[value, "$", 0]]
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [item, path, depth] = next
+    if (typeof item !== "object" || item === null || seen.has(item)) continue
+    if (depth >= limit) return path
+    seen.add(item)
+    if (Array.isArray(item)) for (let i = 0; i < item.length; i++) stack.push([item[i], pathOf(path, i), depth + 1])
+    else for (const key in item) stack.push([(item as Record<string, unknown>)[key], pathOf(path, key), depth + 1])
+  }
+  return undefined
 }

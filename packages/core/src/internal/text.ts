@@ -12,3 +12,22 @@ export const cut = (text: string, length: number): string => {
 /** `text` when it has at most `length` characters, else its first `length - 1` (see {@link cut}) and `…`. */
 export const shorten = (text: string, length: number): string =>
   text.length <= length ? text : `${cut(text, length - 1)}…`
+
+/** The last `length` characters of `text` (at least 0), one fewer when the first would be half a surrogate pair. */
+export const cutFromEnd = (text: string, length: number): string => {
+  const tail = length <= 0 ? "" : text.slice(-length)
+  return /^[\uDC00-\uDFFF]/.test(tail) ? tail.slice(1) : tail
+}
+
+/**
+ * `text` when it has at most `length` characters, else its head and tail around a marker that says how many
+ * characters were left out, the whole at most `length` characters (cuts as {@link cut} and {@link cutFromEnd}).
+ */
+export const keepEnds = (text: string, length: number): string => {
+  if (text.length <= length) return text
+  // The marker's digits depend on the count it reports: size it for the largest count, text.length.
+  const room = Math.max(0, length - `\n[… ${text.length} characters left out …]\n`.length)
+  const head = cut(text, Math.ceil(room / 2))
+  const tail = cutFromEnd(text, Math.floor(room / 2))
+  return `${head}\n[… ${text.length - head.length - tail.length} characters left out …]\n${tail}`
+}

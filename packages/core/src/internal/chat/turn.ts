@@ -14,6 +14,7 @@ import {
   ActionNotFound,
   ApprovalRequired,
   type Category,
+  ExecutionFailure,
   isActionError,
   type RetrievalFailure,
   Unauthorized,
@@ -25,6 +26,7 @@ import * as ApprovalStore from "../../ApprovalStore.ts"
 import * as AuthorityKernel from "../pipeline/authority.ts"
 import * as Conversion from "../schema/conversion.ts"
 import * as EventHub from "../events/hub.ts"
+import * as Telemetry from "../events/telemetry.ts"
 import * as ChatMessages from "./messages.ts"
 import * as ChatToolkit from "./toolkit.ts"
 import type { AgentRuntime } from "../executor/attempt.ts"
@@ -33,7 +35,9 @@ import type * as McpToolkit from "./mcpToolkit.ts"
 import type * as Resilience from "../../Resilience.ts"
 import * as ResilienceKernel from "../run/resilience.ts"
 import type * as Role from "../../Role.ts"
+import * as Json from "../json.ts"
 import * as Tool from "../schema/tool.ts"
+import { keepEnds } from "../text.ts"
 import {
   AwaitingApproval,
   type ChatOptions,
@@ -70,7 +74,8 @@ export interface Host<R> {
   readonly runtime: AgentRuntime
   readonly executeAction: (
     name: string,
-    params: Readonly<Record<string, unknown>>
+    params: Readonly<Record<string, unknown>>,
+    call?: Telemetry.ToolCallSpan
   ) => Effect.Effect<unknown, ActionError | RetrievalFailure, R>
 }
 
@@ -178,12 +183,34 @@ interface Answered {
   readonly pending: PendingCall | undefined
 }
 
-const answered = (toolCallId: string, value: unknown): Answered => ({
-  message: { role: "tool", toolCallId, content: ChatMessages.contentOf(value) },
-  category: undefined,
-  success: true,
-  pending: undefined
-})
+/**
+ * The most characters of one tool message sent to the model: 64,000. A longer result keeps its head and
+ * tail around a marker saying how many characters were left out; the caller and the output guardrail still
+ * see the whole result.
+ */
+export const maxToolResultCharacters = 64_000
+
+const answered = (toolCallId: string, action: string, value: unknown): Answered => {
+  // One serialisation for the model, the output guardrail and ActionResult.asString.
+  const text =
+    typeof value === "string"
+      ? Result.succeed(value)
+      : value === undefined
+        ? Result.succeed("null")
+        : Result.mapError(Json.write(value), (problem) => problem.message)
+  if (Result.isFailure(text)) {
+    return failed(
+      toolCallId,
+      new ExecutionFailure({ action, message: `${action}: the result cannot be serialised: ${text.failure}` })
+    )
+  }
+  return {
+    message: { role: "tool", toolCallId, content: keepEnds(text.success, maxToolResultCharacters) },
+    category: undefined,
+    success: true,
+    pending: undefined
+  }
+}
 
 const failed = (toolCallId: string, error: ActionError | RetrievalFailure, pending?: PendingCall): Answered => ({
   message: { role: "tool", toolCallId, content: ChatMessages.errorContent(error) },
@@ -224,6 +251,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   /** Runs a routed call through the pipeline; a pending approval is returned as such. */
   const runRouted = (
     toolCallId: string,
+    tool: string,
     route: McpToolkit.Route,
     args: Readonly<Record<string, unknown>>,
     token?: string
@@ -231,10 +259,11 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     const params = route.tool === undefined ? args : { tool: route.tool, arguments: args }
     const call = host.executeAction(
       route.action,
-      token === undefined ? params : { ...params, [Approval.reservedParameter]: token }
+      token === undefined ? params : { ...params, [Approval.reservedParameter]: token },
+      { id: toolCallId, tool }
     )
     return Effect.map(Effect.result(call), (outcome) => {
-      if (outcome._tag === "Success") return answered(toolCallId, outcome.success)
+      if (outcome._tag === "Success") return answered(toolCallId, route.action, outcome.success)
       const error = outcome.failure
       if (token === undefined && isPending(error, route.action)) {
         const pending: PendingCall = {
@@ -251,34 +280,41 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     })
   }
 
-  const unknownTool = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): Answered => {
+  const unknownTool = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): ActionError => {
     // Authority first: a name it denies is AUTHORITY whether or not it exists.
     if (!AuthorityKernel.allows(authority, call.name)) {
-      return failed(
-        call.id,
-        new Unauthorized({ action: call.name, message: `The agent's authority does not allow ${call.name}` })
-      )
+      return new Unauthorized({ action: call.name, message: `The agent's authority does not allow ${call.name}` })
     }
     const available = kit.tools.map((tool) => tool.name)
-    return failed(
-      call.id,
-      new ActionNotFound({
-        action: call.name,
-        message: `No tool named ${call.name} was offered; the tools offered are: ${
-          available.length === 0 ? "none" : available.join(", ")
-        }`,
-        available
-      })
-    )
+    return new ActionNotFound({
+      action: call.name,
+      message: `No tool named ${call.name} was offered; the tools offered are: ${
+        available.length === 0 ? "none" : available.join(", ")
+      }`,
+      available
+    })
   }
+
+  /**
+   * A call answered before the pipeline (a tool never offered, arguments that are not a JSON object): it still
+   * gets its execute_tool span, failed with the error the model is sent.
+   */
+  const refusedEarly = (call: LanguageModel.ToolCall, error: ActionError): Effect.Effect<Answered> =>
+    Effect.fail(error).pipe(
+      Telemetry.executeTool(
+        { tool: call.name, toolCallId: call.id, attributes: { "rolecraft.agent": id }, arguments: undefined },
+        undefined
+      ),
+      Effect.catch((refused) => Effect.succeed(failed(call.id, refused)))
+    )
 
   const answerCall = (call: LanguageModel.ToolCall, kit: McpToolkit.McpToolkit): Effect.Effect<Answered, never, R> => {
     const route = kit.route(call.name)
-    if (route === undefined) return Effect.succeed(unknownTool(call, kit))
+    if (route === undefined) return refusedEarly(call, unknownTool(call, kit))
     const label = route.tool === undefined ? route.action : `${route.action}/${route.tool}`
     const parsed = Tool.parseArguments(call.arguments, { tool: label })
-    if (Result.isFailure(parsed)) return Effect.succeed(failed(call.id, parsed.failure))
-    return runRouted(call.id, route, parsed.success)
+    if (Result.isFailure(parsed)) return refusedEarly(call, parsed.failure)
+    return runRouted(call.id, call.name, route, parsed.success)
   }
 
   /** Publishes ToolCallStarted/Finished around an answer, only when someone listens. */
@@ -417,8 +453,27 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       Effect.provideService(body(meter), LanguageModel.UsageMeter, meter)
     )
 
-  const span = <A, E>(self: Effect.Effect<A, E, R>, name: string): Effect.Effect<A, E, R> =>
-    self.pipe(Effect.withSpan(name, { attributes: { "rolecraft.agent": id } }, { captureStackTrace: false }))
+  const turnEnd = (result: ChatResult): Telemetry.TurnEnd => {
+    const usage = result._tag === "AwaitingApproval" ? result.state.usage : result.usage
+    return {
+      result: result._tag,
+      steps: result._tag === "AwaitingApproval" ? result.state.steps : result.steps,
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+      finishReason: result._tag === "Completed" ? result.finishReason : undefined
+    }
+  }
+
+  /** A turn (or its resumption) in its `invoke_agent` span. */
+  const span = (options: ChatOptions | undefined, resumed: boolean) =>
+    Telemetry.invokeAgent(
+      {
+        agentId: id,
+        model: options?.model ?? host.roles.find((role) => role.spec.model?.name !== undefined)?.spec.model?.name,
+        resumed
+      },
+      turnEnd
+    )
 
   const chat: Chats<R>["chat"] = (input, options) =>
     Effect.gen(function* () {
@@ -436,7 +491,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       return yield* metered((meter) =>
         loop(model, { messages, steps: 0, prior: zero, settings: settings.success, meter })
       )
-    }).pipe((self) => span(self, "Rolecraft.chat"))
+    }).pipe(span(options, false))
 
   // ---------------------------------------------------------------------------
   // Resuming
@@ -469,7 +524,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
           )
         : Effect.matchEffect(store.approve(pending.pendingTokenId, decision.approver), {
             onFailure: (refusal) => Effect.succeed(refused(refusal.check, ApprovalStore.describeCheck(refusal.check))),
-            onSuccess: () => runRouted(pending.toolCallId, route, pending.arguments, pending.pendingTokenId)
+            onSuccess: () => runRouted(pending.toolCallId, name, route, pending.arguments, pending.pendingTokenId)
           })
     )
     return observed(step, { id: pending.toolCallId, name, arguments: "" }, route, answer)
@@ -510,7 +565,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
           })
         })
       )
-    }).pipe((self) => span(self, "Rolecraft.chat.resume"))
+    }).pipe(span(options, true))
 
   return { chat, resume }
 }

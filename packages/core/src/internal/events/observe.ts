@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { isActionError } from "../../ActionError.ts"
 import type { Usage } from "../../ActionResponse.ts"
-import * as LanguageModel from "../../LanguageModel.ts"
+import * as Metering from "./usage.ts"
 import type { Common, Event } from "../../Events.ts"
 import { type Hub, publish } from "./hub.ts"
 
@@ -72,12 +72,7 @@ export const observe =
         )
       // Model usage is metered only for llm actions, as `agent.execute` does for its response.
       if (about.type !== "llm") return observed(self, Effect.succeed(undefined))
-      return Effect.flatMap(LanguageModel.makeUsageMeter, (meter) =>
-        observed(
-          Effect.provideService(self, LanguageModel.UsageMeter, meter),
-          Effect.map(meter.total, (total) => (total.calls === 0 ? undefined : total.usage))
-        )
-      )
+      return Metering.metered(self, observed)
     })
 
 /**

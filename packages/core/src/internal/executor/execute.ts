@@ -39,13 +39,32 @@ const mapped = (
 /**
  * One attempt of the run step: the action's executor, then its result mapper.
  */
-export const execute = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> => {
+// V8 keeps the frames of an error's stack — with their receivers, such as an HTTP response and through it
+// the client's pooled connections — until `.stack` is first read. Reading it once turns it into plain text,
+// so a failure that a caller keeps costs what its data does.
+const plain = (error: ActionError): Effect.Effect<never, ActionError> =>
+  Effect.suspend(() => {
+    void error.stack
+    return Effect.fail(error)
+  })
+
+export const execute = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> =>
+  Effect.catch(executeRaw(attempt), plain)
+
+const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> => {
   const action = attempt.action
   switch (action._tag) {
     case "local":
       return runLocal({ ...attempt, action })
     case "webService":
-      return mapped(attempt, action.mapResult, WebService.run(attempt.name, action, attempt.args, attempt.timeout))
+      // The mapper runs inside the executor, under its redaction of the call's secrets.
+      return WebService.run(
+        attempt.name,
+        action,
+        attempt.args,
+        (value) => mapped(attempt, action.mapResult, Effect.succeed(value)),
+        attempt.timeout
+      )
     case "llm":
       return mapped(attempt, action.mapResult, Llm.run({ ...attempt, action }))
     case "mcpTool":
@@ -65,8 +84,13 @@ export const timesItsAttempt = (action: Action.Any): boolean =>
 
 /**
  * Whether an attempt cut off by its timeout may be retried: not for a
- * webService call whose request may have reached the server and that is not
- * idempotent.
+ * webService or mcpTool call whose request may have reached the server and
+ * that is not idempotent (an attempt may connect, list and send its call
+ * before the timer cuts it, so a non-idempotent mcpTool is never repeated).
  */
 export const timeoutRetryable = (action: Action.Any): boolean =>
-  action._tag === "webService" ? WebService.isSafeToRepeat(action) : true
+  action._tag === "webService"
+    ? WebService.isSafeToRepeat(action)
+    : action._tag === "mcpTool"
+      ? action.idempotent === true
+      : true

@@ -1,23 +1,28 @@
 /**
- * The MCP connections an agent holds: one per server key,
- * opened lazily by the first call that needs it, shared by every later call,
- * and closed with the agent's scope.
+ * The MCP connections an agent holds, on Effect's `RcMap`: one entry per
+ * server key, opened lazily by the first call that needs it, borrowed by each
+ * call for its duration (`get` needs the call's `Scope`) and closed with the
+ * agent's scope.
  *
- * - Opening runs in its own fiber in the agent's scope, so a caller that
- *   times out or is interrupted does not abandon a half-open connection: the
- *   next call gets it.
+ * - Entries never expire while idle (infinite idle time-to-live): a
+ *   connection, once open, serves every later call until it is lost.
+ * - Opening runs in the entry's own fiber (`RcMap` forks the lookup), so a
+ *   caller that times out or is interrupted does not abandon a half-open
+ *   connection: the next call gets it.
  * - A connection found closed (the server exited, the transport dropped) is
- *   dropped and the next call reconnects at once.
+ *   invalidated and the next call reconnects at once; calls still borrowing
+ *   it keep it until they finish.
  * - A failed connect is remembered: until its backoff has passed (500 ms,
  *   doubling per consecutive failure, at most 30 s) calls fail fast instead of
  *   spawning the server again — no tight respawn loop.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Scope from "effect/Scope"
+import * as RcMap from "effect/RcMap"
+import type * as Scope from "effect/Scope"
 import { type Connection, McpClientError } from "../../McpClient.ts"
 
 /**
@@ -30,21 +35,21 @@ export interface BackingOff {
   readonly retryAfterMs: number
 }
 
+/** What an entry holds: the open connection, or the failed connect with its backoff. */
 type Slot =
-  | { readonly _tag: "Opening"; readonly deferred: Deferred.Deferred<Connection, McpClientError> }
-  | { readonly _tag: "Open"; readonly connection: Connection; readonly scope: Scope.Closeable }
+  | { readonly _tag: "Open"; readonly connection: Connection }
   | { readonly _tag: "Failed"; readonly error: McpClientError; readonly failures: number; readonly retryAt: number }
 
+type Open = () => Effect.Effect<Connection, McpClientError, Scope.Scope>
+
 /**
- * The pool: `get(key, open)` returns the open connection of `key`, opening it
- * with `open()` when there is none; `drop(key, connection)` forgets a
- * connection that failed (and closes it) so the next `get` reconnects.
+ * The pool: `get(key, open)` borrows the open connection of `key` for the
+ * current scope, opening it with `open()` when there is none;
+ * `drop(key, connection)` invalidates a connection that failed so the next
+ * `get` reconnects (it closes once no call borrows it).
  */
 export interface Pool {
-  readonly get: (
-    key: string,
-    open: () => Effect.Effect<Connection, McpClientError, Scope.Scope>
-  ) => Effect.Effect<Connection, McpClientError | BackingOff>
+  readonly get: (key: string, open: Open) => Effect.Effect<Connection, McpClientError | BackingOff, Scope.Scope>
   readonly drop: (key: string, connection: Connection) => Effect.Effect<void>
 }
 
@@ -58,71 +63,69 @@ const toClientError = (cause: Cause.Cause<McpClientError>): McpClientError => {
 }
 
 /**
- * Makes the pool of one agent; connections live in child scopes of `scope`.
+ * Makes the pool of one agent; its connections close with the current scope.
  */
-export const make = (scope: Scope.Scope): Pool => {
-  const slots = new Map<string, Slot>()
+export const make: Effect.Effect<Pool, never, Scope.Scope> = Effect.gen(function* () {
+  // The opener of the latest `get` per key (a key names one server and client, so any opener of it will do).
+  const openers = new Map<string, Open>()
+  // The slot each key's entry currently holds, and its count of consecutive failed connects.
+  const current = new Map<string, Slot>()
+  const failures = new Map<string, number>()
 
-  const closeLater = (child: Scope.Closeable) => Effect.asVoid(Effect.forkIn(Scope.close(child, Exit.void), scope))
-
-  const start = (key: string, open: () => Effect.Effect<Connection, McpClientError, Scope.Scope>, failures: number) => {
-    const deferred = Deferred.makeUnsafe<Connection, McpClientError>()
-    slots.set(key, { _tag: "Opening", deferred })
-    const opening = Effect.gen(function* () {
-      const child = yield* Scope.fork(scope)
-      const exit = yield* Effect.exit(Scope.provide(open(), child))
+  const lookup = (key: string): Effect.Effect<Slot, never, Scope.Scope> =>
+    Effect.gen(function* () {
+      const exit = yield* Effect.exit(openers.get(key)!())
+      let slot: Slot
       if (Exit.isSuccess(exit)) {
-        slots.set(key, { _tag: "Open", connection: exit.value, scope: child })
+        failures.delete(key)
+        slot = { _tag: "Open", connection: exit.value }
       } else {
-        yield* Scope.close(child, exit)
+        if (Exit.hasInterrupts(exit)) return yield* Effect.interrupt
+        const count = (failures.get(key) ?? 0) + 1
+        failures.set(key, count)
         const now = yield* Clock.currentTimeMillis
-        const error = toClientError(exit.cause)
-        slots.set(key, { _tag: "Failed", error, failures: failures + 1, retryAt: now + backoffMs(failures + 1) })
+        slot = { _tag: "Failed", error: toClientError(exit.cause), failures: count, retryAt: now + backoffMs(count) }
       }
-      yield* Deferred.done(deferred, exit)
-    }).pipe(
-      Effect.onInterrupt(() =>
-        Effect.andThen(
-          Effect.sync(() => slots.delete(key)),
-          Deferred.interrupt(deferred)
-        )
-      )
-    )
-    return Effect.andThen(Effect.forkIn(opening, scope), Deferred.await(deferred))
-  }
+      current.set(key, slot)
+      return slot
+    })
+
+  const map = yield* RcMap.make({ lookup, idleTimeToLive: Duration.infinity })
+
+  const invalidate = (key: string, slot: Slot) =>
+    Effect.suspend(() => {
+      if (current.get(key) !== slot) return Effect.void
+      current.delete(key)
+      return RcMap.invalidate(map, key)
+    })
 
   const get: Pool["get"] = (key, open) =>
-    Effect.suspend((): Effect.Effect<Connection, McpClientError | BackingOff> => {
-      const slot = slots.get(key)
-      switch (slot?._tag) {
-        case "Open": {
-          if (slot.connection.isOpen()) return Effect.succeed(slot.connection)
-          slots.delete(key)
-          return Effect.andThen(closeLater(slot.scope), start(key, open, 0))
-        }
-        case "Opening":
-          return Deferred.await(slot.deferred)
-        case "Failed":
-          return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-            // Another call may have started opening while the clock was read.
-            const latest = slots.get(key)
-            if (latest !== slot) return get(key, open)
-            return now < slot.retryAt
+    Effect.suspend(() => {
+      openers.set(key, open)
+      // A failed slot seen before this call waited was someone else's failure: back off from it.
+      const before = current.get(key)
+      return Effect.flatMap(
+        RcMap.get(map, key),
+        (slot): Effect.Effect<Connection, McpClientError | BackingOff, Scope.Scope> => {
+          if (slot._tag === "Open") {
+            if (slot.connection.isOpen()) return Effect.succeed(slot.connection)
+            return Effect.andThen(invalidate(key, slot), get(key, open))
+          }
+          if (slot !== before) return Effect.fail(slot.error)
+          return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            now < slot.retryAt
               ? Effect.fail<BackingOff>({ _tag: "BackingOff", error: slot.error, retryAfterMs: slot.retryAt - now })
-              : start(key, open, slot.failures)
-          })
-        default:
-          return start(key, open, 0)
-      }
+              : Effect.andThen(invalidate(key, slot), get(key, open))
+          )
+        }
+      )
     })
 
   const drop: Pool["drop"] = (key, connection) =>
     Effect.suspend(() => {
-      const slot = slots.get(key)
-      if (slot?._tag !== "Open" || slot.connection !== connection) return Effect.void
-      slots.delete(key)
-      return closeLater(slot.scope)
+      const slot = current.get(key)
+      return slot?._tag === "Open" && slot.connection === connection ? invalidate(key, slot) : Effect.void
     })
 
   return { get, drop }
-}
+})

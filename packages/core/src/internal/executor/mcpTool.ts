@@ -13,6 +13,7 @@
  * is interrupted; turn the result into a value (`McpContent.toValue`).
  * Every error leaves through `scrub` with the credential.
  */
+import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -36,14 +37,15 @@ import {
   McpClient,
   type McpClientError,
   serverKey,
-  type ToolDefinition
+  type ToolDefinition,
+  type Server as McpClientServer
 } from "../../McpClient.ts"
 import * as McpContent from "./mcpContent.ts"
 import * as Role from "../../Role.ts"
 import * as Tool from "../schema/tool.ts"
 import type { BackingOff, Pool } from "./mcpPool.ts"
 import * as Redact from "../redact.ts"
-import { settled } from "../run/settled.ts"
+import * as TimeLimit from "../run/timeLimit.ts"
 
 /**
  * The default timeout of one tool call when neither the action nor its
@@ -315,68 +317,100 @@ const argumentsOf = (label: string, raw: unknown): Result.Result<Record<string, 
 
 const isInvalidParamsText = (text: string) => /^MCP error -32602\b/.test(text)
 
-const run = (call: Call, client: McpClient["Service"], credential: Credential | undefined) =>
-  Effect.gen(function* () {
-    const { name, action, args } = call
-    const tool = String(args.tool)
-    const label = `${name}/${tool}`
-    const { timeout } = prepare(action)
-    const connection = connectionOf(call, client, credential)
-    let current = yield* connection.get
-    const definition = yield* findTool(call, current, tool)
-    const raw = argumentsOf(label, args.arguments)
-    if (Result.isFailure(raw)) return yield* raw.failure
-    const converted = yield* settled(
-      Conversion.decode(Conversion.fromJsonSchema(definition.inputSchema), raw.success, { action: label })
-    )
-    const mapped = (error: McpClientError) =>
-      toActionError(name, label, error, { idempotent: action.idempotent, timeout })
-    // Refused arguments, or a tool that vanished since it was listed: NOT_FOUND when a fresh list lacks it.
-    const refused = (message: string, cause: unknown) =>
-      Effect.flatMap(
-        listed(call, current, true),
-        (tools): Effect.Effect<never, ActionError> =>
-          lookup(tools, tool) !== undefined
-            ? Effect.fail(
-                new ValidationError({
-                  action: name,
-                  message: `${label}: the MCP server refused the arguments: ${message}`,
-                  issues: [{ path: "arguments", message }],
-                  cause
-                })
-              )
-            : Effect.fail(notFound(call, tool, tools))
-      )
-    const failed = (error: McpClientError): Effect.Effect<never, ActionError> => {
-      if (error.reason === "InvalidParams") return refused(error.message, error)
-      // A lost connection is forgotten, so the next call reconnects.
-      if (error.reason === "Closed" || error.reason === "SessionExpired") {
-        return Effect.andThen(call.agent.mcp.drop(connection.key, current), Effect.fail(mapped(error)))
-      }
-      return Effect.fail(mapped(error))
-    }
-    const result: CallToolResult = yield* current.callTool(tool, converted, { timeout }).pipe(
-      Effect.catch((error) => {
-        // An expired HTTP session never ran the request: reconnect and retry once.
-        if (error.reason !== "SessionExpired") return failed(error)
-        return Effect.gen(function* () {
-          yield* call.agent.mcp.drop(connection.key, current)
-          current = yield* connection.get
-          return yield* Effect.catch(current.callTool(tool, converted, { timeout }), failed)
+/**
+ * Bounds the steps of a call before its request is sent (connecting, listing) by what is left of the
+ * action's timeout, so one timeout bounds all the I/O of the call. Nothing was sent to the tool yet, so the
+ * TIMEOUT is retryable. A step that is already done (a cached connection or list) sets no timer.
+ */
+const within = <A, R>(
+  call: Omit<Call, "args">,
+  label: string,
+  deadline: number,
+  what: string,
+  step: Effect.Effect<A, ActionError, R>
+): Effect.Effect<A, ActionError, R> =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const timeout = prepare(call.action).timeout
+    const expired = () =>
+      Effect.fail(
+        new Timeout({
+          action: call.name,
+          after: timeout,
+          message: `${label}: the MCP server did not finish ${what} within the action's timeout of ${Duration.format(timeout)}`
         })
-      })
-    )
-    if (result.isError === true) {
-      const text = McpContent.toText(result)
-      if (isInvalidParamsText(text)) return yield* refused(text, undefined)
-      return yield* new ExecutionFailure({
-        action: name,
-        message: `${label}: the tool reported an error: ${text}`,
-        excerpt: text.slice(0, 1_000)
-      })
-    }
-    return McpContent.toValue(result, { outputSchema: definition.outputSchema })
+      )
+    const left = deadline - now
+    return left <= 0 ? expired() : TimeLimit.timeoutOrElse(step, Duration.millis(left), expired)
   })
+
+// Scoped: the call borrows its connection from the pool until it ends.
+const run = (call: Call, client: McpClient["Service"], credential: Credential | undefined) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const { name, action, args } = call
+      const tool = String(args.tool)
+      const label = `${name}/${tool}`
+      const prepared = prepare(action)
+      const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(prepared.timeout)
+      const connection = connectionOf(call, client, credential)
+      let current = yield* within(call, label, deadline, "connecting", connection.get)
+      const definition = yield* within(call, label, deadline, "listing its tools", findTool(call, current, tool))
+      // The call itself gets what is left, and the client cancels it on the server when that passes.
+      const timeout = Duration.millis(Math.max(1, deadline - (yield* Clock.currentTimeMillis)))
+      const raw = argumentsOf(label, args.arguments)
+      if (Result.isFailure(raw)) return yield* raw.failure
+      const converted = yield* Conversion.decode(Conversion.fromJsonSchema(definition.inputSchema), raw.success, {
+        action: label
+      })
+      const mapped = (error: McpClientError) =>
+        toActionError(name, label, error, { idempotent: action.idempotent, timeout: prepared.timeout })
+      // Refused arguments, or a tool that vanished since it was listed: NOT_FOUND when a fresh list lacks it.
+      const refused = (message: string, cause: unknown) =>
+        Effect.flatMap(
+          listed(call, current, true),
+          (tools): Effect.Effect<never, ActionError> =>
+            lookup(tools, tool) !== undefined
+              ? Effect.fail(
+                  new ValidationError({
+                    action: name,
+                    message: `${label}: the MCP server refused the arguments: ${message}`,
+                    issues: [{ path: "arguments", message }],
+                    cause
+                  })
+                )
+              : Effect.fail(notFound(call, tool, tools))
+        )
+      const failed = (error: McpClientError): Effect.Effect<never, ActionError> => {
+        if (error.reason === "InvalidParams") return refused(error.message, error)
+        // A lost connection is forgotten, so the next call reconnects.
+        if (error.reason === "Closed" || error.reason === "SessionExpired") {
+          return Effect.andThen(call.agent.mcp.drop(connection.key, current), Effect.fail(mapped(error)))
+        }
+        return Effect.fail(mapped(error))
+      }
+      const result: CallToolResult = yield* current.callTool(tool, converted, { timeout }).pipe(
+        Effect.catch((error) => {
+          // An expired HTTP session never ran the request: reconnect and retry once.
+          if (error.reason !== "SessionExpired") return failed(error)
+          return Effect.gen(function* () {
+            yield* call.agent.mcp.drop(connection.key, current)
+            current = yield* connection.get
+            return yield* Effect.catch(current.callTool(tool, converted, { timeout }), failed)
+          })
+        })
+      )
+      if (result.isError === true) {
+        const text = McpContent.toText(result)
+        if (isInvalidParamsText(text)) return yield* refused(text, undefined)
+        return yield* new ExecutionFailure({
+          action: name,
+          message: `${label}: the tool reported an error: ${text}`,
+          excerpt: text.slice(0, 1_000)
+        })
+      }
+      return McpContent.toValue(result, { outputSchema: definition.outputSchema })
+    })
+  )
 
 const withService = <A>(
   name: string,
@@ -417,11 +451,23 @@ export const execute = (call: Call): Effect.Effect<unknown, ActionError> =>
  */
 export const listTools = (call: Omit<Call, "args">): Effect.Effect<ReadonlyArray<ToolDefinition>, ActionError> =>
   withService(call.name, call.action, (client, credential) =>
-    Effect.gen(function* () {
-      const withArgs = { ...call, args: {} }
-      const connection = yield* connectionOf(withArgs, client, credential).get
-      return allowed(call.action, yield* listed(withArgs, connection, false))
-    })
+    Effect.scoped(
+      Effect.gen(function* () {
+        const withArgs = { ...call, args: {} }
+        const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(prepare(call.action).timeout)
+        const connection = yield* within(
+          call,
+          call.name,
+          deadline,
+          "connecting",
+          connectionOf(withArgs, client, credential).get
+        )
+        return allowed(
+          call.action,
+          yield* within(call, call.name, deadline, "listing its tools", listed(withArgs, connection, false))
+        )
+      })
+    )
   )
 
 /**
@@ -429,7 +475,7 @@ export const listTools = (call: Omit<Call, "args">): Effect.Effect<ReadonlyArray
  * or URL (no credential, all tools, the default timeout), or a full mcpTool
  * action.
  */
-export type ServerOption = Action.McpServer | Action.McpTool<any, any>
+export type ServerOption = McpClientServer
 
 /**
  * The agent's own MCP servers (`Agent.make({ mcpServers })`) as a role of

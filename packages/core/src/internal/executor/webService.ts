@@ -42,7 +42,7 @@ import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as Headers from "effect/http/Headers"
+import type * as Headers from "effect/http/Headers"
 import * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
@@ -51,11 +51,11 @@ import type * as Action from "../../Action.ts"
 import { type ActionError, ExecutionFailure, type Issue, TransientFailure, ValidationError } from "../../ActionError.ts"
 import * as ActionResult from "../../ActionResult.ts"
 import * as Endpoint from "./endpoint.ts"
-import * as Json from "../json.ts"
 import * as Redact from "../redact.ts"
 import * as TimeLimit from "../run/timeLimit.ts"
 import { shorten } from "../text.ts"
-import { isTransientStatus } from "./httpResponse.ts"
+import * as Json from "../json.ts"
+import * as HttpResponse from "./httpResponse.ts"
 
 type WebService = Action.WebService<any, any, any>
 
@@ -214,16 +214,15 @@ export const run = (
   name: string,
   action: WebService,
   args: Readonly<Record<string, unknown>>,
+  post: (value: unknown) => Effect.Effect<unknown, ActionError, any> = Effect.succeed,
   timeout?: { readonly after: Duration.Duration; readonly error: () => ActionError } | undefined
-): Effect.Effect<unknown, ActionError> =>
+): Effect.Effect<unknown, ActionError, any> =>
   Effect.flatMap(Effect.serviceOption(HttpClient.HttpClient), (client) => {
     if (Option.isNone(client)) return Effect.fail(notProvided(name))
-    if (timeout !== undefined) {
-      // The deadline aborts the request (and its body) itself, so the call waits only on its own I/O.
-      const scoped = scopedClient(client.value)
-      return TimeLimit.abortAfter(call(name, action, args, scoped), timeout.after, () => Effect.fail(timeout.error()))
-    }
-    return call(name, action, args, client.value)
+    if (timeout === undefined) return call(name, action, args, client.value, post)
+    // The deadline aborts the request (and its body) itself, so the call waits only on its own I/O.
+    const scoped = call(name, action, args, scopedClient(client.value), post)
+    return TimeLimit.abortAfter(scoped, timeout.after, () => Effect.fail(timeout.error()))
   })
 
 // The client whose requests (bodies included) are aborted when the calling scope closes
@@ -245,8 +244,9 @@ const call = <R>(
   name: string,
   action: WebService,
   args: Readonly<Record<string, unknown>>,
-  client: HttpClient.HttpClient.With<HttpClientError.HttpClientError, R>
-): Effect.Effect<unknown, ActionError, R> => {
+  client: HttpClient.HttpClient.With<HttpClientError.HttpClientError, R>,
+  post: (value: unknown) => Effect.Effect<unknown, ActionError, any>
+): Effect.Effect<unknown, ActionError, any> => {
   const plan = planOf(action)
   if (Result.isFailure(plan)) return Effect.fail(invalid(name, "bad webService definition", plan.failure))
   const { template, fields, paramType, safe } = plan.success
@@ -261,7 +261,9 @@ const call = <R>(
     const about: Call = { name, action, method: action.method, url, safe, secrets }
     return Effect.matchEffect(client.execute(request), {
       onFailure: (error) => Effect.fail(requestFailure(about, error)),
-      onSuccess: (response) => respond(about, response)
+      // The result mapper runs inside the redaction below: a server's echo of the secret that a failing
+      // mapper quotes is scrubbed as the executor's own failures are.
+      onSuccess: (response) => Effect.flatMap(respond(about, response), post)
     })
   }
   if (action.auth === "NO_AUTH") return send(none)
@@ -364,12 +366,14 @@ const respond = (call: Call, response: HttpClientResponse.HttpClientResponse): E
       const bytes = new Uint8Array(buffer)
       const media = mediaTypeOf(response.headers["content-type"])
       if (status >= 200 && status < 300) return success(call, status, media, bytes)
-      if (isTransientStatus(status)) {
+      if (HttpResponse.isTransientStatus(status)) {
         return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.fail(transient(call, status, retryAfterOf(response.headers, now), excerptOf(bytes, media)))
+          Effect.fail(
+            transient(call, status, retryAfterOf(response.headers, now), excerptOf(bytes, media, call.secrets))
+          )
         )
       }
-      const excerpt = excerptOf(bytes, media)
+      const excerpt = excerptOf(bytes, media, call.secrets)
       const redirect = status >= 300 && status < 400 ? response.headers.location : undefined
       return Effect.fail(
         new ExecutionFailure({
@@ -432,11 +436,13 @@ const success = (
 const parseJson = (call: Call, status: number, text: string): Effect.Effect<unknown, ExecutionFailure> => {
   const parsed = Json.parseJson(text)
   if (Result.isSuccess(parsed)) return Effect.succeed(parsed.success)
-  const excerpt = shorten(collapse(text), excerptLength)
+  // Redacted before it is cut; the parser's own message is left out, as it quotes the body's first
+  // characters, which may be the start of an unquoted echoed secret.
+  const excerpt = shorten(collapse(Redact.text(text, call.secrets)), excerptLength)
   return Effect.fail(
     new ExecutionFailure({
       action: call.name,
-      message: `${call.name}: ${call.method} ${targetOf(call.url)} answered ${status} with a JSON content type but a body that is not JSON (${parsed.failure}): ${shorten(excerpt, messageExcerptLength)}`,
+      message: `${call.name}: ${call.method} ${targetOf(call.url)} answered ${status} with a JSON content type but a body that is not JSON: ${shorten(excerpt, messageExcerptLength)}`,
       status,
       excerpt
     })
@@ -566,30 +572,20 @@ const htmlText = (html: string): string => {
 }
 
 // The first 64 KiB are plenty for a 1,000-character excerpt.
-const excerptOf = (bytes: Uint8Array, media: MediaType | undefined): string => {
+// Redacted before it is cut, so a secret the cut would split is never left half shown.
+const excerptOf = (
+  bytes: Uint8Array,
+  media: MediaType | undefined,
+  secrets: ReadonlyArray<Redacted.Redacted<string>>
+): string => {
   if (bytes.length === 0) return ""
-  const text = decodeQuietly(bytes.subarray(0, 65_536), media?.charset)
+  const text = Redact.text(decodeQuietly(bytes.subarray(0, 65_536), media?.charset), secrets)
   const html = isHtml(media) || /^\s*<(!doctype\s+html|html)[\s>]/i.test(text)
   return shorten(html ? htmlText(text) : collapse(text), excerptLength)
 }
 
-const millisPattern = /^\s*\d+(\.\d+)?\s*$/
-
-/**
- * The server's requested wait: `retry-after-ms` (milliseconds) when valid,
- * else `Retry-After` as delta-seconds (digits only) or an HTTP date measured
- * from `now`; malformed values are ignored; capped at {@link maxRetryAfter}.
- * Never NaN, negative or infinite.
- */
+/** The server's requested wait (see `retryAfter`), capped at {@link maxRetryAfter}. */
 export const retryAfterOf = (headers: Headers.Headers, now: number): Duration.Duration | undefined => {
-  const millis = headers["retry-after-ms"]
-  if (millis !== undefined && millisPattern.test(millis)) {
-    return Duration.min(Duration.millis(Number(millis)), maxRetryAfter)
-  }
-  const value = headers["retry-after"]
-  if (value === undefined) return undefined
-  const parsed = Headers.parseRetryAfter(value)
-  return Result.isSuccess(parsed)
-    ? Duration.min(Headers.retryAfterDelay(parsed.success, now), maxRetryAfter)
-    : undefined
+  const requested = HttpResponse.retryAfter(headers, now)
+  return requested === undefined ? undefined : Duration.min(requested, maxRetryAfter)
 }

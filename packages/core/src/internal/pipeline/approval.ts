@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { type ApprovalCheck, ApprovalRequired, type ValidationError } from "../../ActionError.ts"
+import { type ApprovalCheck, ApprovalRequired, TransientFailure, type ValidationError } from "../../ActionError.ts"
 import * as ApprovalStore from "../../ApprovalStore.ts"
 import { bindingOf, type Policy, reservedParameter } from "../../Approval.ts"
 
@@ -61,7 +61,14 @@ export const defaultStore: Effect.Effect<ApprovalStore.ApprovalStore["Service"]>
  *   `check: "missing"` and that `pendingTokenId`;
  * - a token: it is consumed against this call's binding; a refusal fails
  *   `ApprovalRequired` with the store's `check` (`unknown`, `pending`,
- *   `rejected`, `expired`, `used`, `agent`, `action`, `arguments`).
+ *   `rejected`, `expired`, `used`, `agent`, `action`, `arguments`). Every
+ *   refusal but `rejected` also carries a fresh `pendingTokenId`, requested
+ *   for the call as it was made, so the caller can ask a person again; a
+ *   rejected token is a person's answer and is not asked again.
+ *
+ * When the store cannot be read or written (a SQLite file locked by another
+ * process for longer than the store waits) the call fails
+ * `TransientFailure` (retryable; nothing ran).
  *
  * `params` are the raw arguments without the token. Uses the `ApprovalStore`
  * provided to the call, else `store`.
@@ -76,7 +83,7 @@ export const verify = (options: {
   readonly token: string | undefined
   readonly params: Readonly<Record<string, unknown>>
   readonly store: ApprovalStore.ApprovalStore["Service"]
-}): Effect.Effect<void, ApprovalRequired | ValidationError> => {
+}): Effect.Effect<void, ApprovalRequired | ValidationError | TransientFailure> => {
   const { policy, action, token } = options
   if (policy === undefined) return Effect.void
   const refused = (check: ApprovalCheck, pendingTokenId?: string) =>
@@ -87,13 +94,22 @@ export const verify = (options: {
       check,
       ...(pendingTokenId === undefined ? {} : { pendingTokenId })
     })
+  const unavailable = (error: ApprovalStore.ApprovalStorageError) =>
+    new TransientFailure({ action, message: `${action}: ${error.message}`, cause: error })
   return Effect.flatMap(
     Effect.zip(bindingOf(options.agentId, action, options.tool, options.params), storeOf(options.store)),
-    ([binding, store]) =>
-      token === undefined
-        ? Effect.flatMap(store.request(binding, policy.reason, policy.ttl ?? ApprovalStore.defaultTtl), (pending) =>
-            Effect.fail(refused("missing", pending))
-          )
-        : Effect.mapError(Effect.asVoid(store.consume(token, binding)), (refusal) => refused(refusal.check))
+    ([binding, store]) => {
+      const askAgain = (check: ApprovalCheck) =>
+        Effect.flatMap(store.request(binding, policy.reason, policy.ttl ?? ApprovalStore.defaultTtl), (pending) =>
+          Effect.fail(refused(check, pending))
+        )
+      const step: Effect.Effect<void, ApprovalRequired | ApprovalStore.ApprovalStorageError> =
+        token === undefined
+          ? askAgain("missing")
+          : Effect.catchTag(Effect.asVoid(store.consume(token, binding)), "ApprovalTokenError", (refusal) =>
+              refusal.check === "rejected" ? Effect.fail(refused("rejected")) : askAgain(refusal.check)
+            )
+      return Effect.catchTag(step, "ApprovalStorageError", (error) => Effect.fail(unavailable(error)))
+    }
   )
 }

@@ -4,8 +4,11 @@
  * result, and the check of a policy's patterns when a role is made.
  */
 import * as Effect from "effect/Effect"
-import { GuardrailViolation, RoleDefinitionError } from "../../ActionError.ts"
+import * as Result from "effect/Result"
+import { ExecutionFailure, GuardrailViolation, RoleDefinitionError, ValidationError } from "../../ActionError.ts"
+import * as Json from "../json.ts"
 import { isPlainObject, setOwn } from "../json.ts"
+import { cut } from "../text.ts"
 import type { Input, Output, Policy } from "../../Guardrail.ts"
 
 interface Compiled {
@@ -128,7 +131,7 @@ const sanitize = (policy: Input, patterns: Compiled | undefined, value: unknown)
   if (typeof value === "string") {
     let text = value
     if (patterns !== undefined) for (const re of patterns.replace) text = text.replace(re, "")
-    return policy.maxLength !== undefined && text.length > policy.maxLength ? text.slice(0, policy.maxLength) : text
+    return policy.maxLength !== undefined && text.length > policy.maxLength ? cut(text, policy.maxLength) : text
   }
   if (Array.isArray(value)) return value.map((item) => sanitize(policy, patterns, item))
   if (isPlainObject(value)) {
@@ -148,7 +151,12 @@ const sanitize = (policy: Input, patterns: Compiled | undefined, value: unknown)
  *   `GuardrailViolation` with `stage: "input"`, `rule` (`"maxLength"` or the
  *   pattern's source) and a message naming the field path (never its value).
  * - `"sanitize"`: returns a copy whose leaves have every blocked match
- *   removed and are then cut to `maxLength`; the caller's object is untouched.
+ *   removed and are then cut to `maxLength` (never inside a surrogate pair);
+ *   the caller's object is untouched.
+ *
+ * Arguments nested more than 1,000 objects or arrays deep fail
+ * `ValidationError` "arguments nested too deeply" with the path, before any
+ * rule is checked.
  *
  * Without a policy (or when nothing breaks a rule) the arguments pass as they
  * are.
@@ -159,8 +167,15 @@ export const checkInput = (
   action: string,
   policy: Input | undefined,
   args: Readonly<Record<string, unknown>>
-): Effect.Effect<Readonly<Record<string, unknown>>, GuardrailViolation> => {
+): Effect.Effect<Readonly<Record<string, unknown>>, GuardrailViolation | ValidationError> => {
   if (policy === undefined) return Effect.succeed(args)
+  const deep = Json.tooDeep(args)
+  if (deep !== undefined) {
+    const message = `arguments nested too deeply (more than ${Json.maxDepth} levels) at ${deep}`
+    return Effect.fail(
+      new ValidationError({ action, message: `${action}: ${message}`, issues: [{ path: deep, message }] })
+    )
+  }
   const patterns = policy.blockedPatterns === undefined ? undefined : compile(policy.blockedPatterns)
   const violation = findInput(policy, patterns, args, "")
   if (violation === undefined) return Effect.succeed(args)
@@ -178,20 +193,19 @@ export const checkInput = (
 }
 
 /**
- * The string form of a result that output guardrails check: a string as it
- * is, `undefined` as `""`, anything else as its JSON (or `String(value)` when
- * it has none).
+ * The string form of a result that output guardrails check — the same text
+ * a chat turn sends the model: a string as it is, `undefined` as `""`,
+ * anything else as its JSON, where a bigint is its decimal string, a Date its
+ * ISO string, a Map an object and a Set an array. Fails with a message naming
+ * the path when the result refers to itself or nests more than 1,000 levels
+ * deep.
  *
  * @since 0.1.0
  */
-export const stringForm = (result: unknown): string => {
-  if (typeof result === "string") return result
-  if (result === undefined) return ""
-  try {
-    return JSON.stringify(result) ?? String(result)
-  } catch {
-    return String(result)
-  }
+export const stringForm = (result: unknown): Result.Result<string, string> => {
+  if (typeof result === "string") return Result.succeed(result)
+  if (result === undefined) return Result.succeed("")
+  return Result.mapError(Json.write(result), (problem) => problem.message)
 }
 
 /**
@@ -203,7 +217,12 @@ export const stringForm = (result: unknown): string => {
  * - `"truncate"`: a string result longer than `maxCharacters` is cut to it
  *   (the patterns are then checked on what is kept); a longer result that is
  *   not a string cannot be cut and is rejected. Blocked patterns always
- *   reject.
+ *   reject. Cuts never split a surrogate pair (the kept text may be one
+ *   character shorter).
+ *
+ * A result that has no string form (it refers to itself, or nests too
+ * deeply) fails `ExecutionFailure` "the result cannot be serialised" with the
+ * path.
  *
  * @since 0.1.0
  */
@@ -211,10 +230,16 @@ export const checkOutput = <A>(
   action: string,
   policy: Output | undefined,
   result: A
-): Effect.Effect<A, GuardrailViolation> => {
+): Effect.Effect<A, GuardrailViolation | ExecutionFailure> => {
   if (policy === undefined) return Effect.succeed(result)
   let out = result
-  let text = stringForm(result)
+  const form = stringForm(result)
+  if (Result.isFailure(form)) {
+    return Effect.fail(
+      new ExecutionFailure({ action, message: `${action}: the result cannot be serialised: ${form.failure}` })
+    )
+  }
+  let text = form.success
   const limit = policy.maxCharacters
   const reject = (rule: string, detail: string) =>
     Effect.fail(
@@ -224,7 +249,7 @@ export const checkOutput = <A>(
     if (policy.onViolation !== "truncate" || typeof result !== "string") {
       return reject("maxCharacters", `the result has ${text.length} characters, more than the ${limit} allowed`)
     }
-    text = text.slice(0, limit)
+    text = cut(text, limit)
     out = text as A
   }
   if (policy.blockedPatterns !== undefined) {

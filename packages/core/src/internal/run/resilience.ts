@@ -240,9 +240,14 @@ export const run = <A, R, B = A, R2 = never>(
  * `Effect.retry(attempt, schedule)` that sets the schedule up only once the
  * first attempt has failed: a call that succeeds at once (the common case)
  * pays nothing for its retry policy, where `Effect.retry` builds the
- * schedule's state and provides its metadata to every attempt (~3 µs a
- * call). The schedule sees the same failures and attempt numbers and waits
- * the same delays; only its `elapsed` starts at the first failure instead of
+ * schedule's state and provides its metadata to every attempt. Measured
+ * reason (Node 24, Effect 4.1, this module's schedule for `maxAttempts: 3`
+ * around a synchronous success, 100 000 calls, median of 11 runs, on 2
+ * shared and loaded cores): `Effect.retry` 1.3–3.4 µs a call, this one
+ * 0.27–0.61 µs. The schedule sees the same failures and attempt numbers and
+ * waits the same delays, on any clock (it is `Effect.retry` from the first
+ * failure on; a test compares its tries with `Effect.retry`'s on the
+ * TestClock); only its `elapsed` starts at the first failure instead of
  * the first attempt, which is why a policy with a deadline (whose schedule
  * reads `elapsed`) keeps `Effect.retry`.
  */

@@ -1,13 +1,19 @@
 /**
- * A timeout with the semantics of `Effect.timeoutOrElse` at a third of its
- * cost per call, for the attempt timeout of llm calls and of actions with an
- * `attemptTimeout` policy (issue 8: `Effect.timeoutOrElse` races two forked fibers, the
- * effect and a sleep, ~10 µs a call here).
+ * A timeout with the semantics of `Effect.timeoutOrElse` at a lower cost per
+ * call, for the attempt timeout of llm calls and of actions with an
+ * `attemptTimeout` policy (`Effect.timeoutOrElse` races two forked fibers,
+ * the effect and a sleep).
+ *
+ * Measured reason (Node 24, Effect 4.1, a 30 s limit around an effect that
+ * yields once, 100 000 calls, median of 11 runs, on 2 shared and loaded
+ * cores): `Effect.timeoutOrElse` 27–54 µs a call, this one 12–29 µs — about
+ * half, in every run.
  *
  * On Effect's own clock the effect runs in one forked fiber and the timer is
  * a plain `setTimeout`, set only when the effect did not finish at once. On
  * any other clock (the TestClock) it is `Effect.timeoutOrElse` itself, so
- * tests drive it with `TestClock.adjust` as before.
+ * tests drive it with `TestClock.adjust` as before; its tests run the same
+ * scenarios on both clocks.
  *
  * Semantics, as `Effect.timeoutOrElse`: the effect's own exit when it ends
  * first; when the time passes first, the effect is interrupted, its

@@ -167,3 +167,52 @@ describe("timeLimit.abortAfter on the TestClock", () => {
     })
   )
 })
+
+// The same scenarios on both clocks: the fast path runs on Effect's own clock, Effect.timeoutOrElse on the TestClock.
+describe("timeLimit.timeoutOrElse behaves the same on every clock", () => {
+  const clocks = [
+    { name: "Effect's own clock", test: it.live, elapse: (_: Duration.Input) => Effect.void },
+    { name: "the TestClock", test: it.effect, elapse: (d: Duration.Input) => TestClock.adjust(d) }
+  ] as const
+  for (const clock of clocks) {
+    clock.test(
+      `on ${clock.name}: first to end wins; a timed-out effect is interrupted before orElse; a caller's interrupt reaches the effect`,
+      () =>
+        Effect.gen(function* () {
+          const log: Array<string> = []
+          const settle = <A, E>(effect: Effect.Effect<A, E>, elapse: Duration.Input) =>
+            Effect.gen(function* () {
+              const fiber = yield* Effect.forkChild(effect)
+              yield* clock.elapse(elapse)
+              return yield* Fiber.await(fiber)
+            })
+          const orElse = () => Effect.sync(() => log.push("orElse")).pipe(Effect.as("timed out" as const))
+          // A value and a failure that come before the limit.
+          const value = Effect.as(Effect.sleep("5 millis"), 1)
+          assert.deepStrictEqual(
+            yield* settle(TimeLimit.timeoutOrElse(value, Duration.seconds(5), orElse), "5 millis"),
+            Exit.succeed(1)
+          )
+          const failure = Effect.andThen(Effect.sleep("5 millis"), Effect.fail("boom"))
+          assert.deepStrictEqual(
+            yield* settle(TimeLimit.timeoutOrElse(failure, Duration.seconds(5), orElse), "5 millis"),
+            Exit.fail("boom")
+          )
+          // The limit comes first.
+          const never = Effect.onInterrupt(Effect.never, () => Effect.sync(() => log.push("interrupted")))
+          assert.deepStrictEqual(
+            yield* settle(TimeLimit.timeoutOrElse(never, Duration.millis(20), orElse), "20 millis"),
+            Exit.succeed("timed out")
+          )
+          assert.deepStrictEqual(log, ["interrupted", "orElse"])
+          // The caller is interrupted before either.
+          log.length = 0
+          const fiber = yield* Effect.forkChild(TimeLimit.timeoutOrElse(never, Duration.seconds(30), orElse))
+          yield* Effect.yieldNow
+          yield* Fiber.interrupt(fiber)
+          yield* clock.elapse("30 seconds")
+          assert.deepStrictEqual(log, ["interrupted"])
+        })
+    )
+  }
+})

@@ -1,0 +1,98 @@
+/**
+ * The metrics every agent records with Effect's `Metric`: calls and failures
+ * of each action by category, call durations, and the tokens of each model
+ * call. They live in Effect's metric registry (`Metric.MetricRegistry`), so
+ * whatever exports Effect's metrics exports them — `Otlp.layerJson` from
+ * `effect/observability`, `@effect/opentelemetry`'s `NodeSdk`, or
+ * `PrometheusMetrics` — and a program reads them with `Metric.value`.
+ *
+ * | metric | type | attributes |
+ * | --- | --- | --- |
+ * | `rolecraft.action.calls` | counter | `rolecraft.agent`, `rolecraft.action` |
+ * | `rolecraft.action.failures` | counter | `rolecraft.agent`, `rolecraft.action`, `rolecraft.category` |
+ * | `rolecraft.action.duration` | histogram, milliseconds | `rolecraft.agent`, `rolecraft.action` |
+ * | `gen_ai.client.token.usage` | histogram, tokens | `gen_ai.token.type` (`input`, `output`), `gen_ai.operation.name` (`chat`), `gen_ai.provider.name`, `gen_ai.request.model` |
+ * | `gen_ai.client.operation.duration` | histogram, seconds | `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.request.model`, and `error.type` (the category) on failure |
+ *
+ * A call is counted once however many attempts its retry policy makes;
+ * interruption is a call and no failure. `rolecraft.category` is one of the
+ * nine categories, or `RETRIEVAL` for a knowledge retrieval failure. The two
+ * `gen_ai.client.*` histograms follow the OpenTelemetry GenAI conventions
+ * (their bucket boundaries included) and record every model call: an llm
+ * action's, and each step of a chat turn.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Metrics } from "@rolecraft/core"
+ *
+ * const failedBookings = Metric.value(
+ *   Metric.withAttributes(Metrics.actionFailures, {
+ *     "rolecraft.agent": "planner",
+ *     "rolecraft.action": "book",
+ *     "rolecraft.category": "TRANSIENT"
+ *   })
+ * ) // Effect<{ count: number }>
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as Metric from "effect/Metric"
+
+/**
+ * Every call an agent runs through its pipeline, by agent and action.
+ *
+ * @category metrics
+ * @since 0.1.0
+ */
+export const actionCalls: Metric.Counter<number> = Metric.counter("rolecraft.action.calls", {
+  description: "Calls an agent ran through its pipeline",
+  incremental: true
+})
+
+/**
+ * Every failed call, by agent, action and category.
+ *
+ * @category metrics
+ * @since 0.1.0
+ */
+export const actionFailures: Metric.Counter<number> = Metric.counter("rolecraft.action.failures", {
+  description: "Calls that failed, by category",
+  incremental: true
+})
+
+/**
+ * How long each call took, in milliseconds, from the pipeline's first step to
+ * its last (retries and fallback included), by agent and action.
+ *
+ * @category metrics
+ * @since 0.1.0
+ */
+export const actionDuration: Metric.Histogram<number> = Metric.histogram("rolecraft.action.duration", {
+  description: "Duration of a call through the pipeline, in milliseconds",
+  boundaries: Metric.exponentialBoundaries({ start: 1, factor: 2, count: 18 })
+})
+
+/**
+ * Tokens of each model call, one observation for the input and one for the
+ * output (`gen_ai.token.type`), as the GenAI conventions' client token usage.
+ *
+ * @category metrics
+ * @since 0.1.0
+ */
+export const tokenUsage: Metric.Histogram<number> = Metric.histogram("gen_ai.client.token.usage", {
+  description: "Number of input and output tokens used by a model call",
+  boundaries: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
+})
+
+/**
+ * How long each model call took, in seconds, as the GenAI conventions' client
+ * operation duration.
+ *
+ * @category metrics
+ * @since 0.1.0
+ */
+export const operationDuration: Metric.Histogram<number> = Metric.histogram("gen_ai.client.operation.duration", {
+  description: "Duration of a model call, in seconds",
+  boundaries: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
+})

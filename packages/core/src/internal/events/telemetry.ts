@@ -1,0 +1,301 @@
+/**
+ * Spans and metrics of the OpenTelemetry GenAI conventions, as trailing
+ * pipeables: `invoke_agent {agent}` around a chat turn, `chat {model}` around
+ * a model call, `execute_tool {tool}` around a call through the pipeline (or
+ * a tool call answered before it), and the metrics of `Metrics`. Rolecraft's
+ * own attributes are under `rolecraft.*`; arguments and results are span
+ * attributes only when the agent opts in (`traceContent`).
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Metric from "effect/Metric"
+import { isActionError } from "../../ActionError.ts"
+import * as Metrics from "../../Metrics.ts"
+import { shorten } from "../text.ts"
+
+/** The longest argument or result text put on a span (opt-in), in characters. */
+export const maxContentLength = 8192
+
+const categoryOf = (cause: Cause.Cause<unknown>): string | undefined => {
+  if (Cause.hasInterruptsOnly(cause)) return undefined
+  const error = Cause.squash(cause)
+  if (isActionError(error)) return error.category
+  return typeof error === "object" && error !== null && "_tag" in error && error._tag === "RetrievalFailure"
+    ? "RETRIEVAL"
+    : "DEFECT"
+}
+
+const text = (value: unknown): string => {
+  if (typeof value === "string") return value
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return String(value)
+  }
+}
+
+const content = (value: unknown): string => shorten(text(value), maxContentLength)
+
+// =============================================================================
+// execute_tool
+// =============================================================================
+
+/**
+ * The metric series of one action of one agent, made once and reused by every
+ * call. `recordUnsafe` updates them synchronously in the registry of `context`
+ * (one context read per call instead of one per metric).
+ */
+export interface ActionMetrics {
+  readonly recordUnsafe: (
+    exit: Exit.Exit<unknown, unknown>,
+    durationMs: number,
+    context: Context.Context<never>
+  ) => void
+}
+
+/** The metric series of an agent's actions, by action name (made on first use). */
+export const actionMetrics = (agentId: string): ((action: string) => ActionMetrics) => {
+  const byAction = new Map<string, ActionMetrics>()
+  return (action) => {
+    const known = byAction.get(action)
+    if (known !== undefined) return known
+    const attributes = { "rolecraft.agent": agentId, "rolecraft.action": action }
+    const calls = Metric.withAttributes(Metrics.actionCalls, attributes)
+    const duration = Metric.withAttributes(Metrics.actionDuration, attributes)
+    const failures = new Map<string, Metric.Counter<number>>()
+    const failure = (category: string) => {
+      let metric = failures.get(category)
+      if (metric === undefined) {
+        metric = Metric.withAttributes(Metrics.actionFailures, { ...attributes, "rolecraft.category": category })
+        failures.set(category, metric)
+      }
+      return metric
+    }
+    const made: ActionMetrics = {
+      recordUnsafe: (exit, durationMs, context) => {
+        calls.updateUnsafe(1, context)
+        duration.updateUnsafe(durationMs, context)
+        if (Exit.isSuccess(exit)) return
+        const category = categoryOf(exit.cause)
+        if (category !== undefined) failure(category).updateUnsafe(1, context)
+      }
+    }
+    byAction.set(action, made)
+    return made
+  }
+}
+
+/**
+ * The tool call a pipeline call answers in a chat turn: the model's call
+ * `id` and the `tool` name it used (its `execute_tool` span is named after
+ * it and carries both).
+ */
+export interface ToolCallSpan {
+  readonly id: string
+  readonly tool: string
+}
+
+/**
+ * What an `execute_tool` span says of one call: the tool name the model used
+ * (the action name for a direct call), its call id in a chat turn, the
+ * `rolecraft.*` attributes, and the raw arguments when content is traced.
+ */
+export interface ToolCall {
+  readonly tool: string
+  readonly toolCallId: string | undefined
+  readonly attributes: Readonly<Record<string, string>>
+  readonly arguments: (() => unknown) | undefined
+}
+
+/**
+ * Runs one call in its `execute_tool {tool}` span (kind internal) and records
+ * its metrics: on failure the span gets `error.type` and
+ * `rolecraft.category`; with content traced, `gen_ai.tool.call.arguments` and
+ * (on success) `gen_ai.tool.call.result`.
+ */
+export const executeTool =
+  (call: ToolCall, metrics: ActionMetrics | undefined) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+    const traceContent = call.arguments !== undefined
+    const attributes: Record<string, unknown> = {
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": call.tool,
+      ...(call.toolCallId === undefined ? {} : { "gen_ai.tool.call.id": call.toolCallId }),
+      ...call.attributes,
+      ...(call.arguments === undefined ? {} : { "gen_ai.tool.call.arguments": content(call.arguments()) })
+    }
+    const annotate = (exit: Exit.Exit<A, E>): Effect.Effect<void> => {
+      if (Exit.isSuccess(exit)) {
+        return traceContent ? Effect.annotateCurrentSpan("gen_ai.tool.call.result", content(exit.value)) : Effect.void
+      }
+      const category = categoryOf(exit.cause)
+      return category === undefined
+        ? Effect.void
+        : Effect.annotateCurrentSpan({ "error.type": category, "rolecraft.category": category })
+    }
+    // One clock read at each end and one context read per call: this wraps every call of every agent.
+    const measured =
+      metrics === undefined
+        ? Effect.onExit(self, annotate)
+        : Effect.clockWith((clock) => {
+            const start = clock.currentTimeMillisUnsafe()
+            return Effect.onExit(self, (exit) =>
+              Effect.contextWith((context: Context.Context<never>) => {
+                metrics.recordUnsafe(exit, clock.currentTimeMillisUnsafe() - start, context)
+                return annotate(exit)
+              })
+            )
+          })
+    // The call site is always the pipeline: a stack trace would say nothing and costs a capture per call.
+    return Effect.withSpan(measured, `execute_tool ${call.tool}`, {
+      kind: "internal",
+      attributes,
+      captureStackTrace: false
+    })
+  }
+
+// =============================================================================
+// chat (one model call)
+// =============================================================================
+
+/** What a `chat` span says of one model call before it is made. */
+export interface ModelCall {
+  readonly provider: string
+  readonly model: string | undefined
+  readonly action: string
+  readonly temperature: number | undefined
+}
+
+/** The answer's attributes, put on the span when the call succeeds. */
+export interface ModelAnswer {
+  readonly model: string | undefined
+  readonly finishReason: string
+  readonly inputTokens: number
+  readonly outputTokens: number
+}
+
+/**
+ * Runs one model call in its `chat {model}` span (kind client; `chat` when no
+ * model is known) and records `gen_ai.client.token.usage` and
+ * `gen_ai.client.operation.duration`. `answer` reads what the span and the
+ * token metric say of a success.
+ */
+export const chat =
+  <A>(call: ModelCall, answer: (value: A) => ModelAnswer) =>
+  <E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+    const common: Record<string, string> = {
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": call.provider,
+      ...(call.model === undefined ? {} : { "gen_ai.request.model": call.model })
+    }
+    const attributes: Record<string, unknown> = {
+      ...common,
+      ...(call.temperature === undefined ? {} : { "gen_ai.request.temperature": call.temperature }),
+      "rolecraft.action": call.action
+    }
+    const measured = Effect.flatMap(Clock.currentTimeMillis, (start) =>
+      Effect.onExit(self, (exit) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const seconds = (now - start) / 1000
+          if (Exit.isFailure(exit)) {
+            const category = categoryOf(exit.cause)
+            if (category === undefined) return Effect.void
+            return Effect.andThen(
+              Effect.annotateCurrentSpan({ "error.type": category, "rolecraft.category": category }),
+              Metric.update(
+                Metric.withAttributes(Metrics.operationDuration, { ...common, "error.type": category }),
+                seconds
+              )
+            )
+          }
+          const answered = answer(exit.value)
+          return Effect.all(
+            [
+              Effect.annotateCurrentSpan({
+                ...(answered.model === undefined ? {} : { "gen_ai.response.model": answered.model }),
+                "gen_ai.response.finish_reasons": [answered.finishReason],
+                "gen_ai.usage.input_tokens": answered.inputTokens,
+                "gen_ai.usage.output_tokens": answered.outputTokens
+              }),
+              Metric.update(Metric.withAttributes(Metrics.operationDuration, common), seconds),
+              Metric.update(
+                Metric.withAttributes(Metrics.tokenUsage, { ...common, "gen_ai.token.type": "input" }),
+                answered.inputTokens
+              ),
+              Metric.update(
+                Metric.withAttributes(Metrics.tokenUsage, { ...common, "gen_ai.token.type": "output" }),
+                answered.outputTokens
+              )
+            ],
+            { discard: true }
+          )
+        })
+      )
+    )
+    // The call site is always `generate`: a stack trace would say nothing and costs a capture per call.
+    return Effect.withSpan(measured, call.model === undefined ? "chat" : `chat ${call.model}`, {
+      kind: "client",
+      attributes,
+      captureStackTrace: false
+    })
+  }
+
+// =============================================================================
+// invoke_agent (one chat turn)
+// =============================================================================
+
+/** What an `invoke_agent` span says of a turn's end. */
+export interface TurnEnd {
+  readonly result: string
+  readonly steps: number
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly finishReason: string | undefined
+}
+
+/**
+ * Runs a chat turn (or its resumption) in its `invoke_agent {agent}` span
+ * (kind internal): the agent's id as `gen_ai.agent.name` and `gen_ai.agent.id`,
+ * the turn's model when known, and at its end the turn's tokens, steps and
+ * result; `error.type` when the turn fails.
+ */
+export const invokeAgent =
+  <A>(
+    turn: { readonly agentId: string; readonly model: string | undefined; readonly resumed: boolean },
+    end: (value: A) => TurnEnd
+  ) =>
+  <E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.withSpan(
+      Effect.onExit(self, (exit) => {
+        if (Exit.isSuccess(exit)) {
+          const ended = end(exit.value)
+          return Effect.annotateCurrentSpan({
+            "gen_ai.usage.input_tokens": ended.inputTokens,
+            "gen_ai.usage.output_tokens": ended.outputTokens,
+            ...(ended.finishReason === undefined ? {} : { "gen_ai.response.finish_reasons": [ended.finishReason] }),
+            "rolecraft.chat.result": ended.result,
+            "rolecraft.chat.steps": ended.steps
+          })
+        }
+        const category = categoryOf(exit.cause)
+        return category === undefined
+          ? Effect.void
+          : Effect.annotateCurrentSpan({ "error.type": category, "rolecraft.category": category })
+      }),
+      `invoke_agent ${turn.agentId}`,
+      {
+        kind: "internal",
+        attributes: {
+          "gen_ai.operation.name": "invoke_agent",
+          "gen_ai.agent.name": turn.agentId,
+          "gen_ai.agent.id": turn.agentId,
+          ...(turn.model === undefined ? {} : { "gen_ai.request.model": turn.model }),
+          "rolecraft.agent": turn.agentId,
+          ...(turn.resumed ? { "rolecraft.chat.resumed": true } : {})
+        },
+        captureStackTrace: false
+      }
+    )
