@@ -16,6 +16,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Tests spawn real MCP servers and HTTP servers; two cores run two forks well.
-    pool: "forks"
+    pool: "forks",
+    // One Postgres 15 for the run (ROLECRAFT_PG_URL when set, else started and stopped here).
+    globalSetup: ["test/setup/postgres.ts"]
   }
 })

@@ -44,7 +44,8 @@ const entries: ReadonlyArray<Entry> = [
   { title: "executeAction on a local action", file: "./pipeline.ts" },
   { title: "webService against a bare Effect HttpClient call and raw undici", file: "./webservice.ts" },
   { title: "mcpTool against the raw MCP SDK client", file: "./mcp.ts" },
-  { title: "Cold start", file: "./cold-start.ts" }
+  { title: "Cold start", file: "./cold-start.ts" },
+  { title: "Durable runs on Postgres", file: "./durable.ts" }
 ]
 
 /**

@@ -41,7 +41,7 @@ const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`
 
 /** The versions a user's project gets besides the peers the packages declare. */
 const userTools = { typescript: "7.0.2", "@types/node": "^24.0.0" } as const
-/** `@effect/platform-node` is no package's peer (none imports it) but every Node program runs with it. */
+/** `@effect/platform-node`: @rolecraft/durable's peer, and every Node program runs with it. */
 const runtimePeers = { "@effect/platform-node": "^4.1.0" } as const
 
 interface Result {

@@ -100,6 +100,7 @@ describe("the tour", () => {
     assert.include(flat, '"authorization":"Bearer [REDACTED]"')
     assert.include(stdout, 'VALIDATION: Invalid arguments for quote: nights: expected an integer, got "three"')
     assert.include(stdout, '"approvalToken":"‹redacted›"')
+    assert.include(stdout, "@rolecraft/durable, docs/durable.md")
     assert.include(stdout, '"Completed after 2 model calls, 3 tool calls"')
     assert.include(stdout, '→ nights (local) {"checkIn":"2026-05-12","checkOut":"2026-05-15"} ⇒ 3')
     assert.include(stdout, '→ searchHotels (webService) {"city":"Lisbon","maxPrice":"150"} ⇒ {"city":"Lisbon"')

@@ -229,6 +229,9 @@ const program = Effect.gen(function* () {
   })
 
   yield* transcript.heading("Approvals: a booking needs an approved token, bound to its arguments, used once")
+  yield* transcript.line(
+    "(A chat turn paused for approval that must survive restarts and move between processes: @rolecraft/durable, docs/durable.md)"
+  )
   const booking = { hotelId: "lis-belem", checkIn: "2026-05-12", nights: 3, guest: "Ada Lovelace" }
   const pending = yield* Ref.make<string | undefined>(undefined)
   yield* step({

@@ -1,8 +1,10 @@
 /**
- * The approval store: where
- * approval tokens are requested, decided and consumed. Two implementations:
- * {@link layerMemory} (process memory) and {@link layerSqlite} (a SQLite file
- * through Node's built-in `node:sqlite`, so approvals survive a restart).
+ * The approval store: where approval tokens are requested, decided and
+ * consumed. Three implementations: {@link layerMemory} (process memory),
+ * {@link layerSqlite} (a SQLite file through Node's built-in `node:sqlite`,
+ * so approvals survive a restart) and {@link layerSql} (any database behind
+ * `effect/sql`'s `SqlClient`, such as Postgres through `@effect/sql-pg`,
+ * shared by several processes).
  *
  * A token is an unguessable id (192 random bits from `node:crypto`, base64url)
  * bound to an agent id, an action (and tool) and the SHA-256 of the canonical
@@ -22,6 +24,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
 import { ApprovalCheck } from "./ActionError.ts"
 import { maxDepth } from "./internal/json.ts"
 
@@ -435,6 +438,7 @@ const schemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
 ) STRICT`
 
 interface Row {
+  readonly key?: string
   readonly agent_id: string
   readonly action: string
   readonly tool: string | null
@@ -465,12 +469,13 @@ const fromRow = (id: string, row: Row): Token => ({
   },
   reason: row.reason,
   status: row.status as Status,
-  requestedAt: row.requested_at,
-  expiresAt: row.expires_at,
+  // Drivers may read BIGINT columns as strings or bigints: times are numbers here.
+  requestedAt: Number(row.requested_at),
+  expiresAt: Number(row.expires_at),
   approver: orUndefined(row.approver),
-  decidedAt: orUndefined(row.decided_at),
+  decidedAt: row.decided_at === null ? undefined : Number(row.decided_at),
   rejection: orUndefined(row.rejection),
-  usedAt: orUndefined(row.used_at)
+  usedAt: row.used_at === null ? undefined : Number(row.used_at)
 })
 
 /** How long SQLite itself may block the event loop waiting for a lock, per try. */
@@ -650,3 +655,95 @@ export const layerSqlite = (options: {
       return make(storage)
     })
   )
+
+const portableSchemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
+  key VARCHAR(64) PRIMARY KEY,
+  agent_id TEXT NOT NULL,
+  action TEXT NOT NULL,
+  tool TEXT,
+  arguments_digest TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  status VARCHAR(16) NOT NULL,
+  requested_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  approver TEXT,
+  decided_at BIGINT,
+  rejection TEXT,
+  used_at BIGINT
+)`
+
+/**
+ * A {@link Storage} over `effect/sql`'s `SqlClient` (the table
+ * `rolecraft_approval_tokens` is created if missing, with portable SQL).
+ * Rows are keyed by the SHA-256 of the token id, like the SQLite store, so the
+ * database holds no usable token. `transition` is one conditional
+ * `UPDATE … WHERE key = … AND status = … RETURNING key`, atomic across every
+ * process sharing the database. The client's name transforms are bypassed.
+ * Fails with `ApprovalStorageError` when the table cannot be created.
+ *
+ * @since 0.1.0
+ */
+export const sqlStorage: Effect.Effect<Storage, ApprovalStorageError, SqlClient.SqlClient> = Effect.gen(function* () {
+  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  yield* sql.unsafe(portableSchemaSql).pipe(
+    // Two processes creating the table at once may collide in the catalog: the second try sees the table.
+    Effect.retry({ times: 2 }),
+    Effect.mapError(
+      (cause) =>
+        new ApprovalStorageError({ message: `Cannot create the approval table ${table}: ${cause.message}`, cause })
+    )
+  )
+  const t = sql(table)
+  return {
+    insert: (token) =>
+      Effect.orDie(sql`INSERT INTO ${t} (key, agent_id, action, tool, arguments_digest, reason, status,
+          requested_at, expires_at, approver, decided_at, rejection, used_at)
+        VALUES (${keyOf(token.id)}, ${token.binding.agentId}, ${token.binding.action}, ${token.binding.tool ?? null},
+          ${token.binding.argumentsDigest}, ${token.reason}, ${token.status}, ${token.requestedAt}, ${token.expiresAt},
+          ${token.approver ?? null}, ${token.decidedAt ?? null}, ${token.rejection ?? null}, ${token.usedAt ?? null})`),
+    find: (tokenId) =>
+      Effect.orDie(
+        Effect.map(sql<Row>`SELECT * FROM ${t} WHERE key = ${keyOf(tokenId)}`, (rows) =>
+          rows[0] === undefined ? undefined : fromRow(tokenId, rows[0])
+        )
+      ),
+    transition: (tokenId, from, next) =>
+      Effect.orDie(
+        Effect.map(
+          sql<Row>`UPDATE ${t} SET status = ${next.status}, approver = ${next.approver ?? null},
+              decided_at = ${next.decidedAt ?? null}, rejection = ${next.rejection ?? null}, used_at = ${next.usedAt ?? null}
+            WHERE key = ${keyOf(tokenId)} AND status = ${from} RETURNING key`,
+          (rows) => rows.length === 1
+        )
+      )
+  }
+})
+
+/**
+ * A durable store in any database behind `effect/sql`'s `SqlClient`, shared by
+ * every process that reaches it: with Postgres (`@effect/sql-pg`), a token
+ * requested by one process can be approved by a second and consumed by a
+ * third, and a consume is single-use across all of them. The table
+ * `rolecraft_approval_tokens` is created if missing; rows are keyed by the
+ * SHA-256 of the token id, so the database holds no usable token.
+ *
+ * Fails with `ApprovalStorageError` when the table cannot be created; storage
+ * faults afterwards are defects.
+ *
+ * @example
+ * ```ts
+ * import { PgClient } from "@effect/sql-pg"
+ * import { Layer, Redacted } from "effect"
+ * import { ApprovalStore } from "@rolecraft/core"
+ *
+ * const approvals = ApprovalStore.layerSql.pipe(
+ *   Layer.provide(PgClient.layer({ url: Redacted.make("postgres://app@db.internal/app") }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+export const layerSql: Layer.Layer<ApprovalStore, ApprovalStorageError, SqlClient.SqlClient> = Layer.effect(
+  ApprovalStore,
+  Effect.map(sqlStorage, make)
+)

@@ -19,8 +19,11 @@
  *
  * @since 0.1.0
  */
+import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { type ActionError, Category } from "./ActionError.ts"
 import * as LanguageModel from "./LanguageModel.ts"
 import type * as Resilience from "./Resilience.ts"
 import type * as Role from "./Role.ts"
@@ -53,6 +56,8 @@ import type * as Role from "./Role.ts"
  *   keeps the client's own setting.
  * - `strict`: ask for the provider's strict mode on every tool (default
  *   `false`); see `Tool.jsonSchema`.
+ * - `steps`: hooks around each tool listing, model call and tool call of
+ *   the turn ({@link StepHooks}); default none.
  *
  * @since 0.1.0
  */
@@ -65,6 +70,7 @@ export interface ChatOptions {
   readonly model?: string | undefined
   readonly temperature?: number | undefined
   readonly strict?: boolean | undefined
+  readonly steps?: StepHooks | undefined
 }
 
 /**
@@ -113,6 +119,13 @@ export const PendingCall = Schema.Struct({
 export type PendingCall = typeof PendingCall.Type
 
 /**
+ * The version of the {@link PausedState} this Rolecraft writes and reads.
+ *
+ * @since 0.1.0
+ */
+export const pausedStateVersion = 1 as const
+
+/**
  * A turn paused for approvals: plain JSON data, so a caller may persist it
  * (`JSON.stringify`) and resume later, in another process, with an agent of
  * the same definition and id and the same `ApprovalStore` (e.g.
@@ -123,6 +136,8 @@ export type PendingCall = typeof PendingCall.Type
  * - `pending`: the calls waiting for a decision.
  * - `steps`: model calls made so far in the turn; `maxSteps`: the turn's limit.
  * - `usage`: tokens spent so far in the turn.
+ * - `version`: the layout of this data ({@link pausedStateVersion}); a
+ *   state of another version is VALIDATION on `agent.resume`.
  *
  * `agent.resume` decodes it with this schema (a malformed state is
  * VALIDATION).
@@ -130,6 +145,7 @@ export type PendingCall = typeof PendingCall.Type
  * @since 0.1.0
  */
 export const PausedState = Schema.Struct({
+  version: Schema.Literal(1),
   messages: Schema.Array(LanguageModel.Message),
   pending: Schema.Array(PendingCall),
   steps: NonNegativeInt,
@@ -280,3 +296,103 @@ export const systemPrompt = (agentId: string, roles: ReadonlyArray<Role.Any>): s
 // =============================================================================
 // The loop
 // =============================================================================
+
+// =============================================================================
+// Hooks around the steps of a turn
+// =============================================================================
+
+/**
+ * One step of a chat turn, as {@link StepHooks} see it. `step` is the model
+ * call's number in the turn (1-based, counted across an approval pause).
+ *
+ * - `Tools`: listing the tools offered to model call `step`;
+ * - `Model`: model call `step`;
+ * - `Tool`: running tool call `toolCallId` (tool `name`) of step `step`
+ *   through the agent's pipeline; `decided` when it runs after an approval
+ *   decision, on `resume`.
+ *
+ * @since 0.1.0
+ */
+export type Step =
+  | { readonly _tag: "Tools"; readonly step: number }
+  | { readonly _tag: "Model"; readonly step: number }
+  | {
+      readonly _tag: "Tool"
+      readonly step: number
+      readonly toolCallId: string
+      readonly name: string
+      readonly decided: boolean
+    }
+
+/**
+ * What one tool call gives the turn: the tool message the model gets, the
+ * error's category when the call failed, and the pending call when it waits
+ * for an approval (its message is then not sent yet). Plain JSON data.
+ *
+ * @since 0.1.0
+ */
+export const ToolAnswer = Schema.Struct({
+  message: LanguageModel.ToolMessage,
+  category: Schema.optional(Category),
+  success: Schema.Boolean,
+  pending: Schema.optional(PendingCall)
+})
+
+/**
+ * @since 0.1.0
+ */
+export type ToolAnswer = typeof ToolAnswer.Type
+
+/**
+ * Hooks around the steps of a chat turn (the `steps` chat option). Each gets
+ * the step and the effect that performs it, and returns an effect with the
+ * same result: it may run it as it is, run it inside something else, or give
+ * back a result recorded earlier — what `@rolecraft/durable` does to make
+ * each model call and tool call an activity of a workflow, stored and never
+ * run again on a replay. A hook left out runs its steps as they are.
+ *
+ * - `tools`: the names of the tools offered to a model call; the turn offers
+ *   (and routes) only the names the hook returns that the agent still has,
+ *   so a replay sees the list recorded the first time.
+ * - `model`: one model call and its response (or its `ActionError`). The
+ *   call records its tokens in the turn's usage meter
+ *   (`LanguageModel.UsageMeter`); a hook that gives back a recorded response
+ *   records them itself.
+ * - `tool`: one tool call and its answer (a failing call is an answer, not a
+ *   failure).
+ *
+ * @since 0.1.0
+ */
+export interface StepHooks {
+  readonly tools?:
+    | (<R>(
+        step: Extract<Step, { readonly _tag: "Tools" }>,
+        list: Effect.Effect<ReadonlyArray<string>, never, R>
+      ) => Effect.Effect<ReadonlyArray<string>, never, R>)
+    | undefined
+  readonly model?:
+    | (<R>(
+        step: Extract<Step, { readonly _tag: "Model" }>,
+        call: Effect.Effect<LanguageModel.Response, ActionError, R>
+      ) => Effect.Effect<LanguageModel.Response, ActionError, R>)
+    | undefined
+  readonly tool?:
+    | (<R>(
+        step: Extract<Step, { readonly _tag: "Tool" }>,
+        call: Effect.Effect<ToolAnswer, never, R>
+      ) => Effect.Effect<ToolAnswer, never, R>)
+    | undefined
+}
+
+/**
+ * The idempotency key of the tool call being run, when the caller of the
+ * turn gives one (durable runs do: derived from the run id and the tool call
+ * id, the same on every attempt). An action with side effects reads it
+ * (`yield* Chat.IdempotencyKey`) and passes it on, e.g. as an
+ * `Idempotency-Key` header, so a call run twice takes effect once.
+ *
+ * @since 0.1.0
+ */
+export const IdempotencyKey = Context.Reference<string | undefined>("@rolecraft/core/Chat/IdempotencyKey", {
+  defaultValue: () => undefined
+})

@@ -4,9 +4,12 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Option } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Exit, Layer, Option, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import * as fc from "fast-check"
+import { postgresUrl } from "../../../test/setup/postgresUrl.ts"
 import * as ApprovalStore from "../src/ApprovalStore.ts"
 
 const binding: ApprovalStore.Binding = {
@@ -20,8 +23,12 @@ const tempDir = () => mkdtempSync(join(tmpdir(), "rolecraft-approvals-"))
 const stores: ReadonlyArray<readonly [string, () => Layer.Layer<ApprovalStore.ApprovalStore, unknown>]> = [
   ["memory", () => ApprovalStore.layerMemory],
   ["sqlite :memory:", () => ApprovalStore.layerSqlite({ filename: ":memory:" })],
-  ["sqlite file", () => ApprovalStore.layerSqlite({ filename: join(tempDir(), "approvals.db") })]
+  ["sqlite file", () => ApprovalStore.layerSqlite({ filename: join(tempDir(), "approvals.db") })],
+  ["sql on postgres", () => Layer.provide(ApprovalStore.layerSql, pg())]
 ]
+
+/** A fresh client (its own pool) on the test run's Postgres, as a second process would have. */
+const pg = () => PgClient.layer({ url: Redacted.make(postgresUrl()) })
 
 /** A storage whose every operation first yields, so concurrent consumes interleave between find and transition. */
 const yielding = (storage: ApprovalStore.Storage): ApprovalStore.Storage => ({
@@ -172,6 +179,26 @@ describe("ApprovalStore", () => {
     })
   }
 
+  it.effect(
+    "sql on postgres: 100 interleaved consumes of one token (find and transition apart): exactly one wins",
+    () =>
+      Effect.gen(function* () {
+        const store = ApprovalStore.make(yielding(yield* ApprovalStore.sqlStorage))
+        const id = yield* store.request(binding, "why")
+        yield* store.approve(id, "alice")
+        const exits = yield* Effect.forEach(
+          Array.from({ length: 100 }),
+          () => Effect.exit(store.consume(id, binding)),
+          {
+            concurrency: "unbounded"
+          }
+        )
+        const checks = exits.map(checkOf)
+        assert.strictEqual(checks.filter((c) => c === "ok").length, 1)
+        assert.strictEqual(checks.filter((c) => c === "used").length, 99)
+      }).pipe(Effect.provide(pg()))
+  )
+
   for (const [name, storage] of interleaved) {
     it.effect(`${name}: 100 interleaved consumes of one token (find and transition apart): exactly one wins`, () =>
       Effect.gen(function* () {
@@ -207,6 +234,39 @@ describe("ApprovalStore", () => {
       assert.strictEqual(checkOf(yield* Effect.exit(store.consume(live, binding))), "ok")
     })
   )
+
+  describe("sql on postgres across processes", () => {
+    it.effect("two clients (two processes): one requests, the other approves; one consume of two wins", () =>
+      Effect.gen(function* () {
+        const a = Context.get(
+          yield* Layer.build(Layer.provide(ApprovalStore.layerSql, pg())),
+          ApprovalStore.ApprovalStore
+        )
+        const b = Context.get(
+          yield* Layer.build(Layer.provide(ApprovalStore.layerSql, pg())),
+          ApprovalStore.ApprovalStore
+        )
+        const id = yield* a.request(binding, "why")
+        yield* b.approve(id, "alice")
+        const exits = yield* Effect.all([a.consume(id, binding), b.consume(id, binding)].map(Effect.exit), {
+          concurrency: "unbounded"
+        })
+        assert.deepStrictEqual(exits.map(checkOf).sort(), ["ok", "used"])
+      })
+    )
+
+    it.effect("keys rows by the SHA-256 of the token id, so the table holds no usable token", () =>
+      Effect.gen(function* () {
+        const store = yield* ApprovalStore.ApprovalStore
+        const id = yield* store.request(binding, "why")
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{ readonly key: string }>`SELECT key FROM rolecraft_approval_tokens`
+        assert.isAbove(rows.length, 0)
+        for (const row of rows) assert.notInclude(JSON.stringify(row), id)
+        assert.isTrue(rows.some((row) => row.key === createHash("sha256").update(id).digest("hex")))
+      }).pipe(Effect.provide(Layer.provideMerge(ApprovalStore.layerSql, pg())))
+    )
+  })
 
   describe("sqlite durability", () => {
     it.effect("a token requested and approved before a restart is consumed once after it", () =>

@@ -15,7 +15,7 @@ import * as Agent from "../src/Agent.ts"
 import * as ApprovalStore from "../src/ApprovalStore.ts"
 import * as Chat from "../src/Chat.ts"
 import type * as Events from "../src/Events.ts"
-import type * as LanguageModel from "../src/LanguageModel.ts"
+import * as LanguageModel from "../src/LanguageModel.ts"
 import * as Role from "../src/Role.ts"
 import { fixture, Location } from "./support/TravelRole.ts"
 
@@ -578,6 +578,149 @@ describe("Chat: approvals", () => {
       assert.strictEqual(Option.getOrUndefined(token)?.status, "pending")
       assert.strictEqual(counts.book, 0)
       yield* scripted.assertDone
+    })
+  )
+})
+
+describe("Chat: the paused state's version and the step hooks", () => {
+  const bookingScript = () => [
+    ScriptedModel.toolCalls([
+      { name: "nights", arguments: { checkIn: "2026-11-02", checkOut: "2026-11-05" } },
+      { name: "book", arguments: { hotel: "Ritz" } }
+    ]),
+    ScriptedModel.reply("Booked.")
+  ]
+
+  it.effect(
+    "a paused state is version 1; another version, or none, is VALIDATION naming version before anything runs",
+    () =>
+      Effect.gen(function* () {
+        const { travel, counts } = fixture()
+        const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+        const scripted = yield* ScriptedModel.make(bookingScript().slice(0, 1))
+        const paused = yield* agent.chat("Book it").pipe(Effect.provide(scripted.layer))
+        expectTag(paused, "AwaitingApproval")
+        assert.strictEqual(paused.state.version, Chat.pausedStateVersion)
+        const { version: _, ...unversioned } = paused.state
+        for (const [state, message] of [
+          [{ ...paused.state, version: 2 }, "resume: the paused state is version 2; this Rolecraft resumes version 1"],
+          [unversioned, "resume: the paused state has no version; this Rolecraft resumes version 1"]
+        ] as const) {
+          const error = yield* Effect.flip(
+            agent
+              .resume(state as Chat.PausedState, { call_2: Chat.approve("ann") })
+              .pipe(Effect.provide(scripted.layer))
+          )
+          assert.instanceOf(error, ValidationError)
+          assert.match(error.message, new RegExp(`^${message.replace(/[()]/g, "\\$&")}`))
+          assert.deepStrictEqual(
+            (error as ValidationError).issues.map((issue) => issue.path),
+            ["version"]
+          )
+        }
+        assert.strictEqual(counts.book, 0)
+      })
+  )
+
+  it.effect("hooks see every tool listing, model call and tool call, in order, a decided call marked so", () =>
+    Effect.gen(function* () {
+      const { travel, counts } = fixture()
+      const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+      const scripted = yield* ScriptedModel.make(bookingScript())
+      const seen: Array<string> = []
+      const steps: Chat.StepHooks = {
+        tools: (step, list) =>
+          Effect.tap(list, (names) => Effect.sync(() => seen.push(`tools ${step.step}: ${names.length}`))),
+        model: (step, call) =>
+          Effect.tap(call, (response) => Effect.sync(() => seen.push(`model ${step.step}: ${response.finishReason}`))),
+        tool: (step, call) =>
+          Effect.tap(call, (answer) =>
+            Effect.sync(() =>
+              seen.push(
+                `tool ${step.step} ${step.toolCallId} ${step.name}${step.decided ? " decided" : ""}: ${answer.pending === undefined ? answer.message.content : "pending"}`
+              )
+            )
+          )
+      }
+      const paused = yield* agent.chat("Book it", { steps, concurrency: 1 }).pipe(Effect.provide(scripted.layer))
+      expectTag(paused, "AwaitingApproval")
+      const done = yield* agent
+        .resume(paused.state, { call_2: Chat.approve("ann") }, { steps })
+        .pipe(Effect.provide(scripted.layer))
+      expectTag(done, "Completed")
+      assert.deepStrictEqual(seen, [
+        `tools 1: ${offered.length}`,
+        "model 1: tool_calls",
+        "tool 1 call_1 nights: 3",
+        "tool 1 call_2 book: pending",
+        "tool 1 call_2 book decided: booked Ritz",
+        `tools 2: ${offered.length}`,
+        "model 2: stop"
+      ])
+      assert.strictEqual(counts.book, 1)
+    })
+  )
+
+  it.effect("hooks may give back recorded results: the model and the tools do not run again, and usage is kept", () =>
+    Effect.gen(function* () {
+      const { travel, counts } = fixture()
+      const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+      const scripted = yield* ScriptedModel.make([
+        ScriptedModel.toolCalls([{ name: "nights", arguments: { checkIn: "2026-11-02", checkOut: "2026-11-05" } }], {
+          usage: { inputTokens: 5, outputTokens: 1 }
+        }),
+        ScriptedModel.reply("Three nights.", { usage: { inputTokens: 7, outputTokens: 2 } })
+      ])
+      // A recorder: the first run stores each result by step, a replay returns the stored ones.
+      const stored = new Map<string, unknown>()
+      const recorded = <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+        stored.has(key)
+          ? Effect.succeed(stored.get(key) as A)
+          : Effect.tap(effect, (value) => Effect.sync(() => stored.set(key, value)))
+      const steps: Chat.StepHooks = {
+        tools: (step, list) => recorded(`tools ${step.step}`, list),
+        // A recorded response has not been metered in this turn: the hook records its tokens itself.
+        model: (step, call) =>
+          stored.has(`model ${step.step}`)
+            ? Effect.tap(recorded(`model ${step.step}`, call), (response) =>
+                Effect.flatMap(Effect.serviceOption(LanguageModel.UsageMeter), (meter) =>
+                  Option.isSome(meter) ? meter.value.record(response.usage) : Effect.void
+                )
+              )
+            : recorded(`model ${step.step}`, call),
+        tool: (step, call) => recorded(`tool ${step.toolCallId}`, call)
+      }
+      const first = yield* agent.chat("How many nights?", { steps }).pipe(Effect.provide(scripted.layer))
+      const replay = yield* agent.chat("How many nights?", { steps }).pipe(Effect.provide(scripted.layer))
+      assert.deepStrictEqual(replay, first)
+      assert.strictEqual(counts.nights, 1)
+      yield* scripted.assertDone
+    })
+  )
+
+  it.effect("a tools hook narrows what is offered and routed to the names it returns", () =>
+    Effect.gen(function* () {
+      const { travel, counts } = fixture()
+      const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+      const scripted = yield* ScriptedModel.make([
+        ScriptedModel.toolCalls([
+          { name: "ping" },
+          { name: "nights", arguments: { checkIn: "2026-11-02", checkOut: "2026-11-05" } }
+        ]),
+        ScriptedModel.reply("ok")
+      ])
+      const steps: Chat.StepHooks = { tools: () => Effect.succeed(["nights", "vanished"]) }
+      const result = yield* agent.chat("Go", { steps }).pipe(Effect.provide(scripted.layer))
+      expectTag(result, "Completed")
+      const [request] = yield* scripted.requests
+      assert.deepStrictEqual(
+        request?.tools?.map((tool) => tool.name),
+        ["nights"]
+      )
+      const [ping, nights] = toolMessages(result.messages)
+      assert.strictEqual(errorOf(ping?.[1]).category, "NOT_FOUND")
+      assert.deepStrictEqual(nights, ["call_2", "3"])
+      assert.deepStrictEqual([counts.ping, counts.nights], [0, 1])
     })
   )
 })

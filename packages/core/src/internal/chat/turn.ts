@@ -13,7 +13,6 @@ import {
   type ActionError,
   ActionNotFound,
   ApprovalRequired,
-  type Category,
   ExecutionFailure,
   isActionError,
   type RetrievalFailure,
@@ -47,6 +46,10 @@ import {
   type Decisions,
   PausedState,
   type PendingCall,
+  pausedStateVersion,
+  type Step,
+  type StepHooks,
+  type ToolAnswer,
   StepLimitReached,
   type Usage,
   systemPrompt
@@ -116,6 +119,7 @@ export interface Chats<R> {
 }
 
 interface Settings {
+  readonly hooks: StepHooks | undefined
   readonly maxSteps: number
   readonly concurrency: number
   readonly strict: boolean
@@ -155,6 +159,7 @@ const settingsOf = (
       ? undefined
       : { retry, attemptTimeout: options?.modelTimeout }
   return Result.succeed({
+    hooks: options?.steps,
     maxSteps: maxSteps.success,
     concurrency: concurrency.success,
     strict: options?.strict ?? false,
@@ -176,12 +181,7 @@ const requireModel: Effect.Effect<LanguageModel.LanguageModel["Service"], Valida
 )
 
 /** One tool call's answer; `pending` when it waits for an approval (then it is not sent yet). */
-interface Answered {
-  readonly message: LanguageModel.ToolMessage
-  readonly category: Category | undefined
-  readonly success: boolean
-  readonly pending: PendingCall | undefined
-}
+type Answered = ToolAnswer
 
 /**
  * The most characters of one tool message sent to the model: 64,000. A longer result keeps its head and
@@ -351,13 +351,29 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       })
     })
 
+  /** A tool call through the `tool` hook of the turn, if any. */
+  const hooked = (
+    hooks: StepHooks | undefined,
+    step: Extract<Step, { readonly _tag: "Tool" }>,
+    answer: Effect.Effect<Answered, never, R>
+  ): Effect.Effect<Answered, never, R> => (hooks?.tool === undefined ? answer : hooks.tool(step, answer))
+
   const answerAll = (
     calls: ReadonlyArray<LanguageModel.ToolCall>,
     kit: McpToolkit.McpToolkit,
     turn: Turn
   ): Effect.Effect<ReadonlyArray<Answered>, never, R> => {
     const one = (call: LanguageModel.ToolCall) =>
-      observed(turn.steps, call, kit.route(call.name), answerCall(call, kit))
+      observed(
+        turn.steps,
+        call,
+        kit.route(call.name),
+        hooked(
+          turn.settings.hooks,
+          { _tag: "Tool", step: turn.steps, toolCallId: call.id, name: call.name, decided: false },
+          answerCall(call, kit)
+        )
+      )
     const first = calls[0]
     return calls.length === 1 && first !== undefined
       ? Effect.map(one(first), (answer) => [answer])
@@ -393,14 +409,41 @@ export const make = <R>(host: Host<R>): Chats<R> => {
         })
   }
 
+  /**
+   * The toolkit of model call `step`: through the `tools` hook, if any, which
+   * may narrow it to the names it returns (a replay's recorded list).
+   */
+  const offered = (turn: Turn, step: number): Effect.Effect<McpToolkit.McpToolkit> =>
+    Effect.flatMap(toolkitOf(turn.settings.strict), (kit) => {
+      const hook = turn.settings.hooks?.tools
+      if (hook === undefined) return Effect.succeed(kit)
+      return Effect.map(
+        hook(
+          { _tag: "Tools", step },
+          Effect.sync(() => kit.tools.map((tool) => tool.name))
+        ),
+        (names) => {
+          const kept = new Set(names)
+          return {
+            ...kit,
+            tools: kit.tools.filter((tool) => kept.has(tool.name)),
+            route: (name: string) => (kept.has(name) ? kit.route(name) : undefined)
+          }
+        }
+      )
+    })
+
   const usageOf = (turn: Turn): Effect.Effect<Usage> =>
     Effect.map(turn.meter.total, ({ usage }) => LanguageModel.addUsage(turn.prior, usage))
 
   const loop = (model: LanguageModel.LanguageModel["Service"], turn: Turn): Effect.Effect<ChatResult, ActionError, R> =>
     Effect.gen(function* () {
       while (turn.steps < turn.settings.maxSteps) {
-        const kit = yield* toolkitOf(turn.settings.strict)
-        const response = yield* generate(model, turn, kit)
+        const kit = yield* offered(turn, turn.steps + 1)
+        const hook = turn.settings.hooks?.model
+        const response = yield* hook === undefined
+          ? generate(model, turn, kit)
+          : hook({ _tag: "Model", step: turn.steps + 1 }, generate(model, turn, kit))
         turn.steps += 1
         const calls = ChatMessages.withUniqueIds(response.toolCalls, turn.steps)
         turn.messages.push(
@@ -438,7 +481,14 @@ export const make = <R>(host: Host<R>): Chats<R> => {
           const usage = yield* usageOf(turn)
           return AwaitingApproval({
             pending,
-            state: { messages: turn.messages, pending, steps: turn.steps, maxSteps: turn.settings.maxSteps, usage }
+            state: {
+              version: pausedStateVersion,
+              messages: turn.messages,
+              pending,
+              steps: turn.steps,
+              maxSteps: turn.settings.maxSteps,
+              usage
+            }
           })
         }
       }
@@ -501,7 +551,8 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     pending: PendingCall,
     decision: Decision,
     step: number,
-    name: string
+    name: string,
+    hooks: StepHooks | undefined
   ): Effect.Effect<Answered, never, R> => {
     const route: McpToolkit.Route =
       pending.tool === undefined ? { action: pending.action } : { action: pending.action, tool: pending.tool }
@@ -527,11 +578,27 @@ export const make = <R>(host: Host<R>): Chats<R> => {
             onSuccess: () => runRouted(pending.toolCallId, name, route, pending.arguments, pending.pendingTokenId)
           })
     )
-    return observed(step, { id: pending.toolCallId, name, arguments: "" }, route, answer)
+    return observed(
+      step,
+      { id: pending.toolCallId, name, arguments: "" },
+      route,
+      hooked(hooks, { _tag: "Tool", step, toolCallId: pending.toolCallId, name, decided: true }, answer)
+    )
   }
 
   const resume: Chats<R>["resume"] = (raw, decisions, options) =>
     Effect.gen(function* () {
+      const version =
+        typeof raw === "object" && raw !== null ? (raw as { readonly version?: unknown }).version : undefined
+      if (version !== pausedStateVersion) {
+        return yield* ChatMessages.invalid(
+          "resume",
+          "version",
+          version === undefined
+            ? `the paused state has no version; this Rolecraft resumes version ${pausedStateVersion} (a state saved before versions were added cannot be resumed)`
+            : `the paused state is version ${JSON.stringify(version)}; this Rolecraft resumes version ${pausedStateVersion}`
+        )
+      }
       const state = yield* Conversion.decode(PausedState, raw, { action: "resume" })
       const checked = ChatMessages.checkPaused("resume", state.messages, state.pending, decisions)
       if (Result.isFailure(checked)) return yield* checked.failure
@@ -548,7 +615,8 @@ export const make = <R>(host: Host<R>): Chats<R> => {
                 call,
                 decisions[call.toolCallId] as Decision,
                 state.steps,
-                calls.find((c) => c.id === call.toolCallId)?.name ?? call.action
+                calls.find((c) => c.id === call.toolCallId)?.name ?? call.action,
+                settings.success.hooks
               ),
             { concurrency: settings.success.concurrency }
           )

@@ -1,0 +1,181 @@
+// The multi-process proof, shared by test/durable/kill-runner.test.ts and bench/durable.ts: two runner processes and
+// client processes (test/durable/process.ts) on one Postgres database; N turns pause on an approval-gated tool; one
+// runner is killed with SIGKILL; a client approves every run; the figures come from what Postgres recorded.
+import { type ChildProcess, spawn } from "node:child_process"
+import { createServer } from "node:net"
+import { fileURLToPath } from "node:url"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+
+const script = fileURLToPath(new URL("./process.ts", import.meta.url))
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() =>
+        typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))
+      )
+    })
+  })
+
+interface Proc {
+  readonly child: ChildProcess
+  readonly output: () => string
+  /** Resolves with the first stdout line matching `pattern`; rejects if the process exits first. */
+  readonly line: (pattern: RegExp) => Promise<string>
+  readonly exited: Promise<number | null>
+}
+
+/** The shard lock settings of every process (milliseconds). */
+export interface LockSettings {
+  readonly expirationMs: number
+  readonly refreshMs: number
+}
+
+/**
+ * What the test and the bench use: Effect's 35 s / 10 s defaults lowered so a takeover takes seconds. A kill -9 frees
+ * the dead runner's Postgres advisory locks at once, so the expiration matters less than the refresh, whose every
+ * round is bounded by the refresh interval: on a loaded machine 1 s rounds time out and a runner drops its shards.
+ */
+export const defaultLocks: LockSettings = { expirationMs: 15_000, refreshMs: 5_000 }
+
+const start = (args: ReadonlyArray<string>, locks: LockSettings): Proc => {
+  const child = spawn(process.execPath, ["--conditions=@rolecraft/source", script, ...args], {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      SHARD_LOCK_EXPIRATION_MS: String(locks.expirationMs),
+      SHARD_LOCK_REFRESH_MS: String(locks.refreshMs)
+    }
+  })
+  let out = ""
+  let err = ""
+  const waiters: Array<{ pattern: RegExp; resolve: (line: string) => void }> = []
+  child.stdout?.on("data", (chunk: Buffer) => {
+    out += chunk.toString()
+    for (const line of out.split("\n")) {
+      for (const waiter of waiters.splice(0)) {
+        if (waiter.pattern.test(line)) waiter.resolve(line)
+        else waiters.push(waiter)
+      }
+    }
+  })
+  child.stderr?.on("data", (chunk: Buffer) => {
+    err = (err + chunk.toString()).slice(-20_000)
+  })
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+  return {
+    child,
+    output: () => `${out}\n${err}`,
+    exited,
+    line: (pattern) =>
+      new Promise((resolve, reject) => {
+        const found = out.split("\n").find((line) => pattern.test(line))
+        if (found !== undefined) return resolve(found)
+        waiters.push({ pattern, resolve })
+        void exited.then((code) =>
+          reject(new Error(`${args[0]} exited (${code}) before printing ${pattern}:\n${out}\n${err}`))
+        )
+      })
+  }
+}
+
+export interface Figures {
+  readonly turns: number
+  readonly completed: number
+  readonly modelCalls: number
+  /** Model calls recorded before the kill (N when no segment ran twice while the runs paused). */
+  readonly modelCallsBeforeKill: number
+  readonly toolRuns: number
+  readonly duplicateToolRuns: number
+  /** Tool runs whose idempotency key is their run id and tool call id. */
+  readonly keyedToolRuns: number
+  /** Runs first hosted by the killed runner, and their time from the kill to their tool run (ms). */
+  readonly takeoverMs: ReadonlyArray<number>
+  /** The same for the surviving runner's runs (the decision and the rest of the turn, no takeover). */
+  readonly survivorMs: ReadonlyArray<number>
+  readonly pausedMs: number
+  readonly approvedToDoneMs: number
+  readonly logs: string
+}
+
+const query = <A>(url: string, body: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      return yield* body(yield* SqlClient.SqlClient)
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) })), Effect.orDie)
+  )
+
+/** Runs the proof with `turns` runs on the database at `url`; every process it starts is stopped before it returns. */
+export const killOneRunner = async (url: string, turns: number, locks = defaultLocks): Promise<Figures> => {
+  const procs: Array<Proc> = []
+  const run = (args: ReadonlyArray<string>) => {
+    const proc = start(args, locks)
+    procs.push(proc)
+    return proc
+  }
+  try {
+    const [portA, portB] = [await freePort(), await freePort()]
+    const a = run(["runner", url, String(portA)])
+    const b = run(["runner", url, String(portB)])
+    await Promise.all([a.line(/^ready/), b.line(/^ready/)])
+    const starter = run(["start", url, String(turns)])
+    const started = JSON.parse(await starter.line(/^\{/)) as { readonly pausedMs: number }
+    await starter.exited
+    const approver = run(["approve", url, String(turns)])
+    await approver.line(/^ready/)
+    const victim = a.child.pid ?? 0
+    a.child.kill("SIGKILL")
+    const killedAt = Date.now()
+    approver.child.stdin?.write("go\n")
+    const approved = JSON.parse(await approver.line(/^\{/)) as { readonly doneMs: number }
+    await approver.exited
+    const rows = await query(url, (sql) =>
+      Effect.all({
+        model: sql<{ readonly n: string }>`SELECT count(*) AS n FROM harness_model_calls`,
+        before: sql<{ readonly n: string }>`SELECT count(*) AS n FROM harness_model_calls
+          WHERE at < to_timestamp(${killedAt / 1000})`,
+        tools: sql<{
+          readonly n: string
+          readonly d: string
+        }>`SELECT count(*) AS n, count(DISTINCT run_id) AS d FROM harness_tool_runs`,
+        keyed: sql<{ readonly n: string }>`SELECT count(*) AS n FROM harness_tool_runs
+          WHERE idempotency_key = run_id || '/call_1'`,
+        done: sql<{ readonly n: string }>`SELECT count(*) AS n FROM rolecraft_durable_runs WHERE state = 'Done'`,
+        latency: sql<{ readonly first_pid: number; readonly at_ms: string }>`
+          SELECT (SELECT pid FROM harness_model_calls m WHERE m.run_id = t.run_id ORDER BY at LIMIT 1) AS first_pid,
+                 (extract(epoch FROM t.at) * 1000)::bigint AS at_ms
+          FROM harness_tool_runs t`
+      })
+    )
+    const since = (row: { readonly at_ms: string }) => Number(row.at_ms) - killedAt
+    return {
+      turns,
+      completed: Number(rows.done[0]?.n ?? 0),
+      modelCalls: Number(rows.model[0]?.n ?? 0),
+      modelCallsBeforeKill: Number(rows.before[0]?.n ?? 0),
+      toolRuns: Number(rows.tools[0]?.n ?? 0),
+      duplicateToolRuns: Number(rows.tools[0]?.n ?? 0) - Number(rows.tools[0]?.d ?? 0),
+      keyedToolRuns: Number(rows.keyed[0]?.n ?? 0),
+      takeoverMs: rows.latency.filter((r) => r.first_pid === victim).map(since),
+      survivorMs: rows.latency.filter((r) => r.first_pid !== victim).map(since),
+      pausedMs: started.pausedMs,
+      approvedToDoneMs: approved.doneMs,
+      logs: procs.map((p) => p.output()).join("\n----\n")
+    }
+  } finally {
+    for (const proc of procs)
+      if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill("SIGKILL")
+    await Promise.all(procs.map((p) => p.exited))
+  }
+}
+
+export const percentile = (values: ReadonlyArray<number>, p: number): number => {
+  if (values.length === 0) return Number.NaN
+  const sorted = [...values].sort((x, y) => x - y)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
+}

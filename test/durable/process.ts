@@ -1,0 +1,144 @@
+// One process of the multi-process proof (test/durable/kill-runner.test.ts) and of bench/durable.ts, all on one
+// Postgres database:
+//
+//   node --conditions=@rolecraft/source test/durable/process.ts runner URL PORT   runs turns; prints "ready PID"
+//   node --conditions=@rolecraft/source test/durable/process.ts start URL N       starts N runs, waits until all pause
+//   node --conditions=@rolecraft/source test/durable/process.ts approve URL N     approves every run, waits until done
+//
+// Every model call and every refund (the approval-gated tool) is recorded in Postgres with the process id and the
+// database's clock, so the test counts them across processes. Clients print one JSON line.
+import { PgClient } from "@effect/sql-pg"
+import { ApprovalStore, Chat } from "@rolecraft/core"
+import { DurableChat, type RunStore } from "@rolecraft/durable"
+import { Duration, Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import type { WorkflowEngine } from "effect/workflow"
+import { makeAgent, refundModel } from "../../packages/durable/test/support/refunds.ts"
+
+/** The shard settings every process uses (a crashed runner's shards move after 5 s). */
+const shardingConfig = {
+  shardsPerGroup: 30,
+  shardLockExpiration: Duration.millis(Number(process.env.SHARD_LOCK_EXPIRATION_MS ?? 5000)),
+  shardLockRefreshInterval: Duration.millis(Number(process.env.SHARD_LOCK_REFRESH_MS ?? 1000)),
+  entityMessagePollInterval: "1 second",
+  refreshAssignmentsInterval: "1 second",
+  runnerHealthCheckInterval: "1 second"
+} as const
+
+const turns = DurableChat.make("support")
+
+const [mode = "", url = "", arg = ""] = process.argv.slice(2)
+
+const recordTables = (sql: SqlClient.SqlClient) =>
+  Effect.all([
+    sql`CREATE TABLE IF NOT EXISTS harness_model_calls (run_id TEXT NOT NULL, pid INT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`,
+    sql`CREATE TABLE IF NOT EXISTS harness_tool_runs (run_id TEXT NOT NULL, idempotency_key TEXT, pid INT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`
+  ])
+
+const runIds = (n: number) => Array.from({ length: n }, (_, i) => `run-${i}`)
+
+const countDone = (sql: SqlClient.SqlClient, state: string) =>
+  Effect.map(
+    sql<{ readonly n: string }>`SELECT count(*) AS n FROM rolecraft_durable_runs WHERE state = ${state}`,
+    (rows) => Number(rows[0]?.n ?? 0)
+  )
+
+const waitUntil = (sql: SqlClient.SqlClient, state: string, n: number) =>
+  countDone(sql, state).pipe(
+    Effect.tap(() => Effect.sleep("100 millis")),
+    Effect.repeat({ until: (count) => count >= n })
+  )
+
+const pg = PgClient.layer({ url: Redacted.make(url), maxConnections: 30 })
+
+const runner = (port: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* recordTables(sql)
+    const agent = yield* makeAgent({
+      onRefund: (order, key) =>
+        Effect.orDie(
+          sql`INSERT INTO harness_tool_runs (run_id, idempotency_key, pid) VALUES (${order}, ${key ?? null}, ${process.pid})`
+        )
+    })
+    const model = refundModel((request) => {
+      const user = request.messages.find((m) => m.role === "user")
+      return Effect.orDie(
+        sql`INSERT INTO harness_model_calls (run_id, pid) VALUES (${user?.content ?? ""}, ${process.pid})`
+      )
+    })
+    yield* Layer.launch(
+      turns.layer(agent).pipe(
+        Layer.provide(model),
+        Layer.provideMerge(DurableChat.layerCluster({ runner: { host: "127.0.0.1", port }, shardingConfig })),
+        Layer.tap(() => Effect.sync(() => console.log(`ready ${process.pid}`)))
+      )
+    )
+  }).pipe(Effect.scoped, Effect.provide(ApprovalStore.layerSql.pipe(Layer.provideMerge(pg))))
+
+const client = (
+  body: (
+    sql: SqlClient.SqlClient
+  ) => Effect.Effect<unknown, unknown, WorkflowEngine.WorkflowEngine | RunStore.RunStore | SqlClient.SqlClient>
+) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* recordTables(sql)
+    const out = yield* body(sql)
+    console.log(JSON.stringify(out))
+  }).pipe(Effect.provide(DurableChat.layerCluster({ shardingConfig }).pipe(Layer.provideMerge(pg))))
+
+const start = (n: number) =>
+  client((sql) =>
+    Effect.gen(function* () {
+      const t0 = Date.now()
+      yield* Effect.forEach(runIds(n), (id) => turns.start(id, id), { concurrency: 4, discard: true })
+      const started = Date.now()
+      yield* waitUntil(sql, "AwaitingApproval", n)
+      return { started: n, startMs: started - t0, pausedMs: Date.now() - t0 }
+    })
+  )
+
+/** Resolves on the first line on stdin: the test kills a runner, then says go. */
+const go = Effect.callback<void>((resume) => {
+  process.stdin.once("data", () => resume(Effect.void))
+})
+
+const approve = (n: number) =>
+  client((sql) =>
+    Effect.gen(function* () {
+      console.log("ready")
+      yield* go
+      const t0 = Date.now()
+      yield* Effect.forEach(
+        runIds(n),
+        (id) =>
+          Effect.flatMap(turns.status(id), (status) =>
+            status._tag === "AwaitingApproval"
+              ? turns.decide(id, Object.fromEntries(status.pending.map((p) => [p.toolCallId, Chat.approve("alice")])))
+              : Effect.void
+          ),
+        { concurrency: 20, discard: true }
+      )
+      const decided = Date.now()
+      yield* waitUntil(sql, "Done", n)
+      return { approved: n, decideMs: decided - t0, doneMs: Date.now() - t0, t0 }
+    })
+  )
+
+const main =
+  mode === "runner"
+    ? runner(Number(arg))
+    : mode === "start"
+      ? start(Number(arg))
+      : mode === "approve"
+        ? approve(Number(arg))
+        : Effect.die(`unknown mode ${mode}`)
+
+Effect.runPromise(main as Effect.Effect<unknown, unknown>).then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)
