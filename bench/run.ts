@@ -211,8 +211,8 @@ const markdown = [
   "## Versions",
   markdownTable({ columns: ["package", "version"], rows: versions().map(([name, version]) => [name, version]) }),
   "## Targets",
-  "Met only when met in every round of every pass. The measured figure is the whole run's median ratio, with the " +
-    "range of the rounds in brackets.",
+  "Met only when met in every round of every pass. The measured figure is the median of the rounds' ratios, with " +
+    "their range in brackets.",
   markdownTable(passesTargetsTable(passes.map((pass) => ({ name: pass.name, sections: pass.sections })))),
   ...passes.flatMap((pass) =>
     pass.name === "quiet" || passes.length === 1
