@@ -4,8 +4,12 @@
  * tool-call run, a single turn with no tool call, and a 25-turn run (25 tool
  * calls in sequence) with its time and retained heap per turn.
  *
- * Targets (issue 8): Rolecraft's tool-call run ≤ 0.5× the fastest
- * alternative's; its heap growth per turn constant over 25 turns.
+ * Every framework is measured in 3 rounds, interleaved (each round runs
+ * every framework once, each in a fresh child), so a ratio is read per round.
+ *
+ * Targets (issue 16): each of Rolecraft's scenarios ≤ 0.3× the fastest
+ * alternative's, in every round; its heap growth per turn constant over 25
+ * turns, in every round.
  *
  * Run all: node bench/chat.ts. One framework, as JSON (what `chatBench`
  * spawns): node --expose-gc bench/chat.ts --child ai-sdk
@@ -14,9 +18,21 @@ import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { getHeapSpaceStatistics } from "node:v8"
-import { type Figures, measureAsync, type Options, percentile } from "./measure.ts"
+import { countHopsAsync, type Hops, hopsTable } from "./hops.ts"
+import {
+  combineRounds,
+  loadedPass,
+  defaultRounds,
+  type Figures,
+  measureAsync,
+  metInEvery,
+  type Options,
+  percentile,
+  type Spread,
+  spreadOf
+} from "./measure.ts"
 import type { ChatScenarios } from "./peers/scenario.ts"
-import { isMain, printSection, type Section, type Table, times, us } from "./report.ts"
+import { isMain, printSection, type Section, spread, type Table, type Target, times, us } from "./report.ts"
 
 /** What a peer module exports. */
 export interface PeerModule {
@@ -49,12 +65,19 @@ export const frameworkPackages: ReadonlyArray<string> = [
 /** Tool calls in the long run. */
 export const turns = 25
 
-/** Sampling plans: every run is awaited alone (batch 1), so p95 is a run's p95. */
+/**
+ * Sampling plans of one round (one child process): every run is awaited
+ * alone (batch 1), so p95 is a run's p95. The rounds are the child
+ * processes, so each child takes one round.
+ */
 const plans: Record<"toolCallRun" | "singleTurn" | "multiTurn", Options> = {
-  toolCallRun: { warmup: 300, samples: 2000, batch: 1, budgetMs: 3000, minSamples: 50 },
-  singleTurn: { warmup: 300, samples: 2000, batch: 1, budgetMs: 3000, minSamples: 50 },
-  multiTurn: { warmup: 30, samples: 300, batch: 1, budgetMs: 4000, minSamples: 20 }
+  toolCallRun: { warmup: 200, warmupMs: 500, samples: 1000, batch: 1, budgetMs: 800, minSamples: 30, rounds: 1 },
+  singleTurn: { warmup: 200, warmupMs: 400, samples: 1000, batch: 1, budgetMs: 600, minSamples: 30, rounds: 1 },
+  multiTurn: { warmup: 15, warmupMs: 500, samples: 150, batch: 1, budgetMs: 1000, minSamples: 10, rounds: 1 }
 }
+
+/** Repetitions of the 25-turn run with heap readings, per round. */
+const memoryRepetitions = 3
 
 /** Retained heap per turn of the long run, bytes, from a forced GC inside some tool runs. */
 export interface Memory {
@@ -75,6 +98,10 @@ export interface PeerResult {
   readonly multiTurn: Figures
   /** Absent without `--expose-gc`. */
   readonly memory?: Memory
+  /** The memory probe of each round (absent for one round's result). */
+  readonly memoryRounds?: ReadonlyArray<Memory>
+  /** What one run of each scenario schedules, from an instrumented run (when asked for). */
+  readonly hops?: ReadonlyArray<Hops>
 }
 
 const median = (values: ReadonlyArray<number>): number => percentile(values, 0.5)
@@ -141,27 +168,41 @@ const probeMemory = async (scenarios: ChatScenarios, repetitions: number): Promi
 }
 
 /** Measures one framework in this process. */
-export const measurePeer = async (peer: Peer): Promise<PeerResult> => {
+export const measurePeer = async (peer: Peer, withHops = false): Promise<PeerResult> => {
   const { scenarios } = await peers[peer]()
   const toolCallRun = await measureAsync("tool-call run", scenarios.toolCallRun, plans.toolCallRun)
   const singleTurn = await measureAsync("single turn", scenarios.singleTurn, plans.singleTurn)
   const multiTurn = await measureAsync(`${turns}-turn run`, () => scenarios.multiTurn(turns), plans.multiTurn)
-  const memory = await probeMemory(scenarios, 10)
+  const memory = await probeMemory(scenarios, memoryRepetitions)
+  const hops = withHops
+    ? [
+        ...(await countHopsAsync(
+          [
+            { name: "tool-call run", call: scenarios.toolCallRun },
+            { name: "single turn", call: scenarios.singleTurn }
+          ],
+          50
+        )),
+        ...(await countHopsAsync([{ name: `${turns}-turn run`, call: () => scenarios.multiTurn(turns) }], 5))
+      ]
+    : undefined
   return {
     peer,
     name: scenarios.name,
     toolCallRun,
     singleTurn,
     multiTurn,
-    ...(memory === undefined ? {} : { memory })
+    ...(memory === undefined ? {} : { memory }),
+    ...(hops === undefined ? {} : { hops })
   }
 }
 
 const run = promisify(execFile)
 
 /** Measures one framework in a fresh `node --expose-gc` child. */
-const measureInChild = async (peer: Peer): Promise<PeerResult> => {
-  const { stdout } = await run(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url), "--child", peer], {
+const measureInChild = async (peer: Peer, withHops: boolean): Promise<PeerResult> => {
+  const args = ["--expose-gc", fileURLToPath(import.meta.url), "--child", peer, ...(withHops ? ["--hops"] : [])]
+  const { stdout } = await run(process.execPath, args, {
     timeout: 180_000,
     maxBuffer: 16 * 1024 * 1024
   })
@@ -178,6 +219,96 @@ export const constantGrowth = (memory: Memory): boolean => memory.late <= 1.25 *
 
 const kib = (bytes: number): string => (Number.isFinite(bytes) ? (bytes / 1024).toFixed(1) : "—")
 
+/** Whether growth was constant in every round measured (the one probe when there are no rounds). */
+const constantInEvery = (result: PeerResult): boolean | undefined => {
+  const rounds = result.memoryRounds ?? (result.memory === undefined ? [] : [result.memory])
+  return rounds.length === 0 ? undefined : rounds.every(constantGrowth)
+}
+
+/**
+ * One framework's rounds as one result: each scenario's figures with a
+ * round per child, the memory probe of the median round (by growth per
+ * turn) with every round's kept.
+ */
+export const combineResults = (rounds: ReadonlyArray<PeerResult>): PeerResult => {
+  const first = rounds[0]
+  if (first === undefined) throw new Error("no rounds to combine")
+  const memories = rounds.flatMap((round) => (round.memory === undefined ? [] : [round.memory]))
+  const byGrowth = [...memories].sort((a, b) => a.perTurn - b.perTurn)
+  const memory = byGrowth[Math.floor(byGrowth.length / 2)]
+  return {
+    peer: first.peer,
+    name: first.name,
+    toolCallRun: combineRounds(
+      first.toolCallRun.name,
+      rounds.map((round) => round.toolCallRun)
+    ),
+    singleTurn: combineRounds(
+      first.singleTurn.name,
+      rounds.map((round) => round.singleTurn)
+    ),
+    multiTurn: combineRounds(
+      first.multiTurn.name,
+      rounds.map((round) => round.multiTurn)
+    ),
+    ...(memory === undefined ? {} : { memory, memoryRounds: memories }),
+    ...(first.hops === undefined ? {} : { hops: first.hops })
+  }
+}
+
+type Scenario = "toolCallRun" | "singleTurn" | "multiTurn"
+
+/**
+ * Rolecraft's median over the fastest alternative's, overall and per round
+ * (the fastest of each round, which need not be the same framework).
+ */
+const againstFastest = (
+  rolecraft: PeerResult | undefined,
+  alternatives: ReadonlyArray<PeerResult>,
+  scenario: Scenario
+): { readonly ratio: Spread; readonly fastest: PeerResult | undefined } => {
+  const fastest = alternatives.reduce<PeerResult | undefined>(
+    (best, r) => (best === undefined || r[scenario].medianUs < best[scenario].medianUs ? r : best),
+    undefined
+  )
+  if (rolecraft === undefined || fastest === undefined) return { ratio: spreadOf(Number.NaN, []), fastest }
+  const ours = rolecraft[scenario]
+  const rounds = ours.rounds.map((value, i) => {
+    const best = Math.min(...alternatives.map((r) => r[scenario].rounds[i] ?? Number.NaN))
+    return value / best
+  })
+  const value = rounds.length === 0 ? ours.medianUs / fastest[scenario].medianUs : percentile(rounds, 0.5)
+  return { ratio: spreadOf(value, rounds), fastest }
+}
+
+const scenarioNames: Record<Scenario, string> = {
+  toolCallRun: "one mocked tool-call run",
+  singleTurn: "a single turn with no tool call",
+  multiTurn: `a ${turns}-turn run`
+}
+
+/** A chat target: Rolecraft's scenario ≤ `limit`× the fastest alternative's, in every round. */
+const chatTarget = (
+  rolecraft: PeerResult | undefined,
+  alternatives: ReadonlyArray<PeerResult>,
+  scenario: Scenario,
+  limit: number
+): Target => {
+  const { ratio, fastest } = againstFastest(rolecraft, alternatives, scenario)
+  const measured = Number.isFinite(ratio.value)
+  return {
+    name: scenarioNames[scenario],
+    limit: `≤ ${limit}× the fastest alternative`,
+    measured: measured
+      ? `${us(rolecraft?.[scenario].medianUs ?? Number.NaN)} µs vs ${fastest?.name} ${us(fastest?.[scenario].medianUs ?? Number.NaN)} µs = ${spread(ratio)}`
+      : "not measured",
+    met: measured ? metInEvery(ratio, limit) : undefined
+  }
+}
+
+/** The limit of every chat scenario, as a share of the fastest alternative. */
+export const chatLimit = 0.3
+
 const scenarioTable = (
   title: string,
   results: ReadonlyArray<PeerResult>,
@@ -188,7 +319,15 @@ const scenarioTable = (
   const reference = rolecraft === undefined ? undefined : pick(rolecraft)
   return {
     title,
-    columns: ["framework", "median µs", "p95 µs", "samples", ...(perTurn ? ["µs per turn"] : []), "× Rolecraft"],
+    columns: [
+      "framework",
+      "median µs",
+      "p95 µs",
+      "samples",
+      "rounds' medians µs",
+      ...(perTurn ? ["µs per turn"] : []),
+      "× Rolecraft"
+    ],
     rows: results.map((result) => {
       const figures = pick(result)
       return [
@@ -196,6 +335,7 @@ const scenarioTable = (
         us(figures.medianUs),
         us(figures.p95Us),
         String(figures.samples),
+        figures.rounds.map(us).join(", "),
         ...(perTurn ? [us(figures.medianUs / turns)] : []),
         reference === undefined ? "—" : times(figures.medianUs / reference.medianUs)
       ]
@@ -207,13 +347,8 @@ const scenarioTable = (
 export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
   const rolecraft = results.find((r) => r.peer === "rolecraft")
   const alternatives = results.filter((r) => r.peer !== "rolecraft")
-  const fastest = alternatives.reduce<PeerResult | undefined>(
-    (best, r) => (best === undefined || r.toolCallRun.medianUs < best.toolCallRun.medianUs ? r : best),
-    undefined
-  )
-  const ours = rolecraft?.toolCallRun
-  const ratio = ours === undefined || fastest === undefined ? undefined : ours.medianUs / fastest.toolCallRun.medianUs
   const memory = rolecraft?.memory
+  const memoryMet = rolecraft === undefined ? undefined : constantInEvery(rolecraft)
   return {
     title: "Chat scenarios against the alternatives",
     description:
@@ -222,8 +357,11 @@ export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
       "instantly from one script: ask for `get_weather({ city })` until N tool results are in the conversation, " +
       "then answer. Each run asserts that the tool ran exactly N times and that the final text arrived. Every " +
       "framework runs in a fresh Node process: warm-up, then runs awaited one at a time (each sample is one run). " +
+      `${defaultRounds} rounds, interleaved: each round runs every framework once, each in a fresh process; a ` +
+      "ratio is read per round against that round's fastest alternative. " +
       "Heap growth: a forced GC and a heap reading inside the tool run at turns 1, 5, …, 25 of the 25-turn run, " +
-      "median over 10 repetitions, and the least-squares slope of each half.",
+      `median over ${memoryRepetitions} repetitions, and the least-squares slope of each half (the median round shown; ` +
+      "constant only if constant in every round).",
     tables: [
       scenarioTable("One mocked tool-call run (tool call, tool run, answer)", results, (r) => r.toolCallRun, false),
       scenarioTable("A single turn with no tool call", results, (r) => r.singleTurn, false),
@@ -244,27 +382,29 @@ export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
                 kib(r.memory.perTurn),
                 kib(r.memory.early),
                 kib(r.memory.late),
-                constantGrowth(r.memory) ? "yes" : "no"
+                constantInEvery(r) === true ? "yes" : "no"
               ]
         )
-      }
+      },
+      ...(results.some((r) => r.hops !== undefined)
+        ? [
+            hopsTable(
+              "What one run schedules (instrumented run in the first round: 50 runs each, 5 of the long one; per run)",
+              results.flatMap((r) => (r.hops ?? []).map((hops) => ({ ...hops, name: `${r.name}: ${hops.name}` })))
+            )
+          ]
+        : [])
     ],
     targets: [
-      {
-        name: "one mocked tool-call run",
-        limit: "≤ 0.5× the fastest alternative",
-        measured:
-          ratio === undefined
-            ? "not measured"
-            : `${us(ours?.medianUs ?? Number.NaN)} µs vs ${fastest?.name} ${us(fastest?.toolCallRun.medianUs ?? Number.NaN)} µs = ${times(ratio)}`,
-        met: ratio === undefined ? undefined : ratio <= 0.5
-      },
+      chatTarget(rolecraft, alternatives, "toolCallRun", chatLimit),
+      chatTarget(rolecraft, alternatives, "singleTurn", chatLimit),
+      chatTarget(rolecraft, alternatives, "multiTurn", chatLimit),
       {
         name: `heap growth per turn over ${turns} turns`,
-        limit: "constant (slope of turns 13–25 ≤ 1.25× that of turns 1–13, + 1 KiB)",
+        limit: "constant (slope of turns 13–25 ≤ 1.25× that of turns 1–13, + 1 KiB), in every round",
         measured:
           memory === undefined ? "not measured" : `${kib(memory.early)} KiB then ${kib(memory.late)} KiB per turn`,
-        met: memory === undefined ? undefined : constantGrowth(memory)
+        met: memoryMet
       }
     ],
     notes: [
@@ -276,13 +416,19 @@ export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
   }
 }
 
-/** Runs every framework's scenarios, one child process each, one after another. */
-export const bench = async (only?: ReadonlyArray<Peer>): Promise<Section> => {
-  const results: Array<PeerResult> = []
-  for (const peer of only ?? (Object.keys(peers) as Array<Peer>)) {
-    results.push(await measureInChild(peer))
+/**
+ * Runs every framework's scenarios in `rounds` interleaved rounds: each round
+ * runs every framework once, one child process each, one after another.
+ */
+export const bench = async (only?: ReadonlyArray<Peer>, rounds = defaultRounds): Promise<Section> => {
+  const chosen = only ?? (Object.keys(peers) as Array<Peer>)
+  const byPeer = new Map<Peer, Array<PeerResult>>(chosen.map((peer) => [peer, []]))
+  for (let round = 0; round < rounds; round++) {
+    // The instrumented run (what one run schedules) in the first round of the quiet pass only.
+    const withHops = round === 0 && !loadedPass()
+    for (const peer of chosen) byPeer.get(peer)?.push(await measureInChild(peer, withHops))
   }
-  return chatSection(results)
+  return chatSection(chosen.map((peer) => combineResults(byPeer.get(peer) ?? [])))
 }
 
 if (isMain(import.meta)) {
@@ -290,7 +436,7 @@ if (isMain(import.meta)) {
   if (child !== -1) {
     const peer = process.argv[child + 1] as Peer
     if (!(peer in peers)) throw new Error(`unknown framework ${peer}; one of ${Object.keys(peers).join(", ")}`)
-    console.log(JSON.stringify(await measurePeer(peer)))
+    console.log(JSON.stringify(await measurePeer(peer, process.argv.includes("--hops"))))
   } else {
     const only = process.argv.slice(2).filter((arg): arg is Peer => arg in peers)
     await printSection(() => bench(only.length === 0 ? undefined : only))

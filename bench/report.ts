@@ -12,7 +12,7 @@ import { existsSync, readFileSync } from "node:fs"
 import * as os from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import type { Figures } from "./measure.ts"
+import { type Figures, metInEvery, ratioOf, type Spread } from "./measure.ts"
 
 /** A table: a header row and rows of cells, all strings. */
 export interface Table {
@@ -64,21 +64,49 @@ export const us = (value: number): string =>
 export const times = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(2)}×` : "—")
 
 /**
+ * A figure read per round, as its overall value and the range of its
+ * rounds: `1.23× (1.19–1.30)`; `format` renders one value (default `times`).
+ */
+export const spread = (value: Spread, format: (n: number) => string = times): string =>
+  value.rounds.length < 2 ? format(value.value) : `${format(value.value)} (${format(value.min)}–${format(value.max)})`
+
+/**
  * The standard table of timed calls: median and p95 per call, samples, and
- * each row's median as a ratio to `baseline`'s (a row name) when given.
+ * each row's median as a ratio to `baseline`'s (a row name) when given,
+ * with the range of that ratio over the rounds.
  */
 export const figuresTable = (rows: ReadonlyArray<Figures>, baseline?: string, title?: string): Table => {
   const base = rows.find((row) => row.name === baseline)
   return {
     ...(title === undefined ? {} : { title }),
-    columns: ["", "median µs", "p95 µs", "samples", ...(base === undefined ? [] : [`× ${base.name}`])],
+    columns: ["", "median µs", "p95 µs", "samples", ...(base === undefined ? [] : [`× ${base.name} (rounds min–max)`])],
     rows: rows.map((row) => [
       row.name,
       us(row.medianUs),
       us(row.p95Us),
       String(row.samples),
-      ...(base === undefined ? [] : [times(row.medianUs / base.medianUs)])
+      ...(base === undefined ? [] : [spread(ratioOf(row, base))])
     ])
+  }
+}
+
+/**
+ * A target on the ratio of two rows' medians, met only when it is met in
+ * every round: `measured` reads "548 µs vs 432 µs = 1.27× (1.21–1.33)".
+ */
+export const ratioTarget = (
+  name: string,
+  limit: number,
+  baseline: string,
+  row: Figures | undefined,
+  base: Figures | undefined
+): Target => {
+  const ratio = ratioOf(row, base)
+  return {
+    name,
+    limit: `≤ ${limit.toFixed(2)}× ${baseline}`,
+    measured: `${us(row?.medianUs ?? Number.NaN)} µs vs ${us(base?.medianUs ?? Number.NaN)} µs = ${spread(ratio)}`,
+    met: Number.isFinite(ratio.value) ? metInEvery(ratio, limit) : undefined
   }
 }
 
@@ -109,7 +137,11 @@ const markdownTable = (table: Table): string => {
   const header = `| ${table.columns.map(escapeCell).join(" | ")} |`
   const numeric = (i: number) =>
     table.rows.some((row) => (row[i] ?? "") !== "") &&
-    table.rows.every((row) => /^([-\d.,]+ ?(µs|ms|×|KiB)?|—|not .*|)$/.test(row[i] ?? ""))
+    table.rows.every((row) =>
+      /^([-\d.,]+ ?(µs|ms|×|KiB|B)?( \([-\d.,]+ ?(µs|ms|×|KiB|B)?–[-\d.,]+ ?(µs|ms|×|KiB|B)?\))?|—|not .*|)$/.test(
+        row[i] ?? ""
+      )
+    )
   const rule = `| ${table.columns.map((_, i) => (numeric(i) ? "---:" : "---")).join(" | ")} |`
   const body = table.rows.map((row) => `| ${row.map(escapeCell).join(" | ")} |`)
   return [header, rule, ...body].join("\n")
@@ -133,6 +165,36 @@ export const targetsTable = (sections: ReadonlyArray<Section>): Table => ({
     section.targets.map((target) => [target.name, target.limit, target.measured, verdict(target.met)])
   )
 })
+
+/**
+ * The targets of several passes (quiet, loaded) as one table: each pass's
+ * measurement side by side, and one verdict, met only when every pass met it
+ * (targets are paired by section and name).
+ */
+export const passesTargetsTable = (
+  passes: ReadonlyArray<{ readonly name: string; readonly sections: ReadonlyArray<Section> }>
+): Table => {
+  const [first] = passes
+  if (first === undefined) return { columns: ["target"], rows: [] }
+  const find = (sections: ReadonlyArray<Section>, title: string, name: string) =>
+    sections.find((section) => section.title === title)?.targets.find((target) => target.name === name)
+  return {
+    columns: ["target", "limit", ...passes.map((pass) => `${pass.name}: measured`), "verdict"],
+    rows: first.sections.flatMap((section) =>
+      section.targets.map((target) => {
+        const found = passes.map((pass) => find(pass.sections, section.title, target.name))
+        const missedIn = passes.filter((_, i) => found[i]?.met === false).map((pass) => pass.name)
+        const unmeasured = found.some((t) => t === undefined || t.met === undefined)
+        return [
+          target.name,
+          target.limit,
+          ...found.map((t) => (t === undefined ? "not run" : t.measured)),
+          missedIn.length > 0 ? `MISSED (${missedIn.join(", ")})` : unmeasured ? "not measured" : "met"
+        ]
+      })
+    )
+  }
+}
 
 export { markdownTable }
 

@@ -28,8 +28,8 @@ import {
   machine,
   markdownTable,
   repositoryRoot,
+  passesTargetsTable,
   type Section,
-  targetsTable,
   versionOf
 } from "./report.ts"
 
@@ -50,15 +50,18 @@ const entries: ReadonlyArray<Entry> = [
 ]
 
 /**
- * Runs one bench module in a fresh Node process (`node <file> --json`), so no
- * section's heap, JIT state or leftover work colours another's figures; its
- * console output passes through, and its last line is the section as JSON.
+ * Runs one bench module in a fresh Node process (`node --expose-gc <file>
+ * --json`, plus `--loaded` in the loaded pass), so no section's heap, JIT
+ * state or leftover work colours another's figures; its console output
+ * passes through, and its last line is the section as JSON.
  */
-const runSection = (entry: Entry): Promise<Section> =>
+const runSection = (entry: Entry, loaded: boolean): Promise<Section> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(new URL(entry.file, import.meta.url)), "--json"], {
-      stdio: ["ignore", "pipe", "inherit"]
-    })
+    const child = spawn(
+      process.execPath,
+      ["--expose-gc", fileURLToPath(new URL(entry.file, import.meta.url)), "--json", ...(loaded ? ["--loaded"] : [])],
+      { stdio: ["ignore", "pipe", "inherit"] }
+    )
     let output = ""
     child.stdout.setEncoding("utf8")
     child.stdout.on("data", (chunk: string) => {
@@ -95,34 +98,106 @@ const versions = (): ReadonlyArray<readonly [string, string]> =>
     (name) => [name, versionOf(name)] as const
   )
 
-const started = performance.now()
-const startLoad = loadavg()[0] ?? Number.NaN
-const sections: Array<Section> = []
-let failures = 0
-for (const entry of entries) {
-  console.log(`\n… ${entry.title}`)
-  const sectionStarted = performance.now()
-  const section = await runSection(entry).catch((error: unknown) => {
-    failures += 1
-    return failed(entry.title, error)
+/**
+ * One core kept busy for the loaded pass: a child process spinning on
+ * arithmetic until it is killed. It is killed when the pass ends, and when
+ * this process exits or is stopped, so it never outlives the run.
+ */
+const busyCore = (): { readonly stop: () => void } => {
+  const child = spawn(process.execPath, ["-e", "let x = 1; for (;;) { x = (x * 1103515245 + 12345) % 2147483648 }"], {
+    stdio: "ignore"
   })
-  sections.push(section)
-  console.log(formatText(section))
-  console.log(`(${((performance.now() - sectionStarted) / 1000).toFixed(0)} s)`)
+  const stop = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+  }
+  const onSignal = (signal: NodeJS.Signals) => {
+    stop()
+    process.kill(process.pid, signal)
+  }
+  process.once("exit", stop)
+  process.once("SIGINT", onSignal)
+  process.once("SIGTERM", onSignal)
+  return {
+    stop: () => {
+      stop()
+      process.off("exit", stop)
+      process.off("SIGINT", onSignal)
+      process.off("SIGTERM", onSignal)
+    }
+  }
+}
+
+interface Pass {
+  readonly name: "quiet" | "loaded"
+  readonly sections: ReadonlyArray<Section>
+  readonly seconds: number
+  readonly load: readonly [start: number, end: number]
+}
+
+let failures = 0
+
+/** Runs every section once, in order; `loaded` keeps one core busy meanwhile. */
+const runPass = async (name: Pass["name"]): Promise<Pass> => {
+  console.log(`\n=== ${name} pass${name === "loaded" ? " (one core kept busy by a CPU-bound child process)" : ""}`)
+  const started = performance.now()
+  const startLoad = loadavg()[0] ?? Number.NaN
+  const busy = name === "loaded" ? busyCore() : undefined
+  const sections: Array<Section> = []
+  try {
+    for (const entry of entries) {
+      console.log(`\n… ${entry.title} (${name})`)
+      const sectionStarted = performance.now()
+      const section = await runSection(entry, name === "loaded").catch((error: unknown) => {
+        failures += 1
+        return failed(entry.title, error)
+      })
+      sections.push(section)
+      console.log(formatText(section))
+      console.log(`(${((performance.now() - sectionStarted) / 1000).toFixed(0)} s)`)
+    }
+  } finally {
+    busy?.stop()
+  }
+  return {
+    name,
+    sections,
+    seconds: (performance.now() - started) / 1000,
+    load: [startLoad, loadavg()[0] ?? Number.NaN]
+  }
+}
+
+const only = process.argv.includes("--quiet-only")
+  ? "quiet"
+  : process.argv.includes("--loaded-only")
+    ? "loaded"
+    : undefined
+const started = performance.now()
+const passes: Array<Pass> = []
+for (const name of ["quiet", "loaded"] as const) {
+  if (only === undefined || only === name) passes.push(await runPass(name))
 }
 const elapsed = (performance.now() - started) / 1000
-const endLoad = loadavg()[0] ?? Number.NaN
 
 const host = machine()
 const markdown = [
   "# Benchmarks",
   `Written by \`npm run bench\` (\`bench/run.ts\`) on ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC ` +
-    `at commit ${commit()}, in ${elapsed.toFixed(0)} s. Do not edit by hand: run it again. Figures are medians of ` +
-    "many runs on one machine, each with its baseline measured in the same run; compare the ratios, not the " +
-    "absolute figures, across machines.",
+    `at commit ${commit()}, in ${elapsed.toFixed(0)} s. Do not edit by hand: run it again. Every section runs ` +
+    "twice: in the quiet pass, and in the loaded pass with one core kept busy by a CPU-bound child process " +
+    "(started and killed by the harness). Each ratio comes from at least three interleaved rounds and is shown with " +
+    "its range over the rounds (min–max); a target is met only when it is met in every round. Figures are medians " +
+    "on one machine, each with its baseline measured in the same run; compare the ratios, not the absolute " +
+    "figures, across machines.",
   "## Machine",
   markdownTable({
-    columns: ["cores", "CPU", "Node", "platform", "memory", "load average (1 min) at start, at end"],
+    columns: [
+      "cores",
+      "CPU",
+      "Node",
+      "platform",
+      "memory",
+      ...passes.map((pass) => `load average (1 min), ${pass.name} pass: start, end`)
+    ],
     rows: [
       [
         `${host.cores} (parallelism ${host.availableParallelism})`,
@@ -130,17 +205,26 @@ const markdown = [
         host.node,
         host.platform,
         `${host.memoryGiB} GiB`,
-        `${startLoad.toFixed(2)}, ${endLoad.toFixed(2)}`
+        ...passes.map((pass) => `${pass.load[0].toFixed(2)}, ${pass.load[1].toFixed(2)} (${pass.seconds.toFixed(0)} s)`)
       ]
     ]
   }),
   "## Versions",
   markdownTable({ columns: ["package", "version"], rows: versions().map(([name, version]) => [name, version]) }),
   "## Targets",
-  markdownTable(targetsTable(sections)),
-  ...sections.map(formatMarkdown),
+  "Met only when met in every round of every pass. The measured figure is the median of the rounds' ratios, with " +
+    "their range in brackets.",
+  markdownTable(passesTargetsTable(passes.map((pass) => ({ name: pass.name, sections: pass.sections })))),
+  ...passes.flatMap((pass) =>
+    pass.name === "quiet" || passes.length === 1
+      ? pass.sections.map(formatMarkdown)
+      : [
+          "# Under load: the same sections with one core kept busy",
+          ...pass.sections.map((section) => formatMarkdown({ ...section, title: `${section.title} (loaded)` }))
+        ]
+  ),
   "## Reproduce",
-  "```sh\nnpm ci          # installs and builds the packages (prepare)\nnpm run bench   # builds, then node bench/run.ts; each of bench/chat.ts, streaming.ts, pipeline.ts, webservice.ts, mcp.ts and cold-start.ts also runs alone\n```",
+  "```sh\nnpm ci          # installs and builds the packages (prepare)\nnpm run bench   # builds, then node bench/run.ts (both passes); --quiet-only or --loaded-only runs one\n                # each of bench/chat.ts, streaming.ts, durable.ts, pipeline.ts, webservice.ts, mcp.ts and cold-start.ts also runs alone\n```",
   ""
 ].join("\n\n")
 

@@ -11,9 +11,17 @@
  *    weigh on every row alike. Target: the action ≤ 1.10× the bare call.
  *    The same pair against an HttpClient answering in process (no socket)
  *    gives Rolecraft's own CPU per call, apart from I/O.
- * 2. 10,000 concurrent calls of an action under a bulkhead policy
+ *    Target: the action ≤ 1.3× raw `undici.request` too.
+ * 2. An instrumented run (`hops.ts`): fiber suspensions, scheduler and timer
+ *    hops, promises and I/O resources per call of each row.
+ * 3. Kept failures (C44): the heap held per kept `ActionResponse` of a
+ *    failed call (404 and 503) against a kept success.
+ * 4. 10,000 concurrent calls of an action under a bulkhead policy
  *    (maxConcurrent 64): throughput, peak memory, and the peak concurrency
  *    the server saw (more than 64 would mean the bulkhead leaks).
+ *
+ * In the loaded pass (`--loaded`) the instrumented run and the 10,000 calls
+ * are left out: they are no timing and do not change with load.
  *
  * The server runs in a child process so its work does not share this
  * process's event loop. Prints figures; asserts nothing.
@@ -24,13 +32,22 @@ import { type ChildProcess, fork } from "node:child_process"
 import * as http from "node:http"
 import { fileURLToPath } from "node:url"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Action, Agent, Role } from "@rolecraft/core"
+import { Action, type ActionRequest, Agent, Role } from "@rolecraft/core"
 import { Effect, Layer, Schema } from "effect"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import { request } from "undici"
-import { compare, type Figures, type Options } from "./measure.ts"
-import { figuresTable, isMain, printSection, type Section, type Table, times, us } from "./report.ts"
+import { countHops, type Hops, hopsTable } from "./hops.ts"
+import {
+  collectGarbage,
+  compare,
+  type Contender,
+  type Figures,
+  loadedPass,
+  type Options,
+  spreadAcross
+} from "./measure.ts"
+import { figuresTable, isMain, printSection, ratioTarget, type Section, spread, type Table, us } from "./report.ts"
 
 // -----------------------------------------------------------------------------
 // The server (child process)
@@ -45,8 +62,10 @@ const serve = () => {
     const body = JSON.stringify({ city: new URL(incoming.url ?? "/", "http://x").searchParams.get("city"), temp: 21 })
     // Under load, hold each answer a little so concurrency is visible.
     const delay = incoming.url?.startsWith("/v1/slow") ? 2 : 0
+    // The failures whose kept responses are weighed: a refusal and an outage.
+    const status = incoming.url?.startsWith("/v1/missing") ? 404 : incoming.url?.startsWith("/v1/down") ? 503 : 200
     const answer = () => {
-      response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+      response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
       response.end(body)
       active -= 1
     }
@@ -67,14 +86,14 @@ const serve = () => {
   process.on("disconnect", () => process.exit(0))
 }
 
-interface Server {
+export interface Server {
   readonly base: string
   /** The most requests in flight at once since the last call, as the server saw them. */
   readonly peak: () => Promise<number>
   readonly stop: () => void
 }
 
-const startServer = async (): Promise<Server> => {
+export const startServer = async (): Promise<Server> => {
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), ["--serve"], {
     stdio: ["ignore", "inherit", "inherit", "ipc"]
   })
@@ -104,7 +123,7 @@ const plan: Options = { warmup: 2_000, samples: 300, batch: 10, budgetMs: 6_000,
 const concurrentCalls = 10_000
 const maxConcurrent = 64
 
-const roleFor = (base: string) =>
+export const roleFor = (base: string) =>
   Role.make({
     identity: { name: "travel", goal: "Plan trips", domain: "travel" },
     actions: {
@@ -131,8 +150,62 @@ const roleFor = (base: string) =>
         endpoint: `${base}/v1/slow`,
         method: "GET",
         paramType: "QUERY"
-      }).pipe(Action.resilience({ bulkhead: { maxConcurrent, maxQueued: concurrentCalls } }))
+      }).pipe(Action.resilience({ bulkhead: { maxConcurrent, maxQueued: concurrentCalls } })),
+      missing: Action.webService({
+        description: "A document the server does not have (404)",
+        parameters: { city: Schema.String },
+        endpoint: `${base}/v1/missing`,
+        method: "GET",
+        paramType: "QUERY"
+      }),
+      down: Action.webService({
+        description: "A service the server says is down (503)",
+        parameters: { city: Schema.String },
+        endpoint: `${base}/v1/down`,
+        method: "GET",
+        paramType: "QUERY"
+      })
     }
+  })
+
+/** Calls kept per kind when weighing kept responses. */
+const keptCalls = 2_000
+
+/** Heap held per kept `ActionResponse`, bytes, by kind of call. */
+interface Kept {
+  readonly success: number
+  readonly refused: number
+  readonly down: number
+}
+
+/**
+ * The heap held per kept `ActionResponse` of `action`: a full GC, then
+ * `keptCalls` sequential `agent.execute` calls whose responses are kept in an
+ * array, a full GC, and the growth of the used heap divided by the calls
+ * (after a warm-up, so one-time caches are not counted). Each response is
+ * checked to be the expected outcome.
+ */
+const keptBytes = (
+  agent: {
+    readonly execute: (request: ActionRequest.ActionRequest) => Effect.Effect<unknown, unknown, HttpClient.HttpClient>
+  },
+  action: "temperature" | "missing" | "down",
+  success: boolean
+) =>
+  Effect.gen(function* () {
+    const call = Effect.flatMap(agent.execute({ action, params: { city: "Vienna" } }), (response) =>
+      (response as { readonly success?: unknown }).success === success
+        ? Effect.succeed(response)
+        : Effect.die(new Error(`${action}: expected success ${success}, got ${JSON.stringify(response)}`))
+    )
+    for (let i = 0; i < 200; i++) yield* call
+    collectGarbage()
+    const before = process.memoryUsage().heapUsed
+    const kept: Array<unknown> = []
+    for (let i = 0; i < keptCalls; i++) kept.push(yield* call)
+    collectGarbage()
+    const after = process.memoryUsage().heapUsed
+    return kept.length === keptCalls ? (after - before) / keptCalls : Number.NaN
   })
 
 interface Load {
@@ -159,32 +232,44 @@ const measureAll = (server: Server) =>
             ? Effect.void
             : Effect.die(new Error(`unexpected answer ${JSON.stringify(body)}`))
         )
-    const rows = yield* compare(
-      [
-        {
-          name: "webService action (executeAction)",
-          call: checked(() => agent.executeAction("temperature", { city: "Vienna" }))
-        },
-        { name: "bare Effect HttpClient call", call: checked(bare) },
-        { name: "bare call + Effect.timeout 30 s", call: checked(() => Effect.timeout(bare(), "30 seconds")) },
-        {
-          name: "bare call as a local action (30 s attempt timeout)",
-          call: checked(() => agent.executeAction("bareInPipeline", { city: "Vienna" }))
-        },
-        {
-          name: "raw undici.request",
-          call: checked(() =>
-            Effect.promise(async () => {
-              const response = await request(url)
-              return response.body.json()
-            })
-          )
-        }
-      ],
-      plan
-    )
+    const contenders: ReadonlyArray<Contender<Effect.Effect<unknown, unknown, HttpClient.HttpClient>>> = [
+      {
+        name: "webService action (executeAction)",
+        call: checked(() => agent.executeAction("temperature", { city: "Vienna" }))
+      },
+      { name: "bare Effect HttpClient call", call: checked(bare) },
+      { name: "bare call + Effect.timeout 30 s", call: checked(() => Effect.timeout(bare(), "30 seconds")) },
+      {
+        name: "bare call as a local action (30 s attempt timeout)",
+        call: checked(() => agent.executeAction("bareInPipeline", { city: "Vienna" }))
+      },
+      {
+        name: "raw undici.request",
+        call: checked(() =>
+          Effect.promise(async () => {
+            const response = await request(url)
+            return response.body.json()
+          })
+        )
+      }
+    ]
+    const rows = yield* compare(contenders, plan)
+    const kept: Kept = {
+      success: yield* keptBytes(agent, "temperature", true),
+      refused: yield* keptBytes(agent, "missing", false),
+      down: yield* keptBytes(agent, "down", false)
+    }
+    const hops = loadedPass() ? undefined : yield* countHops(contenders)
+    return { rows, kept, hops }
+  }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layerUndici))
 
-    // 10,000 concurrent calls under the bulkhead.
+/**
+ * 10,000 concurrent calls of the bulkhead-guarded action, run last (it leaves
+ * a large heap behind that would colour any timing after it).
+ */
+const measureLoad = (server: Server) =>
+  Effect.gen(function* () {
+    const agent = yield* Agent.make({ id: "bench-load", roles: [roleFor(server.base)] })
     yield* Effect.promise(server.peak)
     let peakRss = 0
     let peakHeap = 0
@@ -213,7 +298,7 @@ const measureAll = (server: Server) =>
     const counts: Record<string, number> = {}
     for (const outcome of outcomes) counts[outcome] = (counts[outcome] ?? 0) + 1
     const load: Load = { outcomes: counts, seconds, before, peakRss, peakHeap, serverPeak }
-    return { rows, load }
+    return load
   }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layerUndici))
 
 /** A plan for the in-process pair: calls are a few tens of µs, so larger batches. */
@@ -279,29 +364,44 @@ const loadTable = (load: Load): Table => ({
 })
 
 /** The webService bench as a report section (target: the action ≤ 1.10× the bare HttpClient call). */
+const kib = (bytes: number) => (Number.isFinite(bytes) ? `${(bytes / 1024).toFixed(2)} KiB` : "—")
+
+/**
+ * A kept failure may hold at most this much more than a kept success, bytes:
+ * room for its message and fields, not for a response or a connection.
+ */
+const keptSlack = 1024
+
+/** The webService bench as a report section (targets: ≤ 1.10× the bare HttpClient call, ≤ 1.3× raw undici). */
 export const bench = async (): Promise<Section> => {
   const server = await startServer()
   try {
-    const { rows, load } = await Effect.runPromise(measureAll(server))
+    const { rows, kept, hops } = await Effect.runPromise(measureAll(server))
     const inProcess = await Effect.runPromise(measureInProcess)
+    const load = loadedPass() ? undefined : await Effect.runPromise(measureLoad(server))
     const [bareInProcess, actionInProcess] = inProcess
     const find = (prefix: string): Figures | undefined => rows.find((row) => row.name.startsWith(prefix))
     const action = find("webService action")
     const bare = find("bare Effect HttpClient")
     const timed = find("bare call + Effect.timeout")
     const local = find("bare call as a local action (30 s attempt timeout)")
-    const ratio = (action?.medianUs ?? Number.NaN) / (bare?.medianUs ?? Number.NaN)
+    const undici = find("raw undici.request")
     const delta = (a: Figures | undefined, b: Figures | undefined) =>
-      us((a?.medianUs ?? Number.NaN) - (b?.medianUs ?? Number.NaN))
+      spread(
+        spreadAcross([a, b], ([x = Number.NaN, y = Number.NaN]) => x - y),
+        us
+      )
+    const worstKept = Math.max(kept.refused, kept.down)
     return {
       title: "webService against a bare Effect HttpClient call and raw undici",
       description:
         "Sequential GETs of a small JSON document from a local HTTP server (a child process, keep-alive), each " +
         "answer checked. `agent.executeAction` on a webService action (the whole pipeline, its 30 s attempt " +
         "timeout, the executor building the request and classifying and decoding the response) against the same " +
-        "request as a bare `HttpClient` call (`client.get(url)` then `response.json`, same undici layer). Each " +
-        `sample is the mean of a batch of ${plan.batch} requests, after ${plan.warmup} warm-up requests per row; ` +
-        "samples are taken round-robin (one batch of each row in turn).",
+        "request as a bare `HttpClient` call (`client.get(url)` then `response.json`, same undici layer) and raw " +
+        `\`undici.request\`. Each sample is the mean of a batch of ${plan.batch} requests, after ${plan.warmup} ` +
+        `warm-up requests per row; samples are taken in ${plan.rounds ?? 3} rounds, each round-robin (one batch of ` +
+        "each row in turn); a ratio's range is over the rounds' medians.",
       tables: [
         figuresTable(rows, "bare Effect HttpClient call", "Over a socket (local server in a child process)"),
         figuresTable(
@@ -309,14 +409,28 @@ export const bench = async (): Promise<Section> => {
           "bare Effect HttpClient call (in process)",
           "In process (an HttpClient answering at once)"
         ),
-        loadTable(load)
+        ...(hops === undefined
+          ? []
+          : [hopsTable("What one call schedules over the socket (instrumented run, 500 calls each, per call)", hops)]),
+        {
+          title: `Heap held per kept ActionResponse (${keptCalls.toLocaleString("en")} sequential calls kept in an array, after a full GC)`,
+          columns: ["outcome", "held per kept response", "× a success"],
+          rows: [
+            ["success (200, JSON)", kib(kept.success), "1.00×"],
+            ["refused (404, ExecutionFailure)", kib(kept.refused), `${(kept.refused / kept.success).toFixed(2)}×`],
+            ["down (503, TransientFailure)", kib(kept.down), `${(kept.down / kept.success).toFixed(2)}×`]
+          ]
+        },
+        ...(load === undefined ? [] : [loadTable(load)])
       ],
       targets: [
+        ratioTarget("webService action", 1.1, "a bare Effect HttpClient call", action, bare),
+        ratioTarget("webService action over raw undici", 1.3, "raw undici.request", action, undici),
         {
-          name: "webService action",
-          limit: "≤ 1.10× a bare Effect HttpClient call",
-          measured: `${us(action?.medianUs ?? Number.NaN)} µs vs ${us(bare?.medianUs ?? Number.NaN)} µs = ${times(ratio)}`,
-          met: Number.isFinite(ratio) ? ratio <= 1.1 : undefined
+          name: "kept failures' heap (webService, 404 and 503)",
+          limit: "≤ a kept success + 1 KiB",
+          measured: `${kib(worstKept)} vs ${kib(kept.success)} per kept response`,
+          met: Number.isFinite(worstKept - kept.success) ? worstKept <= kept.success + keptSlack : undefined
         }
       ],
       notes: [
@@ -325,14 +439,29 @@ export const bench = async (): Promise<Section> => {
         `Where the time goes over the socket (differences of medians): Effect.timeout on the bare call ${delta(timed, bare)} µs; ` +
           `the pipeline with the bare call as a local action ${delta(local, bare)} µs; ` +
           `the webService executor beyond that ${delta(action, local)} µs.`,
-        load.serverPeak > maxConcurrent
-          ? `The server saw ${load.serverPeak} requests in flight at once: more than the bulkhead's ${maxConcurrent}.`
-          : `The server never saw more than the bulkhead's ${maxConcurrent} requests in flight at once.`
+        ...(hops === undefined ? [] : [hopsNote(hops)]),
+        ...(load === undefined
+          ? []
+          : [
+              load.serverPeak > maxConcurrent
+                ? `The server saw ${load.serverPeak} requests in flight at once: more than the bulkhead's ${maxConcurrent}.`
+                : `The server never saw more than the bulkhead's ${maxConcurrent} requests in flight at once.`
+            ])
       ]
     }
   } finally {
     server.stop()
   }
+}
+
+/** The instrumented run in one sentence: the action's suspensions beside the bare call's. */
+const hopsNote = (hops: ReadonlyArray<Hops>): string => {
+  const [action, bare] = hops
+  const fiber = (h: Hops | undefined) => (h?.perCall["effect/Fiber"] ?? 0).toFixed(2)
+  return (
+    `Fiber suspensions per call: the webService action ${fiber(action)}, the bare HttpClient call ${fiber(bare)} ` +
+    '(each is an `AsyncResource("effect/Fiber")` Effect creates when a fiber suspends or a fork starts later).'
+  )
 }
 
 if (process.argv[2] === "--serve") serve()

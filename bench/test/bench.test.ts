@@ -5,8 +5,18 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { type Memory, chatSection, constantGrowth, type PeerResult, peers, turns } from "../chat.ts"
-import { compare, compareAsync, percentile, summarize } from "../measure.ts"
+import { chatSection, combineResults, constantGrowth, type Memory, type PeerResult, peers, turns } from "../chat.ts"
+import {
+  compare,
+  compareAsync,
+  type Figures,
+  metInEvery,
+  percentile,
+  ratioOf,
+  spreadAcross,
+  summarize
+} from "../measure.ts"
+import { passesTargetsTable, ratioTarget, type Section } from "../report.ts"
 import {
   counter,
   deltaCounter,
@@ -85,7 +95,7 @@ describe("the scenarios' checks", () => {
 describe("the statistics and the report", () => {
   it("median and p95 are nearest-rank over the samples", () => {
     const values = Array.from({ length: 100 }, (_, i) => 100 - i)
-    assert.deepStrictEqual(summarize("x", values), { name: "x", medianUs: 51, p95Us: 96, samples: 100 })
+    assert.deepStrictEqual(summarize("x", values), { name: "x", medianUs: 51, p95Us: 96, samples: 100, rounds: [51] })
     assert.isNaN(percentile([], 0.5))
   })
 
@@ -126,7 +136,7 @@ describe("the statistics and the report", () => {
   })
 
   it("the tool-call target compares Rolecraft with the fastest alternative, and is unmeasured without it", () => {
-    const figures = (medianUs: number) => ({ name: "run", medianUs, p95Us: medianUs, samples: 1 })
+    const figures = (medianUs: number) => ({ name: "run", medianUs, p95Us: medianUs, samples: 1, rounds: [medianUs] })
     const result = (peer: PeerResult["peer"], name: string, medianUs: number): PeerResult => ({
       peer,
       name,
@@ -135,7 +145,7 @@ describe("the statistics and the report", () => {
       multiTurn: figures(medianUs)
     })
     const alternatives = [result("ai-sdk", "Vercel AI SDK", 300), result("langchain", "LangChain.js", 2000)]
-    const [met] = chatSection([result("rolecraft", "Rolecraft", 100), ...alternatives]).targets
+    const [met] = chatSection([result("rolecraft", "Rolecraft", 80), ...alternatives]).targets
     assert.strictEqual(met?.met, true)
     assert.include(met?.measured, "Vercel AI SDK")
     const [missed] = chatSection([result("rolecraft", "Rolecraft", 200), ...alternatives]).targets
@@ -144,5 +154,77 @@ describe("the statistics and the report", () => {
     const [unmeasured] = chatSection(alternatives).targets
     assert.strictEqual(unmeasured?.met, undefined)
     assert.strictEqual(unmeasured?.measured, "not measured")
+  })
+
+  it("samples are split into rounds: every contender's round, round-robin, before the next round", () =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        const calls: Array<string> = []
+        const contender = (name: string) => ({ name, call: () => Effect.sync(() => calls.push(name)) })
+        const rows = yield* compare([contender("a"), contender("b")], { warmup: 0, samples: 4, batch: 1, rounds: 2 })
+        assert.deepStrictEqual(
+          rows.map((row) => [row.samples, row.rounds.length]),
+          [
+            [4, 2],
+            [4, 2]
+          ]
+        )
+        assert.strictEqual(calls.join(""), "abab".repeat(2))
+      })
+    ))
+
+  const figures = (medianUs: number, rounds: ReadonlyArray<number>): Figures => ({
+    name: "row",
+    medianUs,
+    p95Us: medianUs,
+    samples: rounds.length,
+    rounds
+  })
+
+  it("a ratio is read per round, and a target is met only when every round meets it", () => {
+    const ratio = ratioOf(figures(110, [100, 110, 130]), figures(100, [100, 100, 100]))
+    assert.deepStrictEqual([ratio.value, ratio.min, ratio.max], [1.1, 1, 1.3])
+    assert.isTrue(metInEvery(ratio, 1.3))
+    assert.isFalse(metInEvery(ratio, 1.2))
+    // the overall median alone would pass: one slow round still misses
+    assert.isFalse(ratioTarget("x", 1.15, "base", figures(110, [100, 110, 130]), figures(100, [100, 100, 100])).met)
+    assert.isFalse(metInEvery(ratioOf(figures(1, []), figures(1, [])), 2))
+    const overhead = spreadAcross([figures(12, [12, 14]), figures(2, [2, 2]), figures(10, [10, 8])], ([a, b, c]) =>
+      a === undefined || b === undefined || c === undefined ? Number.NaN : (a - b) / c
+    )
+    assert.deepStrictEqual(overhead.rounds, [1, 1.5])
+  })
+
+  it("the targets of both passes meet only when every pass meets them", () => {
+    const section = (met: boolean): Section => ({
+      title: "s",
+      description: "",
+      tables: [],
+      targets: [{ name: "t", limit: "≤ 1×", measured: met ? "0.9×" : "1.2×", met }],
+      notes: []
+    })
+    const table = passesTargetsTable([
+      { name: "quiet", sections: [section(true)] },
+      { name: "loaded", sections: [section(false)] }
+    ])
+    assert.deepStrictEqual(table.rows, [["t", "≤ 1×", "0.9×", "1.2×", "MISSED (loaded)"]])
+    assert.strictEqual(passesTargetsTable([{ name: "quiet", sections: [section(true)] }]).rows[0]?.at(-1), "met")
+  })
+
+  it("a chat target is read against each round's fastest alternative", () => {
+    const result = (peer: PeerResult["peer"], rounds: ReadonlyArray<number>): PeerResult => {
+      const runs = rounds.map((value) => figures(value, [value]))
+      return combineResults(
+        runs.map((run) => ({ peer, name: peer, toolCallRun: run, singleTurn: run, multiTurn: run }))
+      )
+    }
+    // round 3's fastest alternative is LangChain: Rolecraft's 30 is 0.5× of it
+    const [target] = chatSection([
+      result("rolecraft", [25, 25, 30]),
+      result("ai-sdk", [100, 100, 100]),
+      result("langchain", [200, 200, 60])
+    ]).targets
+    assert.isFalse(target?.met)
+    assert.include(target?.measured, "(0.25×–0.50×)")
   })
 })

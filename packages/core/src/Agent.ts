@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as JsonSchema from "effect/JsonSchema"
 import * as Ref from "effect/Ref"
@@ -36,7 +36,7 @@ import type * as Guardrail from "./Guardrail.ts"
 import type * as McpClient from "./McpClient.ts"
 import * as GuardrailKernel from "./internal/pipeline/guardrail.ts"
 import * as Hooks from "./internal/pipeline/hooks.ts"
-import type { AgentRuntime } from "./internal/executor/attempt.ts"
+import type { AgentRuntime, AttemptTimeout } from "./internal/executor/attempt.ts"
 import * as Executor from "./internal/executor/execute.ts"
 import * as McpConnections from "./internal/executor/mcpPool.ts"
 import * as McpTool from "./internal/executor/mcpTool.ts"
@@ -256,6 +256,8 @@ interface Registered {
   readonly guardrails: Guardrail.Policy | undefined
   readonly approval: { readonly agentId: string; readonly action: string; readonly policy: Approval.Policy | undefined }
   readonly retrieval: Omit<Parameters<typeof KnowledgeKernel.retrieve>[0], "args">
+  /** The options of its calls' span, made once (a call with a correlation id adds it to a copy). */
+  readonly span: { readonly attributes: Readonly<Record<string, string>> }
   /** Step 7 for one call: the executor inside the action's resilience policy, then its fallback. */
   readonly run: (
     args: Readonly<Record<string, unknown>>,
@@ -271,11 +273,23 @@ const defaultAttemptTimeout = (action: Action.Any): Duration.Input | undefined =
     ? undefined
     : (action.timeout ?? (action._tag === "webService" ? "30 seconds" : undefined))
 
+// The attempt timeout an executor applies itself, parsed once.
+const ownAttemptTimeout = (
+  name: string,
+  input: Duration.Input | undefined,
+  retryable: boolean
+): AttemptTimeout | undefined => {
+  if (input === undefined) return undefined
+  const after = Duration.fromInputUnsafe(input)
+  return { after, error: () => ResilienceKernel.attemptTimedOut(name, after, retryable) }
+}
+
 const register = (options: {
   readonly id: string
   readonly roles: ReadonlyArray<Role.Any>
   readonly runtime: AgentRuntime
   readonly knowledgeBase: Effect.Success<typeof KnowledgeKernel.defaultBase>
+  readonly traceSteps: boolean
 }) =>
   Effect.gen(function* () {
     const { id, runtime, knowledgeBase } = options
@@ -325,23 +339,38 @@ const register = (options: {
         const guards = yield* Effect.mapError(ResilienceKernel.makeGuards(name, policies.resilience), inRole)
         const attemptTimeout = defaultAttemptTimeout(action)
         const timeoutRetryable = Executor.timeoutRetryable(action)
+        // A webService executor bounds its own attempt (its request is aborted at the deadline): no timer races it.
+        const executorTimesAttempt = Executor.timesItsAttempt(action)
+        const timeout = executorTimesAttempt
+          ? ownAttemptTimeout(name, policies.resilience?.attemptTimeout ?? attemptTimeout, timeoutRetryable)
+          : undefined
+        // Durations parsed and the retry schedule built once per action, not per call.
+        const stepOptions = {
+          action: name,
+          policy: policies.resilience,
+          attemptTimeout,
+          timeoutRetryable,
+          executorTimesAttempt,
+          guards
+        }
+        const step = ResilienceKernel.prepare(stepOptions)
+        // A local action that nothing repeats, delays or bounds runs as its step is made: no trip through the
+        // runtime (not under traceSteps, whose run span must hold the call).
+        const now = action._tag === "local" && !options.traceSteps && ResilienceKernel.runsAtOnce(stepOptions)
         const run: Registered["run"] = (args, knowledge) =>
-          ResilienceKernel.run({
-            action: name,
-            policy: policies.resilience,
-            attemptTimeout,
-            timeoutRetryable,
-            guards,
-            attempt: Executor.execute({
+          step(
+            Executor.execute({
               name,
               action,
               args,
               context: { agentId: id, role: role.identity.name, action: name, state, knowledge },
               agent: runtime,
-              spec: role.spec
+              spec: role.spec,
+              timeout,
+              now
             }),
-            fallback: fallbackOf(name, policies.fallback, args)
-          })
+            fallbackOf(name, policies.fallback, args)
+          )
         registry.set(name, {
           name,
           action,
@@ -350,6 +379,14 @@ const register = (options: {
           guardrails,
           approval: { agentId: id, action: name, policy: policies.approval },
           retrieval: { action: name, policy: policies.retrieval, role, base: knowledgeBase },
+          span: {
+            attributes: {
+              "rolecraft.agent": id,
+              "rolecraft.action": name,
+              "rolecraft.role": role.identity.name,
+              "rolecraft.type": action._tag
+            }
+          },
           run
         })
       }
@@ -409,7 +446,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const approvals = yield* ApprovalKernel.defaultStore
     const knowledgeBase = yield* KnowledgeKernel.defaultBase
     const roles = servers === undefined ? options.roles : [...options.roles, servers]
-    const registry = yield* register({ id, roles, runtime, knowledgeBase })
+    const registry = yield* register({ id, roles, runtime, knowledgeBase, traceSteps: options.traceSteps === true })
     const authority = AuthorityKernel.compile(options.authority)
     const available = [...registry.keys()]
     const hub = yield* EventHub.makeHub
@@ -431,8 +468,9 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       requestToken?: string,
       correlationId?: string,
       call?: Telemetry.ToolCallSpan
-    ) =>
-      Effect.gen(function* () {
+    ) => {
+      const registered = registry.get(name)
+      return Effect.gen(function* () {
         const { params: raw, token } = ApprovalKernel.strip(rawParams, requestToken)
         const tool = toolOf(name, raw, registry)
         yield* step("authority", AuthorityKernel.check(authority, name, tool)) // 1
@@ -462,13 +500,17 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
           {
             tool: call?.tool ?? name,
             toolCallId: call?.id,
-            attributes: spanAttributes(id, name, registry.get(name), correlationId),
+            attributes:
+              registered !== undefined && correlationId === undefined
+                ? registered.span.attributes
+                : spanAttributes(id, name, registered, correlationId),
             arguments: traceContent ? () => ApprovalKernel.strip(rawParams).params : undefined
           },
           metricsFor(name)
         ),
-        Observe.observe(hub, () => subjectOf(id, name, registry.get(name), correlationId))
+        Observe.observe(hub, () => subjectOf(id, name, registered, correlationId))
       )
+    }
 
     const executeAction = (name: string, params: Readonly<Record<string, unknown>> = {}) => pipeline(name, params)
 

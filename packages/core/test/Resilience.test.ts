@@ -35,6 +35,25 @@ const run = (policy: Resilience.Policy, attempt: Effect.Effect<string, ActionErr
   ResilienceKernel.run({ action: "a", policy, attemptTimeout: undefined, guards: ResilienceKernel.noGuards, attempt })
 
 describe("Resilience", () => {
+  it.effect("an attempt its executor bounds itself is raced by no timer; otherwise the attempt timeout cuts it", () =>
+    Effect.gen(function* () {
+      const slow = Effect.as(Effect.sleep("2 seconds"), "ok")
+      const step = (executorTimesAttempt: boolean) =>
+        ResilienceKernel.prepare({
+          action: "a",
+          policy: undefined,
+          attemptTimeout: "1 second",
+          guards: ResilienceKernel.noGuards,
+          executorTimesAttempt
+        })(slow)
+      const own = yield* Effect.forkChild(step(true))
+      const raced = yield* Effect.forkChild(Effect.flip(step(false)))
+      yield* TestClock.adjust("2 seconds")
+      assert.strictEqual(yield* Fiber.join(own), "ok")
+      assert.strictEqual((yield* Fiber.join(raced))._tag, "Timeout")
+    })
+  )
+
   it.effect("retries with exponential backoff (1 s, ×2) and gives up after maxAttempts retries", () =>
     Effect.gen(function* () {
       const errors = Array.from({ length: 10 }, () => transient())
@@ -234,6 +253,67 @@ describe("Resilience", () => {
       yield* Effect.sleep("10 millis")
       yield* Fiber.interrupt(fiber)
       assert.isTrue(aborted)
+    })
+  )
+})
+
+describe("a local action's run step made at once (nothing repeats, delays or bounds it)", () => {
+  const identity = { name: "r", goal: "g", domain: "d" }
+
+  it.live(
+    "an action reading context.signal gets a signal that interruption aborts; a plain value and a throw still arrive",
+    () =>
+      Effect.gen(function* () {
+        let aborted = false
+        const actions = {
+          wait: Action.local({
+            description: "waits",
+            parameters: {},
+            run: (_args, context) => {
+              context.signal.addEventListener("abort", () => {
+                aborted = true
+              })
+              return new Promise(() => {})
+            }
+          }),
+          plain: Action.local({ description: "plain", parameters: {}, run: () => 7 }),
+          throws: Action.local({
+            description: "throws",
+            parameters: {},
+            run: (): number => {
+              throw new Error("boom")
+            }
+          })
+        }
+        const agent = yield* Agent.make({ id: "a", roles: [Role.make({ identity, actions })] })
+        const fiber = yield* Effect.forkChild(agent.executeAction("wait", {}))
+        yield* Effect.sleep("10 millis")
+        yield* Fiber.interrupt(fiber)
+        assert.isTrue(aborted)
+        assert.strictEqual(yield* agent.executeAction("plain", {}), 7)
+        const error = yield* Effect.flip(agent.executeAction("throws", {}))
+        assert.instanceOf(error, ExecutionFailure)
+        assert.include(error.message, "boom")
+      })
+  )
+
+  it.effect("with a retry policy the function is called again for each attempt", () =>
+    Effect.gen(function* () {
+      let calls = 0
+      const flaky = Action.local({
+        description: "flaky",
+        parameters: {},
+        run: () => {
+          calls += 1
+          if (calls < 3) throw new TransientFailure({ action: "flaky", message: "busy" })
+          return "ok"
+        }
+      }).pipe(Action.resilience({ retry: { maxAttempts: 3, jitter: false, initialDelay: "1 millis" } }))
+      const agent = yield* Agent.make({ id: "a", roles: [Role.make({ identity, actions: { flaky } })] })
+      const fiber = yield* Effect.forkChild(agent.executeAction("flaky", {}))
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* Fiber.join(fiber), "ok")
+      assert.strictEqual(calls, 3)
     })
   )
 })

@@ -2,7 +2,9 @@
  * What an executor receives for one attempt of an action, and what the agent
  * holds for its executors. Types only, shared by every executor.
  */
+import type * as Duration from "effect/Duration"
 import type * as Action from "../../Action.ts"
+import type { ActionError } from "../../ActionError.ts"
 import type * as Role from "../../Role.ts"
 import type * as McpPool from "./mcpPool.ts"
 
@@ -27,4 +29,22 @@ export interface Attempt<X extends Action.Any = Action.Any> {
   readonly context: Omit<Action.Context, "signal">
   readonly agent: AgentRuntime
   readonly spec?: Role.Spec | undefined
+  /**
+   * The attempt timeout, when the executor bounds the attempt itself (a
+   * webService call aborts its request): see {@link AttemptTimeout}. Absent:
+   * a timer of the run step bounds the attempt, if anything does.
+   */
+  readonly timeout?: AttemptTimeout | undefined
+  /**
+   * The attempt is run exactly once, as soon as it is made (nothing repeats,
+   * delays or bounds it), so a local action's function may be called when
+   * the attempt is made and a plain value returned as a settled `Exit`.
+   */
+  readonly now?: boolean | undefined
+}
+
+/** An attempt timeout an executor applies itself: after `after`, the attempt fails with `error()`. */
+export interface AttemptTimeout {
+  readonly after: Duration.Duration
+  readonly error: () => ActionError
 }

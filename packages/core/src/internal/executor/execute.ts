@@ -14,8 +14,10 @@ import * as McpTool from "./mcpTool.ts"
 import * as WebService from "./webService.ts"
 
 const runLocal = (attempt: Attempt<Action.Local<any, any, any>>): Effect.Effect<unknown, ActionError, any> =>
-  ResilienceKernel.fromReturned(attempt.name, "run", (signal) =>
-    attempt.action.run(attempt.args, { ...attempt.context, signal })
+  (attempt.now === true ? ResilienceKernel.fromReturnedNow : ResilienceKernel.fromReturned)(
+    attempt.name,
+    "run",
+    (signal) => attempt.action.run(attempt.args, { ...attempt.context, signal })
   )
 
 const mapped = (
@@ -56,8 +58,12 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
       return runLocal({ ...attempt, action })
     case "webService":
       // The mapper runs inside the executor, under its redaction of the call's secrets.
-      return WebService.run(attempt.name, action, attempt.args, (value) =>
-        mapped(attempt, action.mapResult, Effect.succeed(value))
+      return WebService.run(
+        attempt.name,
+        action,
+        attempt.args,
+        (value) => mapped(attempt, action.mapResult, Effect.succeed(value)),
+        attempt.timeout
       )
     case "llm":
       return mapped(attempt, action.mapResult, Llm.run({ ...attempt, action }))
@@ -65,6 +71,16 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
       return mapped(attempt, action.mapResult, McpTool.execute({ ...attempt, action }))
   }
 }
+
+/**
+ * Whether the executor bounds an attempt of `action` itself, so that no
+ * timer of the run step races it: a webService call without a result mapper
+ * (its request, body included, is aborted at the deadline; a mapper is user
+ * code the abort cannot reach). An mcpTool action passes its timeout to the
+ * MCP client instead, and needs no timer either.
+ */
+export const timesItsAttempt = (action: Action.Any): boolean =>
+  action._tag === "webService" && action.mapResult === undefined
 
 /**
  * Whether an attempt cut off by its timeout may be retried: not for a

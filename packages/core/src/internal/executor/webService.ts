@@ -42,6 +42,7 @@ import * as Redacted from "effect/Redacted"
 import * as Zlib from "node:zlib"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import type * as Headers from "effect/http/Headers"
@@ -54,6 +55,7 @@ import { type ActionError, ExecutionFailure, type Issue, TransientFailure, Valid
 import * as ActionResult from "../../ActionResult.ts"
 import * as Endpoint from "./endpoint.ts"
 import * as Redact from "../redact.ts"
+import * as TimeLimit from "../run/timeLimit.ts"
 import { shorten } from "../text.ts"
 import * as Json from "../json.ts"
 import * as HttpResponse from "./httpResponse.ts"
@@ -207,40 +209,71 @@ interface Call {
  * Runs one webService call. `args` are the converted arguments. Fails with
  * VALIDATION (no HttpClient, bad template or arguments, missing secret, a
  * result that does not match `success`), TRANSIENT or EXECUTION as the
- * module's rules say; never with a secret in the error.
+ * module's rules say; never with a secret in the error. With `timeout`, the
+ * request is aborted at `after` and the call fails with `error()` (the
+ * attempt timeout, applied here instead of by a timer racing the call).
  */
 export const run = (
   name: string,
   action: WebService,
   args: Readonly<Record<string, unknown>>,
-  post: (value: unknown) => Effect.Effect<unknown, ActionError, any> = Effect.succeed
+  post: (value: unknown) => Effect.Effect<unknown, ActionError, any> = Effect.succeed,
+  timeout?: { readonly after: Duration.Duration; readonly error: () => ActionError } | undefined
 ): Effect.Effect<unknown, ActionError, any> =>
   Effect.flatMap(Effect.serviceOption(HttpClient.HttpClient), (client) => {
     if (Option.isNone(client)) return Effect.fail(notProvided(name))
-    const plan = planOf(action)
-    if (Result.isFailure(plan)) return Effect.fail(invalid(name, "bad webService definition", plan.failure))
-    const { template, fields, paramType, safe } = plan.success
-    const built = Endpoint.build(template, fields, args, paramType)
-    if (Result.isFailure(built)) return Effect.fail(invalid(name, "invalid arguments for the request", built.failure))
-    const { url, body } = built.success
-    const send = ({ secret, secrets }: Credentials) => {
-      let request = HttpClientRequest.make(action.method)(url)
-      if (Object.keys(action.headers).length > 0) request = HttpClientRequest.setHeaders(request, action.headers)
-      if (body !== undefined) request = HttpClientRequest.bodyText(request, body, "application/json")
-      request = authorize(request, action.auth, secret)
-      const call: Call = { name, action, method: action.method, url, safe, secrets }
-      return Effect.matchEffect(manualRedirects(client.value.execute(request)), {
-        onFailure: (error) => Effect.fail(requestFailure(call, error)),
-        // The result mapper runs inside the redaction below: a server's echo of the secret that a failing
-        // mapper quotes is scrubbed as the executor's own failures are.
-        onSuccess: (response) => Effect.flatMap(respond(call, response), post)
-      })
-    }
-    if (action.auth === "NO_AUTH") return send(none)
-    return Effect.flatMap(credentialsOf(name, action), (credentials) =>
-      Effect.mapError(send(credentials), (error) => Redact.scrub(error, credentials.secrets))
-    )
+    if (timeout === undefined) return call(name, action, args, client.value, post)
+    // The deadline aborts the request (and its body) itself, so the call waits only on its own I/O.
+    const scoped = call(name, action, args, scopedClient(client.value), post)
+    return TimeLimit.abortAfter(scoped, timeout.after, () => Effect.fail(timeout.error()))
   })
+
+// The client whose requests (bodies included) are aborted when the calling scope closes
+// (`HttpClient.withScope`), made once per client.
+const scopedClients = new WeakMap<
+  HttpClient.HttpClient,
+  HttpClient.HttpClient.With<HttpClientError.HttpClientError, Scope.Scope>
+>()
+const scopedClient = (client: HttpClient.HttpClient) => {
+  let scoped = scopedClients.get(client)
+  if (scoped === undefined) {
+    scoped = HttpClient.withScope(client)
+    scopedClients.set(client, scoped)
+  }
+  return scoped
+}
+
+const call = <R>(
+  name: string,
+  action: WebService,
+  args: Readonly<Record<string, unknown>>,
+  client: HttpClient.HttpClient.With<HttpClientError.HttpClientError, R>,
+  post: (value: unknown) => Effect.Effect<unknown, ActionError, any>
+): Effect.Effect<unknown, ActionError, any> => {
+  const plan = planOf(action)
+  if (Result.isFailure(plan)) return Effect.fail(invalid(name, "bad webService definition", plan.failure))
+  const { template, fields, paramType, safe } = plan.success
+  const built = Endpoint.build(template, fields, args, paramType)
+  if (Result.isFailure(built)) return Effect.fail(invalid(name, "invalid arguments for the request", built.failure))
+  const { url, body } = built.success
+  const send = ({ secret, secrets }: Credentials) => {
+    let request = HttpClientRequest.make(action.method)(url)
+    if (Object.keys(action.headers).length > 0) request = HttpClientRequest.setHeaders(request, action.headers)
+    if (body !== undefined) request = HttpClientRequest.bodyText(request, body, "application/json")
+    request = authorize(request, action.auth, secret)
+    const about: Call = { name, action, method: action.method, url, safe, secrets }
+    return Effect.matchEffect(manualRedirects(client.execute(request)), {
+      onFailure: (error) => Effect.fail(requestFailure(about, error)),
+      // The result mapper runs inside the redaction below: a server's echo of the secret that a failing
+      // mapper quotes is scrubbed as the executor's own failures are.
+      onSuccess: (response) => Effect.flatMap(respond(about, response), post)
+    })
+  }
+  if (action.auth === "NO_AUTH") return send(none)
+  return Effect.flatMap(credentialsOf(name, action), (credentials) =>
+    Effect.mapError(send(credentials), (error) => Redact.scrub(error, credentials.secrets))
+  )
+}
 
 /**
  * A 3xx is the action's answer on every client: `fetch` would follow it itself (and replay a POST as a GET

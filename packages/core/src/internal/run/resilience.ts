@@ -119,70 +119,122 @@ const timeoutError = (action: string, after: Duration.Duration, what: string, re
   })
 
 /**
- * Runs one call's run step under its policy, nested as the module `Resilience` describes.
+ * The failure of an attempt cut off by its timeout `after`: TIMEOUT,
+ * retryable unless the call is not safe to repeat (`retryable` false).
+ */
+export const attemptTimedOut = (action: string, after: Duration.Duration, retryable: boolean): Timeout =>
+  timeoutError(action, after, "attempt", retryable)
+
+/** What is fixed for every call of one action's run step (see {@link prepare}). */
+export interface StepOptions {
+  readonly action: string
+  readonly policy: Policy | undefined
+  readonly attemptTimeout: Duration.Input | undefined
+  readonly guards: Guards
+  readonly timeoutRetryable?: boolean | undefined
+  readonly executorTimesAttempt?: boolean | undefined
+}
+
+/**
+ * One action's run step, prepared once (when the agent is made): its
+ * durations parsed, its retry schedule built and its timeout failures
+ * decided, so that a call only nests its attempt and fallback as the module
+ * `Resilience` describes.
  *
- * - `attempt`: the executor and its result mapper, as one unit.
  * - `attemptTimeout`: the action's default per-attempt timeout, used when the
  *   policy sets none.
  * - `guards`: the agent's circuit breaker and bulkhead for this action.
  * - `timeoutRetryable`: whether an attempt cut off by its timeout may be
  *   retried (default `true`); `false` for a call whose request may already
  *   have reached a server and that is not idempotent.
- * - `fallback`: runs when the step still fails (not on interruption). Its own
- *   failure is `ExecutionFailure` whose `cause` is an `AggregateError` of
- *   both failures.
+ * - `executorTimesAttempt`: the executor bounds each attempt itself (it was
+ *   given the attempt timeout), so no timer races the attempt here.
  *
- * Interruption is never turned into a category: an interrupted call stops its
- * attempt, its backoff sleep and its fallback.
- *
- * @since 0.1.0
+ * The step takes `attempt` (the executor and its result mapper, as one unit)
+ * and `fallback`, which runs when the step still fails (not on
+ * interruption); the fallback's own failure is `ExecutionFailure` whose
+ * `cause` is an `AggregateError` of both failures. Interruption is never
+ * turned into a category: an interrupted call stops its attempt, its backoff
+ * sleep and its fallback.
  */
-export const run = <A, R, B = A, R2 = never>(options: {
-  readonly action: string
-  readonly policy: Policy | undefined
-  readonly attemptTimeout: Duration.Input | undefined
-  readonly guards: Guards
-  readonly timeoutRetryable?: boolean | undefined
-  readonly attempt: Effect.Effect<A, ActionError, R>
-  readonly fallback?: ((error: ActionError) => Effect.Effect<B, ActionError, R2>) | undefined
-}): Effect.Effect<A | B, ActionError, R | R2> => {
+export const prepare = (
+  options: StepOptions
+): (<A, R, B = A, R2 = never>(
+  attempt: Effect.Effect<A, ActionError, R>,
+  fallback?: ((error: ActionError) => Effect.Effect<B, ActionError, R2>) | undefined
+) => Effect.Effect<A | B, ActionError, R | R2>) => {
   const { action, policy, guards } = options
-  const attemptTimeout = policy?.attemptTimeout ?? options.attemptTimeout
+  const attemptInput =
+    options.executorTimesAttempt === true ? undefined : (policy?.attemptTimeout ?? options.attemptTimeout)
+  const after = attemptInput === undefined ? undefined : Duration.fromInputUnsafe(attemptInput)
+  const attemptFailed =
+    after === undefined ? undefined : Effect.fail(attemptTimedOut(action, after, options.timeoutRetryable ?? true))
   const deadline = policy?.timeout === undefined ? undefined : Duration.fromInputUnsafe(policy.timeout)
-
-  let step: Effect.Effect<A, ActionError, R> = options.attempt
-  if (attemptTimeout !== undefined) {
-    const after = Duration.fromInputUnsafe(attemptTimeout)
-    step = TimeLimit.timeoutOrElse(step, after, () =>
-      Effect.fail(timeoutError(action, after, "attempt", options.timeoutRetryable ?? true))
-    )
-  }
-  step = guards.circuitBreaker(guards.bulkhead(step))
-  if (policy?.retry !== undefined && (policy.retry.maxAttempts ?? 0) > 0) {
-    let retry = schedules.get(policy)
-    if (retry === undefined) {
-      retry = schedule(policy.retry, deadline === undefined ? undefined : Duration.toMillis(deadline))
-      schedules.set(policy, retry)
+  const deadlineFailed =
+    deadline === undefined ? undefined : Effect.fail(timeoutError(action, deadline, "run step", false))
+  const retry =
+    policy?.retry !== undefined && (policy.retry.maxAttempts ?? 0) > 0
+      ? (schedules.get(policy) ??
+        schedules
+          .set(policy, schedule(policy.retry, deadline === undefined ? undefined : Duration.toMillis(deadline)))
+          .get(policy))
+      : undefined
+  return <A, R, B = A, R2 = never>(
+    attempt: Effect.Effect<A, ActionError, R>,
+    fallback?: ((error: ActionError) => Effect.Effect<B, ActionError, R2>) | undefined
+  ): Effect.Effect<A | B, ActionError, R | R2> => {
+    let step: Effect.Effect<A, ActionError, R> = attempt
+    if (after !== undefined && attemptFailed !== undefined) {
+      step = TimeLimit.timeoutOrElse(step, after, () => attemptFailed)
     }
-    step = deadline === undefined ? retryAfterFirstFailure(step, retry) : Effect.retry(step, retry)
-  }
-  if (deadline !== undefined) {
-    step = TimeLimit.timeoutOrElse(step, deadline, () => Effect.fail(timeoutError(action, deadline, "run step", false)))
-  }
-  const fallback = options.fallback
-  if (fallback === undefined) return step
-  return Effect.catch(step, (error) =>
-    Effect.mapError(
-      fallback(error),
-      (fallbackError) =>
-        new ExecutionFailure({
-          action,
-          message: `${action}: fallback failed (${fallbackError.message}) after: ${error.message}`,
-          cause: new AggregateError([error, fallbackError], "the run step and its fallback both failed")
-        })
+    step = guards.circuitBreaker(guards.bulkhead(step))
+    if (retry !== undefined) {
+      step = deadline === undefined ? retryAfterFirstFailure(step, retry) : Effect.retry(step, retry)
+    }
+    if (deadline !== undefined && deadlineFailed !== undefined) {
+      step = TimeLimit.timeoutOrElse(step, deadline, () => deadlineFailed)
+    }
+    if (fallback === undefined) return step
+    return Effect.catch(step, (error) =>
+      Effect.mapError(
+        fallback(error),
+        (fallbackError) =>
+          new ExecutionFailure({
+            action,
+            message: `${action}: fallback failed (${fallbackError.message}) after: ${error.message}`,
+            cause: new AggregateError([error, fallbackError], "the run step and its fallback both failed")
+          })
+      )
     )
+  }
+}
+
+/**
+ * Whether a step prepared with `options` runs its attempt exactly once, at
+ * once and unbounded (no retry, no timer, no circuit breaker or bulkhead),
+ * so the attempt may be made when the step is: see `fromReturnedNow`.
+ */
+export const runsAtOnce = (options: StepOptions): boolean => {
+  const { policy } = options
+  const attempt = options.executorTimesAttempt === true ? undefined : (policy?.attemptTimeout ?? options.attemptTimeout)
+  return (
+    attempt === undefined &&
+    policy?.timeout === undefined &&
+    (policy?.retry?.maxAttempts ?? 0) === 0 &&
+    options.guards === noGuards
   )
 }
+
+/**
+ * Runs one call's run step under its policy: {@link prepare} and the call in
+ * one, for a step run once (a chat turn's model call, tests).
+ */
+export const run = <A, R, B = A, R2 = never>(
+  options: StepOptions & {
+    readonly attempt: Effect.Effect<A, ActionError, R>
+    readonly fallback?: ((error: ActionError) => Effect.Effect<B, ActionError, R2>) | undefined
+  }
+): Effect.Effect<A | B, ActionError, R | R2> => prepare(options)(options.attempt, options.fallback)
 
 /**
  * `Effect.retry(attempt, schedule)` that sets the schedule up only once the
@@ -237,18 +289,51 @@ export const fromReturned = <A, R = never>(
     } catch (thrown) {
       return Effect.fail(toActionError(action, what, thrown))
     }
-    // A plain value can neither fail nor be interrupted.
-    if (!Effect.isEffect(returned) && !Predicate.isPromiseLike(returned)) return Effect.succeed(returned as A)
-    const effect: Effect.Effect<unknown, unknown, R> = Effect.isEffect(returned)
-      ? (returned as Effect.Effect<unknown, unknown, R>)
-      : Effect.tryPromise({ try: () => returned as PromiseLike<unknown>, catch: (rejected) => rejected })
-    const mapped = Effect.catchCause(effect, (cause) =>
-      Cause.hasInterruptsOnly(cause)
-        ? Effect.failCause(cause as Cause.Cause<never>)
-        : Effect.fail(toActionError(action, what, Cause.squash(cause)))
-    ) as Effect.Effect<A, ActionError, R>
-    return controller === undefined ? mapped : Effect.onInterrupt(mapped, () => Effect.sync(() => controller.abort()))
+    return lift<A, R>(action, what, returned, controller === undefined ? undefined : () => controller.abort())
   })
+
+/**
+ * `fromReturned`, with the function called now, when the effect is made, for
+ * a call made exactly once where its effect is run at once (the run step of
+ * a local action that nothing repeats, delays or bounds): a plain value or a
+ * throw comes back as an `Exit`, which the pipeline takes without a trip
+ * through the runtime; a Promise or an Effect is run as `fromReturned` runs
+ * it, its `signal` aborted when it is interrupted.
+ */
+export const fromReturnedNow = <A, R = never>(
+  action: string,
+  what: string,
+  call: (signal: AbortSignal) => unknown
+): Effect.Effect<A, ActionError, R> => {
+  const controller = call.length > 0 ? new AbortController() : undefined
+  let returned: unknown
+  try {
+    returned = call(controller === undefined ? neverAborted : controller.signal)
+  } catch (thrown) {
+    return Exit.fail(toActionError(action, what, thrown))
+  }
+  return lift<A, R>(action, what, returned, controller === undefined ? undefined : () => controller.abort())
+}
+
+// What a user's function returned, as an effect: a plain value at once; a Promise or Effect with its failures mapped.
+const lift = <A, R>(
+  action: string,
+  what: string,
+  returned: unknown,
+  abort: (() => void) | undefined
+): Effect.Effect<A, ActionError, R> => {
+  // A plain value can neither fail nor be interrupted.
+  if (!Effect.isEffect(returned) && !Predicate.isPromiseLike(returned)) return Exit.succeed(returned as A)
+  const effect: Effect.Effect<unknown, unknown, R> = Effect.isEffect(returned)
+    ? (returned as Effect.Effect<unknown, unknown, R>)
+    : Effect.tryPromise({ try: () => returned as PromiseLike<unknown>, catch: (rejected) => rejected })
+  const mapped = Effect.catchCause(effect, (cause) =>
+    Cause.hasInterruptsOnly(cause)
+      ? Effect.failCause(cause as Cause.Cause<never>)
+      : Effect.fail(toActionError(action, what, Cause.squash(cause)))
+  ) as Effect.Effect<A, ActionError, R>
+  return abort === undefined ? mapped : Effect.onInterrupt(mapped, () => Effect.sync(abort))
+}
 
 const neverAborted: AbortSignal = new AbortController().signal
 

@@ -80,6 +80,94 @@ describe("timeLimit.timeoutOrElse on the TestClock", () => {
   )
 })
 
+/**
+ * I/O registered on the calling scope, as an HttpClient request made under
+ * `HttpClient.withScope` is: it ends with `value` after `ms`, or fails with
+ * "aborted" as soon as the scope closes. `log` records an abort.
+ */
+const io = (ms: number, value: string, log: Array<string>) =>
+  Effect.gen(function* () {
+    let abort: (() => void) | undefined
+    yield* Effect.addFinalizer(() => Effect.sync(() => abort?.()))
+    return yield* Effect.callback<string, string>((resume) => {
+      const timer = setTimeout(() => resume(Effect.succeed(value)), ms)
+      abort = () => {
+        log.push("aborted")
+        clearTimeout(timer)
+        resume(Effect.fail("aborted"))
+      }
+      return Effect.sync(() => clearTimeout(timer))
+    })
+  })
+
+describe("timeLimit.abortAfter on Effect's own clock", () => {
+  it.live("I/O that ends first gives its value, and a success leaves its I/O alone", () =>
+    Effect.gen(function* () {
+      const log: Array<string> = []
+      assert.strictEqual(yield* TimeLimit.abortAfter(io(5, "done", log), Duration.seconds(5), timedOut), "done")
+      yield* Effect.sleep("20 millis")
+      assert.deepStrictEqual(log, [])
+    })
+  )
+
+  it.live("when the time passes first, the scope is closed, the I/O aborted and its failure replaced by orElse", () =>
+    Effect.gen(function* () {
+      const log: Array<string> = []
+      const result = yield* TimeLimit.abortAfter(io(10_000, "late", log), Duration.millis(20), () =>
+        Effect.sync(() => log.push("orElse")).pipe(Effect.as("timed out"))
+      )
+      assert.strictEqual(result, "timed out")
+      assert.deepStrictEqual(log, ["aborted", "orElse"])
+    })
+  )
+
+  it.live("a failure of its own before the deadline is kept", () =>
+    Effect.gen(function* () {
+      const failed = yield* Effect.exit(
+        TimeLimit.abortAfter(Effect.andThen(io(5, "done", []), Effect.fail("boom")), Duration.seconds(5), timedOut)
+      )
+      assert.deepStrictEqual(failed, Exit.fail("boom"))
+    })
+  )
+
+  it.live("interrupting the caller aborts the I/O; orElse never runs, the timer never fires", () =>
+    Effect.gen(function* () {
+      const log: Array<string> = []
+      const fiber = yield* Effect.forkChild(
+        TimeLimit.abortAfter(io(10_000, "late", log), Duration.millis(30), () => Effect.sync(() => log.push("orElse")))
+      )
+      yield* Effect.sleep("5 millis")
+      yield* Fiber.interrupt(fiber)
+      assert.deepStrictEqual(log, ["aborted"])
+      yield* Effect.sleep("60 millis")
+      assert.deepStrictEqual(log, ["aborted"])
+    })
+  )
+})
+
+describe("timeLimit.abortAfter on the TestClock", () => {
+  it.effect("is driven by TestClock.adjust, and the I/O is aborted when the time passes", () =>
+    Effect.gen(function* () {
+      const log: Array<string> = []
+      const fiber = yield* Effect.forkChild(
+        TimeLimit.abortAfter(
+          Effect.andThen(
+            Effect.addFinalizer(() => Effect.sync(() => log.push("closed"))),
+            Effect.never
+          ),
+          Duration.seconds(30),
+          timedOut
+        )
+      )
+      yield* TestClock.adjust("29 seconds")
+      assert.isUndefined(fiber.pollUnsafe())
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* Fiber.join(fiber), "timed out")
+      assert.deepStrictEqual(log, ["closed"])
+    })
+  )
+})
+
 // The same scenarios on both clocks: the fast path runs on Effect's own clock, Effect.timeoutOrElse on the TestClock.
 describe("timeLimit.timeoutOrElse behaves the same on every clock", () => {
   const clocks = [
