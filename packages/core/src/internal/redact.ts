@@ -2,7 +2,9 @@
  * Secrets never appear in errors, events, spans or logs. Executors read a
  * secret as an Effect `Redacted` through `Config`, and pass every error they
  * raise through `scrub`, which replaces each secret's text (and its base64 and
- * URL-encoded forms) wherever it appears.
+ * URL-encoded forms) wherever it appears. The agent's pipeline then redacts
+ * every step of a call (hooks, result mapper, fallback included) of the
+ * secrets its action reads, through `redacting`.
  */
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
