@@ -9,6 +9,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as JsonSchema from "effect/JsonSchema"
+import type * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
@@ -38,6 +39,7 @@ import * as GuardrailKernel from "./internal/pipeline/guardrail.ts"
 import * as Hooks from "./internal/pipeline/hooks.ts"
 import type { AgentRuntime, AttemptTimeout } from "./internal/executor/attempt.ts"
 import * as Executor from "./internal/executor/execute.ts"
+import * as Redact from "./internal/redact.ts"
 import * as McpConnections from "./internal/executor/mcpPool.ts"
 import * as McpTool from "./internal/executor/mcpTool.ts"
 import type * as Knowledge from "./Knowledge.ts"
@@ -258,6 +260,11 @@ interface Registered {
   readonly retrieval: Omit<Parameters<typeof KnowledgeKernel.retrieve>[0], "args">
   /** The options of its calls' span, made once (a call with a correlation id adds it to a copy). */
   readonly span: { readonly attributes: Readonly<Record<string, string>> }
+  /**
+   * The secrets its calls read, read again only when a call fails (`undefined` when it names none): every
+   * step's error is scrubbed of them, so a hook, result mapper or fallback quoting one leaks it nowhere.
+   */
+  readonly secrets: Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>> | undefined
   /** Step 7 for one call: the executor inside the action's resilience policy, then its fallback. */
   readonly run: (
     args: Readonly<Record<string, unknown>>,
@@ -379,6 +386,7 @@ const register = (options: {
           guardrails,
           approval: { agentId: id, action: name, policy: policies.approval },
           retrieval: { action: name, policy: policies.retrieval, role, base: knowledgeBase },
+          secrets: Executor.secretsOf(action),
           span: {
             attributes: {
               "rolecraft.agent": id,
@@ -452,7 +460,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const hub = yield* EventHub.makeHub
     const trace = Observe.stepTracer(options.traceSteps)
     // No hand-written shortcut for a step that is already settled: yielding a success Exit costs ~0.03 µs in Effect 4.
-    const step: Observe.StepTracer = trace
+    const traced: Observe.StepTracer = trace
 
     const metricsOf = Telemetry.actionMetrics(id)
     const traceContent = options.traceContent === true
@@ -470,6 +478,10 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       call?: Telemetry.ToolCallSpan
     ) => {
       const registered = registry.get(name)
+      // Each step's error is redacted inside its step span, before the call's span, metrics and events see it.
+      const secrets = registered?.secrets
+      const step: Observe.StepTracer =
+        secrets === undefined ? traced : (stepName, effect) => traced(stepName, Redact.redacting(effect, secrets))
       return Effect.gen(function* () {
         const { params: raw, token } = ApprovalKernel.strip(rawParams, requestToken)
         const tool = toolOf(name, raw, registry)

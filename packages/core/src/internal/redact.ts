@@ -2,8 +2,11 @@
  * Secrets never appear in errors, events, spans or logs. Executors read a
  * secret as an Effect `Redacted` through `Config`, and pass every error they
  * raise through `scrub`, which replaces each secret's text (and its base64 and
- * URL-encoded forms) wherever it appears.
+ * URL-encoded forms) wherever it appears. The agent's pipeline then redacts
+ * every step of a call (hooks, result mapper, fallback included) of the
+ * secrets its action reads, through `redacting`.
  */
+import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { type ActionError, isActionError } from "../ActionError.ts"
 
@@ -48,6 +51,28 @@ export const value = (input: unknown, secrets: ReadonlyArray<Redacted.Redacted<s
   return input
 }
 
+// The fewest characters of a secret's start that an excerpt's end must show to be taken for a cut secret.
+const shortestCut = 3
+
+/**
+ * An excerpt with every secret replaced, and the start of one it ends with
+ * (a cut made before redacting, by an executor or user code) replaced too.
+ */
+export const excerpt = (value: string, secrets: ReadonlyArray<Redacted.Redacted<string>>): string => {
+  const out = text(value, secrets)
+  // The end of the excerpt, without the ellipsis a cut may have added.
+  const body = out.endsWith("…") ? out.slice(0, -1) : out
+  let longest = 0
+  for (const secret of secrets) {
+    for (const form of forms(Redacted.value(secret))) {
+      for (let length = Math.min(form.length - 1, body.length); length >= shortestCut; length--) {
+        if (length > longest && body.endsWith(form.slice(0, length))) longest = length
+      }
+    }
+  }
+  return longest === 0 ? out : `${body.slice(0, body.length - longest)}${marker}${out.slice(body.length)}`
+}
+
 // What a reporter could show of a cause: its message, stack and string form, its own cause and an AggregateError's errors, a few levels deep.
 const causeText = (cause: unknown, depth: number): string => {
   if (cause === undefined || cause === null || depth > 5) return ""
@@ -66,7 +91,7 @@ export const scrub = <E extends ActionError>(error: E, secrets: ReadonlyArray<Re
   const fields: Record<string, unknown> = {}
   for (const [key, field] of Object.entries(error)) fields[key] = field
   fields.message = text(error.message, secrets)
-  if ("excerpt" in error && typeof error.excerpt === "string") fields.excerpt = text(error.excerpt, secrets)
+  if ("excerpt" in error && typeof error.excerpt === "string") fields.excerpt = excerpt(error.excerpt, secrets)
   if ("issues" in error) fields.issues = value(error.issues, secrets)
   if (error.cause !== undefined) {
     const shown = causeText(error.cause, 0)
@@ -77,3 +102,16 @@ export const scrub = <E extends ActionError>(error: E, secrets: ReadonlyArray<Re
   const Constructor = error.constructor as new (fields: Record<string, unknown>) => E
   return new Constructor(fields)
 }
+
+/**
+ * Runs `self` and scrubs any action error it fails with of the secrets
+ * `secrets` reads (read only on failure, so a call that succeeds pays
+ * nothing).
+ */
+export const redacting = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  secrets: Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>>
+): Effect.Effect<A, E, R> =>
+  Effect.catch(self, (error) =>
+    isActionError(error) ? Effect.flatMap(secrets, (read) => Effect.fail(scrub(error, read) as E)) : Effect.fail(error)
+  )

@@ -61,3 +61,17 @@ describe("redact: nested causes", () => {
     assert.strictEqual(Redact.scrub(aggregate, [secret]).cause, undefined)
   })
 })
+
+describe("redact: cut excerpts", () => {
+  it("replaces the start of a secret that an excerpt was cut through, before or after an ellipsis", () => {
+    assert.strictEqual(Redact.excerpt("token s3cr3t/t0", [secret]), "token [REDACTED]")
+    assert.strictEqual(Redact.excerpt("token s3cr3t/t…", [secret]), "token [REDACTED]…")
+    assert.strictEqual(Redact.excerpt("whole s3cr3t/t0ken+ and more", [secret]), "whole [REDACTED] and more")
+    // Fewer than three characters of a secret's start are ordinary text.
+    assert.strictEqual(Redact.excerpt("ends with s3", [secret]), "ends with s3")
+    const scrubbed = Redact.scrub(new ExecutionFailure({ action: "a", message: "failed", excerpt: "got s3cr3t/t0k" }), [
+      secret
+    ])
+    assert.strictEqual(scrubbed.excerpt, "got [REDACTED]")
+  })
+})

@@ -4,6 +4,7 @@
  * one unit so a retry repeats both.
  */
 import * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
 import type * as Action from "../../Action.ts"
 import type { ActionError } from "../../ActionError.ts"
 import * as ActionResult from "../../ActionResult.ts"
@@ -69,6 +70,23 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
       return mapped(attempt, action.mapResult, Llm.run({ ...attempt, action }))
     case "mcpTool":
       return mapped(attempt, action.mapResult, McpTool.execute({ ...attempt, action }))
+  }
+}
+
+/**
+ * The secrets a call of `action` reads (a webService's `authTokenEnv`, an
+ * mcpTool's `apiKeyEnv`), read again only when the call fails, to redact
+ * every error of the call — its result mapper's, its fallback's, its role's
+ * hooks' — in one place; `undefined` for an action that names none.
+ */
+export const secretsOf = (action: Action.Any): Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>> | undefined => {
+  switch (action._tag) {
+    case "webService":
+      return action.auth === "NO_AUTH" || action.authTokenEnv === undefined ? undefined : WebService.secretsOf(action)
+    case "mcpTool":
+      return action.apiKeyEnv === undefined ? undefined : McpTool.secretsOf(action)
+    default:
+      return undefined
   }
 }
 

@@ -405,11 +405,22 @@ const run = (call: Call, client: McpClient["Service"], credential: Credential | 
         return yield* new ExecutionFailure({
           action: name,
           message: `${label}: the tool reported an error: ${text}`,
-          excerpt: text.slice(0, 1_000)
+          // Redacted before it is cut, so a secret the cut would split is never left half shown.
+          excerpt: Redact.text(text, credential === undefined ? [] : [credential.value]).slice(0, 1_000)
         })
       }
       return McpContent.toValue(result, { outputSchema: definition.outputSchema })
     })
+  )
+
+/**
+ * The credential a call of `action` holds, for redacting what runs around it
+ * (its result mapper, fallback, its role's hooks): none when unset or refused.
+ */
+export const secretsOf = (action: Action.McpTool<any, any>): Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>> =>
+  readCredential("", action.apiKeyEnv).pipe(
+    Effect.map((credential) => (credential === undefined ? [] : [credential.value])),
+    Effect.orElseSucceed(() => [])
   )
 
 const withService = <A>(

@@ -182,6 +182,16 @@ const credentialsOf = (name: string, action: WebService): Effect.Effect<Credenti
   )
 }
 
+/**
+ * The secrets a call of `action` holds, for redacting what runs around it
+ * (its fallback, its role's hooks): none when the secret is unset or refused.
+ */
+export const secretsOf = (action: WebService): Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>> =>
+  credentialsOf("", action).pipe(
+    Effect.map((credentials) => credentials.secrets),
+    Effect.orElseSucceed(() => [])
+  )
+
 const authorize = (
   request: HttpClientRequest.HttpClientRequest,
   auth: Action.AuthType,
