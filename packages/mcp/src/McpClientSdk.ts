@@ -37,6 +37,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import type { Action } from "@rolecraft/core"
 import * as Core from "@rolecraft/core/McpClient"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -70,6 +72,9 @@ export interface Options {
 const maxPages = 1_000
 // setTimeout's largest delay; a larger (or infinite) one fires at once.
 const maxTimerMs = 2_147_483_647
+
+// The clock a fiber reads when no layer provides one.
+const defaultClock: Clock.Clock = Context.get(Context.empty(), Clock.Clock)
 
 const toMillis = (input: Duration.Input | undefined, fallback: number): number => {
   const ms = input === undefined ? fallback : Duration.toMillis(Duration.fromInputUnsafe(input))
@@ -198,8 +203,8 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
             new Core.McpClientError({ ...fields, message, cause: error })
           if (error instanceof McpError) {
             // The SDK makes up ConnectionClosed when its transport closed (it calls onclose first) and
-            // RequestTimeout only for its own timer, which this client uses at connect only: the same
-            // codes on a live connection, or after connect, were sent by the server.
+            // RequestTimeout only for its own timer; `request` turns that one into a Timeout itself, so past
+            // connect the same codes on a live connection were sent by the server.
             const serverSent =
               (error.code === ErrorCode.ConnectionClosed && state.open) ||
               (error.code === ErrorCode.RequestTimeout && phase !== "connect")
@@ -397,11 +402,7 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
        * (it sends the server `notifications/cancelled` when it fires, as an interruption does through the
        * signal), and a broken reply reported by the transport fails it at once (`failPending`).
        */
-      const request = <A>(
-        phase: Phase,
-        timeoutMs: number,
-        send: (signal: AbortSignal, timeout: number) => Promise<A>
-      ) =>
+      const waited = <A>(phase: Phase, timeoutMs: number, send: (signal: AbortSignal, timeout: number) => Promise<A>) =>
         Effect.callback<A, Core.McpClientError>((resume) => {
           const controller = new AbortController()
           const timed = timeoutMs > 0 && timeoutMs < maxTimerMs
@@ -447,6 +448,30 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
           )
           return Effect.sync(() => {
             if (settle()) controller.abort()
+          })
+        })
+
+      // On any clock but Effect's own (the TestClock) the timeout is Effect's, so tests drive it with TestClock.adjust.
+      const request = <A>(
+        phase: Phase,
+        timeoutMs: number,
+        send: (signal: AbortSignal, timeout: number) => Promise<A>
+      ) =>
+        Effect.withFiber<A, Core.McpClientError>((fiber) => {
+          if (!(timeoutMs > 0 && timeoutMs < maxTimerMs) || fiber.getRef(Clock.Clock) === defaultClock) {
+            return waited(phase, timeoutMs, send)
+          }
+          return Effect.timeoutOrElse(waited(phase, 0, send), {
+            duration: Duration.millis(timeoutMs),
+            orElse: () =>
+              Effect.fail(
+                new Core.McpClientError({
+                  reason: "Timeout",
+                  sent: true,
+                  code: ErrorCode.RequestTimeout,
+                  message: `the MCP request timed out after ${Duration.format(Duration.millis(timeoutMs))}`
+                })
+              )
           })
         })
 
