@@ -37,10 +37,10 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import type { Action } from "@rolecraft/core"
 import * as Core from "@rolecraft/core/McpClient"
-import * as Deferred from "effect/Deferred"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
@@ -72,6 +72,9 @@ export interface Options {
 const maxPages = 1_000
 // setTimeout's largest delay; a larger (or infinite) one fires at once.
 const maxTimerMs = 2_147_483_647
+
+// The clock a fiber reads when no layer provides one.
+const defaultClock: Clock.Clock = Context.get(Context.empty(), Clock.Clock)
 
 const toMillis = (input: Duration.Input | undefined, fallback: number): number => {
   const ms = input === undefined ? fallback : Duration.toMillis(Duration.fromInputUnsafe(input))
@@ -189,7 +192,7 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
 
       const client = new Client(clientInfo, { capabilities: {} })
       const state = { open: true, generation: 0, tools: undefined as ReadonlyArray<Core.ToolDefinition> | undefined }
-      const pending = new Set<Deferred.Deferred<never, Core.McpClientError>>()
+      const pending = new Set<(failure: Core.McpClientError) => void>()
 
       const toError = (error: unknown, phase: Phase): Effect.Effect<Core.McpClientError> =>
         Effect.suspend(() => {
@@ -200,8 +203,8 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
             new Core.McpClientError({ ...fields, message, cause: error })
           if (error instanceof McpError) {
             // The SDK makes up ConnectionClosed when its transport closed (it calls onclose first) and
-            // RequestTimeout only for its own timer, which this client uses at connect only: the same
-            // codes on a live connection, or after connect, were sent by the server.
+            // RequestTimeout only for its own timer; `request` turns that one into a Timeout itself, so past
+            // connect the same codes on a live connection were sent by the server.
             const serverSent =
               (error.code === ErrorCode.ConnectionClosed && state.open) ||
               (error.code === ErrorCode.RequestTimeout && phase !== "connect")
@@ -317,7 +320,7 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
         // Resuming a waiter runs its fiber on: it may register the next call before this loop ends.
         const failing = [...pending]
         pending.clear()
-        for (const deferred of failing) Deferred.doneUnsafe(deferred, Exit.fail(failure))
+        for (const fail of failing) fail(failure)
       }
 
       // The ids of the requests sent so far (the SDK numbers them 0, 1, 2, …): a reply under a
@@ -394,47 +397,89 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
         ...(instructions === undefined ? {} : { instructions })
       }
 
-      /** Fails the request at once when the transport reports a broken reply for it. */
-      const guarded = <A>(request: Effect.Effect<A, Core.McpClientError>): Effect.Effect<A, Core.McpClientError> =>
-        Effect.suspend(() => {
-          const failure = Deferred.makeUnsafe<never, Core.McpClientError>()
-          pending.add(failure)
-          return Effect.raceFirst(request, Deferred.await(failure)).pipe(
-            Effect.ensuring(Effect.sync(() => pending.delete(failure)))
+      /**
+       * One request, waited on in the caller's fiber (no fork, no race): the SDK's own timer is the timeout
+       * (it sends the server `notifications/cancelled` when it fires, as an interruption does through the
+       * signal), and a broken reply reported by the transport fails it at once (`failPending`).
+       */
+      const waited = <A>(phase: Phase, timeoutMs: number, send: (signal: AbortSignal, timeout: number) => Promise<A>) =>
+        Effect.callback<A, Core.McpClientError>((resume) => {
+          const controller = new AbortController()
+          const timed = timeoutMs > 0 && timeoutMs < maxTimerMs
+          const start = performance.now()
+          let settled = false
+          const settle = () => {
+            if (settled) return false
+            settled = true
+            pending.delete(broken)
+            return true
+          }
+          const broken = (failure: Core.McpClientError) => {
+            if (!settle()) return
+            controller.abort(failure)
+            resume(Effect.fail(failure))
+          }
+          pending.add(broken)
+          send(controller.signal, timed ? timeoutMs : maxTimerMs).then(
+            (value) => {
+              if (settle()) resume(Effect.succeed(value))
+            },
+            (error) => {
+              if (!settle()) return
+              // The SDK's own timer (it cannot fire before the time has passed): the request timed out here.
+              const ownTimeout =
+                timed &&
+                error instanceof McpError &&
+                error.code === ErrorCode.RequestTimeout &&
+                performance.now() - start >= timeoutMs - 1
+              resume(
+                ownTimeout
+                  ? Effect.fail(
+                      new Core.McpClientError({
+                        reason: "Timeout",
+                        sent: true,
+                        code: ErrorCode.RequestTimeout,
+                        message: `the MCP request timed out after ${Duration.format(Duration.millis(timeoutMs))}`
+                      })
+                    )
+                  : Effect.flatMap(toError(error, phase), Effect.fail)
+              )
+            }
           )
+          return Effect.sync(() => {
+            if (settle()) controller.abort()
+          })
         })
 
-      /**
-       * One request, bounded by `timeoutMs` on Effect's clock (interruption aborts it and the SDK
-       * sends `notifications/cancelled`); the SDK's own timer is not used, so a -32001 the server
-       * sends is never mistaken for it.
-       */
-      const request = <A>(phase: Phase, timeoutMs: number, send: (signal: AbortSignal) => Promise<A>) => {
-        const sent = guarded(
-          Effect.tryPromise({ try: send, catch: (error) => error }).pipe(
-            Effect.catch((error) => Effect.flatMap(toError(error, phase), Effect.fail))
-          )
-        )
-        if (!(timeoutMs > 0 && timeoutMs < maxTimerMs)) return sent
-        return Effect.timeoutOrElse(sent, {
-          duration: Duration.millis(timeoutMs),
-          orElse: () =>
-            Effect.fail(
-              new Core.McpClientError({
-                reason: "Timeout",
-                sent: true,
-                code: ErrorCode.RequestTimeout,
-                message: `the MCP request timed out after ${Duration.format(Duration.millis(timeoutMs))}`
-              })
-            )
+      // On any clock but Effect's own (the TestClock) the timeout is Effect's, so tests drive it with TestClock.adjust.
+      const request = <A>(
+        phase: Phase,
+        timeoutMs: number,
+        send: (signal: AbortSignal, timeout: number) => Promise<A>
+      ) =>
+        Effect.withFiber<A, Core.McpClientError>((fiber) => {
+          if (!(timeoutMs > 0 && timeoutMs < maxTimerMs) || fiber.getRef(Clock.Clock) === defaultClock) {
+            return waited(phase, timeoutMs, send)
+          }
+          return Effect.timeoutOrElse(waited(phase, 0, send), {
+            duration: Duration.millis(timeoutMs),
+            orElse: () =>
+              Effect.fail(
+                new Core.McpClientError({
+                  reason: "Timeout",
+                  sent: true,
+                  code: ErrorCode.RequestTimeout,
+                  message: `the MCP request timed out after ${Duration.format(Duration.millis(timeoutMs))}`
+                })
+              )
+          })
         })
-      }
 
       const page = (cursor: string | undefined) =>
-        request("list", listTimeoutMs, (signal) =>
+        request("list", listTimeoutMs, (signal, timeout) =>
           client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, ListResult, {
             signal,
-            timeout: maxTimerMs
+            timeout
           })
         )
 
@@ -473,12 +518,12 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
 
       const callTool: Core.Connection["callTool"] = (name, args, callOptions) =>
         Effect.map(
-          request("call", toMillis(callOptions.timeout, 0), (signal) =>
+          request("call", toMillis(callOptions.timeout, 0), (signal, timeout) =>
             client.request(
               // The SDK's request type wants a mutable record; the arguments are not changed.
               { method: "tools/call", params: { name, arguments: args as Record<string, unknown> } },
               CallResult,
-              { signal, timeout: maxTimerMs, resetTimeoutOnProgress: false }
+              { signal, timeout, resetTimeoutOnProgress: false }
             )
           ),
           (result): Core.CallToolResult => ({
