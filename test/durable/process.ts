@@ -29,11 +29,16 @@ const turns = DurableChat.make("support")
 
 const [mode = "", url = "", arg = ""] = process.argv.slice(2)
 
+// Both runners create the tables as they start: two CREATE TABLE IF NOT EXISTS at once may collide in Postgres's
+// catalog ("type … already exists"), and the second try then sees the table (as the stores' own schemas do).
 const recordTables = (sql: SqlClient.SqlClient) =>
-  Effect.all([
-    sql`CREATE TABLE IF NOT EXISTS harness_model_calls (run_id TEXT NOT NULL, pid INT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`,
-    sql`CREATE TABLE IF NOT EXISTS harness_tool_runs (run_id TEXT NOT NULL, idempotency_key TEXT, pid INT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`
-  ])
+  Effect.retry(
+    Effect.all([
+      sql`CREATE TABLE IF NOT EXISTS harness_model_calls (run_id TEXT NOT NULL, pid INT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`,
+      sql`CREATE TABLE IF NOT EXISTS harness_tool_runs (run_id TEXT NOT NULL, idempotency_key TEXT, pid INT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`
+    ]),
+    { times: 2 }
+  )
 
 const runIds = (n: number) => Array.from({ length: n }, (_, i) => `run-${i}`)
 
