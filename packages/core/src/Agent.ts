@@ -8,6 +8,7 @@
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as JsonSchema from "effect/JsonSchema"
 import type * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
@@ -40,6 +41,7 @@ import * as Hooks from "./internal/pipeline/hooks.ts"
 import type { AgentRuntime, AttemptTimeout } from "./internal/executor/attempt.ts"
 import * as Executor from "./internal/executor/execute.ts"
 import * as Redact from "./internal/redact.ts"
+import { sequence } from "./internal/chain.ts"
 import * as McpConnections from "./internal/executor/mcpPool.ts"
 import * as McpTool from "./internal/executor/mcpTool.ts"
 import type * as Knowledge from "./Knowledge.ts"
@@ -258,8 +260,10 @@ interface Registered {
   readonly guardrails: Guardrail.Policy | undefined
   readonly approval: { readonly agentId: string; readonly action: string; readonly policy: Approval.Policy | undefined }
   readonly retrieval: Omit<Parameters<typeof KnowledgeKernel.retrieve>[0], "args">
-  /** The options of its calls' span, made once (a call with a correlation id adds it to a copy). */
-  readonly span: { readonly attributes: Readonly<Record<string, string>> }
+  /** Its calls' `rolecraft.*` span attributes (a call with a correlation id adds it to a copy). */
+  readonly attributes: Readonly<Record<string, string>>
+  /** The span and metrics of a direct call (no correlation id, no tool call, content not traced), made once. */
+  readonly telemetry: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /**
    * The secrets its calls read, read again only when a call fails (`undefined` when it names none): every
    * step's error is scrubbed of them, so a hook, result mapper or fallback quoting one leaks it nowhere.
@@ -297,6 +301,7 @@ const register = (options: {
   readonly runtime: AgentRuntime
   readonly knowledgeBase: Effect.Success<typeof KnowledgeKernel.defaultBase>
   readonly traceSteps: boolean
+  readonly metrics: (action: string) => Telemetry.ActionMetrics
 }) =>
   Effect.gen(function* () {
     const { id, runtime, knowledgeBase } = options
@@ -378,6 +383,12 @@ const register = (options: {
             }),
             fallbackOf(name, policies.fallback, args)
           )
+        const attributes = {
+          "rolecraft.agent": id,
+          "rolecraft.action": name,
+          "rolecraft.role": role.identity.name,
+          "rolecraft.type": action._tag
+        }
         registry.set(name, {
           name,
           action,
@@ -387,20 +398,23 @@ const register = (options: {
           approval: { agentId: id, action: name, policy: policies.approval },
           retrieval: { action: name, policy: policies.retrieval, role, base: knowledgeBase },
           secrets: Executor.secretsOf(action),
-          span: {
-            attributes: {
-              "rolecraft.agent": id,
-              "rolecraft.action": name,
-              "rolecraft.role": role.identity.name,
-              "rolecraft.type": action._tag
-            }
-          },
+          attributes,
+          telemetry: Telemetry.executeTool(
+            { tool: name, toolCallId: undefined, attributes, arguments: undefined },
+            options.metrics(name)
+          ),
           run
         })
       }
     }
     return registry
   })
+
+/** A call's arguments as the steps pass them on. */
+type Args = Readonly<Record<string, unknown>>
+
+const isSucceeded = (effect: Effect.Effect<unknown, unknown, unknown>): boolean =>
+  Exit.isExit(effect) && Exit.isSuccess(effect)
 
 const toolOf = (
   action: string,
@@ -454,7 +468,9 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const approvals = yield* ApprovalKernel.defaultStore
     const knowledgeBase = yield* KnowledgeKernel.defaultBase
     const roles = servers === undefined ? options.roles : [...options.roles, servers]
-    const registry = yield* register({ id, roles, runtime, knowledgeBase, traceSteps: options.traceSteps === true })
+    const metricsOf = Telemetry.actionMetrics(id)
+    const traceSteps = options.traceSteps === true
+    const registry = yield* register({ id, roles, runtime, knowledgeBase, traceSteps, metrics: metricsOf })
     const authority = AuthorityKernel.compile(options.authority)
     const available = [...registry.keys()]
     const hub = yield* EventHub.makeHub
@@ -462,7 +478,6 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     // No hand-written shortcut for a step that is already settled: yielding a success Exit costs ~0.03 µs in Effect 4.
     const traced: Observe.StepTracer = trace
 
-    const metricsOf = Telemetry.actionMetrics(id)
     const traceContent = options.traceContent === true
     // Names from outside (a model's, a client's) are unbounded: metrics of unknown ones share one series.
     const metricsFor = (name: string) => metricsOf(registry.has(name) ? name : "(unknown)")
@@ -481,45 +496,74 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       // Each step's error is redacted inside its step span, before the call's span, metrics and events see it.
       const secrets = registered?.secrets
       const step: Observe.StepTracer =
-        secrets === undefined ? traced : (stepName, effect) => traced(stepName, Redact.redacting(effect, secrets))
-      return Effect.gen(function* () {
+        secrets === undefined
+          ? traced
+          : (stepName, effect) => traced(stepName, isSucceeded(effect) ? effect : Redact.redacting(effect, secrets))
+      // Each step gets the previous one's value; settled steps continue at once, without the runtime.
+      return Effect.suspend(() => {
         const { params: raw, token } = ApprovalKernel.strip(rawParams, requestToken)
         const tool = toolOf(name, raw, registry)
-        yield* step("authority", AuthorityKernel.check(authority, name, tool)) // 1
-        const entry = registry.get(name) ?? (yield* notFound(name))
-        const { action, role, state, guardrails } = entry
-        yield* step(
-          "approval",
-          ApprovalKernel.verify({ ...entry.approval, tool, token, params: raw, store: approvals })
-        ) // 2
-        const hooked = yield* step("beforeHook", Hooks.before(role.hooks, name, raw)) // 3
-        const guarded = yield* step("inputGuardrail", GuardrailKernel.checkInput(name, guardrails?.input, hooked))
-        const args = yield* step("conversion", Conversion.decode(action.parameters, guarded, { action: name })) // 4
-        const contract = action.policies.contract
-        yield* step("precondition", ContractKernel.checkPre(name, contract, args, Ref.getUnsafe(state))) // 5
-        const knowledge = yield* step("retrieval", KnowledgeKernel.retrieve({ ...entry.retrieval, args })) // 6
-        const result = yield* step("run", entry.run(args, knowledge)) // 7
-        const output = yield* step("outputGuardrail", GuardrailKernel.checkOutput(name, guardrails?.output, result)) // 8
-        const invariants = role.state?.invariants
-        yield* step(
-          "postcondition",
-          ContractKernel.checkPost(name, contract, output, args, Ref.getUnsafe(state), invariants)
-        ) // 9
-        yield* step("afterHook", Hooks.after(role.hooks, name, args, output)) // 10
-        return output
-      }).pipe(
-        Telemetry.executeTool(
-          {
-            tool: call?.tool ?? name,
-            toolCallId: call?.id,
-            attributes:
-              registered !== undefined && correlationId === undefined
-                ? registered.span.attributes
-                : spanAttributes(id, name, registered, correlationId),
-            arguments: traceContent ? () => ApprovalKernel.strip(rawParams).params : undefined
+        let entry: Registered
+        let args: Args
+        let output: unknown
+        return sequence<ActionError | RetrievalFailure, any>([
+          () => step("authority", AuthorityKernel.check(authority, name, tool)), // 1
+          () => {
+            const found = registry.get(name)
+            if (found === undefined) return notFound(name)
+            entry = found
+            return step(
+              "approval",
+              ApprovalKernel.verify({ ...entry.approval, tool, token, params: raw, store: approvals })
+            ) // 2
           },
-          metricsFor(name)
-        ),
+          () => step("beforeHook", Hooks.before(entry.role.hooks, name, raw)), // 3
+          (hooked: Args) => step("inputGuardrail", GuardrailKernel.checkInput(name, entry.guardrails?.input, hooked)),
+          (guarded: Args) => step("conversion", Conversion.decode(entry.action.parameters, guarded, { action: name })), // 4
+          (decoded: Args) => {
+            args = decoded
+            return step(
+              "precondition",
+              ContractKernel.checkPre(name, entry.action.policies.contract, args, Ref.getUnsafe(entry.state))
+            ) // 5
+          },
+          () => step("retrieval", KnowledgeKernel.retrieve({ ...entry.retrieval, args })), // 6
+          (knowledge: ReadonlyArray<Knowledge.Passage>) => step("run", entry.run(args, knowledge)), // 7
+          (result: unknown) =>
+            step("outputGuardrail", GuardrailKernel.checkOutput(name, entry.guardrails?.output, result)), // 8
+          (checked: unknown) => {
+            output = checked
+            const { action, role, state } = entry
+            return step(
+              "postcondition",
+              ContractKernel.checkPost(
+                name,
+                action.policies.contract,
+                output,
+                args,
+                Ref.getUnsafe(state),
+                role.state?.invariants
+              )
+            ) // 9
+          },
+          () => step("afterHook", Hooks.after(entry.role.hooks, name, args, output)), // 10
+          () => Effect.succeed(output)
+        ])
+      }).pipe(
+        registered !== undefined && correlationId === undefined && call === undefined && !traceContent
+          ? registered.telemetry
+          : Telemetry.executeTool(
+              {
+                tool: call?.tool ?? name,
+                toolCallId: call?.id,
+                attributes:
+                  registered !== undefined && correlationId === undefined
+                    ? registered.attributes
+                    : spanAttributes(id, name, registered, correlationId),
+                arguments: traceContent ? () => ApprovalKernel.strip(rawParams).params : undefined
+              },
+              metricsFor(name)
+            ),
         Observe.observe(hub, () => subjectOf(id, name, registered, correlationId))
       )
     }

@@ -12,6 +12,7 @@ import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
+import type * as Tracer from "effect/Tracer"
 import { isActionError } from "../../ActionError.ts"
 import * as Metrics from "../../Metrics.ts"
 import { shorten } from "../text.ts"
@@ -114,48 +115,48 @@ export interface ToolCall {
  * Runs one call in its `execute_tool {tool}` span (kind internal) and records
  * its metrics: on failure the span gets `error.type` and
  * `rolecraft.category`; with content traced, `gen_ai.tool.call.arguments` and
- * (on success) `gen_ai.tool.call.result`.
+ * (on success) `gen_ai.tool.call.result`. The span's options are made here,
+ * once: an agent prepares this per action and reuses it for every call.
  */
-export const executeTool =
-  (call: ToolCall, metrics: ActionMetrics | undefined) =>
-  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
-    const traceContent = call.arguments !== undefined
-    const attributes: Record<string, unknown> = {
+export const executeTool = (call: ToolCall, metrics: ActionMetrics | undefined) => {
+  const traceContent = call.arguments !== undefined
+  const name = `execute_tool ${call.tool}`
+  // The call site is always the pipeline: a stack trace would say nothing and costs a capture per call.
+  const options = {
+    kind: "internal",
+    attributes: {
       "gen_ai.operation.name": "execute_tool",
       "gen_ai.tool.name": call.tool,
       ...(call.toolCallId === undefined ? {} : { "gen_ai.tool.call.id": call.toolCallId }),
       ...call.attributes,
       ...(call.arguments === undefined ? {} : { "gen_ai.tool.call.arguments": content(call.arguments()) })
+    },
+    captureStackTrace: false
+  } as const
+  const annotate = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>): void => {
+    if (Exit.isSuccess(exit)) {
+      if (traceContent) span.attribute("gen_ai.tool.call.result", content(exit.value))
+      return
     }
-    const annotate = (exit: Exit.Exit<A, E>): Effect.Effect<void> => {
-      if (Exit.isSuccess(exit)) {
-        return traceContent ? Effect.annotateCurrentSpan("gen_ai.tool.call.result", content(exit.value)) : Effect.void
-      }
-      const category = categoryOf(exit.cause)
-      return category === undefined
-        ? Effect.void
-        : Effect.annotateCurrentSpan({ "error.type": category, "rolecraft.category": category })
-    }
-    // One clock read at each end and one context read per call: this wraps every call of every agent.
-    const measured =
-      metrics === undefined
-        ? Effect.onExit(self, annotate)
-        : Effect.clockWith((clock) => {
-            const start = clock.currentTimeMillisUnsafe()
-            return Effect.onExit(self, (exit) =>
-              Effect.contextWith((context: Context.Context<never>) => {
-                metrics.recordUnsafe(exit, clock.currentTimeMillisUnsafe() - start, context)
-                return annotate(exit)
-              })
-            )
-          })
-    // The call site is always the pipeline: a stack trace would say nothing and costs a capture per call.
-    return Effect.withSpan(measured, `execute_tool ${call.tool}`, {
-      kind: "internal",
-      attributes,
-      captureStackTrace: false
-    })
+    const category = categoryOf(exit.cause)
+    if (category === undefined) return
+    span.attribute("error.type", category)
+    span.attribute("rolecraft.category", category)
   }
+  // One fiber read, two clock reads, and the span's own bookkeeping: this wraps every call of every agent.
+  return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.withFiber((fiber) => {
+      const clock = fiber.getRef(Clock.Clock)
+      const start = clock.currentTimeMillisUnsafe()
+      return Effect.useSpan(name, options, (span) =>
+        Effect.onExit(Effect.withParentSpan(self, span, options), (exit) => {
+          metrics?.recordUnsafe(exit, clock.currentTimeMillisUnsafe() - start, fiber.context)
+          annotate(span, exit)
+          return Effect.void
+        })
+      )
+    })
+}
 
 // =============================================================================
 // chat (one model call)
