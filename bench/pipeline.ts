@@ -72,7 +72,7 @@ const guarded = (name: string) =>
     })
   )
 
-const strict = Role.make({
+export const strict = Role.make({
   identity: { name: "strict", goal: "Plan trips carefully", domain: "travel" },
   spec: { knowledge: ["bench-corpus"] },
   state: {
@@ -86,7 +86,7 @@ const strict = Role.make({
   }
 })
 
-const corpus = Array.from({ length: 12 }, (_, i) => ({
+export const corpus = Array.from({ length: 12 }, (_, i) => ({
   source: `doc-${i}`,
   text: [
     "Late checkout is possible until noon on request.",

@@ -6,7 +6,8 @@
  *
  * Run: node bench/profile.ts <path> [seconds] [profile.cpuprofile]
  * where <path> is one of: webservice-action, webservice-bare, webservice-local,
- * undici, mcp-action, mcp-raw, pipeline-local (a local action, no I/O). Prints µs per call; with a file name, writes
+ * undici, mcp-action, mcp-raw, pipeline-local (a local action, no I/O),
+ * pipeline-policies (the same with every policy but approval on). Prints µs per call; with a file name, writes
  * a CPU profile of the timed loop only (after the warm-up: start-up, module
  * loading and compilation are left out) through `node:inspector`.
  * `node bench/profile.ts summary <file.cpuprofile>` prints a profile's self
@@ -16,12 +17,13 @@
 import { readFileSync, writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Action, Agent, Role } from "@rolecraft/core"
+import { Action, Agent, KnowledgeBase, Role } from "@rolecraft/core"
 import { McpClientSdk } from "@rolecraft/mcp"
-import { Effect, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import * as HttpClient from "effect/http/HttpClient"
 import { request } from "undici"
 import { agentFor, everything, rawStdioClient } from "./mcp.ts"
+import { corpus, strict } from "./pipeline.ts"
 import { isMain } from "./report.ts"
 import { roleFor, startServer } from "./webservice.ts"
 
@@ -33,6 +35,7 @@ type Path =
   | "mcp-action"
   | "mcp-raw"
   | "pipeline-local"
+  | "pipeline-policies"
 
 const travel = Role.make({
   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
@@ -82,6 +85,21 @@ export const profile = async (path: Path, seconds: number): Promise<void> => {
         const agent = yield* Agent.make({ id: "profile", roles: [travel] })
         return yield* loop(seconds, () => agent.executeAction("nights", args))
       }).pipe(Effect.scoped)
+    )
+    return
+  }
+  if (path === "pipeline-policies") {
+    const args = { checkIn: "2026-11-02", checkOut: "2026-11-05" }
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const agent = yield* Agent.make({ id: "profile", roles: [strict] })
+        return yield* loop(seconds, () => agent.executeAction("everyPolicyButApproval", args))
+      }).pipe(
+        Effect.scoped,
+        Effect.provide(
+          Layer.effect(KnowledgeBase.KnowledgeBase, KnowledgeBase.make({ load: () => Effect.succeed(corpus) }))
+        )
+      )
     )
     return
   }

@@ -407,6 +407,19 @@ const readBody = (
   if (success && Number.isFinite(declared) && declared > limit) {
     return Effect.fail(tooLarge(call, `a Content-Length of ${declared} bytes`))
   }
+  // A declared length within the cap, not content-encoded, is read whole: the client stops at the declared
+  // length, and one read costs less than a stream of chunks (the success path of nearly every JSON API).
+  // An encoded body streams: a client that decodes it itself (fetch) could hand back more than was declared.
+  const encoding = response.headers["content-encoding"]
+  if (Number.isFinite(declared) && declared <= limit && (encoding === undefined || encoding === "identity")) {
+    return Effect.matchEffect(response.arrayBuffer, {
+      onFailure: (error) =>
+        error.reason._tag === "EmptyBodyError"
+          ? Effect.succeed(new Uint8Array(0))
+          : Effect.fail(connectionFailure(call, error.reason.cause)),
+      onSuccess: (buffer) => Effect.succeed(new Uint8Array(buffer))
+    })
+  }
   const chunks: Array<Uint8Array> = []
   let size = 0
   let over = false
