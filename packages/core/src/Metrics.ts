@@ -37,7 +37,8 @@
  *
  * @since 0.1.0
  */
-import * as Metric from "effect/Metric"
+import type * as Metric from "effect/Metric"
+import * as Series from "./internal/events/series.ts"
 
 /**
  * Every call an agent runs through its pipeline, by agent and action.
@@ -45,10 +46,7 @@ import * as Metric from "effect/Metric"
  * @category metrics
  * @since 0.1.0
  */
-export const actionCalls: Metric.Counter<number> = Metric.counter("rolecraft.action.calls", {
-  description: "Calls an agent ran through its pipeline",
-  incremental: true
-})
+export const actionCalls: Metric.Counter<number> = Series.actionCalls()
 
 /**
  * Every failed call, by agent, action and category.
@@ -56,10 +54,7 @@ export const actionCalls: Metric.Counter<number> = Metric.counter("rolecraft.act
  * @category metrics
  * @since 0.1.0
  */
-export const actionFailures: Metric.Counter<number> = Metric.counter("rolecraft.action.failures", {
-  description: "Calls that failed, by category",
-  incremental: true
-})
+export const actionFailures: Metric.Counter<number> = Series.actionFailures()
 
 /**
  * How long each call took, in milliseconds, from the pipeline's first step to
@@ -68,10 +63,7 @@ export const actionFailures: Metric.Counter<number> = Metric.counter("rolecraft.
  * @category metrics
  * @since 0.1.0
  */
-export const actionDuration: Metric.Histogram<number> = Metric.histogram("rolecraft.action.duration", {
-  description: "Duration of a call through the pipeline, in milliseconds",
-  boundaries: Metric.exponentialBoundaries({ start: 1, factor: 2, count: 18 })
-})
+export const actionDuration: Metric.Histogram<number> = Series.actionDuration()
 
 /**
  * Tokens of each model call, one observation for the input and one for the
@@ -80,10 +72,7 @@ export const actionDuration: Metric.Histogram<number> = Metric.histogram("rolecr
  * @category metrics
  * @since 0.1.0
  */
-export const tokenUsage: Metric.Histogram<number> = Metric.histogram("gen_ai.client.token.usage", {
-  description: "Number of input and output tokens used by a model call",
-  boundaries: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864]
-})
+export const tokenUsage: Metric.Histogram<number> = Series.tokenUsage()
 
 /**
  * How long each model call took, in seconds, as the GenAI conventions' client
@@ -92,7 +81,4 @@ export const tokenUsage: Metric.Histogram<number> = Metric.histogram("gen_ai.cli
  * @category metrics
  * @since 0.1.0
  */
-export const operationDuration: Metric.Histogram<number> = Metric.histogram("gen_ai.client.operation.duration", {
-  description: "Duration of a model call, in seconds",
-  boundaries: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
-})
+export const operationDuration: Metric.Histogram<number> = Series.operationDuration()

@@ -118,9 +118,9 @@ export interface Host<R> {
  * retrieval failure). Interruption stops the turn and its tool calls.
  *
  * - `chatStream`, `resumeStream`: the same turns as streams of chat events,
- *   `TurnFinished` last; `chat` and `resume` are these streams run to their
- *   end, but call the model without streaming (one `TextDelta` per step),
- *   while the streams stream each model call. Stopping the stream
+ *   `TurnFinished` last; `chat` and `resume` run the same loop to the same
+ *   result, but call the model without streaming and make no events, while
+ *   the streams stream each model call. Stopping the stream
  *   (interrupting it, or no longer pulling) stops the turn: the model's HTTP
  *   stream is aborted, running tool calls are interrupted, and no partial
  *   text is kept anywhere.
@@ -857,7 +857,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     }).pipe(span(options, true))
 
   // ---------------------------------------------------------------------------
-  // The turns as streams, and run to their end
+  // The turns as streams, and run without one
   // ---------------------------------------------------------------------------
 
   /** A turn as a stream of its events, `TurnFinished` last. */
@@ -878,17 +878,13 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       { bufferSize: 16, strategy: "suspend" }
     )
 
-  /** The result a turn's stream ends with. */
-  const finish = (stream: Stream.Stream<ChatEvent, ActionError, R>): Effect.Effect<ChatResult, ActionError, R> =>
-    Effect.flatMap(
-      Stream.runFold(
-        stream,
-        (): ChatResult | undefined => undefined,
-        (last, event) => (event._tag === "TurnFinished" ? event.result : last)
-      ),
-      (result) =>
-        result === undefined ? Effect.die(new Error("a chat turn ended without TurnFinished")) : Effect.succeed(result)
-    )
+  /** How `chat` and `resume` run a turn: the same loop, its events dropped as they happen, no stream. */
+  const unstreamed: Mode = {
+    emit: () => Effect.void,
+    emitAll: () => Effect.void,
+    streaming: false,
+    argumentDeltas: false
+  }
 
   const chatStream: Chats<R>["chatStream"] = (input, options) =>
     events((mode) => start(input, options, mode), true, options?.argumentDeltas ?? false)
@@ -896,10 +892,9 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   const resumeStream: Chats<R>["resumeStream"] = (state, decisions, options) =>
     events((mode) => proceed(state, decisions, options, mode), true, options?.argumentDeltas ?? false)
 
-  const chat: Chats<R>["chat"] = (input, options) => finish(events((mode) => start(input, options, mode), false, false))
+  const chat: Chats<R>["chat"] = (input, options) => start(input, options, unstreamed)
 
-  const resume: Chats<R>["resume"] = (state, decisions, options) =>
-    finish(events((mode) => proceed(state, decisions, options, mode), false, false))
+  const resume: Chats<R>["resume"] = (state, decisions, options) => proceed(state, decisions, options, unstreamed)
 
   return { chat, resume, chatStream, resumeStream }
 }

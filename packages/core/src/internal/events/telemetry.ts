@@ -11,10 +11,10 @@ import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Metric from "effect/Metric"
+import type * as Metric from "effect/Metric"
 import type * as Tracer from "effect/Tracer"
 import { isActionError } from "../../ActionError.ts"
-import * as Metrics from "../../Metrics.ts"
+import * as Series from "./series.ts"
 import { shorten } from "../text.ts"
 
 /** The longest argument or result text put on a span (opt-in), in characters. */
@@ -64,13 +64,13 @@ export const actionMetrics = (agentId: string): ((action: string) => ActionMetri
     const known = byAction.get(action)
     if (known !== undefined) return known
     const attributes = { "rolecraft.agent": agentId, "rolecraft.action": action }
-    const calls = Metric.withAttributes(Metrics.actionCalls, attributes)
-    const duration = Metric.withAttributes(Metrics.actionDuration, attributes)
+    const calls = Series.actionCalls(attributes)
+    const duration = Series.actionDuration(attributes)
     const failures = new Map<string, Metric.Counter<number>>()
     const failure = (category: string) => {
       let metric = failures.get(category)
       if (metric === undefined) {
-        metric = Metric.withAttributes(Metrics.actionFailures, { ...attributes, "rolecraft.category": category })
+        metric = Series.actionFailures({ ...attributes, "rolecraft.category": category })
         failures.set(category, metric)
       }
       return metric
@@ -178,6 +178,40 @@ export interface ModelAnswer {
   readonly outputTokens: number
 }
 
+/** The metric series of model calls to one provider and model, made once and reused by every call. */
+interface ModelMetrics {
+  readonly duration: Metric.Histogram<number>
+  readonly inputTokens: Metric.Histogram<number>
+  readonly outputTokens: Metric.Histogram<number>
+  readonly failed: (category: string) => Metric.Histogram<number>
+}
+
+// Series by provider and model. Models named per call are few in practice; past this many, series are made per call.
+const maxModelSeries = 256
+const modelSeries = new Map<string, ModelMetrics>()
+
+const modelMetrics = (common: Readonly<Record<string, string>>): ModelMetrics => {
+  const key = `${common["gen_ai.provider.name"]}\u0000${common["gen_ai.request.model"] ?? ""}`
+  const known = modelSeries.get(key)
+  if (known !== undefined) return known
+  const failures = new Map<string, Metric.Histogram<number>>()
+  const made: ModelMetrics = {
+    duration: Series.operationDuration(common),
+    inputTokens: Series.tokenUsage({ ...common, "gen_ai.token.type": "input" }),
+    outputTokens: Series.tokenUsage({ ...common, "gen_ai.token.type": "output" }),
+    failed: (category) => {
+      let metric = failures.get(category)
+      if (metric === undefined) {
+        metric = Series.operationDuration({ ...common, "error.type": category })
+        failures.set(category, metric)
+      }
+      return metric
+    }
+  }
+  if (modelSeries.size < maxModelSeries) modelSeries.set(key, made)
+  return made
+}
+
 /**
  * Runs one model call in its `chat {model}` span (kind client; `chat` when no
  * model is known) and records `gen_ai.client.token.usage` and
@@ -192,55 +226,44 @@ export const chat =
       "gen_ai.provider.name": call.provider,
       ...(call.model === undefined ? {} : { "gen_ai.request.model": call.model })
     }
-    const attributes: Record<string, unknown> = {
-      ...common,
-      ...(call.temperature === undefined ? {} : { "gen_ai.request.temperature": call.temperature }),
-      "rolecraft.action": call.action
+    const metrics = modelMetrics(common)
+    // The call site is always `generate`: a stack trace would say nothing and costs a capture per call.
+    const options = {
+      kind: "client",
+      attributes: {
+        ...common,
+        ...(call.temperature === undefined ? {} : { "gen_ai.request.temperature": call.temperature }),
+        "rolecraft.action": call.action
+      },
+      captureStackTrace: false
+    } as const
+    const ended = (span: Tracer.Span, exit: Exit.Exit<A, E>, seconds: number, context: Context.Context<never>) => {
+      if (Exit.isFailure(exit)) {
+        const category = categoryOf(exit.cause)
+        if (category === undefined) return
+        span.attribute("error.type", category)
+        span.attribute("rolecraft.category", category)
+        metrics.failed(category).updateUnsafe(seconds, context)
+        return
+      }
+      const answered = answer(exit.value)
+      if (answered.model !== undefined) span.attribute("gen_ai.response.model", answered.model)
+      span.attribute("gen_ai.response.finish_reasons", [answered.finishReason])
+      span.attribute("gen_ai.usage.input_tokens", answered.inputTokens)
+      span.attribute("gen_ai.usage.output_tokens", answered.outputTokens)
+      metrics.duration.updateUnsafe(seconds, context)
+      metrics.inputTokens.updateUnsafe(answered.inputTokens, context)
+      metrics.outputTokens.updateUnsafe(answered.outputTokens, context)
     }
-    const measured = Effect.flatMap(Clock.currentTimeMillis, (start) =>
-      Effect.onExit(self, (exit) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const seconds = (now - start) / 1000
-          if (Exit.isFailure(exit)) {
-            const category = categoryOf(exit.cause)
-            if (category === undefined) return Effect.void
-            return Effect.andThen(
-              Effect.annotateCurrentSpan({ "error.type": category, "rolecraft.category": category }),
-              Metric.update(
-                Metric.withAttributes(Metrics.operationDuration, { ...common, "error.type": category }),
-                seconds
-              )
-            )
-          }
-          const answered = answer(exit.value)
-          return Effect.all(
-            [
-              Effect.annotateCurrentSpan({
-                ...(answered.model === undefined ? {} : { "gen_ai.response.model": answered.model }),
-                "gen_ai.response.finish_reasons": [answered.finishReason],
-                "gen_ai.usage.input_tokens": answered.inputTokens,
-                "gen_ai.usage.output_tokens": answered.outputTokens
-              }),
-              Metric.update(Metric.withAttributes(Metrics.operationDuration, common), seconds),
-              Metric.update(
-                Metric.withAttributes(Metrics.tokenUsage, { ...common, "gen_ai.token.type": "input" }),
-                answered.inputTokens
-              ),
-              Metric.update(
-                Metric.withAttributes(Metrics.tokenUsage, { ...common, "gen_ai.token.type": "output" }),
-                answered.outputTokens
-              )
-            ],
-            { discard: true }
-          )
+    return Effect.withFiber((fiber) => {
+      const clock = fiber.getRef(Clock.Clock)
+      const start = clock.currentTimeMillisUnsafe()
+      return Effect.useSpan(call.model === undefined ? "chat" : `chat ${call.model}`, options, (span) =>
+        Effect.onExit(Effect.withParentSpan(self, span, options), (exit) => {
+          ended(span, exit, (clock.currentTimeMillisUnsafe() - start) / 1000, fiber.context)
+          return Effect.void
         })
       )
-    )
-    // The call site is always `generate`: a stack trace would say nothing and costs a capture per call.
-    return Effect.withSpan(measured, call.model === undefined ? "chat" : `chat ${call.model}`, {
-      kind: "client",
-      attributes,
-      captureStackTrace: false
     })
   }
 
