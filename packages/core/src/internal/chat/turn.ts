@@ -498,11 +498,6 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       const seen = new Set<string>()
       const idOf = new Map<number, string>()
       let response: LanguageModel.Response | undefined
-      const parts = turn.streaming
-        ? model.stream(request)
-        : Stream.flatMap(Stream.fromEffect(model.generate(request)), (answer) =>
-            Stream.fromIterable(LanguageModel.partsOf(answer))
-          )
       /** The events of a batch of parts (one batch, one offer to the caller). */
       const eventsOf = (batch: ReadonlyArray<LanguageModel.StreamPart>): ReadonlyArray<ChatEvent> => {
         const events: Array<ChatEvent> = []
@@ -545,9 +540,20 @@ export const make = <R>(host: Host<R>): Chats<R> => {
         })
         return { ...finished, toolCalls }
       }
-      return turn.emit({ _tag: "StepStarted", step }).pipe(
+      const started = turn.emit({ _tag: "StepStarted", step })
+      // Not streaming: the whole answer, its parts read at once (no stream to run).
+      if (!turn.streaming) {
+        return Effect.andThen(
+          started,
+          Effect.flatMap(model.generate(request), (answer) => {
+            const events = eventsOf(LanguageModel.partsOf(answer))
+            return Effect.as(events.length === 0 ? Effect.void : turn.emitAll(events), withIds())
+          })
+        )
+      }
+      return started.pipe(
         Effect.andThen(
-          Stream.runForEachArray(parts, (batch) => {
+          Stream.runForEachArray(model.stream(request), (batch) => {
             const events = eventsOf(batch)
             return events.length === 0 ? Effect.void : turn.emitAll(events)
           })
@@ -609,85 +615,116 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   const usageOf = (turn: Turn): Effect.Effect<Usage> =>
     Effect.map(turn.meter.total, ({ usage }) => LanguageModel.addUsage(turn.prior, usage))
 
-  const loop = (model: LanguageModel.LanguageModel["Service"], turn: Turn): Effect.Effect<ChatResult, ActionError, R> =>
-    Effect.gen(function* () {
-      while (turn.steps < turn.settings.maxSteps) {
-        const kit = yield* offered(turn, turn.steps + 1)
-        const hook = turn.settings.hooks?.model
-        const response = yield* hook === undefined
+  /** The turn's model calls and tool calls, step after step, to its result. */
+  const loop = (
+    model: LanguageModel.LanguageModel["Service"],
+    turn: Turn
+  ): Effect.Effect<ChatResult, ActionError, R> => {
+    if (turn.steps >= turn.settings.maxSteps) {
+      return Effect.map(usageOf(turn), (usage) =>
+        StepLimitReached({ messages: turn.messages, usage, steps: turn.steps })
+      )
+    }
+    return Effect.flatMap(offered(turn, turn.steps + 1), (kit) => {
+      const hook = turn.settings.hooks?.model
+      const called =
+        hook === undefined
           ? generate(model, turn, kit)
           : hook({ _tag: "Model", step: turn.steps + 1 }, generate(model, turn, kit))
-        turn.steps += 1
-        const calls = response.toolCalls
-        turn.messages.push(
-          calls.length === 0
-            ? { role: "assistant", content: response.text }
-            : { role: "assistant", content: response.text, toolCalls: calls }
-        )
-        if (hub.subscribers() > 0) {
-          yield* EventHub.publish(hub, {
-            _tag: "ChatStep",
-            agentId: id,
-            step: turn.steps,
-            toolCalls: calls.length,
-            usage: response.usage,
-            timestamp: yield* Clock.currentTimeMillis
-          })
-        }
-        const stepFinished: StepFinished = {
-          _tag: "StepFinished",
-          step: turn.steps,
-          finishReason: response.finishReason,
-          usage: response.usage
-        }
-        if (calls.length === 0) {
-          yield* turn.emit(stepFinished)
-          const output = turn.settings.output
-          const decoded =
-            output === undefined
-              ? undefined
-              : yield* Effect.map(
-                  LlmExecutor.decodeReply(chatAction, output.schema, response.text, "output schema") as Effect.Effect<
-                    unknown,
-                    ValidationError
-                  >,
-                  (value) => ({ value })
-                )
-          return Completed({
+      return Effect.flatMap(called, (response) => stepped(model, turn, kit, response))
+    })
+  }
+
+  /** What follows one model call: the answer, or the tool calls' results and the next step. */
+  const stepped = (
+    model: LanguageModel.LanguageModel["Service"],
+    turn: Turn,
+    kit: McpToolkit.McpToolkit,
+    response: LanguageModel.Response
+  ): Effect.Effect<ChatResult, ActionError, R> => {
+    turn.steps += 1
+    const calls = response.toolCalls
+    turn.messages.push(
+      calls.length === 0
+        ? { role: "assistant", content: response.text }
+        : { role: "assistant", content: response.text, toolCalls: calls }
+    )
+    const published =
+      hub.subscribers() === 0
+        ? Effect.void
+        : Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
+            EventHub.publish(hub, {
+              _tag: "ChatStep",
+              agentId: id,
+              step: turn.steps,
+              toolCalls: calls.length,
+              usage: response.usage,
+              timestamp
+            })
+          )
+    const stepFinished: StepFinished = {
+      _tag: "StepFinished",
+      step: turn.steps,
+      finishReason: response.finishReason,
+      usage: response.usage
+    }
+    if (calls.length === 0) {
+      const output = turn.settings.output
+      const decoded =
+        output === undefined
+          ? Effect.succeed(undefined)
+          : Effect.map(
+              LlmExecutor.decodeReply(chatAction, output.schema, response.text, "output schema") as Effect.Effect<
+                unknown,
+                ValidationError
+              >,
+              (value) => ({ value })
+            )
+      return published.pipe(
+        Effect.andThen(turn.emit(stepFinished)),
+        Effect.andThen(Effect.zip(decoded, usageOf(turn))),
+        Effect.map(([decodedOutput, usage]) =>
+          Completed({
             text: response.text,
             messages: turn.messages,
-            usage: yield* usageOf(turn),
+            usage,
             steps: turn.steps,
             finishReason: response.finishReason,
             ...(response.refusal === undefined ? {} : { refusal: response.refusal }),
-            ...(decoded === undefined ? {} : { output: decoded.value })
+            ...(decodedOutput === undefined ? {} : { output: decodedOutput.value })
           })
-        }
-        const answers = yield* answerAll(calls, kit, turn)
+        )
+      )
+    }
+    return Effect.andThen(
+      published,
+      Effect.flatMap(answerAll(calls, kit, turn), (answers) => {
         const pending: Array<PendingCall> = []
         for (const answer of answers) {
           if (answer.pending === undefined) turn.messages.push(answer.message)
           else pending.push(answer.pending)
         }
-        yield* turn.emit(stepFinished)
-        if (pending.length > 0) {
-          yield* turn.emit({ _tag: "ApprovalRequested", pending })
-          const usage = yield* usageOf(turn)
-          return AwaitingApproval({
-            pending,
-            state: {
-              version: pausedStateVersion,
-              messages: turn.messages,
+        if (pending.length === 0) return Effect.andThen(turn.emit(stepFinished), loop(model, turn))
+        return turn.emit(stepFinished).pipe(
+          Effect.andThen(turn.emit({ _tag: "ApprovalRequested", pending })),
+          Effect.andThen(usageOf(turn)),
+          Effect.map((usage) =>
+            AwaitingApproval({
               pending,
-              steps: turn.steps,
-              maxSteps: turn.settings.maxSteps,
-              usage
-            }
-          })
-        }
-      }
-      return StepLimitReached({ messages: turn.messages, usage: yield* usageOf(turn), steps: turn.steps })
-    })
+              state: {
+                version: pausedStateVersion,
+                messages: turn.messages,
+                pending,
+                steps: turn.steps,
+                maxSteps: turn.settings.maxSteps,
+                usage
+              }
+            })
+          )
+        )
+      })
+    )
+  }
 
   /** Runs `body` with a fresh usage meter for the turn (nested in any meter already there). */
   const metered = <A>(
@@ -732,20 +769,18 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     options: ChatOptions | undefined,
     mode: Mode
   ): Effect.Effect<ChatResult, ActionError, R> =>
-    Effect.gen(function* () {
+    Effect.suspend(() => {
       const settings = settingsOf(options, host.roles, 10)
-      if (Result.isFailure(settings)) return yield* settings.failure
-      const model = yield* requireModel
+      if (Result.isFailure(settings)) return Effect.fail(settings.failure)
       const first = options?.system ?? system
-      const messages: Array<LanguageModel.Message> =
-        typeof input === "string"
-          ? [
-              { role: "system", content: first },
-              { role: "user", content: input }
-            ]
-          : yield* ChatMessages.historyOf(chatAction, input, first)
-      return yield* metered((meter) =>
-        loop(model, { messages, steps: 0, prior: zero, settings: settings.success, meter, ...mode })
+      const history: Effect.Effect<Array<LanguageModel.Message>, ActionError> = typeof input === "string"
+        ? Effect.succeed([
+            { role: "system", content: first },
+            { role: "user", content: input }
+          ])
+        : ChatMessages.historyOf(chatAction, input, first)
+      return Effect.flatMap(Effect.zip(requireModel, history), ([model, messages]) =>
+        metered((meter) => loop(model, { messages, steps: 0, prior: zero, settings: settings.success, meter, ...mode }))
       )
     }).pipe(span(options, false))
 
