@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Duration from "effect/Duration"
 import * as ActionError from "../src/ActionError.ts"
 
 describe("ActionError.actionNotFound", () => {
@@ -20,5 +21,68 @@ describe("ActionError.actionNotFound", () => {
 
   it("says when no action is available", () => {
     assert.strictEqual(ActionError.actionNotFound("x", []).message, 'no action "x"; no action is available')
+  })
+})
+
+describe("action errors hold plain data", () => {
+  const fields = { action: "book", message: "book: the upstream refused" }
+  const made: ReadonlyArray<ActionError.ActionError | ActionError.RetrievalFailure> = [
+    ActionError.actionNotFound("book", ["search"]),
+    new ActionError.ValidationError({ ...fields, issues: [{ path: "nights", message: "expected an integer" }] }),
+    new ActionError.Unauthorized(fields),
+    new ActionError.ApprovalRequired({ ...fields, reason: "charges the card", check: "missing" }),
+    new ActionError.GuardrailViolation({ ...fields, stage: "input", rule: "maxLength" }),
+    new ActionError.ContractViolation({ ...fields, stage: "pre", rule: "nights > 0" }),
+    new ActionError.Timeout({ ...fields, after: Duration.seconds(30) }),
+    new ActionError.TransientFailure({ ...fields, status: 503 }),
+    new ActionError.ExecutionFailure({ ...fields, status: 404, excerpt: "no such room" }),
+    new ActionError.RetrievalFailure({ ...fields, source: "faq.md" })
+  ]
+
+  for (const error of made) {
+    it(`${error._tag} carries no stack frames: its stack is its tag and message`, () => {
+      assert.strictEqual(error.stack, `${error._tag}: ${error.message}`)
+      assert.instanceOf(error, Error)
+      assert.strictEqual(error.name, error._tag)
+    })
+  }
+
+  it("keeps every field and a cause's own stack", () => {
+    const thrown = new Error("connection reset")
+    const error = new ActionError.TransientFailure({
+      ...fields,
+      status: 503,
+      retryAfter: Duration.seconds(2),
+      outcomeUnknown: true,
+      retryable: false,
+      cause: thrown
+    })
+    assert.deepStrictEqual(
+      { ...error },
+      {
+        _tag: "TransientFailure",
+        action: "book",
+        category: "TRANSIENT",
+        retryable: false,
+        status: 503,
+        retryAfter: Duration.seconds(2),
+        outcomeUnknown: true
+      }
+    )
+    assert.strictEqual(error.message, "book: the upstream refused")
+    assert.strictEqual(error.cause, thrown)
+    assert.match(thrown.stack ?? "", /\n\s+at /)
+  })
+
+  it("keeps the stack of a definition error, which points at the code that defined it", () => {
+    const error = new ActionError.RoleDefinitionError({ message: "Role travel has no actions" })
+    assert.match(error.stack ?? "", /^RoleDefinitionError: Role travel has no actions\n\s+at /)
+  })
+
+  it("leaves the stack limit as it found it, also when the fields are refused", () => {
+    const limit = Error.stackTraceLimit
+    new ActionError.Unauthorized(fields)
+    assert.throws(() => new ActionError.Unauthorized({ action: "book" } as never))
+    assert.strictEqual(Error.stackTraceLimit, limit)
   })
 })

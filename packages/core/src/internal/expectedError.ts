@@ -1,0 +1,62 @@
+/**
+ * Expected failures (the action categories, a failed retrieval) are values a
+ * caller matches on and may keep by the thousand in `ActionResponse`s, so
+ * they are built as plain data:
+ *
+ * - No stack frames. A captured JavaScript stack says nothing about an
+ *   expected failure — its frames are Effect's fiber loop — yet V8 holds the
+ *   frames (then their text, ~1 KiB) as long as the error lives. Instances are
+ *   built with `Error.stackTraceLimit` at 0, so `stack` is the `Tag: message`
+ *   line; where a call failed is what its span says.
+ * - Standalone strings. A string cut from a larger one (an excerpt of a 64 KiB
+ *   error body) or joined from pieces (a message) keeps the larger string or
+ *   the pieces alive in V8; each string field (and each string in an array
+ *   field, or in its records, such as `issues`) is copied flat, so an error
+ *   holds what its fields show and no more.
+ *
+ * Defects keep their stacks: only classes wrapped here lose theirs, and a
+ * `cause` (a thrown error, a library's error) is kept as it was made.
+ */
+import * as Predicate from "effect/Predicate"
+
+// A copy that shares no memory with `text`: JSON keeps every code unit, lone surrogates included.
+const flat = (text: string): string => JSON.parse(JSON.stringify(text))
+
+const plainValue = (value: unknown): unknown =>
+  typeof value === "string"
+    ? flat(value)
+    : Array.isArray(value)
+      ? value.map((element) =>
+          typeof element === "string"
+            ? flat(element)
+            : Predicate.isObject(element)
+              ? Object.fromEntries(
+                  Object.entries(element).map(([key, field]) => [key, typeof field === "string" ? flat(field) : field])
+                )
+              : element
+        )
+      : value
+
+const plainFields = (fields: unknown): unknown =>
+  Predicate.isObject(fields) && !(fields instanceof Error)
+    ? Object.fromEntries(
+        Object.entries(fields).map(([key, value]) => [key, key === "cause" ? value : plainValue(value)])
+      )
+    : fields
+
+// The mixin form TypeScript requires: a constructor taking `...args: Array<any>`.
+type ErrorClass = new (...args: Array<any>) => Error
+
+/** A subclass of `Base` whose instances capture no stack frames and hold standalone strings. */
+export const expected = <Base extends ErrorClass>(Base: Base): Base =>
+  class Expected extends Base {
+    constructor(...[fields, ...rest]: Array<any>) {
+      const limit = Error.stackTraceLimit
+      Error.stackTraceLimit = 0
+      try {
+        super(plainFields(fields), ...rest)
+      } finally {
+        Error.stackTraceLimit = limit
+      }
+    }
+  }
