@@ -1,6 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as ActionError from "../src/ActionError.ts"
+import * as ApprovalStore from "../src/ApprovalStore.ts"
+import * as KnowledgeBase from "../src/KnowledgeBase.ts"
+import * as McpClient from "../src/McpClient.ts"
 
 describe("ActionError.actionNotFound", () => {
   it("names the action asked for and lists the names available", () => {
@@ -26,7 +29,7 @@ describe("ActionError.actionNotFound", () => {
 
 describe("action errors hold plain data", () => {
   const fields = { action: "book", message: "book: the upstream refused" }
-  const made: ReadonlyArray<ActionError.ActionError | ActionError.RetrievalFailure> = [
+  const made: ReadonlyArray<Error & { readonly _tag: string }> = [
     ActionError.actionNotFound("book", ["search"]),
     new ActionError.ValidationError({ ...fields, issues: [{ path: "nights", message: "expected an integer" }] }),
     new ActionError.Unauthorized(fields),
@@ -36,7 +39,12 @@ describe("action errors hold plain data", () => {
     new ActionError.Timeout({ ...fields, after: Duration.seconds(30) }),
     new ActionError.TransientFailure({ ...fields, status: 503 }),
     new ActionError.ExecutionFailure({ ...fields, status: 404, excerpt: "no such room" }),
-    new ActionError.RetrievalFailure({ ...fields, source: "faq.md" })
+    new ActionError.RetrievalFailure({ ...fields, source: "faq.md" }),
+    // The services' typed failures, which become the cause of an action error.
+    new McpClient.McpClientError({ reason: "Rpc", message: "MCP error -32603: broke", sent: true }),
+    new ApprovalStore.ApprovalStorageError({ message: "the approval store is locked" }),
+    new ApprovalStore.ApprovalTokenError({ check: "used", message: "the approval token has already been used" }),
+    new KnowledgeBase.SourceError({ source: "faq.md", message: "cannot read faq.md" })
   ]
 
   for (const error of made) {
@@ -72,6 +80,28 @@ describe("action errors hold plain data", () => {
     assert.strictEqual(error.message, "book: the upstream refused")
     assert.strictEqual(error.cause, thrown)
     assert.match(thrown.stack ?? "", /\n\s+at /)
+  })
+
+  it("reads the stacks of its cause, the cause's causes and an AggregateError's errors once, so only their text is kept", () => {
+    // V8 formats a stack (calling Error.prepareStackTrace) when it is first read; until then it keeps the frames.
+    const formatted: Array<string> = []
+    const original = Error.prepareStackTrace
+    try {
+      Error.prepareStackTrace = (error, frames) => {
+        formatted.push(error.message)
+        return `${error.message}\n${frames.map((frame) => `    at ${String(frame)}`).join("\n")}`
+      }
+      const root = new Error("socket closed")
+      const wrapped = new Error("fetch failed", { cause: root })
+      const fallback = new Error("fallback threw")
+      new ActionError.TransientFailure({ ...fields, cause: wrapped })
+      assert.deepStrictEqual(formatted, ["fetch failed", "socket closed"])
+      new ActionError.ExecutionFailure({ ...fields, cause: new AggregateError([wrapped, fallback], "both failed") })
+      assert.deepStrictEqual(formatted, ["fetch failed", "socket closed", "both failed", "fallback threw"])
+      assert.match(fallback.stack ?? "", /^fallback threw\n\s+at /)
+    } finally {
+      Error.prepareStackTrace = original
+    }
   })
 
   it("keeps the stack of a definition error, which points at the code that defined it", () => {

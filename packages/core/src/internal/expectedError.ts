@@ -14,8 +14,12 @@
  *   field, or in its records, such as `issues`) is copied flat, so an error
  *   holds what its fields show and no more.
  *
- * Defects keep their stacks: only classes wrapped here lose theirs, and a
- * `cause` (a thrown error, a library's error) is kept as it was made.
+ * - A cause's stack as text. A `cause` (a thrown error, a library's error) is
+ *   kept with its stack — defects keep theirs — but V8 holds a stack's frames
+ *   unformatted, with each frame's receiver and function, until it is first
+ *   read: a library's error would keep the client and the request that made
+ *   it. The stacks of the cause, its causes and an `AggregateError`'s errors
+ *   are read once, so only their text is kept.
  */
 import * as Predicate from "effect/Predicate"
 
@@ -37,12 +41,22 @@ const plainValue = (value: unknown): unknown =>
         )
       : value
 
-const plainFields = (fields: unknown): unknown =>
-  Predicate.isObject(fields) && !(fields instanceof Error)
-    ? Object.fromEntries(
-        Object.entries(fields).map(([key, value]) => [key, key === "cause" ? value : plainValue(value)])
-      )
-    : fields
+// V8 keeps an error's stack frames unformatted — each with its receiver and function, and so whatever they
+// hold (an SDK client, the request, an abort controller) — until `stack` is first read; reading it keeps the text.
+const formatStacks = (cause: unknown, depth: number): void => {
+  if (depth > 8 || !(cause instanceof Error)) return
+  cause.stack
+  formatStacks(cause.cause, depth + 1)
+  if (cause instanceof AggregateError) for (const error of cause.errors) formatStacks(error, depth + 1)
+}
+
+const plainFields = (fields: unknown): unknown => {
+  if (!Predicate.isObject(fields) || fields instanceof Error) return fields
+  formatStacks(fields.cause, 0)
+  return Object.fromEntries(
+    Object.entries(fields).map(([key, value]) => [key, key === "cause" ? value : plainValue(value)])
+  )
+}
 
 // The mixin form TypeScript requires: a constructor taking `...args: Array<any>`.
 type ErrorClass = new (...args: Array<any>) => Error
