@@ -33,7 +33,7 @@ const plainValue = (value: unknown): unknown =>
       ? value.map((element) =>
           typeof element === "string"
             ? flat(element)
-            : Predicate.isObject(element)
+            : Predicate.isObject(element) && Object.getPrototypeOf(element) === Object.prototype
               ? Object.fromEntries(
                   Object.entries(element).map(([key, field]) => [key, typeof field === "string" ? flat(field) : field])
                 )
