@@ -8,6 +8,11 @@
  * Match on `_tag` (or `category`) to decide what to do: only TIMEOUT and
  * TRANSIENT are retried by default.
  *
+ * They are expected outcomes and plain data, cheap to keep: no stack frames
+ * (`stack` is the `Tag: message` line; where a call failed is in its span),
+ * while a `cause` — a thrown error, a library's error — keeps its own stack,
+ * as text. `RoleDefinitionError` keeps its stack.
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"

@@ -1,5 +1,6 @@
 /**
- * Expected failures (the action categories, a failed retrieval) are values a
+ * Expected failures (the action categories, a failed retrieval, the services'
+ * typed errors that become their cause) are values a
  * caller matches on and may keep by the thousand in `ActionResponse`s, so
  * they are built as plain data:
  *
@@ -8,12 +9,11 @@
  *   frames (then their text, ~1 KiB) as long as the error lives. Instances are
  *   built with `Error.stackTraceLimit` at 0, so `stack` is the `Tag: message`
  *   line; where a call failed is what its span says.
- * - Standalone strings. A string cut from a larger one (an excerpt of a 64 KiB
- *   error body) or joined from pieces (a message) keeps the larger string or
- *   the pieces alive in V8; each string field (and each string in an array
+ * - Standalone strings. In V8 a string cut from a larger one may keep the
+ *   larger one alive, and one joined from pieces (a message) keeps the
+ *   pieces; each string field (and each string in an array
  *   field, or in its records, such as `issues`) is copied flat, so an error
  *   holds what its fields show and no more.
- *
  * - A cause's stack as text. A `cause` (a thrown error, a library's error) is
  *   kept with its stack — defects keep theirs — but V8 holds a stack's frames
  *   unformatted, with each frame's receiver and function, until it is first
