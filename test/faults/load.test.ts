@@ -97,7 +97,7 @@ describe("load", () => {
         assert.isAtLeast(ok, 300)
         assert.isAtLeast(EXECUTION, 300)
         assert.isAtMost(result.afterDropped, result.baseline * 1.1, JSON.stringify(result))
-        // A kept 404 holds its excerpt (up to 1,000 characters), message and stack text: a few KiB of plain
+        // A kept 404 holds its excerpt (up to 1,000 characters) and message, no stack frames: a few KiB of plain
         // data. Holding the response and its pooled connections cost ~12 KiB each.
         assert.isAtMost(result.keptFailure, Math.max(4 * result.keptSuccess, 6_144), JSON.stringify(result))
       }),

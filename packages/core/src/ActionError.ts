@@ -8,11 +8,17 @@
  * Match on `_tag` (or `category`) to decide what to do: only TIMEOUT and
  * TRANSIENT are retried by default.
  *
+ * They are expected outcomes and plain data, cheap to keep: no stack frames
+ * (`stack` is the `Tag: message` line; where a call failed is in its span),
+ * while a `cause` — a thrown error, a library's error — keeps its own stack,
+ * as text. `RoleDefinitionError` keeps its stack.
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import { expected } from "./internal/expectedError.ts"
 
 /**
  * The nine categories, one per tag.
@@ -68,10 +74,12 @@ export type Issue = typeof Issue.Type
  * @category errors
  * @since 0.1.0
  */
-export class ActionNotFound extends Schema.TaggedError<ActionNotFound>()("ActionNotFound", {
-  ...common("NOT_FOUND", false),
-  available: Schema.Array(Schema.String)
-}) {}
+export class ActionNotFound extends expected(
+  Schema.TaggedError<ActionNotFound>()("ActionNotFound", {
+    ...common("NOT_FOUND", false),
+    available: Schema.Array(Schema.String)
+  })
+) {}
 
 const shownNames = 20
 
@@ -112,10 +120,12 @@ export const actionNotFound = (action: string, available: ReadonlyArray<string>)
  * @category errors
  * @since 0.1.0
  */
-export class ValidationError extends Schema.TaggedError<ValidationError>()("ValidationError", {
-  ...common("VALIDATION", false),
-  issues: Schema.Array(Issue)
-}) {}
+export class ValidationError extends expected(
+  Schema.TaggedError<ValidationError>()("ValidationError", {
+    ...common("VALIDATION", false),
+    issues: Schema.Array(Issue)
+  })
+) {}
 
 /**
  * AUTHORITY: the agent's authority denies the action (or `action/tool`).
@@ -124,9 +134,11 @@ export class ValidationError extends Schema.TaggedError<ValidationError>()("Vali
  * @category errors
  * @since 0.1.0
  */
-export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
-  ...common("AUTHORITY", false)
-}) {}
+export class Unauthorized extends expected(
+  Schema.TaggedError<Unauthorized>()("Unauthorized", {
+    ...common("AUTHORITY", false)
+  })
+) {}
 
 /**
  * Which approval check refused a call.
@@ -162,12 +174,14 @@ export type ApprovalCheck = typeof ApprovalCheck.Type
  * @category errors
  * @since 0.1.0
  */
-export class ApprovalRequired extends Schema.TaggedError<ApprovalRequired>()("ApprovalRequired", {
-  ...common("APPROVAL", false),
-  reason: Schema.String,
-  check: ApprovalCheck,
-  pendingTokenId: Schema.optionalKey(Schema.String)
-}) {}
+export class ApprovalRequired extends expected(
+  Schema.TaggedError<ApprovalRequired>()("ApprovalRequired", {
+    ...common("APPROVAL", false),
+    reason: Schema.String,
+    check: ApprovalCheck,
+    pendingTokenId: Schema.optionalKey(Schema.String)
+  })
+) {}
 
 /**
  * GUARDRAIL: an input or output guardrail rejected the call. `rule` names the
@@ -176,11 +190,13 @@ export class ApprovalRequired extends Schema.TaggedError<ApprovalRequired>()("Ap
  * @category errors
  * @since 0.1.0
  */
-export class GuardrailViolation extends Schema.TaggedError<GuardrailViolation>()("GuardrailViolation", {
-  ...common("GUARDRAIL", false),
-  stage: Schema.Literals(["input", "output"]),
-  rule: Schema.String
-}) {}
+export class GuardrailViolation extends expected(
+  Schema.TaggedError<GuardrailViolation>()("GuardrailViolation", {
+    ...common("GUARDRAIL", false),
+    stage: Schema.Literals(["input", "output"]),
+    rule: Schema.String
+  })
+) {}
 
 /**
  * CONTRACT: a precondition, postcondition or invariant failed. Not retryable.
@@ -188,11 +204,13 @@ export class GuardrailViolation extends Schema.TaggedError<GuardrailViolation>()
  * @category errors
  * @since 0.1.0
  */
-export class ContractViolation extends Schema.TaggedError<ContractViolation>()("ContractViolation", {
-  ...common("CONTRACT", false),
-  stage: Schema.Literals(["pre", "post", "invariant", "state"]),
-  rule: Schema.String
-}) {}
+export class ContractViolation extends expected(
+  Schema.TaggedError<ContractViolation>()("ContractViolation", {
+    ...common("CONTRACT", false),
+    stage: Schema.Literals(["pre", "post", "invariant", "state"]),
+    rule: Schema.String
+  })
+) {}
 
 /**
  * TIMEOUT: an attempt timeout or the whole step's deadline passed; `after` is
@@ -201,10 +219,12 @@ export class ContractViolation extends Schema.TaggedError<ContractViolation>()("
  * @category errors
  * @since 0.1.0
  */
-export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
-  ...common("TIMEOUT", true),
-  after: Schema.Duration
-}) {}
+export class Timeout extends expected(
+  Schema.TaggedError<Timeout>()("Timeout", {
+    ...common("TIMEOUT", true),
+    after: Schema.Duration
+  })
+) {}
 
 /**
  * TRANSIENT: a network failure, 408/429/5xx, MCP transport loss, an open
@@ -216,12 +236,14 @@ export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
  * @category errors
  * @since 0.1.0
  */
-export class TransientFailure extends Schema.TaggedError<TransientFailure>()("TransientFailure", {
-  ...common("TRANSIENT", true),
-  status: Schema.optionalKey(Schema.Int),
-  retryAfter: Schema.optionalKey(Schema.Duration),
-  outcomeUnknown: Schema.Boolean.pipe(Schema.withConstructorDefault(Effect.succeed(false)))
-}) {}
+export class TransientFailure extends expected(
+  Schema.TaggedError<TransientFailure>()("TransientFailure", {
+    ...common("TRANSIENT", true),
+    status: Schema.optionalKey(Schema.Int),
+    retryAfter: Schema.optionalKey(Schema.Duration),
+    outcomeUnknown: Schema.Boolean.pipe(Schema.withConstructorDefault(Effect.succeed(false)))
+  })
+) {}
 
 /**
  * EXECUTION: a local body failed, an upstream refused permanently (other 4xx,
@@ -231,11 +253,13 @@ export class TransientFailure extends Schema.TaggedError<TransientFailure>()("Tr
  * @category errors
  * @since 0.1.0
  */
-export class ExecutionFailure extends Schema.TaggedError<ExecutionFailure>()("ExecutionFailure", {
-  ...common("EXECUTION", false),
-  status: Schema.optionalKey(Schema.Int),
-  excerpt: Schema.optionalKey(Schema.String)
-}) {}
+export class ExecutionFailure extends expected(
+  Schema.TaggedError<ExecutionFailure>()("ExecutionFailure", {
+    ...common("EXECUTION", false),
+    status: Schema.optionalKey(Schema.Int),
+    excerpt: Schema.optionalKey(Schema.String)
+  })
+) {}
 
 /**
  * Any of the nine action errors.
@@ -316,9 +340,11 @@ export class RoleDefinitionError extends Schema.TaggedError<RoleDefinitionError>
  * @category errors
  * @since 0.1.0
  */
-export class RetrievalFailure extends Schema.TaggedError<RetrievalFailure>()("RetrievalFailure", {
-  action: Schema.String,
-  message: Schema.String,
-  source: Schema.optionalKey(Schema.String),
-  cause: Schema.optionalKey(Schema.Defect())
-}) {}
+export class RetrievalFailure extends expected(
+  Schema.TaggedError<RetrievalFailure>()("RetrievalFailure", {
+    action: Schema.String,
+    message: Schema.String,
+    source: Schema.optionalKey(Schema.String),
+    cause: Schema.optionalKey(Schema.Defect())
+  })
+) {}

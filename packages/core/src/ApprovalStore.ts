@@ -24,6 +24,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import { expected } from "./internal/expectedError.ts"
 import * as SqlClient from "effect/sql/SqlClient"
 import { ApprovalCheck } from "./ActionError.ts"
 import { maxDepth } from "./internal/json.ts"
@@ -82,10 +83,12 @@ export interface Token {
  * @category errors
  * @since 0.1.0
  */
-export class ApprovalTokenError extends Schema.TaggedError<ApprovalTokenError>()("ApprovalTokenError", {
-  check: ApprovalCheck,
-  message: Schema.String
-}) {}
+export class ApprovalTokenError extends expected(
+  Schema.TaggedError<ApprovalTokenError>()("ApprovalTokenError", {
+    check: ApprovalCheck,
+    message: Schema.String
+  })
+) {}
 
 /**
  * The store could not be opened (a bad SQLite file name or a file that is not
@@ -96,10 +99,12 @@ export class ApprovalTokenError extends Schema.TaggedError<ApprovalTokenError>()
  * @category errors
  * @since 0.1.0
  */
-export class ApprovalStorageError extends Schema.TaggedError<ApprovalStorageError>()("ApprovalStorageError", {
-  message: Schema.String,
-  cause: Schema.optionalKey(Schema.Defect())
-}) {}
+export class ApprovalStorageError extends expected(
+  Schema.TaggedError<ApprovalStorageError>()("ApprovalStorageError", {
+    message: Schema.String,
+    cause: Schema.optionalKey(Schema.Defect())
+  })
+) {}
 
 /**
  * The approval store service.

@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import { expected } from "./internal/expectedError.ts"
 import MiniSearch from "minisearch"
 import { RetrievalFailure } from "./ActionError.ts"
 
@@ -68,11 +69,13 @@ export interface Query {
  * @category errors
  * @since 0.1.0
  */
-export class SourceError extends Schema.TaggedError<SourceError>()("KnowledgeSourceError", {
-  source: Schema.String,
-  message: Schema.String,
-  cause: Schema.optionalKey(Schema.Defect())
-}) {}
+export class SourceError extends expected(
+  Schema.TaggedError<SourceError>()("KnowledgeSourceError", {
+    source: Schema.String,
+    message: Schema.String,
+    cause: Schema.optionalKey(Schema.Defect())
+  })
+) {}
 
 /**
  * The knowledge base service: `search(query)` returns at most `topK`

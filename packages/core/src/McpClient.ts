@@ -16,6 +16,7 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import { expected } from "./internal/expectedError.ts"
 import type * as Scope from "effect/Scope"
 import type * as Action from "./Action.ts"
 
@@ -102,28 +103,30 @@ export interface ServerInfo {
  * @category errors
  * @since 0.1.0
  */
-export class McpClientError extends Schema.TaggedError<McpClientError>()("McpClientError", {
-  reason: Schema.Literals([
-    "Connect",
-    "Closed",
-    "Timeout",
-    "InvalidParams",
-    "MethodNotFound",
-    "SessionExpired",
-    "Protocol",
-    "Http",
-    "Rpc"
-  ]),
-  message: Schema.String,
-  sent: Schema.Boolean,
-  code: Schema.optionalKey(Schema.Int),
-  status: Schema.optionalKey(Schema.Int),
-  exitCode: Schema.optionalKey(Schema.Int),
-  signal: Schema.optionalKey(Schema.String),
-  stderr: Schema.optionalKey(Schema.String),
-  snippet: Schema.optionalKey(Schema.String),
-  cause: Schema.optionalKey(Schema.Defect())
-}) {}
+export class McpClientError extends expected(
+  Schema.TaggedError<McpClientError>()("McpClientError", {
+    reason: Schema.Literals([
+      "Connect",
+      "Closed",
+      "Timeout",
+      "InvalidParams",
+      "MethodNotFound",
+      "SessionExpired",
+      "Protocol",
+      "Http",
+      "Rpc"
+    ]),
+    message: Schema.String,
+    sent: Schema.Boolean,
+    code: Schema.optionalKey(Schema.Int),
+    status: Schema.optionalKey(Schema.Int),
+    exitCode: Schema.optionalKey(Schema.Int),
+    signal: Schema.optionalKey(Schema.String),
+    stderr: Schema.optionalKey(Schema.String),
+    snippet: Schema.optionalKey(Schema.String),
+    cause: Schema.optionalKey(Schema.Defect())
+  })
+) {}
 
 /**
  * Options of one `callTool`.

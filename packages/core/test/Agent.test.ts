@@ -143,6 +143,35 @@ describe("Agent", () => {
     })
   )
 
+  it.effect("a body that throws or dies keeps its stack as the cause; the EXECUTION failure itself has none", () =>
+    Effect.gen(function* () {
+      const boom = (run: () => unknown) => Action.local({ description: "boom", parameters: {}, run })
+      const role = Role.make({
+        identity: identity("defects"),
+        actions: {
+          throws: boom(function throwingBody() {
+            throw new Error("thrown")
+          }),
+          dies: boom(function dyingBody() {
+            return Effect.die(new Error("died"))
+          })
+        }
+      })
+      const agent = yield* Agent.make({ id: "a", roles: [role] })
+      for (const [name, frame] of [
+        ["throws", "throwingBody"],
+        ["dies", "dyingBody"]
+      ] as const) {
+        const response = yield* agent.execute({ action: name, params: {} })
+        const error = response.error
+        assert.instanceOf(error, ExecutionFailure)
+        assert.strictEqual(error?.stack, `ExecutionFailure: ${error?.message}`)
+        assert.instanceOf(error?.cause, Error)
+        assert.match((error?.cause as Error).stack ?? "", new RegExp(`\\n\\s+at (Object\\.)?${frame} `))
+      }
+    })
+  )
+
   it.effect("execute reports failures in the ActionResponse", () =>
     Effect.gen(function* () {
       const agent = yield* Agent.make({ id: "a", roles: [travel] })
