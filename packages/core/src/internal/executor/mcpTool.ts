@@ -13,7 +13,6 @@
  * is interrupted; turn the result into a value (`McpContent.toValue`).
  * Every error leaves through `scrub` with the credential.
  */
-import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -325,91 +324,104 @@ const isInvalidParamsText = (text: string) => /^MCP error -32602\b/.test(text)
 const within = <A, R>(
   call: Omit<Call, "args">,
   label: string,
-  deadline: number,
+  left: number,
   what: string,
   step: Effect.Effect<A, ActionError, R>
-): Effect.Effect<A, ActionError, R> =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    const timeout = prepare(call.action).timeout
-    const expired = () =>
-      Effect.fail(
-        new Timeout({
-          action: call.name,
-          after: timeout,
-          message: `${label}: the MCP server did not finish ${what} within the action's timeout of ${Duration.format(timeout)}`
-        })
-      )
-    const left = deadline - now
-    return left <= 0 ? expired() : TimeLimit.timeoutOrElse(step, Duration.millis(left), expired)
-  })
+): Effect.Effect<A, ActionError, R> => {
+  const timeout = prepare(call.action).timeout
+  const expired = () =>
+    Effect.fail(
+      new Timeout({
+        action: call.name,
+        after: timeout,
+        message: `${label}: the MCP server did not finish ${what} within the action's timeout of ${Duration.format(timeout)}`
+      })
+    )
+  return left <= 0 ? expired() : TimeLimit.timeoutOrElse(step, Duration.millis(left), expired)
+}
 
 // Scoped: the call borrows its connection from the pool until it ends.
 const run = (call: Call, client: McpClient["Service"], credential: Credential | undefined) =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.clockWith((clock) => {
       const { name, action, args } = call
       const tool = String(args.tool)
       const label = `${name}/${tool}`
       const prepared = prepare(action)
-      const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(prepared.timeout)
+      const deadline = clock.currentTimeMillisUnsafe() + Duration.toMillis(prepared.timeout)
+      const left = () => deadline - clock.currentTimeMillisUnsafe()
       const connection = connectionOf(call, client, credential)
-      let current = yield* within(call, label, deadline, "connecting", connection.get)
-      const definition = yield* within(call, label, deadline, "listing its tools", findTool(call, current, tool))
-      // The call itself gets what is left, and the client cancels it on the server when that passes.
-      const timeout = Duration.millis(Math.max(1, deadline - (yield* Clock.currentTimeMillis)))
       const raw = argumentsOf(label, args.arguments)
-      if (Result.isFailure(raw)) return yield* raw.failure
-      const converted = yield* Conversion.decode(Conversion.fromJsonSchema(definition.inputSchema), raw.success, {
-        action: label
-      })
       const mapped = (error: McpClientError) =>
         toActionError(name, label, error, { idempotent: action.idempotent, timeout: prepared.timeout })
-      // Refused arguments, or a tool that vanished since it was listed: NOT_FOUND when a fresh list lacks it.
-      const refused = (message: string, cause: unknown) =>
-        Effect.flatMap(
-          listed(call, current, true),
-          (tools): Effect.Effect<never, ActionError> =>
-            lookup(tools, tool) !== undefined
-              ? Effect.fail(
-                  new ValidationError({
-                    action: name,
-                    message: `${label}: the MCP server refused the arguments: ${message}`,
-                    issues: [{ path: "arguments", message }],
-                    cause
-                  })
-                )
-              : Effect.fail(notFound(call, tool, tools))
-        )
-      const failed = (error: McpClientError): Effect.Effect<never, ActionError> => {
-        if (error.reason === "InvalidParams") return refused(error.message, error)
-        // A lost connection is forgotten, so the next call reconnects.
-        if (error.reason === "Closed" || error.reason === "SessionExpired") {
-          return Effect.andThen(call.agent.mcp.drop(connection.key, current), Effect.fail(mapped(error)))
+      return Effect.flatMap(within(call, label, left(), "connecting", connection.get), (opened) => {
+        let current = opened
+        // Refused arguments, or a tool that vanished since it was listed: NOT_FOUND when a fresh list lacks it.
+        const refused = (message: string, cause: unknown) =>
+          Effect.flatMap(
+            listed(call, current, true),
+            (tools): Effect.Effect<never, ActionError> =>
+              lookup(tools, tool) !== undefined
+                ? Effect.fail(
+                    new ValidationError({
+                      action: name,
+                      message: `${label}: the MCP server refused the arguments: ${message}`,
+                      issues: [{ path: "arguments", message }],
+                      cause
+                    })
+                  )
+                : Effect.fail(notFound(call, tool, tools))
+          )
+        const failed = (error: McpClientError): Effect.Effect<never, ActionError> => {
+          if (error.reason === "InvalidParams") return refused(error.message, error)
+          // A lost connection is forgotten, so the next call reconnects.
+          if (error.reason === "Closed" || error.reason === "SessionExpired") {
+            return Effect.andThen(call.agent.mcp.drop(connection.key, current), Effect.fail(mapped(error)))
+          }
+          return Effect.fail(mapped(error))
         }
-        return Effect.fail(mapped(error))
-      }
-      const result: CallToolResult = yield* current.callTool(tool, converted, { timeout }).pipe(
-        Effect.catch((error) => {
-          // An expired HTTP session never ran the request: reconnect and retry once.
-          if (error.reason !== "SessionExpired") return failed(error)
-          return Effect.gen(function* () {
-            yield* call.agent.mcp.drop(connection.key, current)
-            current = yield* connection.get
-            return yield* Effect.catch(current.callTool(tool, converted, { timeout }), failed)
-          })
-        })
-      )
-      if (result.isError === true) {
-        const text = McpContent.toText(result)
-        if (isInvalidParamsText(text)) return yield* refused(text, undefined)
-        return yield* new ExecutionFailure({
-          action: name,
-          message: `${label}: the tool reported an error: ${text}`,
-          // Redacted before it is cut, so a secret the cut would split is never left half shown.
-          excerpt: Redact.text(text, credential === undefined ? [] : [credential.value]).slice(0, 1_000)
-        })
-      }
-      return McpContent.toValue(result, { outputSchema: definition.outputSchema })
+        const answer = (result: CallToolResult, definition: ToolDefinition): Effect.Effect<unknown, ActionError> => {
+          if (result.isError !== true)
+            return Effect.succeed(McpContent.toValue(result, { outputSchema: definition.outputSchema }))
+          const text = McpContent.toText(result)
+          if (isInvalidParamsText(text)) return refused(text, undefined)
+          return Effect.fail(
+            new ExecutionFailure({
+              action: name,
+              message: `${label}: the tool reported an error: ${text}`,
+              // Redacted before it is cut, so a secret the cut would split is never left half shown.
+              excerpt: Redact.text(text, credential === undefined ? [] : [credential.value]).slice(0, 1_000)
+            })
+          )
+        }
+        return Effect.flatMap(
+          within(call, label, left(), "listing its tools", findTool(call, current, tool)),
+          (definition) => {
+            if (Result.isFailure(raw)) return Effect.fail(raw.failure)
+            const converted = Conversion.decode(Conversion.fromJsonSchema(definition.inputSchema), raw.success, {
+              action: label
+            })
+            return Effect.flatMap(converted, (argumentsIn) => {
+              // The call itself gets what is left, and the client cancels it on the server when that passes.
+              const timeout = Duration.millis(Math.max(1, left()))
+              const called = current.callTool(tool, argumentsIn, { timeout }).pipe(
+                Effect.catch((error) => {
+                  // An expired HTTP session never ran the request: reconnect and retry once.
+                  if (error.reason !== "SessionExpired") return failed(error)
+                  return Effect.andThen(
+                    call.agent.mcp.drop(connection.key, current),
+                    Effect.flatMap(connection.get, (reopened) => {
+                      current = reopened
+                      return Effect.catch(current.callTool(tool, argumentsIn, { timeout }), failed)
+                    })
+                  )
+                })
+              )
+              return Effect.flatMap(called, (result) => answer(result, definition))
+            })
+          }
+        )
+      })
     })
   )
 
@@ -463,19 +475,16 @@ export const execute = (call: Call): Effect.Effect<unknown, ActionError> =>
 export const listTools = (call: Omit<Call, "args">): Effect.Effect<ReadonlyArray<ToolDefinition>, ActionError> =>
   withService(call.name, call.action, (client, credential) =>
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.clockWith((clock) => {
         const withArgs = { ...call, args: {} }
-        const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(prepare(call.action).timeout)
-        const connection = yield* within(
-          call,
-          call.name,
-          deadline,
-          "connecting",
-          connectionOf(withArgs, client, credential).get
-        )
-        return allowed(
-          call.action,
-          yield* within(call, call.name, deadline, "listing its tools", listed(withArgs, connection, false))
+        const deadline = clock.currentTimeMillisUnsafe() + Duration.toMillis(prepare(call.action).timeout)
+        const left = () => deadline - clock.currentTimeMillisUnsafe()
+        const opened = within(call, call.name, left(), "connecting", connectionOf(withArgs, client, credential).get)
+        return Effect.flatMap(opened, (connection) =>
+          Effect.map(
+            within(call, call.name, left(), "listing its tools", listed(withArgs, connection, false)),
+            (tools) => allowed(call.action, tools)
+          )
         )
       })
     )

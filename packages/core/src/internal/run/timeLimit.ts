@@ -46,6 +46,8 @@ export const timeoutOrElse = <A, E, R, A2, E2, R2>(
   duration: Duration.Duration,
   orElse: () => Effect.Effect<A2, E2, R2>
 ): Effect.Effect<A | A2, E | E2, R | R2> => {
+  // Already settled: nothing to wait for, no fiber and no timer.
+  if (Exit.isExit(self)) return self
   const millis = Duration.toMillis(duration)
   if (!(millis > 0 && millis <= maxTimerMillis)) return Effect.timeoutOrElse(self, { duration, orElse })
   return Effect.withFiber((parent) => {
