@@ -276,6 +276,8 @@ const main = async () => {
         .filter((path) => /\.tsbuildinfo$|(^|\/)test\/|\.test\.ts$|(^|\/)\.snippets/.test(path))
       if (leftovers.length === 0) pass(`${manifest.name}: ${manifest.entryCount} files packed, no leftovers`)
       else fail(`${manifest.name}: no build or test files in the tarball`, leftovers.join("\n"))
+      if (manifest.files.some((file) => file.path === "LICENSE")) pass(`${manifest.name}: its LICENSE is packed`)
+      else fail(`${manifest.name}: its LICENSE is packed`, "no LICENSE file in the tarball")
     }
     const tarballs = manifests.map((manifest) => join(packs, manifest.filename))
     const missing = tarballs.filter((file) => !existsSync(file))
