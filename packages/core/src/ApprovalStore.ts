@@ -14,7 +14,6 @@
  *
  * @since 0.1.0
  */
-import { hash, randomBytes } from "node:crypto"
 import type { DatabaseSync } from "node:sqlite"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -24,9 +23,14 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { ApprovalCheck } from "./ActionError.ts"
 import { maxDepth } from "./internal/json.ts"
+import * as Lazy from "./internal/lazy.ts"
+
+// node:crypto takes tens of milliseconds to load: it is loaded by the first digest or token, not at import.
+let loadedCrypto: typeof import("node:crypto") | undefined
+const nodeCrypto = (): typeof import("node:crypto") => (loadedCrypto ??= process.getBuiltinModule("node:crypto"))
 
 /**
  * What a token is bound to: the agent's id, the action's name, the MCP tool
@@ -209,7 +213,7 @@ const write = (value: unknown, path: Array<object>): string | undefined => {
  *
  * @since 0.1.0
  */
-export const digest = (value: unknown): string => hash("sha256", canonicalJson(value), "hex")
+export const digest = (value: unknown): string => nodeCrypto().hash("sha256", canonicalJson(value), "hex")
 
 /**
  * A fresh token id: 24 random bytes from `node:crypto`, base64url (32
@@ -217,7 +221,7 @@ export const digest = (value: unknown): string => hash("sha256", canonicalJson(v
  *
  * @since 0.1.0
  */
-export const newTokenId = (): string => randomBytes(24).toString("base64url")
+export const newTokenId = (): string => nodeCrypto().randomBytes(24).toString("base64url")
 
 /**
  * What a store implementation keeps. `insert` adds a new token; `find` reads
@@ -455,7 +459,7 @@ interface Row {
 
 // Rows are keyed by the SHA-256 of the token id, so a copy of the database
 // file does not hand out usable tokens.
-const keyOf = (tokenId: string): string => hash("sha256", tokenId, "hex")
+const keyOf = (tokenId: string): string => nodeCrypto().hash("sha256", tokenId, "hex")
 
 const orUndefined = <A>(value: A | null): A | undefined => (value === null ? undefined : value)
 
@@ -672,6 +676,9 @@ const portableSchemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
   used_at BIGINT
 )`
 
+// Effect's SQL client is loaded by the first SQL store, not at import.
+const SqlClientModule = Lazy.make((): Promise<typeof SqlClient> => import("effect/sql/SqlClient"))
+
 /**
  * A {@link Storage} over `effect/sql`'s `SqlClient` (the table
  * `rolecraft_approval_tokens` is created if missing, with portable SQL).
@@ -684,7 +691,7 @@ const portableSchemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
  * @since 0.1.0
  */
 export const sqlStorage: Effect.Effect<Storage, ApprovalStorageError, SqlClient.SqlClient> = Effect.gen(function* () {
-  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const sql = (yield* SqlClientModule.use((module) => Effect.service(module.SqlClient))).withoutTransforms()
   yield* sql.unsafe(portableSchemaSql).pipe(
     // Two processes creating the table at once may collide in the catalog: the second try sees the table.
     Effect.retry({ times: 2 }),

@@ -14,7 +14,7 @@
  * Every error leaves through `scrub` with the credential.
  */
 import * as Clock from "effect/Clock"
-import * as Config from "effect/Config"
+import type * as ConfigModule from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -44,6 +44,7 @@ import * as McpContent from "./mcpContent.ts"
 import * as Role from "../../Role.ts"
 import * as Tool from "../schema/tool.ts"
 import type { BackingOff, Pool } from "./mcpPool.ts"
+import * as Lazy from "../lazy.ts"
 import * as Redact from "../redact.ts"
 import * as TimeLimit from "../run/timeLimit.ts"
 
@@ -85,13 +86,16 @@ const notProvided = (name: string) =>
     issues: [{ path: "", message: "the McpClient service is not provided" }]
   })
 
+// Only an action that names a credential reads the environment through Effect's Config.
+const Config = Lazy.make((): Promise<typeof ConfigModule> => import("effect/Config"))
+
 const readCredential = (
   name: string,
   variable: string | undefined
 ): Effect.Effect<Credential | undefined, ValidationError> =>
   variable === undefined
     ? Effect.succeed(undefined)
-    : Config.Redacted(variable).pipe(
+    : Config.use((Config) => Config.Redacted(variable)).pipe(
         Effect.mapError(
           () =>
             new ValidationError({
