@@ -15,6 +15,7 @@
  */
 import * as Clock from "effect/Clock"
 import type * as ConfigModule from "effect/Config"
+import type * as FromJsonSchema from "../schema/fromJsonSchema.ts"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -40,7 +41,7 @@ import {
   type ToolDefinition,
   type Server as McpClientServer
 } from "../../McpClient.ts"
-import * as McpContent from "./mcpContent.ts"
+import type * as McpContent from "./mcpContent.ts"
 import * as Role from "../../Role.ts"
 import * as Tool from "../schema/tool.ts"
 import type { BackingOff, Pool } from "./mcpPool.ts"
@@ -88,6 +89,9 @@ const notProvided = (name: string) =>
 
 // Only an action that names a credential reads the environment through Effect's Config.
 const Config = Lazy.make((): Promise<typeof ConfigModule> => import("effect/Config"))
+// The JSON Schema importer and the result reader are loaded by the first call.
+const JsonSchemaImport = Lazy.make((): Promise<typeof FromJsonSchema> => import("../schema/fromJsonSchema.ts"))
+const Content = Lazy.make((): Promise<typeof McpContent> => import("./mcpContent.ts"))
 
 const readCredential = (
   name: string,
@@ -363,7 +367,8 @@ const run = (call: Call, client: McpClient["Service"], credential: Credential | 
       const timeout = Duration.millis(Math.max(1, deadline - (yield* Clock.currentTimeMillis)))
       const raw = argumentsOf(label, args.arguments)
       if (Result.isFailure(raw)) return yield* raw.failure
-      const converted = yield* Conversion.decode(Conversion.fromJsonSchema(definition.inputSchema), raw.success, {
+      const { fromJsonSchema } = yield* JsonSchemaImport.use(Effect.succeed)
+      const converted = yield* Conversion.decode(fromJsonSchema(definition.inputSchema), raw.success, {
         action: label
       })
       const mapped = (error: McpClientError) =>
@@ -403,8 +408,9 @@ const run = (call: Call, client: McpClient["Service"], credential: Credential | 
           })
         })
       )
+      const content = yield* Content.use(Effect.succeed)
       if (result.isError === true) {
-        const text = McpContent.toText(result)
+        const text = content.toText(result)
         if (isInvalidParamsText(text)) return yield* refused(text, undefined)
         return yield* new ExecutionFailure({
           action: name,
@@ -413,7 +419,7 @@ const run = (call: Call, client: McpClient["Service"], credential: Credential | 
           excerpt: Redact.text(text, credential === undefined ? [] : [credential.value]).slice(0, 1_000)
         })
       }
-      return McpContent.toValue(result, { outputSchema: definition.outputSchema })
+      return content.toValue(result, { outputSchema: definition.outputSchema })
     })
   )
 
