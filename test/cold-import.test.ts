@@ -3,9 +3,10 @@
  * `import "effect"`): a fresh Node process imports the package's sources and
  * records every module resolved. The parts only some programs use — the HTTP
  * client of webService actions, the SQL client of the SQL approval store, the
- * knowledge base's search library and `effect/Cache`, `effect/Config`,
- * `effect/Random` (jittered retries), effect's JSON Schema
- * importer (MCP tool schemas), and Node's crypto, zlib and file system modules — are loaded by the Effect that first needs them,
+ * knowledge base's search library, `effect/Config` (credentials),
+ * `effect/Random` (jittered retries), effect's JSON Schema importer (MCP tool
+ * schemas), and Node's crypto, zlib and file system modules — are loaded by
+ * the Effect that first needs them,
  * never at import. The time itself is measured in bench/cold-start.ts.
  */
 import { execFile } from "node:child_process"
@@ -38,7 +39,6 @@ const deferred: ReadonlyArray<readonly [string, RegExp]> = [
   ["effect's HTTP client", /\/effect\/dist\/http\/(HttpClient|FetchHttpClient|HttpClientRequest)\.js$/],
   ["effect's SQL client", /\/effect\/dist\/sql\//],
   ["effect/Config", /\/effect\/dist\/Config\.js$/],
-  ["effect/Cache", /\/effect\/dist\/Cache\.js$/],
   ["effect/Random", /\/effect\/dist\/Random\.js$/],
   ["effect's JSON Schema importer", /\/effect\/dist\/SchemaRepresentation\.js$/],
   ["minisearch", /\/minisearch\//],

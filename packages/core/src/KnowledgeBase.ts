@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import type { Dirent } from "node:fs"
-import type * as Cache from "effect/Cache"
+import * as Cache from "effect/Cache"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -19,8 +19,7 @@ import type MiniSearch from "minisearch"
 import { RetrievalFailure } from "./ActionError.ts"
 import * as Lazy from "./internal/lazy.ts"
 
-// Effect's Cache is loaded by the first knowledge base made, the search library by the first index built.
-const CacheModule = Lazy.make((): Promise<typeof Cache> => import("effect/Cache"))
+// The search library is loaded by the first index built, not at import.
 const MiniSearchModule = Lazy.make((): Promise<typeof import("minisearch")> => import("minisearch"))
 
 // Node's file system modules, loaded by the first read of a knowledge source.
@@ -175,47 +174,45 @@ const makeNow = (options: {
       .search(query.text)
       .slice(0, topK)
       .map((hit) => ({ source: hit.source as string, text: hit.text as string, score: hit.score }))
-  return CacheModule.use((Cache) =>
-    Effect.map(
-      Cache.makeWith(
-        (key: string) =>
-          Effect.flatMap(options.load(JSON.parse(key) as Array<string>), (documents) =>
-            MiniSearchModule.use((module) =>
-              Effect.sync(() => {
-                const built = index(module.default, documents, options.fuzzy)
-                ready.set(key, built)
-                return built
-              })
+  return Effect.map(
+    Cache.makeWith(
+      (key: string) =>
+        Effect.flatMap(options.load(JSON.parse(key) as Array<string>), (documents) =>
+          MiniSearchModule.use((module) =>
+            Effect.sync(() => {
+              const built = index(module.default, documents, options.fuzzy)
+              ready.set(key, built)
+              return built
+            })
+          )
+        ),
+      {
+        capacity: 1024,
+        timeToLive: (exit) => (Exit.isSuccess(exit) ? Duration.infinity : Duration.zero)
+      }
+    ),
+    (cache) =>
+      KnowledgeBase.of({
+        search: (query) => {
+          const topK = Math.floor(query.topK)
+          if (topK < 1 || query.text.trim() === "") return Effect.succeed(noPassages)
+          const key = keyOf(query.sources)
+          const built = ready.get(key)
+          if (built !== undefined) return Effect.sync(() => passages(built, query, topK))
+          return Cache.get(cache, key).pipe(
+            Effect.map((search) => passages(search, query, topK)),
+            Effect.mapError(
+              (error) =>
+                new RetrievalFailure({
+                  action: query.action,
+                  source: error.source,
+                  message: `${query.action}: knowledge of role ${query.role} could not be loaded: ${error.message}`,
+                  ...(error.cause === undefined ? {} : { cause: error.cause })
+                })
             )
-          ),
-        {
-          capacity: 1024,
-          timeToLive: (exit) => (Exit.isSuccess(exit) ? Duration.infinity : Duration.zero)
+          )
         }
-      ),
-      (cache) =>
-        KnowledgeBase.of({
-          search: (query) => {
-            const topK = Math.floor(query.topK)
-            if (topK < 1 || query.text.trim() === "") return Effect.succeed(noPassages)
-            const key = keyOf(query.sources)
-            const built = ready.get(key)
-            if (built !== undefined) return Effect.sync(() => passages(built, query, topK))
-            return Cache.get(cache, key).pipe(
-              Effect.map((search) => passages(search, query, topK)),
-              Effect.mapError(
-                (error) =>
-                  new RetrievalFailure({
-                    action: query.action,
-                    source: error.source,
-                    message: `${query.action}: knowledge of role ${query.role} could not be loaded: ${error.message}`,
-                    ...(error.cause === undefined ? {} : { cause: error.cause })
-                  })
-              )
-            )
-          }
-        })
-    )
+      })
   )
 }
 
