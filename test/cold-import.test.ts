@@ -5,8 +5,8 @@
  * client of webService actions, the SQL client of the SQL approval store, the
  * knowledge base's search library, `effect/Config` (credentials),
  * `effect/Random` (jittered retries), effect's JSON Schema importer (MCP tool
- * schemas), and Node's crypto, zlib and file system modules — are loaded by
- * the Effect that first needs them,
+ * schemas), the chat kernel (an agent's first chat), and Node's crypto, zlib
+ * and file system modules — are loaded by the Effect that first needs them,
  * never at import. The time itself is measured in bench/cold-start.ts.
  */
 import { execFile } from "node:child_process"
@@ -47,7 +47,8 @@ const deferred: ReadonlyArray<readonly [string, RegExp]> = [
   ["node:fs/promises", /^node:fs\/promises$/],
   ["node:sqlite", /^node:sqlite$/],
   ["the webService executor", /\/src\/internal\/executor\/webService\.ts$/],
-  ["the MCP result reader", /\/src\/internal\/executor\/mcpContent\.ts$/]
+  ["the MCP result reader", /\/src\/internal\/executor\/mcpContent\.ts$/],
+  ["the chat kernel", /\/src\/internal\/chat\/(turn|messages|toolkit|mcpToolkit)\.ts$/]
 ]
 
 describe("cold import of @rolecraft/core", () => {
