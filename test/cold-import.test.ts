@@ -5,7 +5,7 @@
  * client of webService actions, the SQL client of the SQL approval store, the
  * knowledge base's search library, `effect/Config` (credentials),
  * `effect/Random` (jittered retries), effect's JSON Schema importer (MCP tool
- * schemas), the chat kernel (an agent's first chat), and Node's crypto, zlib
+ * schemas), the chat kernel (an agent's first chat), the llm executor, and Node's crypto, zlib
  * and file system modules — are loaded by the Effect that first needs them,
  * never at import. The time itself is measured in bench/cold-start.ts.
  */
@@ -48,7 +48,8 @@ const deferred: ReadonlyArray<readonly [string, RegExp]> = [
   ["node:sqlite", /^node:sqlite$/],
   ["the webService executor", /\/src\/internal\/executor\/webService\.ts$/],
   ["the MCP result reader", /\/src\/internal\/executor\/mcpContent\.ts$/],
-  ["the chat kernel", /\/src\/internal\/chat\/(turn|messages|toolkit|mcpToolkit)\.ts$/]
+  ["the chat kernel", /\/src\/internal\/chat\/(turn|messages|toolkit|mcpToolkit)\.ts$/],
+  ["the llm executor", /\/src\/internal\/executor\/llm\.ts$/]
 ]
 
 describe("cold import of @rolecraft/core", () => {

@@ -12,12 +12,14 @@ import * as Lazy from "../lazy.ts"
 import * as ResilienceKernel from "../run/resilience.ts"
 import type { Attempt } from "./attempt.ts"
 import * as Endpoint from "./endpoint.ts"
-import * as Llm from "./llm.ts"
+import type * as LlmModule from "./llm.ts"
 import * as McpTool from "./mcpTool.ts"
 import type * as WebServiceModule from "./webService.ts"
 
-// The HTTP client and the webService executor are loaded by the first webService call.
+// The HTTP client and the webService executor are loaded by the first webService call, the llm executor by
+// the first llm action.
 const WebService = Lazy.make((): Promise<typeof WebServiceModule> => import("./webService.ts"))
+const Llm = Lazy.make((): Promise<typeof LlmModule> => import("./llm.ts"))
 
 const runLocal = (attempt: Attempt<Action.Local<any, any, any>>): Effect.Effect<unknown, ActionError, any> =>
   (attempt.now === true ? ResilienceKernel.fromReturnedNow : ResilienceKernel.fromReturned)(
@@ -74,7 +76,11 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
         )
       )
     case "llm":
-      return mapped(attempt, action.mapResult, Llm.run({ ...attempt, action }))
+      return mapped(
+        attempt,
+        action.mapResult,
+        Llm.use((llm) => llm.run({ ...attempt, action }))
+      )
     case "mcpTool":
       return mapped(attempt, action.mapResult, McpTool.execute({ ...attempt, action }))
   }
