@@ -15,7 +15,7 @@ import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
 import type * as Action from "./Action.ts"
 import { type ActionError, actionNotFound, type RetrievalFailure, RoleDefinitionError } from "./ActionError.ts"
 import type { ActionRequest } from "./ActionRequest.ts"
@@ -26,7 +26,7 @@ import type * as ApprovalStore from "./ApprovalStore.ts"
 import type * as Authority from "./Authority.ts"
 import * as AuthorityKernel from "./internal/pipeline/authority.ts"
 import type * as Chat from "./Chat.ts"
-import * as ChatKernel from "./internal/chat/turn.ts"
+import type * as ChatKernel from "./internal/chat/turn.ts"
 import * as ContractKernel from "./internal/pipeline/contract.ts"
 import * as Conversion from "./internal/schema/conversion.ts"
 import type * as Events from "./Events.ts"
@@ -46,6 +46,7 @@ import * as McpConnections from "./internal/executor/mcpPool.ts"
 import * as McpTool from "./internal/executor/mcpTool.ts"
 import type * as Knowledge from "./Knowledge.ts"
 import * as KnowledgeKernel from "./internal/pipeline/retrieval.ts"
+import * as Lazy from "./internal/lazy.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
 import * as ResilienceKernel from "./internal/run/resilience.ts"
 import * as Tool from "./internal/schema/tool.ts"
@@ -603,7 +604,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         return { ...common, success: false, value: undefined, error } as const
       })
 
-    const chats = ChatKernel.make({
+    const chats = lazyChats({
       id,
       roles: options.roles,
       actions: registry,
@@ -631,6 +632,23 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     }
     return agent as unknown as Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>
   })
+
+// The chat kernel (the turn loop, its messages and toolkit) is loaded by the agent's first chat, and the
+// agent's chats are made then, once.
+const ChatKernelModule = Lazy.make((): Promise<typeof ChatKernel> => import("./internal/chat/turn.ts"))
+
+const lazyChats = <R>(host: ChatKernel.Host<R>): ChatKernel.Chats<R> => {
+  let made: ChatKernel.Chats<R> | undefined
+  const use = <A, E>(f: (chats: ChatKernel.Chats<R>) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    ChatKernelModule.use((kernel) => f((made ??= kernel.make(host))))
+  return {
+    chat: (input, options) => use((chats) => chats.chat(input, options)),
+    resume: (state, decisions, options) => use((chats) => chats.resume(state, decisions, options)),
+    chatStream: (input, options) => Stream.unwrap(use((chats) => Effect.succeed(chats.chatStream(input, options)))),
+    resumeStream: (state, decisions, options) =>
+      Stream.unwrap(use((chats) => Effect.succeed(chats.resumeStream(state, decisions, options))))
+  }
+}
 
 // Registration has already refused parameters that cannot be projected, so only a
 // name clash the toolkit cannot resolve (repeated hash collisions) could leave one out.

@@ -14,7 +14,6 @@
  *
  * @since 0.1.0
  */
-import { hash, randomBytes } from "node:crypto"
 import type { DatabaseSync } from "node:sqlite"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -25,9 +24,14 @@ import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { expected } from "./internal/expectedError.ts"
-import * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { ApprovalCheck } from "./ActionError.ts"
 import { maxDepth } from "./internal/json.ts"
+import * as Lazy from "./internal/lazy.ts"
+
+// node:crypto takes tens of milliseconds to load: it is loaded by the first digest or token, not at import.
+let loadedCrypto: typeof import("node:crypto") | undefined
+const nodeCrypto = (): typeof import("node:crypto") => (loadedCrypto ??= process.getBuiltinModule("node:crypto"))
 
 /**
  * What a token is bound to: the agent's id, the action's name, the MCP tool
@@ -214,7 +218,7 @@ const write = (value: unknown, path: Array<object>): string | undefined => {
  *
  * @since 0.1.0
  */
-export const digest = (value: unknown): string => hash("sha256", canonicalJson(value), "hex")
+export const digest = (value: unknown): string => nodeCrypto().hash("sha256", canonicalJson(value), "hex")
 
 /**
  * A fresh token id: 24 random bytes from `node:crypto`, base64url (32
@@ -222,7 +226,7 @@ export const digest = (value: unknown): string => hash("sha256", canonicalJson(v
  *
  * @since 0.1.0
  */
-export const newTokenId = (): string => randomBytes(24).toString("base64url")
+export const newTokenId = (): string => nodeCrypto().randomBytes(24).toString("base64url")
 
 /**
  * What a store implementation keeps. `insert` adds a new token; `find` reads
@@ -460,7 +464,7 @@ interface Row {
 
 // Rows are keyed by the SHA-256 of the token id, so a copy of the database
 // file does not hand out usable tokens.
-const keyOf = (tokenId: string): string => hash("sha256", tokenId, "hex")
+const keyOf = (tokenId: string): string => nodeCrypto().hash("sha256", tokenId, "hex")
 
 const orUndefined = <A>(value: A | null): A | undefined => (value === null ? undefined : value)
 
@@ -677,6 +681,9 @@ const portableSchemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
   used_at BIGINT
 )`
 
+// Effect's SQL client is loaded by the first SQL store, not at import.
+const SqlClientModule = Lazy.make((): Promise<typeof SqlClient> => import("effect/sql/SqlClient"))
+
 /**
  * A {@link Storage} over `effect/sql`'s `SqlClient` (the table
  * `rolecraft_approval_tokens` is created if missing, with portable SQL).
@@ -689,7 +696,7 @@ const portableSchemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
  * @since 0.1.0
  */
 export const sqlStorage: Effect.Effect<Storage, ApprovalStorageError, SqlClient.SqlClient> = Effect.gen(function* () {
-  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const sql = (yield* SqlClientModule.use((module) => Effect.service(module.SqlClient))).withoutTransforms()
   yield* sql.unsafe(portableSchemaSql).pipe(
     // Two processes creating the table at once may collide in the catalog: the second try sees the table.
     Effect.retry({ times: 2 }),

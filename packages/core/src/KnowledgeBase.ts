@@ -8,8 +8,6 @@
  * @since 0.1.0
  */
 import type { Dirent } from "node:fs"
-import { readdir, readFile, stat } from "node:fs/promises"
-import { join } from "node:path"
 import * as Cache from "effect/Cache"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -18,8 +16,15 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import { expected } from "./internal/expectedError.ts"
-import MiniSearch from "minisearch"
+import type MiniSearch from "minisearch"
 import { RetrievalFailure } from "./ActionError.ts"
+import * as Lazy from "./internal/lazy.ts"
+
+// The search library is loaded by the first index built, not at import.
+const MiniSearchModule = Lazy.make((): Promise<typeof import("minisearch")> => import("minisearch"))
+
+// Node's file system modules, loaded by the first read of a knowledge source.
+const fs = () => process.getBuiltinModule("node:fs/promises")
 
 /**
  * One retrieved passage: its `source` (file path or document id), `text`,
@@ -101,6 +106,7 @@ export class KnowledgeBase extends Context.Service<
 export type Loader = (sources: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<Document>, SourceError>
 
 const index = (
+  MiniSearch: typeof import("minisearch").default,
   documents: ReadonlyArray<Document>,
   fuzzy: number | undefined
 ): MiniSearch<Document & { readonly id: number }> => {
@@ -174,11 +180,15 @@ const makeNow = (options: {
   return Effect.map(
     Cache.makeWith(
       (key: string) =>
-        Effect.map(options.load(JSON.parse(key) as Array<string>), (documents) => {
-          const built = index(documents, options.fuzzy)
-          ready.set(key, built)
-          return built
-        }),
+        Effect.flatMap(options.load(JSON.parse(key) as Array<string>), (documents) =>
+          MiniSearchModule.use((module) =>
+            Effect.sync(() => {
+              const built = index(module.default, documents, options.fuzzy)
+              ready.set(key, built)
+              return built
+            })
+          )
+        ),
       {
         capacity: 1024,
         timeToLive: (exit) => (Exit.isSuccess(exit) ? Duration.infinity : Duration.zero)
@@ -246,7 +256,7 @@ export const textOf = (bytes: Uint8Array): string | undefined => {
 }
 
 const readDocument = (path: string): Effect.Effect<Document | undefined, SourceError> =>
-  Effect.tryPromise({ try: () => readFile(path), catch: sourceError(path, "cannot read knowledge file") }).pipe(
+  Effect.tryPromise({ try: () => fs().readFile(path), catch: sourceError(path, "cannot read knowledge file") }).pipe(
     Effect.map((bytes) => {
       const text = textOf(bytes)
       return text === undefined ? undefined : { source: path, text }
@@ -254,7 +264,7 @@ const readDocument = (path: string): Effect.Effect<Document | undefined, SourceE
   )
 
 const filesOf = (source: string): Effect.Effect<ReadonlyArray<string>, SourceError> =>
-  Effect.tryPromise({ try: () => stat(source), catch: sourceError(source, "cannot open knowledge source") }).pipe(
+  Effect.tryPromise({ try: () => fs().stat(source), catch: sourceError(source, "cannot open knowledge source") }).pipe(
     Effect.flatMap((stats) => {
       if (stats.isFile()) return Effect.succeed([source])
       if (!stats.isDirectory()) {
@@ -263,13 +273,13 @@ const filesOf = (source: string): Effect.Effect<ReadonlyArray<string>, SourceErr
         )
       }
       return Effect.tryPromise({
-        try: () => readdir(source, { recursive: true, withFileTypes: true }),
+        try: () => fs().readdir(source, { recursive: true, withFileTypes: true }),
         catch: sourceError(source, "cannot list knowledge directory")
       }).pipe(
         Effect.map((entries: ReadonlyArray<Dirent>) =>
           entries
             .filter((entry) => entry.isFile())
-            .map((entry) => join(entry.parentPath, entry.name))
+            .map((entry) => process.getBuiltinModule("node:path").join(entry.parentPath, entry.name))
             .sort()
         )
       )

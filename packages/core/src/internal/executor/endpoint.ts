@@ -17,9 +17,22 @@
  * - `null` and absent optional values are omitted (never sent as "null"); a
  *   placeholder's value is required.
  * - BODY is one JSON object of the arguments in declared order.
+ *
+ * Also whether a call may be repeated when its outcome is unknown, which the
+ * run step asks without loading the HTTP client.
  */
 import * as Result from "effect/Result"
+import type * as Action from "../../Action.ts"
 import type { Issue } from "../../ActionError.ts"
+
+const idempotentMethods: ReadonlySet<string> = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"])
+
+/**
+ * Whether repeating the call is safe when its outcome is unknown: an
+ * idempotent method, or `idempotent: true`.
+ */
+export const isSafeToRepeat = (action: Action.WebService<any, any, any>): boolean =>
+  action.idempotent || idempotentMethods.has(action.method)
 
 /** Where the arguments go. */
 export type ParamType = "QUERY" | "PATH" | "BODY"

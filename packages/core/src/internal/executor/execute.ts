@@ -8,11 +8,18 @@ import type * as Redacted from "effect/Redacted"
 import type * as Action from "../../Action.ts"
 import type { ActionError } from "../../ActionError.ts"
 import * as ActionResult from "../../ActionResult.ts"
+import * as Lazy from "../lazy.ts"
 import * as ResilienceKernel from "../run/resilience.ts"
 import type { Attempt } from "./attempt.ts"
-import * as Llm from "./llm.ts"
+import * as Endpoint from "./endpoint.ts"
+import type * as LlmModule from "./llm.ts"
 import * as McpTool from "./mcpTool.ts"
-import * as WebService from "./webService.ts"
+import type * as WebServiceModule from "./webService.ts"
+
+// The HTTP client and the webService executor are loaded by the first webService call, the llm executor by
+// the first llm action.
+const WebService = Lazy.make((): Promise<typeof WebServiceModule> => import("./webService.ts"))
+const Llm = Lazy.make((): Promise<typeof LlmModule> => import("./llm.ts"))
 
 const runLocal = (attempt: Attempt<Action.Local<any, any, any>>): Effect.Effect<unknown, ActionError, any> =>
   (attempt.now === true ? ResilienceKernel.fromReturnedNow : ResilienceKernel.fromReturned)(
@@ -59,15 +66,21 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
       return runLocal({ ...attempt, action })
     case "webService":
       // The mapper runs inside the executor, under its redaction of the call's secrets.
-      return WebService.run(
-        attempt.name,
-        action,
-        attempt.args,
-        (value) => mapped(attempt, action.mapResult, Effect.succeed(value)),
-        attempt.timeout
+      return WebService.use((webService) =>
+        webService.run(
+          attempt.name,
+          action,
+          attempt.args,
+          (value) => mapped(attempt, action.mapResult, Effect.succeed(value)),
+          attempt.timeout
+        )
       )
     case "llm":
-      return mapped(attempt, action.mapResult, Llm.run({ ...attempt, action }))
+      return mapped(
+        attempt,
+        action.mapResult,
+        Llm.use((llm) => llm.run({ ...attempt, action }))
+      )
     case "mcpTool":
       return mapped(attempt, action.mapResult, McpTool.execute({ ...attempt, action }))
   }
@@ -82,7 +95,9 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
 export const secretsOf = (action: Action.Any): Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>> | undefined => {
   switch (action._tag) {
     case "webService":
-      return action.auth === "NO_AUTH" || action.authTokenEnv === undefined ? undefined : WebService.secretsOf(action)
+      return action.auth === "NO_AUTH" || action.authTokenEnv === undefined
+        ? undefined
+        : WebService.use((webService) => webService.secretsOf(action))
     case "mcpTool":
       return action.apiKeyEnv === undefined ? undefined : McpTool.secretsOf(action)
     default:
@@ -108,7 +123,7 @@ export const timesItsAttempt = (action: Action.Any): boolean =>
  */
 export const timeoutRetryable = (action: Action.Any): boolean =>
   action._tag === "webService"
-    ? WebService.isSafeToRepeat(action)
+    ? Endpoint.isSafeToRepeat(action)
     : action._tag === "mcpTool"
       ? action.idempotent === true
       : true

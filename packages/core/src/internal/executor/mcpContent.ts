@@ -11,7 +11,7 @@
  */
 import * as Result from "effect/Result"
 import * as SchemaParser from "effect/SchemaParser"
-import * as Conversion from "../schema/conversion.ts"
+import { fromJsonSchema } from "../schema/fromJsonSchema.ts"
 import { cut } from "../text.ts"
 import type { CallToolResult, ContentBlock } from "../../McpClient.ts"
 import * as Predicate from "effect/Predicate"
@@ -186,7 +186,7 @@ const satisfies = (value: Readonly<Record<string, unknown>>, outputSchema: Optio
   if (outputSchema === undefined) return true
   let guard = guards.get(outputSchema)
   if (guard === undefined) {
-    const is = SchemaParser.is(Conversion.fromJsonSchema(outputSchema))
+    const is = SchemaParser.is(fromJsonSchema(outputSchema))
     guard = (u) => {
       const checked = Result.try(() => is(u))
       return Result.isSuccess(checked) && checked.success

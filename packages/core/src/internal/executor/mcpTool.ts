@@ -13,7 +13,8 @@
  * is interrupted; turn the result into a value (`McpContent.toValue`).
  * Every error leaves through `scrub` with the credential.
  */
-import * as Config from "effect/Config"
+import type * as ConfigModule from "effect/Config"
+import type * as FromJsonSchema from "../schema/fromJsonSchema.ts"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -39,10 +40,11 @@ import {
   type ToolDefinition,
   type Server as McpClientServer
 } from "../../McpClient.ts"
-import * as McpContent from "./mcpContent.ts"
+import type * as McpContent from "./mcpContent.ts"
 import * as Role from "../../Role.ts"
 import * as Tool from "../schema/tool.ts"
 import type { BackingOff, Pool } from "./mcpPool.ts"
+import * as Lazy from "../lazy.ts"
 import * as Redact from "../redact.ts"
 import * as TimeLimit from "../run/timeLimit.ts"
 
@@ -84,13 +86,19 @@ const notProvided = (name: string) =>
     issues: [{ path: "", message: "the McpClient service is not provided" }]
   })
 
+// Only an action that names a credential reads the environment through Effect's Config.
+const Config = Lazy.make((): Promise<typeof ConfigModule> => import("effect/Config"))
+// The JSON Schema importer and the result reader are loaded by the first call.
+const JsonSchemaImport = Lazy.make((): Promise<typeof FromJsonSchema> => import("../schema/fromJsonSchema.ts"))
+const Content = Lazy.make((): Promise<typeof McpContent> => import("./mcpContent.ts"))
+
 const readCredential = (
   name: string,
   variable: string | undefined
 ): Effect.Effect<Credential | undefined, ValidationError> =>
   variable === undefined
     ? Effect.succeed(undefined)
-    : Config.Redacted(variable).pipe(
+    : Config.use((Config) => Config.Redacted(variable)).pipe(
         Effect.mapError(
           () =>
             new ValidationError({
@@ -380,10 +388,16 @@ const run = (call: Call, client: McpClient["Service"], credential: Credential | 
           }
           return Effect.fail(mapped(error))
         }
-        const answer = (result: CallToolResult, definition: ToolDefinition): Effect.Effect<unknown, ActionError> => {
+        const answer = (result: CallToolResult, definition: ToolDefinition): Effect.Effect<unknown, ActionError> =>
+          Content.use((content) => answered(content, result, definition))
+        const answered = (
+          content: typeof McpContent,
+          result: CallToolResult,
+          definition: ToolDefinition
+        ): Effect.Effect<unknown, ActionError> => {
           if (result.isError !== true)
-            return Effect.succeed(McpContent.toValue(result, { outputSchema: definition.outputSchema }))
-          const text = McpContent.toText(result)
+            return Effect.succeed(content.toValue(result, { outputSchema: definition.outputSchema }))
+          const text = content.toText(result)
           if (isInvalidParamsText(text)) return refused(text, undefined)
           return Effect.fail(
             new ExecutionFailure({
@@ -398,9 +412,9 @@ const run = (call: Call, client: McpClient["Service"], credential: Credential | 
           within(call, label, left(), "listing its tools", findTool(call, current, tool)),
           (definition) => {
             if (Result.isFailure(raw)) return Effect.fail(raw.failure)
-            const converted = Conversion.decode(Conversion.fromJsonSchema(definition.inputSchema), raw.success, {
-              action: label
-            })
+            const converted = JsonSchemaImport.use(({ fromJsonSchema }) =>
+              Conversion.decode(fromJsonSchema(definition.inputSchema), raw.success, { action: label })
+            )
             return Effect.flatMap(converted, (argumentsIn) => {
               // The call itself gets what is left, and the client cancels it on the server when that passes.
               const timeout = Duration.millis(Math.max(1, left()))

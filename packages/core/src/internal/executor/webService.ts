@@ -65,14 +65,6 @@ import * as HttpResponse from "./httpResponse.ts"
 
 type WebService = Action.WebService<any, any, any>
 
-const idempotentMethods: ReadonlySet<string> = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"])
-
-/**
- * Whether repeating the call is safe when its outcome is unknown: an
- * idempotent method, or `idempotent: true`.
- */
-export const isSafeToRepeat = (action: WebService): boolean => action.idempotent || idempotentMethods.has(action.method)
-
 /**
  * Where the arguments go: the action's `paramType`, else BODY for POST, PUT
  * and PATCH and QUERY for the other methods.
@@ -128,7 +120,7 @@ const planOf = (action: WebService): Result.Result<Plan, Array<Issue>> => {
   }
   const plan: Result.Result<Plan, Array<Issue>> = issues.length > 0 || Result.isFailure(template)
     ? Result.fail(issues)
-    : Result.succeed({ template: template.success, fields, paramType, safe: isSafeToRepeat(action) })
+    : Result.succeed({ template: template.success, fields, paramType, safe: Endpoint.isSafeToRepeat(action) })
   plans.set(action, plan)
   return plan
 }

@@ -7,7 +7,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as Random from "effect/Random"
+import type * as RandomModule from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as Semaphore from "effect/Semaphore"
 import {
@@ -19,9 +19,13 @@ import {
   Timeout,
   TransientFailure
 } from "../../ActionError.ts"
+import * as Lazy from "../lazy.ts"
 import * as TimeLimit from "./timeLimit.ts"
 import type { BulkheadPolicy, CircuitBreakerPolicy, Policy, RetryPolicy } from "../../Resilience.ts"
 import * as Predicate from "effect/Predicate"
+
+// Effect's Random is loaded by the first jittered retry delay.
+const Random = Lazy.make((): Promise<typeof RandomModule> => import("effect/Random"))
 
 /**
  * Per-agent, per-action guards wrapped around each attempt (circuit breaker
@@ -89,7 +93,7 @@ export const schedule = (
     const base = Math.min(cap, Math.round(initial * factor ** (attempt - 1)))
     // Whole milliseconds: fractional delays drift past the cap on the clock.
     return jitter
-      ? Effect.map(Random.next, (r) => Math.min(cap, Math.round(base * (0.8 + 0.4 * r))))
+      ? Random.use((Random) => Effect.map(Random.next, (r) => Math.min(cap, Math.round(base * (0.8 + 0.4 * r)))))
       : Effect.succeed(base)
   }
   return Schedule.forever.pipe(

@@ -3,6 +3,7 @@ import { Effect, Exit, Schema, SchemaParser } from "effect"
 import * as fc from "fast-check"
 import type { ValidationError } from "../../../src/ActionError.ts"
 import * as Conversion from "../../../src/internal/schema/conversion.ts"
+import { fromJsonSchema } from "../../../src/internal/schema/fromJsonSchema.ts"
 
 const action = "book"
 
@@ -575,8 +576,8 @@ describe("Conversion.decode", () => {
   })
 })
 
-describe("Conversion.fromJsonSchema", () => {
-  const decodeJson = (jsonSchema: unknown, input: unknown) => decode(Conversion.fromJsonSchema(jsonSchema), input)
+describe("fromJsonSchema", () => {
+  const decodeJson = (jsonSchema: unknown, input: unknown) => decode(fromJsonSchema(jsonSchema), input)
 
   it.effect('{"type":"object"} accepts an empty object and keeps any keys', () =>
     Effect.gen(function* () {
@@ -750,7 +751,7 @@ describe("Conversion.fromJsonSchema", () => {
 
   it("is cached by the JSON Schema object", () => {
     const inputSchema = { type: "object", properties: { id: { type: "integer" } } }
-    assert.strictEqual(Conversion.fromJsonSchema(inputSchema), Conversion.fromJsonSchema(inputSchema))
+    assert.strictEqual(fromJsonSchema(inputSchema), fromJsonSchema(inputSchema))
   })
 })
 
