@@ -11,7 +11,7 @@
  *   through `DurableChat` on Postgres (single-process layer), against the
  *   same turn through `agent.chat` and `agent.resume` in memory.
  *
- * Target (issue 14): takeover p95 ≤ 10 s with the test's shard settings.
+ * Target (issues 14, 16): takeover p95 ≤ 10 s with the test's shard settings.
  * Starts its own Postgres 15 unless ROLECRAFT_PG_URL is set. DURABLE_TURNS,
  * DURABLE_LOCK_EXPIRATION_MS and DURABLE_LOCK_REFRESH_MS override the number of
  * turns and the shard lock settings.
@@ -188,7 +188,11 @@ export const bench = async (): Promise<Section> => {
           "its shards and its in-flight activities run again elsewhere (at-least-once, by Effect's design).",
         "The durable turn's time includes reading the stored status every 5 ms until it pauses and until it is done.",
         `Shard settings of every process: shardsPerGroup 30, lock expiration ${locks.expirationMs / 1000} s, refresh ${locks.refreshMs / 1000} s, message poll 1 s, ` +
-          "assignment refresh 1 s, runner health check 1 s (Effect's defaults: 300, 35 s, 10 s, 10 s, 3 s, 1 min)."
+          "assignment refresh 1 s, runner health check 1 s (Effect's defaults: 300, 35 s, 10 s, 10 s, 3 s, 1 min).",
+        "The takeover does not wait for the lock expiration: every runner pings the others each health check " +
+          "(layerCluster's runner watch) and records the killed one unhealthy within seconds, and the kill has freed " +
+          "its Postgres advisory locks. Decisions go out all at once: a decision for a run the killed runner held " +
+          "returns only once the run has a new owner."
       ]
     }
   } finally {

@@ -37,11 +37,13 @@ export interface LockSettings {
 }
 
 /**
- * What the test and the bench use: Effect's 35 s / 10 s defaults lowered so a takeover takes seconds. A kill -9 frees
- * the dead runner's Postgres advisory locks at once, so the expiration matters less than the refresh, whose every
- * round is bounded by the refresh interval: on a loaded machine 1 s rounds time out and a runner drops its shards.
+ * What the test and the bench use: Effect's own 35 s / 10 s. A takeover does not wait for them: every runner pings the
+ * others each second (layerCluster's runner watch) and a kill -9 frees the dead runner's Postgres advisory locks at
+ * once. The refresh interval also bounds every lock refresh round, and a round that does not finish in time makes a
+ * runner give up all its shards (its running activities then run again): on a loaded machine 1 s rounds time out, and
+ * 5 s rounds did too in a loaded 200-turn pass.
  */
-export const defaultLocks: LockSettings = { expirationMs: 15_000, refreshMs: 5_000 }
+export const defaultLocks: LockSettings = { expirationMs: 35_000, refreshMs: 10_000 }
 
 const start = (args: ReadonlyArray<string>, locks: LockSettings): Proc => {
   const child = spawn(process.execPath, ["--conditions=@rolecraft/source", script, ...args], {
@@ -100,6 +102,8 @@ export interface Figures {
   readonly survivorMs: ReadonlyArray<number>
   readonly pausedMs: number
   readonly approvedToDoneMs: number
+  /** When the runner was killed (ms since the epoch). */
+  readonly killedAt: number
   readonly logs: string
 }
 
@@ -165,6 +169,7 @@ export const killOneRunner = async (url: string, turns: number, locks = defaultL
       survivorMs: rows.latency.filter((r) => r.first_pid !== victim).map(since),
       pausedMs: started.pausedMs,
       approvedToDoneMs: approved.doneMs,
+      killedAt,
       logs: procs.map((p) => p.output()).join("\n----\n")
     }
   } finally {

@@ -47,7 +47,11 @@ import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import * as Clock from "effect/Clock"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
 import * as RunnerAddress from "effect/cluster/RunnerAddress"
-import type * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as RunnerHealth from "effect/cluster/RunnerHealth"
+import * as Runners from "effect/cluster/Runners"
+import * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as SqlMessageStorage from "effect/cluster/SqlMessageStorage"
+import * as SqlRunnerStorage from "effect/cluster/SqlRunnerStorage"
 import * as SingleRunner from "effect/cluster/SingleRunner"
 import * as TestRunner from "effect/cluster/TestRunner"
 import type * as Config from "effect/Config"
@@ -55,6 +59,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import type * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -64,6 +69,7 @@ import * as DurableClock from "effect/workflow/DurableClock"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as Workflow from "effect/workflow/Workflow"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
+import * as RunnerWatch from "./internal/runnerWatch.ts"
 import * as RunStore from "./RunStore.ts"
 
 /**
@@ -518,9 +524,17 @@ export const layerSingle = (options?: {
  * Effect's cluster over sockets (`NodeClusterSocket`). A runner listens on
  * `runner` (`host`, `port`) and runs turns; a client (`runner` left out)
  * only starts, decides, cancels and reads runs. Every process must use the
- * same `shardsPerGroup`. After a runner dies its runs move to another runner
- * once its shard locks expire (`shardLockExpiration`, Effect's default 35
- * seconds). Needs a `SqlClient`.
+ * same `shardsPerGroup`. Needs a `SqlClient`.
+ *
+ * After a runner dies its runs move to another runner once no runner counts
+ * it any more and its shard locks are free. Every runner pings the others
+ * every `runnerHealthCheckInterval` (Effect's default 1 minute) and records a
+ * runner that does not answer (5 tries, 500 ms apart) as unhealthy, so a
+ * crashed process, whose socket and Postgres session close at once, is
+ * replaced within seconds of the next check. A runner nobody can reach that
+ * way (its host frozen or gone without closing its connections) is dropped
+ * once its heartbeat is older than `shardLockExpiration` (Effect's default
+ * 35 seconds), which also ends its Postgres lock session.
  *
  * @since 0.1.0
  */
@@ -529,15 +543,34 @@ export const layerCluster = (options: {
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
 }): Layer.Layer<WorkflowEngine.WorkflowEngine | RunStore.RunStore, unknown, SqlClient.SqlClient> => {
   const runner = options.runner
-  const cluster =
-    runner === undefined
-      ? NodeClusterSocket.layer({ storage: "sql", clientOnly: true, shardingConfig: { ...options.shardingConfig } })
-      : NodeClusterSocket.layer({
-          storage: "sql",
-          shardingConfig: {
-            ...options.shardingConfig,
-            runnerAddress: Option.some(RunnerAddress.make(runner.host, runner.port))
-          }
-        })
+  if (runner === undefined) {
+    const client = NodeClusterSocket.layer({
+      storage: "sql",
+      clientOnly: true,
+      shardingConfig: { ...options.shardingConfig }
+    })
+    return Layer.mergeAll(ClusterWorkflowEngine.layer.pipe(Layer.provide(client)), RunStore.layerSql)
+  }
+  const shardingConfig = {
+    ...options.shardingConfig,
+    runnerAddress: Option.some(RunnerAddress.make(runner.host, runner.port))
+  }
+  const config = ShardingConfig.layerFromEnv(shardingConfig)
+  // The storage is built here ("byo") so the runner watch shares the runner's own storage.
+  const storage = Layer.mergeAll(
+    SqlMessageStorage.layer.pipe(Layer.provide(NodeCrypto.layerDigest)),
+    Layer.orDie(SqlRunnerStorage.layer)
+  ).pipe(Layer.provide(config))
+  // Pings go through their own clients, as Effect's health check's do, with the runners' default serialization.
+  const ping = RunnerHealth.layerPing.pipe(
+    Layer.provide(Runners.layerRpc),
+    Layer.provide(NodeClusterSocket.layerClientProtocol),
+    Layer.provide(RpcSerialization.layerSchemaBinary())
+  )
+  const cluster = NodeClusterSocket.layer({ storage: "byo", shardingConfig }).pipe(
+    Layer.merge(RunnerWatch.layer.pipe(Layer.provide(ping))),
+    Layer.provideMerge(storage),
+    Layer.provide(config)
+  )
   return Layer.mergeAll(ClusterWorkflowEngine.layer.pipe(Layer.provide(cluster)), RunStore.layerSql)
 }
