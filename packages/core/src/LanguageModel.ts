@@ -797,12 +797,20 @@ export const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
 /** The parts of a stream of chunks; failures other than an `ActionError` become EXECUTION. */
 const joined = <R>(
   action: string,
-  chunks: Stream.Stream<ProviderChunk, unknown, R>
+  chunks: Stream.Stream<ProviderChunk, unknown, R>,
+  onEnd?: () => void
 ): Stream.Stream<StreamPart, ActionError, R> => {
   const join = joiner(action)
   return chunks.pipe(
     Stream.mapArrayEffect(join.pushAll),
-    Stream.concat(Stream.fromEffect(Effect.suspend(join.finish))),
+    Stream.concat(
+      Stream.fromEffect(
+        Effect.suspend(() => {
+          onEnd?.()
+          return join.finish()
+        })
+      )
+    ),
     Stream.flattenIterable,
     Stream.catchCause((cause) =>
       Cause.hasInterruptsOnly(cause)
@@ -943,15 +951,24 @@ export const make = (provider: Provider | Providers, options?: MakeOptions): Lan
     const action = request.action ?? defaultAction
     return Stream.unwrap(
       Effect.gen(function* () {
+        // Set once the provider's stream has ended: its request is over, and there is nothing left to abort
+        // (an abort costs an exception with its stack, in the provider's HTTP client as well).
+        let ended = false
         const controller = yield* Effect.acquireRelease(
           Effect.sync(() => new AbortController()),
-          (controller) => Effect.sync(() => controller.abort())
+          (controller) => (ended ? Effect.void : Effect.sync(() => controller.abort()))
         )
         const source = yield* Effect.try({
           try: () => stream(callOf(request, controller.signal)),
           catch: (thrown) => streamFailure(action, thrown)
         })
-        return joined(action, Stream.isStream(source) ? source : Stream.fromAsyncIterable(source, (error) => error))
+        return joined(
+          action,
+          Stream.isStream(source) ? source : Stream.fromAsyncIterable(source, (error) => error),
+          () => {
+            ended = true
+          }
+        )
       })
     )
   }

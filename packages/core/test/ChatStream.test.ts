@@ -236,6 +236,35 @@ describe("Chat streams", () => {
     })
   )
 
+  it.effect("each text delta reaches the caller as soon as its chunk arrives, not after the chunks behind it", () =>
+    Effect.gen(function* () {
+      const { agent } = yield* travelAgent
+      const words = ["One ", "two ", "three ", "four ", "five ", "six ", "seven ", "eight."]
+      let pulled = 0
+      // Every chunk is ready at once (as when a whole HTTP answer arrived in one read).
+      async function* chunks() {
+        for (const word of words) {
+          pulled += 1
+          yield { text: word }
+        }
+        pulled += 1
+        yield { finishReason: "stop" }
+      }
+      const model = LanguageModel.make({ stream: () => chunks() }, { name: "ready" })
+      const pulledAt: Array<number> = []
+      yield* Stream.runForEach(agent.chatStream("Count"), (event) =>
+        Effect.sync(() => {
+          if (event._tag === "TextDelta") pulledAt.push(pulled)
+        })
+      ).pipe(Effect.provideService(LanguageModel.LanguageModel, model))
+      // Each delta was seen before the next chunk was pulled from the provider.
+      assert.deepStrictEqual(
+        pulledAt,
+        words.map((_, i) => i + 1)
+      )
+    })
+  )
+
   it.effect("stopping the stream mid-answer aborts the model call and keeps no partial text", () =>
     Effect.gen(function* () {
       const { agent } = yield* travelAgent

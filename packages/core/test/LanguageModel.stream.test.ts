@@ -166,6 +166,21 @@ describe("LanguageModel stream", () => {
     })
   )
 
+  it.effect("a stream the provider ended is not aborted: its request is over", () =>
+    Effect.gen(function* () {
+      const signals: Array<AbortSignal> = []
+      const model = LanguageModel.make({
+        stream: ({ signal }) => {
+          signals.push(signal)
+          return Stream.make({ text: "whole" }, { finishReason: "stop" })
+        }
+      })
+      yield* Stream.runDrain(model.stream(ask))
+      assert.strictEqual(signals.length, 1)
+      assert.isFalse(signals[0]?.aborted)
+    })
+  )
+
   it.effect("fromChunks joins chunks as a stream would", () =>
     Effect.gen(function* () {
       const response = yield* LanguageModel.fromChunks([

@@ -903,8 +903,11 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   ): Stream.Stream<ChatEvent, ActionError, R> =>
     Stream.callback<ChatEvent, ActionError, R>(
       (queue) => {
-        const emit: Emit = (event) => Effect.asVoid(Queue.offer(queue, event))
-        const emitAll = (events: ReadonlyArray<ChatEvent>) => Effect.asVoid(Queue.offerAll(queue, events))
+        // Each offer hands its events to a waiting caller at once, not after the scheduler's next turn: the
+        // turn would otherwise run on through every chunk already received before the caller saw the first.
+        const flushed = Queue.flush(queue)
+        const emit: Emit = (event) => Effect.andThen(Queue.offer(queue, event), flushed)
+        const emitAll = (events: ReadonlyArray<ChatEvent>) => Effect.andThen(Queue.offerAll(queue, events), flushed)
         return run({ emit, emitAll, streaming, argumentDeltas }).pipe(
           Effect.flatMap((result) => emit({ _tag: "TurnFinished", result })),
           Effect.andThen(Queue.end(queue))
