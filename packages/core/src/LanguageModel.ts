@@ -1004,17 +1004,22 @@ export const make = (provider: Provider | Providers, options?: MakeOptions): Lan
     const { call, answer } = callSpan(request)
     // The same `chat {model}` span as `generate`'s, annotated with the answer when it finishes.
     return streamed(request).pipe(
-      Stream.tap((part) => {
-        if (part._tag !== "Finished") return Effect.void
-        const answered = answer(part.response)
-        return Effect.andThen(
-          Effect.annotateCurrentSpan({
-            "gen_ai.response.model": answered.model ?? "",
-            "gen_ai.response.finish_reasons": [answered.finishReason],
-            "gen_ai.usage.input_tokens": answered.inputTokens,
-            "gen_ai.usage.output_tokens": answered.outputTokens
-          }),
-          record(part.response)
+      // Read per batch, not per part: `Finished` is the last part of the stream, so of its batch.
+      Stream.mapArrayEffect((parts) => {
+        const last = parts[parts.length - 1]
+        if (last?._tag !== "Finished") return Effect.succeed(parts)
+        const answered = answer(last.response)
+        return Effect.as(
+          Effect.andThen(
+            Effect.annotateCurrentSpan({
+              "gen_ai.response.model": answered.model ?? "",
+              "gen_ai.response.finish_reasons": [answered.finishReason],
+              "gen_ai.usage.input_tokens": answered.inputTokens,
+              "gen_ai.usage.output_tokens": answered.outputTokens
+            }),
+            record(last.response)
+          ),
+          parts
         )
       }),
       Stream.mapError((error) => Redact.scrub(error, secrets)),
