@@ -407,15 +407,17 @@ export const addUsage = (self: Usage, that: Usage): Usage => ({
  * @category constructors
  * @since 0.1.0
  */
-export const makeUsageMeter: Effect.Effect<UsageMeter["Service"]> = Effect.gen(function* () {
-  const parent = yield* Effect.serviceOption(UsageMeter)
-  const state = yield* Ref.make({ usage: zero, calls: 0 })
-  const own = (usage: Usage) => Ref.update(state, (s) => ({ usage: addUsage(s.usage, usage), calls: s.calls + 1 }))
-  return UsageMeter.of({
-    record: Option.isSome(parent) ? (usage) => Effect.andThen(own(usage), parent.value.record(usage)) : own,
-    total: Ref.get(state)
-  })
-})
+export const makeUsageMeter: Effect.Effect<UsageMeter["Service"]> = Effect.map(
+  Effect.serviceOption(UsageMeter),
+  (parent) => {
+    const state = Ref.makeUnsafe({ usage: zero, calls: 0 })
+    const own = (usage: Usage) => Ref.update(state, (s) => ({ usage: addUsage(s.usage, usage), calls: s.calls + 1 }))
+    return UsageMeter.of({
+      record: Option.isSome(parent) ? (usage) => Effect.andThen(own(usage), parent.value.record(usage)) : own,
+      total: Ref.get(state)
+    })
+  }
+)
 
 // =============================================================================
 // Building a model from a provider

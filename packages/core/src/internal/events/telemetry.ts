@@ -286,40 +286,42 @@ export interface TurnEnd {
  * the turn's model when known, and at its end the turn's tokens, steps and
  * result; `error.type` when the turn fails.
  */
-export const invokeAgent =
-  <A>(
-    turn: { readonly agentId: string; readonly model: string | undefined; readonly resumed: boolean },
-    end: (value: A) => TurnEnd
-  ) =>
-  <E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.withSpan(
-      Effect.onExit(self, (exit) => {
-        if (Exit.isSuccess(exit)) {
-          const ended = end(exit.value)
-          return Effect.annotateCurrentSpan({
-            "gen_ai.usage.input_tokens": ended.inputTokens,
-            "gen_ai.usage.output_tokens": ended.outputTokens,
-            ...(ended.finishReason === undefined ? {} : { "gen_ai.response.finish_reasons": [ended.finishReason] }),
-            "rolecraft.chat.result": ended.result,
-            "rolecraft.chat.steps": ended.steps
-          })
-        }
-        const category = categoryOf(exit.cause)
-        return category === undefined
-          ? Effect.void
-          : Effect.annotateCurrentSpan({ "error.type": category, "rolecraft.category": category })
-      }),
-      `invoke_agent ${turn.agentId}`,
-      {
-        kind: "internal",
-        attributes: {
-          "gen_ai.operation.name": "invoke_agent",
-          "gen_ai.agent.name": turn.agentId,
-          "gen_ai.agent.id": turn.agentId,
-          ...(turn.model === undefined ? {} : { "gen_ai.request.model": turn.model }),
-          "rolecraft.agent": turn.agentId,
-          ...(turn.resumed ? { "rolecraft.chat.resumed": true } : {})
-        },
-        captureStackTrace: false
-      }
+export const invokeAgent = <A>(
+  turn: { readonly agentId: string; readonly model: string | undefined; readonly resumed: boolean },
+  end: (value: A) => TurnEnd
+) => {
+  const options = {
+    kind: "internal",
+    attributes: {
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.agent.name": turn.agentId,
+      "gen_ai.agent.id": turn.agentId,
+      ...(turn.model === undefined ? {} : { "gen_ai.request.model": turn.model }),
+      "rolecraft.agent": turn.agentId,
+      ...(turn.resumed ? { "rolecraft.chat.resumed": true } : {})
+    },
+    captureStackTrace: false
+  } as const
+  const ended = (span: Tracer.Span, exit: Exit.Exit<A, unknown>): void => {
+    if (Exit.isSuccess(exit)) {
+      const turnEnd = end(exit.value)
+      span.attribute("gen_ai.usage.input_tokens", turnEnd.inputTokens)
+      span.attribute("gen_ai.usage.output_tokens", turnEnd.outputTokens)
+      if (turnEnd.finishReason !== undefined) span.attribute("gen_ai.response.finish_reasons", [turnEnd.finishReason])
+      span.attribute("rolecraft.chat.result", turnEnd.result)
+      span.attribute("rolecraft.chat.steps", turnEnd.steps)
+      return
+    }
+    const category = categoryOf(exit.cause)
+    if (category === undefined) return
+    span.attribute("error.type", category)
+    span.attribute("rolecraft.category", category)
+  }
+  return <E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.useSpan(`invoke_agent ${turn.agentId}`, options, (span) =>
+      Effect.onExit(Effect.withParentSpan(self, span, options), (exit) => {
+        ended(span, exit)
+        return Effect.void
+      })
     )
+}
