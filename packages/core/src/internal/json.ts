@@ -65,6 +65,24 @@ class Stop {
   }
 }
 
+const isScalar = (value: unknown): boolean =>
+  value === null || typeof value === "string" || typeof value === "number" || typeof value === "boolean"
+
+/** A scalar, or a plain object or array of scalars without `toJSON`: no cycle, no depth, nothing to convert. */
+const isFlat = (value: unknown): boolean => {
+  if (isScalar(value)) return true
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype) return false
+    for (const element of value) if (!isScalar(element)) return false
+    return true
+  }
+  if (typeof value !== "object" || Object.getPrototypeOf(value) !== Object.prototype) return false
+  for (const key in value) {
+    if (!isScalar((value as Record<string, unknown>)[key])) return false
+  }
+  return true
+}
+
 /**
  * The JSON text of a value, as `JSON.stringify` writes it (`toJSON` honoured,
  * so a Date is its ISO string; `undefined`, functions and symbols left out of
@@ -75,6 +93,8 @@ class Stop {
  * nesting passes {@link maxDepth}.
  */
 export const write = (value: unknown): Result.Result<string, Unwritable> => {
+  // Most results are a scalar or one level of scalars, which JSON.stringify writes exactly as below, natively.
+  if (isFlat(value)) return Result.succeed(JSON.stringify(value))
   const ancestors: Array<object> = []
   const go = (raw: unknown, path: string, depth: number): string | undefined => {
     let value = raw

@@ -1,0 +1,32 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Result } from "effect"
+import * as fc from "fast-check"
+import * as Json from "../../src/internal/json.ts"
+
+const written = (value: unknown): string => {
+  const result = Json.write(value)
+  if (Result.isFailure(result)) throw new Error(result.failure.message)
+  return result.success
+}
+
+describe("Json.write", () => {
+  it("writes plain JSON values as JSON.stringify does, flat (the native path) or nested", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        assert.strictEqual(written(value), JSON.stringify(value))
+      }),
+      { numRuns: 500 }
+    )
+  })
+
+  it("a one-level record or array is written by the same rules as a nested one: toJSON, bigint, Map, Set, undefined", () => {
+    assert.strictEqual(written({ at: new Date(0) }), '{"at":"1970-01-01T00:00:00.000Z"}')
+    assert.strictEqual(written({ n: 10n }), '{"n":"10"}')
+    assert.strictEqual(written([new Set([1])]), "[[1]]")
+    assert.strictEqual(written({ m: new Map([["a", 1]]) }), '{"m":{"a":1}}')
+    assert.strictEqual(written({ a: undefined, b: 1 }), '{"b":1}')
+    assert.strictEqual(written([undefined, Number.NaN, -0]), "[null,null,0]")
+    assert.strictEqual(written({ toJSON: () => "own" }), '"own"')
+    assert.strictEqual(written(undefined), "null")
+  })
+})
