@@ -11,6 +11,7 @@ import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import type * as Metric from "effect/Metric"
 import * as Tracer from "effect/Tracer"
 import { isActionError } from "../../ActionError.ts"
@@ -39,6 +40,14 @@ const text = (value: unknown): string => {
 }
 
 const content = (value: unknown): string => shorten(text(value), maxContentLength)
+
+/**
+ * Whether the spans of the current fiber go to a tracing backend. With
+ * Effect's native tracer (none installed) nothing can read a span's
+ * attributes, so they are not recorded: the span itself (its name, parent and
+ * timing) still is, as Effect's documentation of `nativeTracer` suggests.
+ */
+const exporting = (fiber: Fiber.Fiber<unknown, unknown>): boolean => fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer
 
 /**
  * `self` with `span` as its parent span. Only the parent span: not also a
@@ -144,6 +153,7 @@ export const executeTool = (call: ToolCall, metrics: ActionMetrics | undefined) 
     },
     captureStackTrace: false
   } as const
+  const unannotated = { kind: options.kind, captureStackTrace: false } as const
   const annotate = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>): void => {
     if (Exit.isSuccess(exit)) {
       if (traceContent) span.attribute("gen_ai.tool.call.result", content(exit.value))
@@ -159,10 +169,11 @@ export const executeTool = (call: ToolCall, metrics: ActionMetrics | undefined) 
     Effect.withFiber((fiber) => {
       const clock = fiber.getRef(Clock.Clock)
       const start = clock.currentTimeMillisUnsafe()
-      return Effect.useSpan(name, options, (span) =>
+      const annotated = exporting(fiber)
+      return Effect.useSpan(name, annotated ? options : unannotated, (span) =>
         Effect.onExit(asParent(self, span), (exit) => {
           metrics?.recordUnsafe(exit, clock.currentTimeMillisUnsafe() - start, fiber.context)
-          annotate(span, exit)
+          if (annotated) annotate(span, exit)
           return Effect.void
         })
       )
@@ -248,20 +259,28 @@ export const chat =
       },
       captureStackTrace: false
     } as const
-    const ended = (span: Tracer.Span, exit: Exit.Exit<A, E>, seconds: number, context: Context.Context<never>) => {
+    const unannotated = { kind: options.kind, captureStackTrace: false } as const
+    const ended = (
+      span: Tracer.Span | undefined,
+      exit: Exit.Exit<A, E>,
+      seconds: number,
+      context: Context.Context<never>
+    ) => {
       if (Exit.isFailure(exit)) {
         const category = categoryOf(exit.cause)
         if (category === undefined) return
-        span.attribute("error.type", category)
-        span.attribute("rolecraft.category", category)
+        span?.attribute("error.type", category)
+        span?.attribute("rolecraft.category", category)
         metrics.failed(category).updateUnsafe(seconds, context)
         return
       }
       const answered = answer(exit.value)
-      if (answered.model !== undefined) span.attribute("gen_ai.response.model", answered.model)
-      span.attribute("gen_ai.response.finish_reasons", [answered.finishReason])
-      span.attribute("gen_ai.usage.input_tokens", answered.inputTokens)
-      span.attribute("gen_ai.usage.output_tokens", answered.outputTokens)
+      if (span !== undefined) {
+        if (answered.model !== undefined) span.attribute("gen_ai.response.model", answered.model)
+        span.attribute("gen_ai.response.finish_reasons", [answered.finishReason])
+        span.attribute("gen_ai.usage.input_tokens", answered.inputTokens)
+        span.attribute("gen_ai.usage.output_tokens", answered.outputTokens)
+      }
       metrics.duration.updateUnsafe(seconds, context)
       metrics.inputTokens.updateUnsafe(answered.inputTokens, context)
       metrics.outputTokens.updateUnsafe(answered.outputTokens, context)
@@ -269,11 +288,15 @@ export const chat =
     return Effect.withFiber((fiber) => {
       const clock = fiber.getRef(Clock.Clock)
       const start = clock.currentTimeMillisUnsafe()
-      return Effect.useSpan(call.model === undefined ? "chat" : `chat ${call.model}`, options, (span) =>
-        Effect.onExit(asParent(self, span), (exit) => {
-          ended(span, exit, (clock.currentTimeMillisUnsafe() - start) / 1000, fiber.context)
-          return Effect.void
-        })
+      const annotated = exporting(fiber)
+      return Effect.useSpan(
+        call.model === undefined ? "chat" : `chat ${call.model}`,
+        annotated ? options : unannotated,
+        (span) =>
+          Effect.onExit(asParent(self, span), (exit) => {
+            ended(annotated ? span : undefined, exit, (clock.currentTimeMillisUnsafe() - start) / 1000, fiber.context)
+            return Effect.void
+          })
       )
     })
   }
@@ -328,11 +351,15 @@ export const invokeAgent = <A>(
     span.attribute("error.type", category)
     span.attribute("rolecraft.category", category)
   }
+  const unannotated = { kind: options.kind, captureStackTrace: false } as const
   return <E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.useSpan(`invoke_agent ${turn.agentId}`, options, (span) =>
-      Effect.onExit(asParent(self, span), (exit) => {
-        ended(span, exit)
-        return Effect.void
-      })
-    )
+    Effect.withFiber((fiber) => {
+      const annotated = exporting(fiber)
+      return Effect.useSpan(`invoke_agent ${turn.agentId}`, annotated ? options : unannotated, (span) =>
+        Effect.onExit(asParent(self, span), (exit) => {
+          if (annotated) ended(span, exit)
+          return Effect.void
+        })
+      )
+    })
 }
