@@ -131,29 +131,31 @@ export interface ToolCall {
   readonly arguments: (() => unknown) | undefined
 }
 
+const unannotatedTool: Tracer.SpanOptionsNoTrace = { kind: "internal" }
+
 /**
  * Runs one call in its `execute_tool {tool}` span (kind internal) and records
  * its metrics: on failure the span gets `error.type` and
  * `rolecraft.category`; with content traced, `gen_ai.tool.call.arguments` and
- * (on success) `gen_ai.tool.call.result`. The span's options are made here,
- * once: an agent prepares this per action and reuses it for every call.
+ * (on success) `gen_ai.tool.call.result`. The span's options are made once,
+ * when a tracer first records them: an agent prepares this per action.
  */
 export const executeTool = (call: ToolCall, metrics: ActionMetrics | undefined) => {
   const traceContent = call.arguments !== undefined
   const name = `execute_tool ${call.tool}`
-  // The call site is always the pipeline: a stack trace would say nothing and costs a capture per call.
-  const options = {
-    kind: "internal",
-    attributes: {
-      "gen_ai.operation.name": "execute_tool",
-      "gen_ai.tool.name": call.tool,
-      ...(call.toolCallId === undefined ? {} : { "gen_ai.tool.call.id": call.toolCallId }),
-      ...call.attributes,
-      ...(call.arguments === undefined ? {} : { "gen_ai.tool.call.arguments": content(call.arguments()) })
-    },
-    captureStackTrace: false
-  } as const
-  const unannotated = { kind: options.kind, captureStackTrace: false } as const
+  // Made when a tracer first records them: a call in a chat turn has its own call id, so its own attributes.
+  let options: Tracer.SpanOptionsNoTrace | undefined
+  const annotatedOptions = (): Tracer.SpanOptionsNoTrace =>
+    (options ??= {
+      kind: "internal",
+      attributes: {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": call.tool,
+        ...(call.toolCallId === undefined ? {} : { "gen_ai.tool.call.id": call.toolCallId }),
+        ...call.attributes,
+        ...(call.arguments === undefined ? {} : { "gen_ai.tool.call.arguments": content(call.arguments()) })
+      }
+    })
   const annotate = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>): void => {
     if (Exit.isSuccess(exit)) {
       if (traceContent) span.attribute("gen_ai.tool.call.result", content(exit.value))
@@ -170,7 +172,7 @@ export const executeTool = (call: ToolCall, metrics: ActionMetrics | undefined) 
       const clock = fiber.getRef(Clock.Clock)
       const start = clock.currentTimeMillisUnsafe()
       const annotated = exporting(fiber)
-      return Effect.useSpan(name, annotated ? options : unannotated, (span) =>
+      return Effect.useSpan(name, annotated ? annotatedOptions() : unannotatedTool, (span) =>
         Effect.onExit(asParent(self, span), (exit) => {
           metrics?.recordUnsafe(exit, clock.currentTimeMillisUnsafe() - start, fiber.context)
           if (annotated) annotate(span, exit)
@@ -208,16 +210,9 @@ interface ModelMetrics {
   readonly failed: (category: string) => Metric.Histogram<number>
 }
 
-// Series by provider and model. Models named per call are few in practice; past this many, series are made per call.
-const maxModelSeries = 256
-const modelSeries = new Map<string, ModelMetrics>()
-
 const modelMetrics = (common: Readonly<Record<string, string>>): ModelMetrics => {
-  const key = `${common["gen_ai.provider.name"]}\u0000${common["gen_ai.request.model"] ?? ""}`
-  const known = modelSeries.get(key)
-  if (known !== undefined) return known
   const failures = new Map<string, Metric.Histogram<number>>()
-  const made: ModelMetrics = {
+  return {
     duration: Series.operationDuration(common),
     inputTokens: Series.tokenUsage({ ...common, "gen_ai.token.type": "input" }),
     outputTokens: Series.tokenUsage({ ...common, "gen_ai.token.type": "output" }),
@@ -230,7 +225,44 @@ const modelMetrics = (common: Readonly<Record<string, string>>): ModelMetrics =>
       return metric
     }
   }
-  if (modelSeries.size < maxModelSeries) modelSeries.set(key, made)
+}
+
+/** What the span and metrics of one kind of model call need, made once per provider, model, action and temperature. */
+interface PreparedChat {
+  readonly name: string
+  readonly options: Tracer.SpanOptionsNoTrace
+  readonly unannotated: Tracer.SpanOptionsNoTrace
+  readonly metrics: ModelMetrics
+}
+
+// Model calls named per call are few in practice; past this many kinds, each call prepares its own.
+const maxPrepared = 256
+const prepared = new Map<string, PreparedChat>()
+
+const prepare = (call: ModelCall): PreparedChat => {
+  const key = `${call.provider}\u0000${call.model ?? ""}\u0000${call.action}\u0000${call.temperature ?? ""}`
+  const known = prepared.get(key)
+  if (known !== undefined) return known
+  const common: Record<string, string> = {
+    "gen_ai.operation.name": "chat",
+    "gen_ai.provider.name": call.provider,
+    ...(call.model === undefined ? {} : { "gen_ai.request.model": call.model })
+  }
+  const made: PreparedChat = {
+    name: call.model === undefined ? "chat" : `chat ${call.model}`,
+    // The call site is always `generate`: a stack trace would say nothing and costs a capture per call.
+    options: {
+      kind: "client",
+      attributes: {
+        ...common,
+        ...(call.temperature === undefined ? {} : { "gen_ai.request.temperature": call.temperature }),
+        "rolecraft.action": call.action
+      }
+    },
+    unannotated: { kind: "client" },
+    metrics: modelMetrics(common)
+  }
+  if (prepared.size < maxPrepared) prepared.set(key, made)
   return made
 }
 
@@ -243,23 +275,7 @@ const modelMetrics = (common: Readonly<Record<string, string>>): ModelMetrics =>
 export const chat =
   <A>(call: ModelCall, answer: (value: A) => ModelAnswer) =>
   <E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
-    const common: Record<string, string> = {
-      "gen_ai.operation.name": "chat",
-      "gen_ai.provider.name": call.provider,
-      ...(call.model === undefined ? {} : { "gen_ai.request.model": call.model })
-    }
-    const metrics = modelMetrics(common)
-    // The call site is always `generate`: a stack trace would say nothing and costs a capture per call.
-    const options = {
-      kind: "client",
-      attributes: {
-        ...common,
-        ...(call.temperature === undefined ? {} : { "gen_ai.request.temperature": call.temperature }),
-        "rolecraft.action": call.action
-      },
-      captureStackTrace: false
-    } as const
-    const unannotated = { kind: options.kind, captureStackTrace: false } as const
+    const { name, options, unannotated, metrics } = prepare(call)
     const ended = (
       span: Tracer.Span | undefined,
       exit: Exit.Exit<A, E>,
@@ -289,14 +305,11 @@ export const chat =
       const clock = fiber.getRef(Clock.Clock)
       const start = clock.currentTimeMillisUnsafe()
       const annotated = exporting(fiber)
-      return Effect.useSpan(
-        call.model === undefined ? "chat" : `chat ${call.model}`,
-        annotated ? options : unannotated,
-        (span) =>
-          Effect.onExit(asParent(self, span), (exit) => {
-            ended(annotated ? span : undefined, exit, (clock.currentTimeMillisUnsafe() - start) / 1000, fiber.context)
-            return Effect.void
-          })
+      return Effect.useSpan(name, annotated ? options : unannotated, (span) =>
+        Effect.onExit(asParent(self, span), (exit) => {
+          ended(annotated ? span : undefined, exit, (clock.currentTimeMillisUnsafe() - start) / 1000, fiber.context)
+          return Effect.void
+        })
       )
     })
   }
@@ -351,7 +364,7 @@ export const invokeAgent = <A>(
     span.attribute("error.type", category)
     span.attribute("rolecraft.category", category)
   }
-  const unannotated = { kind: options.kind, captureStackTrace: false } as const
+  const unannotated: Tracer.SpanOptionsNoTrace = { kind: "internal" }
   return <E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.withFiber((fiber) => {
       const annotated = exporting(fiber)
