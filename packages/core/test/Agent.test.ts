@@ -164,10 +164,10 @@ describe("Agent", () => {
       ] as const) {
         const response = yield* agent.execute({ action: name, params: {} })
         const error = response.error
-        assert.instanceOf(error, ExecutionFailure)
-        assert.strictEqual(error?.stack, `ExecutionFailure: ${error?.message}`)
-        assert.instanceOf(error?.cause, Error)
-        assert.match((error?.cause as Error).stack ?? "", new RegExp(`\\n\\s+at (Object\\.)?${frame} `))
+        if (!(error instanceof ExecutionFailure)) return assert.fail(`${name}: expected an ExecutionFailure`)
+        assert.strictEqual(error.stack, `ExecutionFailure: ${error.message}`)
+        assert.instanceOf(error.cause, Error)
+        assert.match((error.cause as Error).stack ?? "", new RegExp(`\\n\\s+at (Object\\.)?${frame} `))
       }
     })
   )
