@@ -4,9 +4,7 @@
  * VALIDATION inside the run step, so a fallback still runs).
  *
  * Request: the endpoint and arguments as `endpoint.ts` builds them; the
- * action's fixed `headers`; an `Idempotency-Key` header with the tool call's
- * `Chat.IdempotencyKey` when there is one (a durable run's tool call) and the
- * method is not GET, HEAD or OPTIONS, unless the action's headers set one; `auth` BEARER (`Authorization: Bearer <secret>`)
+ * action's fixed `headers`; `auth` BEARER (`Authorization: Bearer <secret>`)
  * or BASIC (the secret is `user:password`) with the secret read at call time
  * through `Config.Redacted(authTokenEnv)`.
  *
@@ -59,7 +57,6 @@ import * as Endpoint from "./endpoint.ts"
 import * as Redact from "../redact.ts"
 import * as TimeLimit from "../run/timeLimit.ts"
 import { shorten } from "../text.ts"
-import { IdempotencyKey } from "../../Chat.ts"
 import * as Json from "../json.ts"
 import * as HttpResponse from "./httpResponse.ts"
 
@@ -261,10 +258,9 @@ const call = <R>(
   const built = Endpoint.build(template, fields, args, paramType)
   if (Result.isFailure(built)) return Effect.fail(invalid(name, "invalid arguments for the request", built.failure))
   const { url, body } = built.success
-  const send = ({ secret, secrets }: Credentials, idempotencyKey: string | undefined) => {
+  const send = ({ secret, secrets }: Credentials) => {
     let request = HttpClientRequest.make(action.method)(url)
     if (Object.keys(action.headers).length > 0) request = HttpClientRequest.setHeaders(request, action.headers)
-    if (idempotencyKey !== undefined) request = HttpClientRequest.setHeader(request, "idempotency-key", idempotencyKey)
     if (body !== undefined) request = HttpClientRequest.bodyText(request, body, "application/json")
     request = authorize(request, action.auth, secret)
     const about: Call = { name, action, method: action.method, url, safe, secrets }
@@ -275,21 +271,11 @@ const call = <R>(
       onSuccess: (response) => Effect.flatMap(respond(about, response), post)
     })
   }
-  const sent = (idempotencyKey: string | undefined) => {
-    if (action.auth === "NO_AUTH") return send(none, idempotencyKey)
-    return Effect.flatMap(credentialsOf(name, action), (credentials) =>
-      Effect.mapError(send(credentials, idempotencyKey), (error) => Redact.scrub(error, credentials.secrets))
-    )
-  }
-  // A repeated durable tool call carries the same key, so a server that honours it takes the call once.
-  return keyed(action) ? Effect.flatMap(Effect.service(IdempotencyKey), sent) : sent(undefined)
+  if (action.auth === "NO_AUTH") return send(none)
+  return Effect.flatMap(credentialsOf(name, action), (credentials) =>
+    Effect.mapError(send(credentials), (error) => Redact.scrub(error, credentials.secrets))
+  )
 }
-
-const unkeyedMethods: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"])
-
-const keyed = (action: WebService): boolean =>
-  !unkeyedMethods.has(action.method) &&
-  !Object.keys(action.headers).some((header) => header.toLowerCase() === "idempotency-key")
 
 /**
  * A 3xx is the action's answer on every client: `fetch` would follow it itself (and replay a POST as a GET

@@ -8,7 +8,6 @@ import * as fc from "fast-check"
 import * as Action from "../../../src/Action.ts"
 import type { ActionError, RoleDefinitionError } from "../../../src/ActionError.ts"
 import * as Agent from "../../../src/Agent.ts"
-import * as Chat from "../../../src/Chat.ts"
 import * as ActionResult from "../../../src/ActionResult.ts"
 import * as WebService from "../../../src/internal/executor/webService.ts"
 import type * as Resilience from "../../../src/Resilience.ts"
@@ -971,42 +970,5 @@ describe("webService: mapResult", () => {
       })
       assert.strictEqual(server.received[0]!.target, "/v1/current?city=Vienna")
     }).pipe(undici)
-  )
-})
-
-describe("webService: idempotency key", () => {
-  it.live(
-    "a tool call's Chat.IdempotencyKey is sent as Idempotency-Key on POST, not on GET, and the action's own header wins",
-    () =>
-      Effect.gen(function* () {
-        const { server, agent } = yield* served(echo, (url) => ({
-          book: Action.webService({
-            description: "book",
-            parameters: { room: Schema.String },
-            endpoint: `${url}/bookings`,
-            method: "POST"
-          }),
-          look: Action.webService({
-            description: "look",
-            parameters: { room: Schema.String },
-            endpoint: `${url}/rooms/{room}`
-          }),
-          own: Action.webService({
-            description: "own key",
-            parameters: { room: Schema.String },
-            endpoint: `${url}/bookings`,
-            method: "POST",
-            headers: { "Idempotency-Key": "fixed" }
-          })
-        }))
-        const keyed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-          Effect.provideService(effect, Chat.IdempotencyKey, "run-1/call_1")
-        yield* keyed(agent.executeAction("book", { room: "12" }))
-        yield* keyed(agent.executeAction("look", { room: "12" }))
-        yield* keyed(agent.executeAction("own", { room: "12" }))
-        yield* agent.executeAction("book", { room: "12" })
-        const keys = server.received.map((received) => received.headers["idempotency-key"])
-        assert.deepStrictEqual(keys, ["run-1/call_1", undefined, "fixed", undefined])
-      }).pipe(Effect.scoped, undici)
   )
 })
