@@ -21,7 +21,7 @@ const setup = (selfHealthy: boolean) =>
     yield* storage.register(runner(self), selfHealthy)
     yield* storage.register(runner(dead), true)
     yield* storage.register(runner(back), false)
-    yield* RunnerWatch.checkOnce
+    yield* RunnerWatch.checkOnce(new Map())
     const rows = yield* storage.getRunners
     return new Map(rows.map(([r, healthy]) => [r.address.port, healthy]))
   }).pipe(
@@ -53,5 +53,51 @@ describe("runner watch", () => {
       assert.strictEqual(health.get(back.port), false)
       assert.strictEqual(health.get(self.port), false)
     })
+  )
+
+  it.effect("a runner that sorts after the silent one waits a second round before it records it", () =>
+    Effect.gen(function* () {
+      const storage = yield* RunnerStorage.RunnerStorage
+      const early = RunnerAddress.make("127.0.0.1", 1000)
+      yield* storage.register(runner(self), true)
+      yield* storage.register(runner(early), true)
+      const misses = new Map<string, number>()
+      const healthOf = (address: RunnerAddress.RunnerAddress) =>
+        Effect.map(storage.getRunners, (rows) => rows.find(([r]) => r.address.port === address.port)?.[1])
+      yield* RunnerWatch.checkOnce(misses)
+      assert.strictEqual(yield* healthOf(early), true, "one missed round is not enough")
+      yield* RunnerWatch.checkOnce(misses)
+      assert.strictEqual(yield* healthOf(early), false)
+    }).pipe(
+      Effect.provide(
+        Layer.mergeAll(
+          RunnerStorage.layerMemory,
+          Layer.succeed(RunnerHealth.RunnerHealth, { isAlive: () => Effect.succeed(false) }),
+          ShardingConfig.layer({ runnerAddress: Option.some(self) })
+        )
+      )
+    )
+  )
+
+  it.effect("two runners that cannot reach each other, checking in lockstep, leave one of them healthy", () =>
+    Effect.gen(function* () {
+      const storage = yield* RunnerStorage.RunnerStorage
+      const a = RunnerAddress.make("127.0.0.1", 2001)
+      const b = RunnerAddress.make("127.0.0.1", 2002)
+      yield* storage.register(runner(a), true)
+      yield* storage.register(runner(b), true)
+      const noAnswer = Layer.succeed(RunnerHealth.RunnerHealth, { isAlive: () => Effect.succeed(false) })
+      const as = (address: RunnerAddress.RunnerAddress, misses: Map<string, number>) =>
+        RunnerWatch.checkOnce(misses).pipe(
+          Effect.provide(Layer.merge(noAnswer, ShardingConfig.layer({ runnerAddress: Option.some(address) })))
+        )
+      const missesA = new Map<string, number>()
+      const missesB = new Map<string, number>()
+      for (let round = 0; round < 4; round++) {
+        yield* Effect.all([as(a, missesA), as(b, missesB)], { concurrency: 2 })
+      }
+      const health = new Map((yield* storage.getRunners).map(([r, healthy]) => [r.address.port, healthy]))
+      assert.deepStrictEqual([health.get(a.port), health.get(b.port)], [true, false])
+    }).pipe(Effect.provide(RunnerStorage.layerMemory))
   )
 })

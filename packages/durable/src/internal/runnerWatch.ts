@@ -18,12 +18,16 @@
  * advisory lock is free, which a dead process's closed Postgres session
  * frees at once.
  *
- * A runner records nothing while it is itself unhealthy or not registered, so
- * two runners that cannot reach each other do not leave the cluster without a
+ * A runner records nothing while it is itself unhealthy or not registered,
+ * and reads its own health again right before it records another runner
+ * unhealthy; a runner whose address sorts later waits one round more before
+ * it acts. So two runners that cannot reach
+ * each other do not record each other at once and leave the cluster without a
  * healthy runner.
  *
  * @internal
  */
+import type * as RunnerAddress from "effect/cluster/RunnerAddress"
 import * as RunnerHealth from "effect/cluster/RunnerHealth"
 import * as RunnerStorage from "effect/cluster/RunnerStorage"
 import * as ShardingConfig from "effect/cluster/ShardingConfig"
@@ -33,39 +37,78 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 
-/** One round: the runners in storage, each other runner pinged, a changed health recorded. */
-export const checkOnce: Effect.Effect<
+type Address = RunnerAddress.RunnerAddress
+
+const keyOf = (address: Address): string => `${address.host}:${address.port}`
+
+/**
+ * Rounds in a row a runner must miss before this runner records it
+ * unhealthy: one when this runner's address sorts first, two otherwise. Two
+ * runners that cannot reach each other (but reach the database) then never
+ * both record the other at once: the first-sorting one acts a round earlier,
+ * and the other, reading its own health again before it writes, finds itself
+ * recorded and stands down.
+ */
+const missesNeeded = (self: Address, other: Address): number => (keyOf(self) < keyOf(other) ? 1 : 2)
+
+/**
+ * One round: the runners in storage, each other runner pinged, a changed
+ * health recorded. `misses` counts each runner's rounds in a row without an
+ * answer (kept across rounds by the watch). Before recording a runner
+ * unhealthy this runner reads storage again and does nothing unless it is
+ * itself still healthy, so the cluster keeps a healthy runner.
+ */
+export const checkOnce = (
+  misses: Map<string, number>
+): Effect.Effect<
   void,
   never,
   RunnerHealth.RunnerHealth | RunnerStorage.RunnerStorage | ShardingConfig.ShardingConfig
-> = Effect.gen(function* () {
-  const config = yield* ShardingConfig.ShardingConfig
-  const self = config.runnerAddress
-  if (Option.isNone(self)) return
-  const storage = yield* RunnerStorage.RunnerStorage
-  const health = yield* RunnerHealth.RunnerHealth
-  const runners = yield* storage.getRunners
-  const isSelf = (runner: (typeof runners)[number][0]) => Equal.equals(runner.address, self.value)
-  if (!runners.some(([runner, healthy]) => healthy && isSelf(runner))) return
-  yield* Effect.forEach(
-    runners,
-    ([runner, healthy]) =>
-      isSelf(runner)
-        ? Effect.void
-        : Effect.flatMap(health.isAlive(runner.address), (alive) =>
-            alive === healthy
-              ? Effect.void
-              : Effect.andThen(
-                  Effect.logDebug(alive ? "Runner is healthy" : "Runner is unhealthy", runner.address),
-                  storage.setRunnerHealth(runner.address, alive)
-                )
-          ),
-    { concurrency: 10, discard: true }
+> =>
+  Effect.gen(function* () {
+    const config = yield* ShardingConfig.ShardingConfig
+    const self = config.runnerAddress
+    if (Option.isNone(self)) return
+    const storage = yield* RunnerStorage.RunnerStorage
+    const health = yield* RunnerHealth.RunnerHealth
+    const isSelf = (address: Address) => Equal.equals(address, self.value)
+    const selfHealthy = (rows: ReadonlyArray<readonly [{ readonly address: Address }, boolean]>) =>
+      rows.some(([runner, healthy]) => healthy && isSelf(runner.address))
+    const runners = yield* storage.getRunners
+    if (!selfHealthy(runners)) return
+    const unhealthy = (address: Address) =>
+      Effect.flatMap(storage.getRunners, (now) => {
+        if (!selfHealthy(now)) return Effect.void
+        return Effect.andThen(Effect.logDebug("Runner is unhealthy", address), storage.setRunnerHealth(address, false))
+      })
+    yield* Effect.forEach(
+      runners,
+      ([runner, healthy]) =>
+        isSelf(runner.address)
+          ? Effect.void
+          : Effect.flatMap(health.isAlive(runner.address), (alive) => {
+              const key = keyOf(runner.address)
+              if (alive) {
+                misses.delete(key)
+                return healthy
+                  ? Effect.void
+                  : Effect.andThen(
+                      Effect.logDebug("Runner is healthy", runner.address),
+                      storage.setRunnerHealth(runner.address, true)
+                    )
+              }
+              const missed = (misses.get(key) ?? 0) + 1
+              misses.set(key, missed)
+              return healthy && missed >= missesNeeded(self.value, runner.address)
+                ? unhealthy(runner.address)
+                : Effect.void
+            }),
+      { concurrency: 10, discard: true }
+    )
+  }).pipe(
+    Effect.catchCause((cause) => Effect.logDebug("Runner health check failed", cause)),
+    Effect.annotateLogs({ module: "@rolecraft/durable", fiber: "Runner watch" })
   )
-}).pipe(
-  Effect.catchCause((cause) => Effect.logDebug("Runner health check failed", cause)),
-  Effect.annotateLogs({ module: "@rolecraft/durable", fiber: "Runner watch" })
-)
 
 /** The watch, forked for the layer's lifetime, one round every `runnerHealthCheckInterval`. */
 export const layer: Layer.Layer<
@@ -75,6 +118,7 @@ export const layer: Layer.Layer<
 > = Layer.effectDiscard(
   Effect.gen(function* () {
     const config = yield* ShardingConfig.ShardingConfig
-    yield* checkOnce.pipe(Effect.repeat(Schedule.spaced(config.runnerHealthCheckInterval)), Effect.forkScoped)
+    const misses = new Map<string, number>()
+    yield* checkOnce(misses).pipe(Effect.repeat(Schedule.spaced(config.runnerHealthCheckInterval)), Effect.forkScoped)
   })
 )
