@@ -13,6 +13,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Action, Agent, Role } from "@rolecraft/core"
 import { Effect, Exit, type Layer, Schema } from "effect"
 import type * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientModule from "effect/http/HttpClient"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as LocalServer from "../../packages/core/test/support/LocalServer.ts"
 
 const clients: ReadonlyArray<readonly [string, Layer.Layer<HttpClient.HttpClient>]> = [
@@ -198,4 +200,40 @@ describe("redirects on every client layer", () => {
         }).pipe(Effect.scoped, Effect.provide(layer))
     )
   }
+})
+
+describe("HTTP bodies from a client that does not frame by the declared length", () => {
+  it.effect("a body longer than its declared length is still held to maxResponseBytes", () =>
+    Effect.gen(function* () {
+      // An in-process client hands back the whole body whatever Content-Length says.
+      const lying = HttpClientModule.make((request) =>
+        Effect.succeed(
+          HttpClientResponse.fromWeb(
+            request,
+            new Response("x".repeat(64), { headers: { "content-type": "text/plain", "content-length": "8" } })
+          )
+        )
+      )
+      const agent = yield* Agent.make({
+        id: "lying",
+        roles: [
+          Role.make({
+            identity: { name: "http", goal: "Fetch", domain: "http" },
+            actions: {
+              small: Action.webService({
+                description: "small",
+                parameters: {},
+                endpoint: "http://in-process.invalid/small",
+                maxResponseBytes: 16
+              })
+            }
+          })
+        ]
+      })
+      const call = Effect.provideService(agent.executeAction("small", {}), HttpClientModule.HttpClient, lying)
+      const error = failure(yield* Effect.exit(call))
+      assert.strictEqual(error.category, "EXECUTION")
+      assert.include(error.message, "maxResponseBytes")
+    }).pipe(Effect.scoped)
+  )
 })

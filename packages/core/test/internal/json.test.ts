@@ -19,6 +19,18 @@ describe("Json.write", () => {
     )
   })
 
+  it("a flat value is written (natively) as the walk writes it inside a record, where the walk takes it", () => {
+    const scalar = fc.oneof(fc.string(), fc.double(), fc.boolean(), fc.constant(null), fc.integer())
+    const flat = fc.oneof(scalar, fc.array(scalar), fc.dictionary(fc.string(), scalar))
+    fc.assert(
+      fc.property(flat, (value) => {
+        // `{ nested: value }` is not flat: the writer walks it and writes `value` by its own rules.
+        assert.strictEqual(written({ nested: [value] }), `{"nested":[${written(value)}]}`)
+      }),
+      { numRuns: 500 }
+    )
+  })
+
   it("a one-level record or array is written by the same rules as a nested one: toJSON, bigint, Map, Set, undefined", () => {
     assert.strictEqual(written({ at: new Date(0) }), '{"at":"1970-01-01T00:00:00.000Z"}')
     assert.strictEqual(written({ n: 10n }), '{"n":"10"}')

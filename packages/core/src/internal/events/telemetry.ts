@@ -137,8 +137,9 @@ const unannotatedTool: Tracer.SpanOptionsNoTrace = { kind: "internal" }
  * Runs one call in its `execute_tool {tool}` span (kind internal) and records
  * its metrics: on failure the span gets `error.type` and
  * `rolecraft.category`; with content traced, `gen_ai.tool.call.arguments` and
- * (on success) `gen_ai.tool.call.result`. The span's options are made once,
- * when a tracer first records them: an agent prepares this per action.
+ * (on success) `gen_ai.tool.call.result`. Attributes are recorded only when
+ * a tracer is installed; its options are made once, when one first records
+ * them: an agent prepares this per action.
  */
 export const executeTool = (call: ToolCall, metrics: ActionMetrics | undefined) => {
   const traceContent = call.arguments !== undefined
@@ -337,7 +338,7 @@ export const invokeAgent = <A>(
   turn: { readonly agentId: string; readonly model: string | undefined; readonly resumed: boolean },
   end: (value: A) => TurnEnd
 ) => {
-  const options = {
+  const options: Tracer.SpanOptionsNoTrace = {
     kind: "internal",
     attributes: {
       "gen_ai.operation.name": "invoke_agent",
@@ -346,9 +347,8 @@ export const invokeAgent = <A>(
       ...(turn.model === undefined ? {} : { "gen_ai.request.model": turn.model }),
       "rolecraft.agent": turn.agentId,
       ...(turn.resumed ? { "rolecraft.chat.resumed": true } : {})
-    },
-    captureStackTrace: false
-  } as const
+    }
+  }
   const ended = (span: Tracer.Span, exit: Exit.Exit<A, unknown>): void => {
     if (Exit.isSuccess(exit)) {
       const turnEnd = end(exit.value)

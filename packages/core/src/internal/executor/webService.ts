@@ -399,7 +399,7 @@ const readBody = (
   if (success && Number.isFinite(declared) && declared > limit) {
     return Effect.fail(tooLarge(call, `a Content-Length of ${declared} bytes`))
   }
-  // A declared length within the cap, not content-encoded, is read whole: the client stops at the declared
+  // A declared length within the cap, not content-encoded, is read whole: an HTTP client stops at the declared
   // length, and one read costs less than a stream of chunks (the success path of nearly every JSON API).
   // An encoded body streams: a client that decodes it itself (fetch) could hand back more than was declared.
   const encoding = response.headers["content-encoding"]
@@ -409,7 +409,13 @@ const readBody = (
         error.reason._tag === "EmptyBodyError"
           ? Effect.succeed(new Uint8Array(0))
           : Effect.fail(connectionFailure(call, error.reason.cause)),
-      onSuccess: (buffer) => Effect.succeed(new Uint8Array(buffer))
+      // A client that does not frame by the declared length (an in-process one) is still held to the cap.
+      onSuccess: (buffer) =>
+        buffer.byteLength <= limit
+          ? Effect.succeed(new Uint8Array(buffer))
+          : success
+            ? Effect.fail(tooLarge(call, "a body that went on"))
+            : Effect.succeed(new Uint8Array(buffer, 0, limit))
     })
   }
   const chunks: Array<Uint8Array> = []
