@@ -41,7 +41,7 @@ import * as Hooks from "./internal/pipeline/hooks.ts"
 import type { AgentRuntime, AttemptTimeout } from "./internal/executor/attempt.ts"
 import * as Executor from "./internal/executor/execute.ts"
 import * as Redact from "./internal/redact.ts"
-import { sequence } from "./internal/chain.ts"
+import { chain } from "./internal/chain.ts"
 import * as McpConnections from "./internal/executor/mcpPool.ts"
 import * as McpTool from "./internal/executor/mcpTool.ts"
 import type * as Knowledge from "./Knowledge.ts"
@@ -507,32 +507,32 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         let entry: Registered
         let args: Args
         let output: unknown
-        return sequence<ActionError | RetrievalFailure, any>([
-          () => step("authority", AuthorityKernel.check(authority, name, tool)), // 1
-          () => {
+        return chain(step("authority", AuthorityKernel.check(authority, name, tool))) // 1
+          .then((): Effect.Effect<void, ActionError> => {
             const found = registry.get(name)
-            if (found === undefined) return notFound(name)
+            if (found === undefined) return Effect.fail(notFound(name))
             entry = found
             return step(
               "approval",
               ApprovalKernel.verify({ ...entry.approval, tool, token, params: raw, store: approvals })
             ) // 2
-          },
-          () => step("beforeHook", Hooks.before(entry.role.hooks, name, raw)), // 3
-          (hooked: Args) => step("inputGuardrail", GuardrailKernel.checkInput(name, entry.guardrails?.input, hooked)),
-          (guarded: Args) => step("conversion", Conversion.decode(entry.action.parameters, guarded, { action: name })), // 4
-          (decoded: Args) => {
+          })
+          .then(() => step("beforeHook", Hooks.before(entry.role.hooks, name, raw))) // 3
+          .then((hooked) => step("inputGuardrail", GuardrailKernel.checkInput(name, entry.guardrails?.input, hooked)))
+          .then((guarded) => step("conversion", Conversion.decode(entry.action.parameters, guarded, { action: name }))) // 4
+          .then((decoded: Args) => {
             args = decoded
             return step(
               "precondition",
               ContractKernel.checkPre(name, entry.action.policies.contract, args, Ref.getUnsafe(entry.state))
             ) // 5
-          },
-          () => step("retrieval", KnowledgeKernel.retrieve({ ...entry.retrieval, args })), // 6
-          (knowledge: ReadonlyArray<Knowledge.Passage>) => step("run", entry.run(args, knowledge)), // 7
-          (result: unknown) =>
-            step("outputGuardrail", GuardrailKernel.checkOutput(name, entry.guardrails?.output, result)), // 8
-          (checked: unknown) => {
+          })
+          .then(() => step("retrieval", KnowledgeKernel.retrieve({ ...entry.retrieval, args }))) // 6
+          .then((knowledge) => step("run", entry.run(args, knowledge))) // 7
+          .then((result) =>
+            step("outputGuardrail", GuardrailKernel.checkOutput(name, entry.guardrails?.output, result))
+          ) // 8
+          .then((checked) => {
             output = checked
             const { action, role, state } = entry
             return step(
@@ -546,10 +546,9 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
                 role.state?.invariants
               )
             ) // 9
-          },
-          () => step("afterHook", Hooks.after(entry.role.hooks, name, args, output)), // 10
-          () => Effect.succeed(output)
-        ])
+          })
+          .then(() => step("afterHook", Hooks.after(entry.role.hooks, name, args, output))) // 10
+          .then(() => Effect.succeed(output)).effect
       }).pipe(
         registered !== undefined && correlationId === undefined && call === undefined && !traceContent
           ? registered.telemetry
