@@ -508,7 +508,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         let args: Args
         let output: unknown
         return chain(step("authority", AuthorityKernel.check(authority, name, tool))) // 1
-          .then((): Effect.Effect<void, ActionError> => {
+          .next((): Effect.Effect<void, ActionError> => {
             const found = registry.get(name)
             if (found === undefined) return Effect.fail(notFound(name))
             entry = found
@@ -517,22 +517,22 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
               ApprovalKernel.verify({ ...entry.approval, tool, token, params: raw, store: approvals })
             ) // 2
           })
-          .then(() => step("beforeHook", Hooks.before(entry.role.hooks, name, raw))) // 3
-          .then((hooked) => step("inputGuardrail", GuardrailKernel.checkInput(name, entry.guardrails?.input, hooked)))
-          .then((guarded) => step("conversion", Conversion.decode(entry.action.parameters, guarded, { action: name }))) // 4
-          .then((decoded: Args) => {
+          .next(() => step("beforeHook", Hooks.before(entry.role.hooks, name, raw))) // 3
+          .next((hooked) => step("inputGuardrail", GuardrailKernel.checkInput(name, entry.guardrails?.input, hooked)))
+          .next((guarded) => step("conversion", Conversion.decode(entry.action.parameters, guarded, { action: name }))) // 4
+          .next((decoded: Args) => {
             args = decoded
             return step(
               "precondition",
               ContractKernel.checkPre(name, entry.action.policies.contract, args, Ref.getUnsafe(entry.state))
             ) // 5
           })
-          .then(() => step("retrieval", KnowledgeKernel.retrieve({ ...entry.retrieval, args }))) // 6
-          .then((knowledge) => step("run", entry.run(args, knowledge))) // 7
-          .then((result) =>
+          .next(() => step("retrieval", KnowledgeKernel.retrieve({ ...entry.retrieval, args }))) // 6
+          .next((knowledge) => step("run", entry.run(args, knowledge))) // 7
+          .next((result) =>
             step("outputGuardrail", GuardrailKernel.checkOutput(name, entry.guardrails?.output, result))
           ) // 8
-          .then((checked) => {
+          .next((checked) => {
             output = checked
             const { action, role, state } = entry
             return step(
@@ -547,8 +547,8 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
               )
             ) // 9
           })
-          .then(() => step("afterHook", Hooks.after(entry.role.hooks, name, args, output))) // 10
-          .then(() => Effect.succeed(output)).effect
+          .next(() => step("afterHook", Hooks.after(entry.role.hooks, name, args, output))) // 10
+          .next(() => Effect.succeed(output)).effect
       }).pipe(
         registered !== undefined && correlationId === undefined && call === undefined && !traceContent
           ? registered.telemetry

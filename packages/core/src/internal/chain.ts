@@ -11,12 +11,12 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 
 /**
- * Steps to run in order, each given the previous one's value: `then` adds a
+ * Steps to run in order, each given the previous one's value: `next` adds a
  * step (typed by the value before it), `effect` is the whole, succeeding
  * with the last step's value; the first failure ends it.
  */
 export interface Chain<A, E, R> {
-  readonly then: <B, E2, R2>(f: (a: A) => Effect.Effect<B, E2, R2>) => Chain<B, E | E2, R | R2>
+  readonly next: <B, E2, R2>(f: (a: A) => Effect.Effect<B, E2, R2>) => Chain<B, E | E2, R | R2>
   readonly effect: Effect.Effect<A, E, R>
 }
 
@@ -28,7 +28,7 @@ class Steps {
   constructor(first: Effect.Effect<unknown, unknown, unknown>) {
     this.first = first
   }
-  then(f: Step): this {
+  next(f: Step): this {
     this.steps.push(f)
     return this
   }
