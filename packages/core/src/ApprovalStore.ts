@@ -29,9 +29,9 @@ import { ApprovalCheck } from "./ActionError.ts"
 import { maxDepth } from "./internal/json.ts"
 import * as Lazy from "./internal/lazy.ts"
 
-// node:crypto takes tens of milliseconds to load: it is loaded by the first digest or token, not at import.
-let loadedCrypto: typeof import("node:crypto") | undefined
-const nodeCrypto = (): typeof import("node:crypto") => (loadedCrypto ??= process.getBuiltinModule("node:crypto"))
+// node:crypto takes tens of milliseconds to load: it is loaded by the first digest or token, not at import
+// (Node keeps the module once loaded).
+const nodeCrypto = () => process.getBuiltinModule("node:crypto")
 
 /**
  * What a token is bound to: the agent's id, the action's name, the MCP tool

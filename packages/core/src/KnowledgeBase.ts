@@ -23,8 +23,9 @@ import * as Lazy from "./internal/lazy.ts"
 // The search library is loaded by the first index built, not at import.
 const MiniSearchModule = Lazy.make((): Promise<typeof import("minisearch")> => import("minisearch"))
 
-// Node's file system modules, loaded by the first read of a knowledge source.
+// Node's file system modules, loaded by the first read of a knowledge source (Node keeps them once loaded).
 const fs = () => process.getBuiltinModule("node:fs/promises")
+const path = () => process.getBuiltinModule("node:path")
 
 /**
  * One retrieved passage: its `source` (file path or document id), `text`,
@@ -279,7 +280,7 @@ const filesOf = (source: string): Effect.Effect<ReadonlyArray<string>, SourceErr
         Effect.map((entries: ReadonlyArray<Dirent>) =>
           entries
             .filter((entry) => entry.isFile())
-            .map((entry) => process.getBuiltinModule("node:path").join(entry.parentPath, entry.name))
+            .map((entry) => path().join(entry.parentPath, entry.name))
             .sort()
         )
       )

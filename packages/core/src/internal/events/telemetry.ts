@@ -60,6 +60,48 @@ const exporting = (fiber: Fiber.Fiber<unknown, unknown>): boolean => fiber.getRe
 const asParent = <A, E, R>(self: Effect.Effect<A, E, R>, span: Tracer.Span): Effect.Effect<A, E, R> =>
   Effect.provideService(self, Tracer.ParentSpan, span)
 
+const unannotated = {
+  internal: { kind: "internal" },
+  client: { kind: "client" }
+} as const satisfies Record<string, Tracer.SpanOptionsNoTrace>
+
+/**
+ * Runs `self` in its span `name`, as the parent of what it runs. The span's
+ * attributes (`options`, made only then) are recorded only when a tracer is
+ * installed. At the exit `ended` gets the span (`undefined` when nothing
+ * records attributes), the milliseconds since the start, and the caller's
+ * context for the metrics. One fiber read and two clock reads: this wraps
+ * every call, model call and turn.
+ */
+const spanned = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  name: string,
+  kind: keyof typeof unannotated,
+  options: () => Tracer.SpanOptionsNoTrace,
+  ended: (span: Tracer.Span | undefined, exit: Exit.Exit<A, E>, millis: number, context: Context.Context<never>) => void
+): Effect.Effect<A, E, R> =>
+  Effect.withFiber((fiber) => {
+    const clock = fiber.getRef(Clock.Clock)
+    const start = clock.currentTimeMillisUnsafe()
+    const annotated = exporting(fiber)
+    return Effect.useSpan(name, annotated ? options() : unannotated[kind], (span) =>
+      Effect.onExit(asParent(self, span), (exit) => {
+        ended(annotated ? span : undefined, exit, clock.currentTimeMillisUnsafe() - start, fiber.context)
+        return Effect.void
+      })
+    )
+  })
+
+/** A failure's category, also put on `span` as `error.type` and `rolecraft.category` (none for an interruption). */
+const failedWith = (span: Tracer.Span | undefined, cause: Cause.Cause<unknown>): string | undefined => {
+  const category = categoryOf(cause)
+  if (category !== undefined) {
+    span?.attribute("error.type", category)
+    span?.attribute("rolecraft.category", category)
+  }
+  return category
+}
+
 // =============================================================================
 // execute_tool
 // =============================================================================
@@ -131,8 +173,6 @@ export interface ToolCall {
   readonly arguments: (() => unknown) | undefined
 }
 
-const unannotatedTool: Tracer.SpanOptionsNoTrace = { kind: "internal" }
-
 /**
  * Runs one call in its `execute_tool {tool}` span (kind internal) and records
  * its metrics: on failure the span gets `error.type` and
@@ -157,29 +197,11 @@ export const executeTool = (call: ToolCall, metrics: ActionMetrics | undefined) 
         ...(call.arguments === undefined ? {} : { "gen_ai.tool.call.arguments": content(call.arguments()) })
       }
     })
-  const annotate = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>): void => {
-    if (Exit.isSuccess(exit)) {
-      if (traceContent) span.attribute("gen_ai.tool.call.result", content(exit.value))
-      return
-    }
-    const category = categoryOf(exit.cause)
-    if (category === undefined) return
-    span.attribute("error.type", category)
-    span.attribute("rolecraft.category", category)
-  }
-  // One fiber read, two clock reads, and the span's own bookkeeping: this wraps every call of every agent.
   return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.withFiber((fiber) => {
-      const clock = fiber.getRef(Clock.Clock)
-      const start = clock.currentTimeMillisUnsafe()
-      const annotated = exporting(fiber)
-      return Effect.useSpan(name, annotated ? annotatedOptions() : unannotatedTool, (span) =>
-        Effect.onExit(asParent(self, span), (exit) => {
-          metrics?.recordUnsafe(exit, clock.currentTimeMillisUnsafe() - start, fiber.context)
-          if (annotated) annotate(span, exit)
-          return Effect.void
-        })
-      )
+    spanned(self, name, "internal", annotatedOptions, (span, exit, millis, context) => {
+      metrics?.recordUnsafe(exit, millis, context)
+      if (Exit.isFailure(exit)) failedWith(span, exit.cause)
+      else if (traceContent) span?.attribute("gen_ai.tool.call.result", content(exit.value))
     })
 }
 
@@ -232,7 +254,6 @@ const modelMetrics = (common: Readonly<Record<string, string>>): ModelMetrics =>
 interface PreparedChat {
   readonly name: string
   readonly options: Tracer.SpanOptionsNoTrace
-  readonly unannotated: Tracer.SpanOptionsNoTrace
   readonly metrics: ModelMetrics
 }
 
@@ -260,7 +281,6 @@ const prepare = (call: ModelCall): PreparedChat => {
         "rolecraft.action": call.action
       }
     },
-    unannotated: { kind: "client" },
     metrics: modelMetrics(common)
   }
   if (prepared.size < maxPrepared) prepared.set(key, made)
@@ -276,43 +296,31 @@ const prepare = (call: ModelCall): PreparedChat => {
 export const chat =
   <A>(call: ModelCall, answer: (value: A) => ModelAnswer) =>
   <E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
-    const { name, options, unannotated, metrics } = prepare(call)
-    const ended = (
-      span: Tracer.Span | undefined,
-      exit: Exit.Exit<A, E>,
-      seconds: number,
-      context: Context.Context<never>
-    ) => {
-      if (Exit.isFailure(exit)) {
-        const category = categoryOf(exit.cause)
-        if (category === undefined) return
-        span?.attribute("error.type", category)
-        span?.attribute("rolecraft.category", category)
-        metrics.failed(category).updateUnsafe(seconds, context)
-        return
+    const { name, options, metrics } = prepare(call)
+    return spanned(
+      self,
+      name,
+      "client",
+      () => options,
+      (span, exit, millis, context) => {
+        const seconds = millis / 1000
+        if (Exit.isFailure(exit)) {
+          const category = failedWith(span, exit.cause)
+          if (category !== undefined) metrics.failed(category).updateUnsafe(seconds, context)
+          return
+        }
+        const answered = answer(exit.value)
+        if (span !== undefined) {
+          if (answered.model !== undefined) span.attribute("gen_ai.response.model", answered.model)
+          span.attribute("gen_ai.response.finish_reasons", [answered.finishReason])
+          span.attribute("gen_ai.usage.input_tokens", answered.inputTokens)
+          span.attribute("gen_ai.usage.output_tokens", answered.outputTokens)
+        }
+        metrics.duration.updateUnsafe(seconds, context)
+        metrics.inputTokens.updateUnsafe(answered.inputTokens, context)
+        metrics.outputTokens.updateUnsafe(answered.outputTokens, context)
       }
-      const answered = answer(exit.value)
-      if (span !== undefined) {
-        if (answered.model !== undefined) span.attribute("gen_ai.response.model", answered.model)
-        span.attribute("gen_ai.response.finish_reasons", [answered.finishReason])
-        span.attribute("gen_ai.usage.input_tokens", answered.inputTokens)
-        span.attribute("gen_ai.usage.output_tokens", answered.outputTokens)
-      }
-      metrics.duration.updateUnsafe(seconds, context)
-      metrics.inputTokens.updateUnsafe(answered.inputTokens, context)
-      metrics.outputTokens.updateUnsafe(answered.outputTokens, context)
-    }
-    return Effect.withFiber((fiber) => {
-      const clock = fiber.getRef(Clock.Clock)
-      const start = clock.currentTimeMillisUnsafe()
-      const annotated = exporting(fiber)
-      return Effect.useSpan(name, annotated ? options : unannotated, (span) =>
-        Effect.onExit(asParent(self, span), (exit) => {
-          ended(annotated ? span : undefined, exit, (clock.currentTimeMillisUnsafe() - start) / 1000, fiber.context)
-          return Effect.void
-        })
-      )
-    })
+    )
   }
 
 // =============================================================================
@@ -349,30 +357,24 @@ export const invokeAgent = <A>(
       ...(turn.resumed ? { "rolecraft.chat.resumed": true } : {})
     }
   }
-  const ended = (span: Tracer.Span, exit: Exit.Exit<A, unknown>): void => {
-    if (Exit.isSuccess(exit)) {
-      const turnEnd = end(exit.value)
-      span.attribute("gen_ai.usage.input_tokens", turnEnd.inputTokens)
-      span.attribute("gen_ai.usage.output_tokens", turnEnd.outputTokens)
-      if (turnEnd.finishReason !== undefined) span.attribute("gen_ai.response.finish_reasons", [turnEnd.finishReason])
-      span.attribute("rolecraft.chat.result", turnEnd.result)
-      span.attribute("rolecraft.chat.steps", turnEnd.steps)
-      return
-    }
-    const category = categoryOf(exit.cause)
-    if (category === undefined) return
-    span.attribute("error.type", category)
-    span.attribute("rolecraft.category", category)
-  }
-  const unannotated: Tracer.SpanOptionsNoTrace = { kind: "internal" }
   return <E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.withFiber((fiber) => {
-      const annotated = exporting(fiber)
-      return Effect.useSpan(`invoke_agent ${turn.agentId}`, annotated ? options : unannotated, (span) =>
-        Effect.onExit(asParent(self, span), (exit) => {
-          if (annotated) ended(span, exit)
-          return Effect.void
-        })
-      )
-    })
+    spanned(
+      self,
+      `invoke_agent ${turn.agentId}`,
+      "internal",
+      () => options,
+      (span, exit) => {
+        if (span === undefined) return
+        if (Exit.isFailure(exit)) {
+          failedWith(span, exit.cause)
+          return
+        }
+        const turnEnd = end(exit.value)
+        span.attribute("gen_ai.usage.input_tokens", turnEnd.inputTokens)
+        span.attribute("gen_ai.usage.output_tokens", turnEnd.outputTokens)
+        if (turnEnd.finishReason !== undefined) span.attribute("gen_ai.response.finish_reasons", [turnEnd.finishReason])
+        span.attribute("rolecraft.chat.result", turnEnd.result)
+        span.attribute("rolecraft.chat.steps", turnEnd.steps)
+      }
+    )
 }
