@@ -42,7 +42,7 @@ import {
 } from "../../McpClient.ts"
 import type * as McpContent from "./mcpContent.ts"
 import * as Role from "../../Role.ts"
-import * as Tool from "../schema/tool.ts"
+import * as ToolArguments from "../tool/arguments.ts"
 import type { BackingOff, Pool } from "./mcpPool.ts"
 import * as Lazy from "../lazy.ts"
 import * as Redact from "../redact.ts"
@@ -318,7 +318,7 @@ const findTool = (call: Call, connection: Connection, tool: string) =>
 
 const argumentsOf = (label: string, raw: unknown): Result.Result<Record<string, unknown>, ValidationError> => {
   if (raw === undefined) return Result.succeed({})
-  if (typeof raw === "string") return Tool.parseArguments(raw, { tool: label })
+  if (typeof raw === "string") return ToolArguments.parseArguments(raw, { tool: label })
   return Result.succeed(raw as Record<string, unknown>)
 }
 
