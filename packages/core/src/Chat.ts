@@ -59,7 +59,10 @@ import type * as Role from "./Role.ts"
  *   else the layer's own; a negative `temperature` (-1, as for llm actions)
  *   keeps the client's own setting.
  * - `strict`: ask for the provider's strict mode on every tool (default
- *   `false`); see `Tool.jsonSchema`.
+ *   `false`): each tool's parameters are then sent in OpenAI's strict form
+ *   (every property required, the optional ones nullable, no additional
+ *   properties); an action whose parameters hold a record cannot be strict
+ *   and is left out of the turn's tools with a logged warning.
  * - `steps`: hooks around each tool listing, model call and tool call of
  *   the turn ({@link StepHooks}); default none.
  * - `output`: an Effect Schema the final answer must match. Every model
