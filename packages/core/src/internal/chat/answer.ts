@@ -93,7 +93,7 @@ export const run = <R>(
   call: { readonly id: string; readonly name: string },
   route: Route,
   args: Readonly<Record<string, unknown>>,
-  token: string | undefined
+  token?: string
 ): Effect.Effect<ToolAnswer, never, R> => {
   const params = route.tool === undefined ? args : { tool: route.tool, arguments: args }
   const ran = turn.host.run(route.action, params, { token, call: { id: call.id, tool: call.name } })
@@ -153,10 +153,12 @@ const unknownTool = <R>(turn: Turn<R>, call: LanguageModel.ToolCall, kit: Toolki
  */
 const refusedEarly = <R>(turn: Turn<R>, call: LanguageModel.ToolCall, error: ActionError): Effect.Effect<ToolAnswer> =>
   Effect.fail(error).pipe(
-    Telemetry.executeTool(
-      { tool: call.name, toolCallId: call.id, attributes: { "rolecraft.agent": turn.host.id }, arguments: undefined },
-      undefined
-    ),
+    Telemetry.executeTool({
+      tool: call.name,
+      toolCallId: call.id,
+      attributes: { "rolecraft.agent": turn.host.id },
+      arguments: undefined
+    }),
     Effect.catch((refused) => Effect.succeed(failed(call.id, refused)))
   )
 
@@ -174,7 +176,7 @@ const answer = <R>(
   if (Result.isFailure(parsed)) return refusedEarly(turn, call, parsed.failure)
   return Effect.andThen(
     ready(turn, step, call.id, route, parsed.success),
-    run(turn, call, route, parsed.success, undefined)
+    run(turn, call, route, parsed.success)
   )
 }
 
