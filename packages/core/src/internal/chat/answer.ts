@@ -174,10 +174,7 @@ const answer = <R>(
   const label = route.tool === undefined ? route.action : `${route.action}/${route.tool}`
   const parsed = parseArguments(call.arguments, { tool: label })
   if (Result.isFailure(parsed)) return refusedEarly(turn, call, parsed.failure)
-  return Effect.andThen(
-    ready(turn, step, call.id, route, parsed.success),
-    run(turn, call, route, parsed.success)
-  )
+  return Effect.andThen(ready(turn, step, call.id, route, parsed.success), run(turn, call, route, parsed.success))
 }
 
 /**
