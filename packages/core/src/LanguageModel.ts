@@ -18,13 +18,14 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { type ActionError, ExecutionFailure } from "./ActionError.ts"
+import { type ActionError, ExecutionFailure, type TransientFailure } from "./ActionError.ts"
 import type * as ActionResponse from "./ActionResponse.ts"
 import * as Redact from "./internal/redact.ts"
 import * as Telemetry from "./internal/events/telemetry.ts"
@@ -627,7 +628,12 @@ export const layer = (provider: Provider | Providers, options?: MakeOptions): La
  * @category wire format
  * @since 0.1.0
  */
-export const httpFailure = HttpFailure.httpFailure
+export const httpFailure: (options: {
+  readonly action: string
+  readonly status: number
+  readonly message: string
+  readonly retryAfter?: Duration.Duration | undefined
+}) => TransientFailure | ExecutionFailure = HttpFailure.httpFailure
 
 /**
  * The wait a transient HTTP answer (429, 503) asks for, to pass to
@@ -640,7 +646,10 @@ export const httpFailure = HttpFailure.httpFailure
  * @category wire format
  * @since 0.1.0
  */
-export const retryAfter = HttpFailure.retryAfter
+export const retryAfter: (
+  headers: Iterable<readonly [string, string]> | Readonly<Record<string, string | undefined>> | undefined,
+  nowMs: number
+) => Duration.Duration | undefined = HttpFailure.retryAfter
 
 // =============================================================================
 // Deprecated: the messages, now in Prompt

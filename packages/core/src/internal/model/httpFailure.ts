@@ -39,7 +39,4 @@ export const httpFailure = (options: {
 }
 
 /** The wait a transient answer's headers ask for (`retry-after-ms`, else `Retry-After`), `undefined` when none. */
-export const retryAfter: (
-  headers: Iterable<readonly [string, string]> | Readonly<Record<string, string | undefined>> | undefined,
-  nowMs: number
-) => Duration.Duration | undefined = HttpResponse.retryAfter
+export const retryAfter = HttpResponse.retryAfter
