@@ -177,8 +177,7 @@ export type { ProviderChunk, StreamPart, ToolCallFragment } from "./internal/mod
  * `generate(request)` makes one model call. It fails with an `ActionError`
  * (`action` = `request.action`): TIMEOUT, TRANSIENT (408, 429 with
  * `retryAfter`, 5xx, connection failures) or EXECUTION (other refusals,
- * 409 included, a
- * malformed answer, any other provider failure); interruption aborts the
+ * 409 included, a malformed answer, any other provider failure); interruption aborts the
  * provider's request and stays interruption. It never retries by itself:
  * retries belong to the calling action's resilience policy.
  *
@@ -232,8 +231,9 @@ export class UsageMeter extends Context.Service<
 const zero: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
 
 /**
- * Adds two usages.
+ * Adds two usages, count by count.
  *
+ * @category combinators
  * @since 0.1.0
  */
 export const addUsage = (self: Usage, that: Usage): Usage => ({
@@ -378,7 +378,8 @@ export const fromChunks = (
 ): Effect.Effect<Response, ActionError> => collect(Joiner.joined(action, Stream.fromIterable(chunks)))
 
 /**
- * The response of a streamed answer: its `Finished` part.
+ * The response of a streamed answer: its `Finished` part. A stream that ends
+ * without one (never one of this service's streams) is a defect.
  *
  * @category combinators
  * @since 0.2.0
@@ -425,8 +426,7 @@ export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.E
  *   usage into the current {@link UsageMeter}, if any.
  *
  * Each `stream` call does the same in a `chat {model}` span (without the
- * metrics), joins
- * the provider's chunks (see {@link ProviderChunk}: fragments by index, ids
+ * metrics), joins the provider's chunks (see {@link ProviderChunk}: fragments by index, ids
  * and names from whichever fragment carries them, the last usage seen) and
  * aborts the provider's request when the stream is interrupted or no longer
  * pulled. A malformed chunk is EXECUTION naming the field.
