@@ -32,6 +32,7 @@ import * as AuthorityKernel from "./internal/pipeline/authority.ts"
 import * as KnowledgeKernel from "./internal/pipeline/retrieval.ts"
 import * as Pipeline from "./internal/pipeline/run.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
+import type * as Prompt from "./Prompt.ts"
 import type * as McpClient from "./McpClient.ts"
 import type * as Role from "./Role.ts"
 
@@ -131,11 +132,11 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    */
   readonly chat: {
     <S extends Schema.Top>(
-      input: string | ReadonlyArray<LanguageModel.Message>,
+      input: string | ReadonlyArray<Prompt.Message>,
       options: Chat.ChatOptions & { readonly output: S }
     ): Effect.Effect<Chat.ChatResultWith<S["Type"]>, ActionError, R>
     (
-      input: string | ReadonlyArray<LanguageModel.Message>,
+      input: string | ReadonlyArray<Prompt.Message>,
       options?: Chat.ChatOptions
     ): Effect.Effect<Chat.ChatResult, ActionError, R>
   }
@@ -163,7 +164,7 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    * the turn. Events go to the caller only, never into `events`.
    */
   readonly chatStream: (
-    input: string | ReadonlyArray<LanguageModel.Message>,
+    input: string | ReadonlyArray<Prompt.Message>,
     options?: Chat.ChatStreamOptions
   ) => Stream.Stream<Chat.ChatEvent, ActionError, R>
   /**

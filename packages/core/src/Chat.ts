@@ -28,7 +28,8 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type ActionError, Category } from "./ActionError.ts"
-import * as LanguageModel from "./LanguageModel.ts"
+import type * as LanguageModel from "./LanguageModel.ts"
+import * as Prompt from "./Prompt.ts"
 import type * as Resilience from "./Resilience.ts"
 import type * as Role from "./Role.ts"
 
@@ -163,7 +164,7 @@ export const pausedStateVersion = 1 as const
  */
 export const PausedState = Schema.Struct({
   version: Schema.Literal(1),
-  messages: Schema.Array(LanguageModel.Message),
+  messages: Schema.Array(Prompt.Message),
   pending: Schema.Array(PendingCall),
   steps: NonNegativeInt,
   maxSteps: NonNegativeInt,
@@ -222,7 +223,7 @@ export type Decisions = Readonly<Record<string, Decision>>
 export interface Completed {
   readonly _tag: "Completed"
   readonly text: string
-  readonly messages: ReadonlyArray<LanguageModel.Message>
+  readonly messages: ReadonlyArray<Prompt.Message>
   readonly usage: Usage
   readonly steps: number
   readonly finishReason: LanguageModel.FinishReason
@@ -270,7 +271,7 @@ export interface AwaitingApproval {
  */
 export interface StepLimitReached {
   readonly _tag: "StepLimitReached"
-  readonly messages: ReadonlyArray<LanguageModel.Message>
+  readonly messages: ReadonlyArray<Prompt.Message>
   readonly usage: Usage
   readonly steps: number
 }
@@ -535,7 +536,7 @@ export type Step =
  * @since 0.1.0
  */
 export const ToolAnswer = Schema.Struct({
-  message: LanguageModel.ToolMessage,
+  message: Prompt.ToolMessage,
   category: Schema.optional(Category),
   success: Schema.Boolean,
   pending: Schema.optional(PendingCall)

@@ -19,7 +19,7 @@ import {
   Unauthorized
 } from "../../ActionError.ts"
 import type { PendingCall, Step, ToolAnswer, ToolResult } from "../../Chat.ts"
-import type * as LanguageModel from "../../LanguageModel.ts"
+import type * as Prompt from "../../Prompt.ts"
 import * as EventHub from "../events/hub.ts"
 import * as Telemetry from "../events/telemetry.ts"
 import * as Json from "../json.ts"
@@ -132,7 +132,7 @@ export const ready = <R>(
     arguments: args
   })
 
-const unknownTool = <R>(turn: Turn<R>, call: LanguageModel.ToolCall, kit: Toolkit.Toolkit): ActionError => {
+const unknownTool = <R>(turn: Turn<R>, call: Prompt.ToolCall, kit: Toolkit.Toolkit): ActionError => {
   // Authority first: a name it denies is AUTHORITY whether or not it exists.
   if (!AuthorityKernel.allows(turn.host.authority, call.name)) {
     return new Unauthorized({ action: call.name, message: `The agent's authority does not allow ${call.name}` })
@@ -151,7 +151,7 @@ const unknownTool = <R>(turn: Turn<R>, call: LanguageModel.ToolCall, kit: Toolki
  * A call answered before the pipeline (a tool never offered, arguments that are not a JSON object): it still
  * gets its execute_tool span, failed with the error the model is sent.
  */
-const refusedEarly = <R>(turn: Turn<R>, call: LanguageModel.ToolCall, error: ActionError): Effect.Effect<ToolAnswer> =>
+const refusedEarly = <R>(turn: Turn<R>, call: Prompt.ToolCall, error: ActionError): Effect.Effect<ToolAnswer> =>
   Effect.fail(error).pipe(
     Telemetry.executeTool({
       tool: call.name,
@@ -166,7 +166,7 @@ const refusedEarly = <R>(turn: Turn<R>, call: LanguageModel.ToolCall, error: Act
 const answer = <R>(
   turn: Turn<R>,
   step: number,
-  call: LanguageModel.ToolCall,
+  call: Prompt.ToolCall,
   kit: Toolkit.Toolkit
 ): Effect.Effect<ToolAnswer, never, R> => {
   const route = kit.find(call.name)
@@ -243,10 +243,10 @@ export const hooked = <R>(
 export const answerAll = <R>(
   turn: Turn<R>,
   step: number,
-  calls: ReadonlyArray<LanguageModel.ToolCall>,
+  calls: ReadonlyArray<Prompt.ToolCall>,
   kit: Toolkit.Toolkit
 ): Effect.Effect<ReadonlyArray<ToolAnswer>, never, R> => {
-  const one = (call: LanguageModel.ToolCall) =>
+  const one = (call: Prompt.ToolCall) =>
     observed(
       turn,
       step,

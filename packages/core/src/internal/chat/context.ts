@@ -9,6 +9,7 @@ import type { ActionError, RetrievalFailure } from "../../ActionError.ts"
 import type * as ApprovalStore from "../../ApprovalStore.ts"
 import type { ChatEvent, Usage } from "../../Chat.ts"
 import type * as LanguageModel from "../../LanguageModel.ts"
+import type * as Prompt from "../../Prompt.ts"
 import type * as Role from "../../Role.ts"
 import type * as EventHub from "../events/hub.ts"
 import type { AgentRuntime } from "../executor/attempt.ts"
@@ -64,6 +65,6 @@ export interface Turn<R> extends Mode {
 
 /** Where a turn is: the conversation so far and the model calls made (counted across an approval pause). */
 export interface Position {
-  readonly messages: ReadonlyArray<LanguageModel.Message>
+  readonly messages: ReadonlyArray<Prompt.Message>
   readonly steps: number
 }

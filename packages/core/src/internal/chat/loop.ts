@@ -19,6 +19,7 @@ import {
   type Usage
 } from "../../Chat.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
+import type * as Prompt from "../../Prompt.ts"
 import * as EventHub from "../events/hub.ts"
 import * as LlmExecutor from "../executor/llm.ts"
 import type * as Toolkit from "../tool/toolkit.ts"
@@ -47,13 +48,13 @@ export const loop = <R>(turn: Turn<R>, at: Position): Effect.Effect<ChatResult, 
 /** What follows model call `step`: the answer, or the tool calls' results and the next step. */
 const stepped = <R>(
   turn: Turn<R>,
-  before: ReadonlyArray<LanguageModel.Message>,
+  before: ReadonlyArray<Prompt.Message>,
   step: number,
   kit: Toolkit.Toolkit,
   response: LanguageModel.Response
 ): Effect.Effect<ChatResult, ActionError, R> => {
   const calls = response.toolCalls
-  const messages: ReadonlyArray<LanguageModel.Message> = [
+  const messages: ReadonlyArray<Prompt.Message> = [
     ...before,
     calls.length === 0
       ? { role: "assistant", content: response.text }
@@ -73,7 +74,7 @@ const stepped = <R>(
     Effect.andThen(Answer.answerAll(turn, step, calls, kit)),
     Effect.flatMap((answers) => {
       const pending: Array<PendingCall> = []
-      const answered: Array<LanguageModel.Message> = []
+      const answered: Array<Prompt.Message> = []
       for (const answer of answers) {
         if (answer.pending === undefined) answered.push(answer.message)
         else pending.push(answer.pending)
@@ -110,7 +111,7 @@ const publishStep = <R>(turn: Turn<R>, step: number, response: LanguageModel.Res
 /** The model answered with text: the turn is complete, its answer decoded when it asked for an `output`. */
 const completed = <R>(
   turn: Turn<R>,
-  messages: ReadonlyArray<LanguageModel.Message>,
+  messages: ReadonlyArray<Prompt.Message>,
   steps: number,
   response: LanguageModel.Response
 ): Effect.Effect<ChatResult, ValidationError> => {

@@ -10,6 +10,7 @@ import * as Stream from "effect/Stream"
 import type { ActionError } from "../../ActionError.ts"
 import type { ChatEvent } from "../../Chat.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
+import type * as Prompt from "../../Prompt.ts"
 import * as ResilienceKernel from "../run/resilience.ts"
 import * as Toolkit from "../tool/toolkit.ts"
 import type { Turn } from "./context.ts"
@@ -36,7 +37,7 @@ export const offered = <R>(turn: Turn<R>, step: number): Effect.Effect<Toolkit.T
 /** Model call `step` on the conversation so far, offered `kit`, through the turn's `model` hook, if any. */
 export const call = <R>(
   turn: Turn<R>,
-  messages: ReadonlyArray<LanguageModel.Message>,
+  messages: ReadonlyArray<Prompt.Message>,
   step: number,
   kit: Toolkit.Toolkit
 ): Effect.Effect<LanguageModel.Response, ActionError> => {
@@ -48,7 +49,7 @@ export const call = <R>(
 /** The request, each attempt made within the turn's retry policy and model timeout, if any. */
 const generate = <R>(
   turn: Turn<R>,
-  messages: ReadonlyArray<LanguageModel.Message>,
+  messages: ReadonlyArray<Prompt.Message>,
   step: number,
   kit: Toolkit.Toolkit
 ): Effect.Effect<LanguageModel.Response, ActionError> => {

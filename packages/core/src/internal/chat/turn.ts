@@ -19,6 +19,7 @@ import {
   type Usage
 } from "../../Chat.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
+import type * as Prompt from "../../Prompt.ts"
 import * as Telemetry from "../events/telemetry.ts"
 import * as Toolkit from "../tool/toolkit.ts"
 import type { Host, Mode, Turn } from "./context.ts"
@@ -35,7 +36,7 @@ export type { Host } from "./context.ts"
  * `agent.chatStream` and `agent.resumeStream` delegate to).
  *
  * - `chat(input, options)`: `input` is the user's message, or a message list
- *   from an earlier turn (decoded with `LanguageModel.Message`; every tool
+ *   from an earlier turn (decoded with `Prompt.Message`; every tool
  *   call in it must be answered once; without a system message one is put
  *   first).
  * - `resume(state, decisions, options)`: one decision per pending call
@@ -65,7 +66,7 @@ export type { Host } from "./context.ts"
  */
 export interface Chats<R> {
   readonly chat: (
-    input: string | ReadonlyArray<LanguageModel.Message>,
+    input: string | ReadonlyArray<Prompt.Message>,
     options?: ChatOptions
   ) => Effect.Effect<ChatResult, ActionError, R>
   readonly resume: (
@@ -74,7 +75,7 @@ export interface Chats<R> {
     options?: ChatOptions
   ) => Effect.Effect<ChatResult, ActionError, R>
   readonly chatStream: (
-    input: string | ReadonlyArray<LanguageModel.Message>,
+    input: string | ReadonlyArray<Prompt.Message>,
     options?: ChatStreamOptions
   ) => Stream.Stream<ChatEvent, ActionError, R>
   readonly resumeStream: (
@@ -117,7 +118,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     Telemetry.invokeAgent({ agentId: host.id, model: modelName(options, host.roles), resumed }, turnEnd)
 
   const start = (
-    input: string | ReadonlyArray<LanguageModel.Message>,
+    input: string | ReadonlyArray<Prompt.Message>,
     options: ChatOptions | undefined,
     mode: Mode
   ): Effect.Effect<ChatResult, ActionError, R> =>
@@ -125,7 +126,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       const settings = settingsOf(options, host.roles, 10)
       if (Result.isFailure(settings)) return Effect.fail(settings.failure)
       const first = options?.system ?? system
-      const history: Effect.Effect<ReadonlyArray<LanguageModel.Message>, ActionError> = typeof input === "string"
+      const history: Effect.Effect<ReadonlyArray<Prompt.Message>, ActionError> = typeof input === "string"
         ? Effect.succeed([
             { role: "system", content: first },
             { role: "user", content: input }
