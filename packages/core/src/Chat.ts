@@ -335,18 +335,27 @@ export interface TextDelta {
 }
 
 /**
- * The model began a tool call: its id (the one its answer will carry) and
- * the model-facing tool name.
+ * The model began writing a tool call (the phase in which it streams the
+ * call's arguments): its id (the one its answer will carry) and the
+ * model-facing tool name. Was `ToolCallStarted`.
  *
  * @category models
  * @since 0.2.0
  */
-export interface ToolCallStarted {
-  readonly _tag: "ToolCallStarted"
+export interface ToolCallArgumentsStarted {
+  readonly _tag: "ToolCallArgumentsStarted"
   readonly step: number
   readonly toolCallId: string
   readonly tool: string
 }
+
+/**
+ * @deprecated Use {@link ToolCallArgumentsStarted}; the event's `_tag` is
+ * now `"ToolCallArgumentsStarted"`.
+ * @category models
+ * @since 0.2.0
+ */
+export type ToolCallStarted = ToolCallArgumentsStarted
 
 /**
  * The next piece of a tool call's raw arguments, as the model sends them
@@ -437,7 +446,7 @@ export interface TurnFinished {
 
 /**
  * What a streamed chat turn tells its caller as it happens. In each step:
- * `StepStarted`, the text's `TextDelta`s and each `ToolCallStarted` as the
+ * `StepStarted`, the text's `TextDelta`s and each `ToolCallArgumentsStarted` as the
  * model sends them (with `ToolCallArgumentsDelta`s when asked), then per tool
  * call `ToolCallReady` and `ToolResult`, then `StepFinished`; a pause adds
  * `ApprovalRequested`; `TurnFinished` ends the turn. Events carry arguments
@@ -449,7 +458,7 @@ export interface TurnFinished {
 export type ChatEvent =
   | StepStarted
   | TextDelta
-  | ToolCallStarted
+  | ToolCallArgumentsStarted
   | ToolCallArgumentsDelta
   | ToolCallReady
   | ToolResult

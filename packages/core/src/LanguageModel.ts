@@ -368,7 +368,7 @@ export const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
   const parts: Array<StreamPart> = []
   if (response.text !== "") parts.push({ _tag: "TextDelta", delta: response.text })
   response.toolCalls.forEach((call, index) => {
-    parts.push({ _tag: "ToolCallStarted", index, id: call.id, name: call.name })
+    parts.push({ _tag: "ToolCallArgumentsStarted", index, id: call.id, name: call.name })
     if (call.arguments !== "") parts.push({ _tag: "ToolCallArgumentsDelta", index, id: call.id, delta: call.arguments })
   })
   parts.push({ _tag: "Finished", response })

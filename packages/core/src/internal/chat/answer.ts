@@ -178,7 +178,7 @@ const answer = <R>(
 }
 
 /**
- * Publishes ToolCallStarted/Finished around an answer, only when someone listens to `agent.events`; streams
+ * Publishes ToolExecutionStarted/Finished around an answer, only when someone listens to `agent.events`; streams
  * the answer's `ToolResult` to the caller unless it waits for an approval.
  */
 export const observed = <R>(
@@ -204,11 +204,11 @@ export const observed = <R>(
     }
     return Effect.gen(function* () {
       const start = yield* Clock.currentTimeMillis
-      yield* EventHub.publish(hub, { _tag: "ToolCallStarted", ...about, timestamp: start })
+      yield* EventHub.publish(hub, { _tag: "ToolExecutionStarted", ...about, timestamp: start })
       const result = yield* reported
       const now = yield* Clock.currentTimeMillis
       yield* EventHub.publish(hub, {
-        _tag: "ToolCallFinished",
+        _tag: "ToolExecutionFinished",
         ...about,
         success: result.success,
         category: result.category,

@@ -124,11 +124,11 @@ const partsReader = (step: number, argumentDeltas: boolean) => {
         case "TextDelta":
           events.push({ _tag: "TextDelta", step, delta: part.delta })
           break
-        case "ToolCallStarted": {
+        case "ToolCallArgumentsStarted": {
           const toolCallId = ChatMessages.uniqueId(part.id, seen, step, part.index)
           ids.push([part.index, toolCallId])
           idOf.set(part.index, toolCallId)
-          events.push({ _tag: "ToolCallStarted", step, toolCallId, tool: part.name })
+          events.push({ _tag: "ToolCallArgumentsStarted", step, toolCallId, tool: part.name })
           break
         }
         case "ToolCallArgumentsDelta":
