@@ -30,7 +30,7 @@ import type * as ActionResponse from "./ActionResponse.ts"
 import * as Redact from "./internal/redact.ts"
 import * as Telemetry from "./internal/events/telemetry.ts"
 import { shorten } from "./internal/text.ts"
-import * as ResilienceKernel from "./internal/run/resilience.ts"
+import * as Callback from "./internal/callback.ts"
 import type * as JsonSchema from "effect/JsonSchema"
 import * as HttpResponse from "./internal/executor/httpResponse.ts"
 
@@ -933,9 +933,7 @@ export const make = (provider: Provider | Providers, options?: MakeOptions): Lan
     if (generate !== undefined) {
       const action = request.action ?? defaultAction
       return Effect.flatMap(
-        ResilienceKernel.fromReturned<ProviderResponse>(action, "model call", (signal) =>
-          generate(callOf(request, signal))
-        ),
+        Callback.fromReturned<ProviderResponse>(action, "model call", (signal) => generate(callOf(request, signal))),
         (raw) => {
           const response = normalise(action, raw)
           return response instanceof ExecutionFailure ? Effect.fail(response) : Effect.succeed(response)

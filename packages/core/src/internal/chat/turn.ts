@@ -37,7 +37,8 @@ import type { AgentRuntime } from "../executor/attempt.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
 import type * as McpToolkit from "./mcpToolkit.ts"
 import type * as Resilience from "../../Resilience.ts"
-import * as ResilienceKernel from "../run/resilience.ts"
+import * as RunStep from "../run/attempt.ts"
+import { noGuards } from "../run/guard.ts"
 import type * as Role from "../../Role.ts"
 import * as Json from "../json.ts"
 import * as Tool from "../schema/tool.ts"
@@ -579,11 +580,11 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     const once = attempt(model, request, turn)
     return settings.policy === undefined
       ? once
-      : ResilienceKernel.run({
+      : RunStep.run({
           action: chatAction,
           policy: settings.policy,
           attemptTimeout: undefined,
-          guards: ResilienceKernel.noGuards,
+          guards: noGuards,
           attempt: once
         })
   }

@@ -2,10 +2,9 @@
  * What an executor receives for one attempt of an action, and what the agent
  * holds for its executors. Types only, shared by every executor.
  */
-import type * as Duration from "effect/Duration"
 import type * as Action from "../../Action.ts"
-import type { ActionError } from "../../ActionError.ts"
 import type * as Role from "../../Role.ts"
+import type { AttemptTimeout } from "../run/attempt.ts"
 import type * as McpPool from "./mcpPool.ts"
 
 /**
@@ -41,10 +40,4 @@ export interface Attempt<X extends Action.Any = Action.Any> {
    * the attempt is made and a plain value returned as a settled `Exit`.
    */
   readonly now?: boolean | undefined
-}
-
-/** An attempt timeout an executor applies itself: after `after`, the attempt fails with `error()`. */
-export interface AttemptTimeout {
-  readonly after: Duration.Duration
-  readonly error: () => ActionError
 }

@@ -9,7 +9,7 @@ import type * as Action from "../../Action.ts"
 import type { ActionError } from "../../ActionError.ts"
 import * as ActionResult from "../../ActionResult.ts"
 import * as Lazy from "../lazy.ts"
-import * as ResilienceKernel from "../run/resilience.ts"
+import * as Callback from "../callback.ts"
 import type { Attempt } from "./attempt.ts"
 import * as Endpoint from "./endpoint.ts"
 import type * as LlmModule from "./llm.ts"
@@ -22,10 +22,8 @@ const WebService = Lazy.make((): Promise<typeof WebServiceModule> => import("./w
 const Llm = Lazy.make((): Promise<typeof LlmModule> => import("./llm.ts"))
 
 const runLocal = (attempt: Attempt<Action.Local<any, any, any>>): Effect.Effect<unknown, ActionError, any> =>
-  (attempt.now === true ? ResilienceKernel.fromReturnedNow : ResilienceKernel.fromReturned)(
-    attempt.name,
-    "run",
-    (signal) => attempt.action.run(attempt.args, { ...attempt.context, signal })
+  (attempt.now === true ? Callback.fromReturnedNow : Callback.fromReturned)(attempt.name, "run", (signal) =>
+    attempt.action.run(attempt.args, { ...attempt.context, signal })
   )
 
 const mapped = (
@@ -37,7 +35,7 @@ const mapped = (
     ? raw
     : Effect.flatMap(raw, (value) =>
         Effect.map(
-          ResilienceKernel.fromReturned(attempt.name, "mapResult", () =>
+          Callback.fromReturned(attempt.name, "mapResult", () =>
             mapResult(ActionResult.make(value, { action: attempt.name }), attempt.args)
           ),
           (out) => (ActionResult.isActionResult(out) ? out.value : out)
