@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type ActionError, isActionError, type RetrievalFailure, ValidationError } from "../../ActionError.ts"
-import * as Conversion from "../schema/conversion.ts"
+import * as Conversion from "../schema/decode.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
 import * as ToolResult from "../../ToolResult.ts"
 

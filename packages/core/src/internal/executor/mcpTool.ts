@@ -29,7 +29,7 @@ import {
   TransientFailure,
   ValidationError
 } from "../../ActionError.ts"
-import * as Conversion from "../schema/conversion.ts"
+import * as Conversion from "../schema/decode.ts"
 import {
   type CallToolResult,
   type Connection,
