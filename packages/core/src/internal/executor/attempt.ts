@@ -5,7 +5,7 @@
 import type * as Action from "../../Action.ts"
 import type * as Role from "../../Role.ts"
 import type { AttemptTimeout } from "../run/attempt.ts"
-import type * as McpPool from "./mcpPool.ts"
+import type * as McpConnection from "./mcpTool/connection.ts"
 
 /**
  * What the agent holds for the executors: its id and per-agent resources
@@ -13,7 +13,7 @@ import type * as McpPool from "./mcpPool.ts"
  */
 export interface AgentRuntime {
   readonly id: string
-  readonly mcp: McpPool.Pool
+  readonly mcp: McpConnection.Pool
 }
 
 /**
