@@ -46,7 +46,7 @@ const deferred: ReadonlyArray<readonly [string, RegExp]> = [
   ["node:zlib", /^node:zlib$/],
   ["node:fs/promises", /^node:fs\/promises$/],
   ["node:sqlite", /^node:sqlite$/],
-  ["the webService executor", /\/src\/internal\/executor\/webService\.ts$/],
+  ["the webService executor", /\/src\/internal\/executor\/webService(\.ts$|\/)/],
   ["the MCP result reader", /\/src\/internal\/executor\/mcpTool\/content\.ts$/],
   ["the chat kernel", /\/src\/internal\/chat\/(turn|messages|toolkit|mcpToolkit)\.ts$/],
   ["the llm executor", /\/src\/internal\/executor\/llm\.ts$/]

@@ -32,7 +32,7 @@ import * as Telemetry from "./internal/events/telemetry.ts"
 import { shorten } from "./internal/text.ts"
 import * as Callback from "./internal/callback.ts"
 import type * as JsonSchema from "effect/JsonSchema"
-import * as HttpResponse from "./internal/executor/httpResponse.ts"
+import * as HttpResponse from "./internal/httpResponse.ts"
 
 // =============================================================================
 // Messages

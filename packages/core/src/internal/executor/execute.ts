@@ -13,6 +13,7 @@ import * as Callback from "../callback.ts"
 import type { Attempt } from "./attempt.ts"
 import * as Endpoint from "./endpoint.ts"
 import type * as LlmModule from "./llm.ts"
+import * as Local from "./local.ts"
 import * as McpTool from "./mcpTool.ts"
 import type * as WebServiceModule from "./webService.ts"
 
@@ -20,11 +21,6 @@ import type * as WebServiceModule from "./webService.ts"
 // the first llm action.
 const WebService = Lazy.make((): Promise<typeof WebServiceModule> => import("./webService.ts"))
 const Llm = Lazy.make((): Promise<typeof LlmModule> => import("./llm.ts"))
-
-const runLocal = (attempt: Attempt<Action.Local<any, any, any>>): Effect.Effect<unknown, ActionError, any> =>
-  (attempt.now === true ? Callback.fromReturnedNow : Callback.fromReturned)(attempt.name, "run", (signal) =>
-    attempt.action.run(attempt.args, { ...attempt.context, signal })
-  )
 
 const mapped = (
   attempt: Attempt,
@@ -61,7 +57,7 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
   const action = attempt.action
   switch (action._tag) {
     case "local":
-      return runLocal({ ...attempt, action })
+      return Local.run({ ...attempt, action })
     case "webService":
       // The mapper runs inside the executor, under its redaction of the call's secrets.
       return WebService.use((webService) =>
