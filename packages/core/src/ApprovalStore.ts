@@ -20,12 +20,13 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { expected } from "./internal/expectedError.ts"
 import type { DatabaseSync } from "node:sqlite"
 import type * as SqlClient from "effect/sql/SqlClient"
 import { ApprovalCheck } from "./ActionError.ts"
-import { maxDepth } from "./internal/json.ts"
+import { write } from "./internal/json.ts"
 import * as Memory from "./internal/store/memory.ts"
 import * as Sql from "./internal/store/sql.ts"
 import * as Sqlite from "./internal/store/sqlite.ts"
@@ -105,62 +106,28 @@ export class ApprovalStore extends Context.Service<
 export const defaultTtl: Duration.Duration = Duration.minutes(15)
 
 /**
- * The canonical JSON of a value: object keys sorted by code unit at every
- * depth, no whitespace, `undefined`, functions and symbols left out of
+ * The canonical JSON of a value: the JSON a tool's result is written as
+ * (`ToolResult.success`), with object keys sorted by code unit at every
+ * depth — no whitespace, `undefined`, functions and symbols left out of
  * objects (and `null` in arrays), non-finite numbers as `null`, bigints as
- * decimal strings, `toJSON` honoured. Throws `TypeError` on a cycle, or when
- * the value nests more than 1,000 objects or arrays deep.
+ * decimal strings, `toJSON` honoured (a `Date` is its ISO string), a `Map` an
+ * object of its entries, a `Set` an array. Throws `TypeError` on a cycle, or
+ * when the value nests more than 1,000 objects or arrays deep.
  *
+ * @category getters
  * @since 0.1.0
  */
-export const canonicalJson = (value: unknown): string => write(value, []) ?? "null"
-
-// `path` holds the objects being written (the ancestors), to find cycles; its length bounds the depth.
-const write = (value: unknown, path: Array<object>): string | undefined => {
-  switch (typeof value) {
-    case "string":
-      return JSON.stringify(value)
-    case "number":
-      return Number.isFinite(value) ? JSON.stringify(value) : "null"
-    case "boolean":
-      return value ? "true" : "false"
-    case "bigint":
-      return JSON.stringify(value.toString())
-    case "object": {
-      if (value === null) return "null"
-      if (typeof (value as { toJSON?: unknown }).toJSON === "function") {
-        return write((value as { toJSON: () => unknown }).toJSON(), path)
-      }
-      if (path.includes(value)) throw new TypeError("canonicalJson: the value has a cycle")
-      if (path.length >= maxDepth)
-        throw new TypeError(`canonicalJson: the value is nested more than ${maxDepth} levels deep`)
-      path.push(value)
-      let out: string
-      if (Array.isArray(value)) {
-        out = "["
-        for (let i = 0; i < value.length; i++) out += `${i === 0 ? "" : ","}${write(value[i], path) ?? "null"}`
-        out += "]"
-      } else {
-        const record = value as Record<string, unknown>
-        out = "{"
-        for (const key of Object.keys(record).sort()) {
-          const written = write(record[key], path)
-          if (written !== undefined) out += `${out === "{" ? "" : ","}${JSON.stringify(key)}:${written}`
-        }
-        out += "}"
-      }
-      path.pop()
-      return out
-    }
-    default:
-      return undefined
-  }
+export const canonicalJson = (value: unknown): string => {
+  const written = write(value, { sortKeys: true })
+  if (Result.isFailure(written)) throw new TypeError(`canonicalJson: ${written.failure.message}`)
+  return written.success
 }
 
 /**
  * The SHA-256 (lower-case hex) of the {@link canonicalJson} of a value: the
  * `argumentsDigest` of a {@link Binding}. Throws `TypeError` on a cycle.
  *
+ * @category getters
  * @since 0.1.0
  */
 export const digest = (value: unknown): string => nodeCrypto().hash("sha256", canonicalJson(value), "hex")

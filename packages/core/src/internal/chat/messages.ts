@@ -92,9 +92,6 @@ export const uniqueId = (id: string, seen: Set<string>, step: number, index: num
   return fresh
 }
 
-/** The text of a tool's result (see `ToolResult.text`). */
-export const contentOf = ToolResult.text
-
 /** The text of a failed call (`"RETRIEVAL"` for a retrieval failure; see `ToolResult.failure`). */
 export const errorContent = (error: ActionError | RetrievalFailure): string =>
   ToolResult.failure(isActionError(error) ? error.category : "RETRIEVAL", error.message)

@@ -16,7 +16,6 @@ import {
   type ActionError,
   ActionNotFound,
   ApprovalRequired,
-  ExecutionFailure,
   isActionError,
   type RetrievalFailure,
   Unauthorized,
@@ -40,7 +39,7 @@ import type * as Resilience from "../../Resilience.ts"
 import * as RunStep from "../run/attempt.ts"
 import { noGuards } from "../run/guard.ts"
 import type * as Role from "../../Role.ts"
-import * as Json from "../json.ts"
+import * as ToolResultText from "../../ToolResult.ts"
 import * as Tool from "../schema/tool.ts"
 import { keepEnds } from "../text.ts"
 import {
@@ -242,19 +241,9 @@ type Answered = ToolAnswer
 export const maxToolResultCharacters = 64_000
 
 const answered = (toolCallId: string, action: string, value: unknown): Answered => {
-  // One serialisation for the model, the output guardrail and ActionResult.asString.
-  const text =
-    typeof value === "string"
-      ? Result.succeed(value)
-      : value === undefined
-        ? Result.succeed("null")
-        : Result.mapError(Json.write(value), (problem) => problem.message)
-  if (Result.isFailure(text)) {
-    return failed(
-      toolCallId,
-      new ExecutionFailure({ action, message: `${action}: the result cannot be serialised: ${text.failure}` })
-    )
-  }
+  // The text Mcp.serve sends too, on the JSON writer of the output guardrail and ActionResult.asString.
+  const text = ToolResultText.success(value, { action })
+  if (Result.isFailure(text)) return failed(toolCallId, text.failure)
   return {
     message: { role: "tool", toolCallId, content: keepEnds(text.success, maxToolResultCharacters) },
     category: undefined,
