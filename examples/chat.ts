@@ -17,7 +17,7 @@
 import { fileURLToPath } from "node:url"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Action, Agent, type LanguageModel, Role } from "@rolecraft/core"
+import { Action, Agent, type Prompt, Role } from "@rolecraft/core"
 import { McpClientSdk } from "@rolecraft/mcp"
 import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { ChatCompletionsServer, LocalHttpServer } from "@rolecraft/testing"
@@ -60,7 +60,7 @@ const usage = (prompt: number, completion: number) => ({
 })
 
 /** The conversation as lines: the user, each tool call with its result, the answer. */
-const transcript = (messages: ReadonlyArray<LanguageModel.Message>): ReadonlyArray<string> => {
+const transcript = (messages: ReadonlyArray<Prompt.Message>): ReadonlyArray<string> => {
   const results = new Map(
     messages.flatMap((message) => (message.role === "tool" ? [[message.toolCallId, message.content] as const] : []))
   )

@@ -123,6 +123,8 @@ for (const f of functions.slice(0, check ? Math.max(overFunctions.length, 5) : 1
   console.log(`  ${f.lines}\t${f.file}:${f.line} ${f.name}`)
 }
 if (check && (overFiles.length > 0 || overFunctions.length > 0)) {
-  console.log(`${overFiles.length} files over ${maxFileLines}, ${overFunctions.length} functions over ${maxFunctionLines}`)
+  console.log(
+    `${overFiles.length} files over ${maxFileLines}, ${overFunctions.length} functions over ${maxFunctionLines}`
+  )
   process.exit(1)
 }

@@ -9,7 +9,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Action, Agent, Chat, type LanguageModel, Role } from "@rolecraft/core"
+import { Action, Agent, Chat, type LanguageModel, type Prompt, Role } from "@rolecraft/core"
 import { InMemoryMcp, ScriptedModel } from "@rolecraft/testing"
 import { Effect, Schema } from "effect"
 import { collectLogs } from "./fixtures/mcp.ts"
@@ -113,7 +113,7 @@ const setup = () => {
   return { received, layer: InMemoryMcp.layer(servers) }
 }
 
-const toolContents = (messages: ReadonlyArray<LanguageModel.Message>) =>
+const toolContents = (messages: ReadonlyArray<Prompt.Message>) =>
   messages.flatMap((message) => (message.role === "tool" ? [message.content] : []))
 
 const offeredNames = (request: LanguageModel.Request | undefined) => request?.tools?.map((tool) => tool.name) ?? []

@@ -5,7 +5,7 @@
  * `LanguageModel.make` the openai layer uses) answering from the shared
  * script.
  */
-import { Action, Agent, LanguageModel, Role } from "@rolecraft/core"
+import { Action, Agent, LanguageModel, type Prompt, Role } from "@rolecraft/core"
 import { Effect, Layer, ManagedRuntime, Schema, Scope, Stream } from "effect"
 import {
   type ChatScenarios,
@@ -30,7 +30,7 @@ import {
 const usage = { inputTokens: 10, outputTokens: 5 }
 
 /** The scripted reply to a conversation: one more tool call, or the answer. */
-export const reply = (messages: ReadonlyArray<LanguageModel.Message>): LanguageModel.ProviderResponse => {
+export const reply = (messages: ReadonlyArray<Prompt.Message>): LanguageModel.ProviderResponse => {
   const seen = messages.filter((message) => message.role === "tool").length
   const user = messages.find((message) => message.role === "user")?.content ?? ""
   const move = nextMove(seen, toolCallsIn(user))

@@ -14,7 +14,7 @@
  * (`AwaitingApproval`) and the tour resumes it, rejecting the booking (the
  * tour books only with a person's approval, in its approval steps).
  */
-import { type ActionError, type Agent, Chat, type LanguageModel, Role } from "@rolecraft/core"
+import { type ActionError, type Agent, Chat, type Prompt, Role } from "@rolecraft/core"
 import { Effect, Schema, Stream } from "effect"
 import type * as Transcript from "./transcript.ts"
 
@@ -43,7 +43,7 @@ const isError = (content: string): boolean => errorOf(content) !== undefined
 
 /** The tool calls of a conversation, each with every tool message answering it. */
 export const toolCalls = (
-  messages: ReadonlyArray<LanguageModel.Message>,
+  messages: ReadonlyArray<Prompt.Message>,
   kindOf: (name: string) => string
 ): ReadonlyArray<ToolCall> => {
   const calls: Array<ToolCall> = []

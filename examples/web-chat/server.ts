@@ -15,7 +15,7 @@
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { type ActionError, Chat, LanguageModel } from "@rolecraft/core"
+import { type ActionError, Chat, LanguageModel, Prompt } from "@rolecraft/core"
 import { Context, type Duration, Effect, Layer, Schema, type Scope, Stream } from "effect"
 import type * as Config from "effect/Config"
 import * as HttpRouter from "effect/http/HttpRouter"
@@ -30,7 +30,7 @@ const page = readFileSync(new URL("./page.html", import.meta.url), "utf8")
 
 const ChatBody = Schema.Struct({
   input: Schema.String,
-  history: Schema.optionalKey(Schema.Array(LanguageModel.Message))
+  history: Schema.optionalKey(Schema.Array(Prompt.Message))
 })
 
 const ResumeBody = Schema.Struct({

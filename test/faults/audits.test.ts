@@ -4,7 +4,7 @@
  * (C32), walks over outside data bounded in depth (C42).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Action, Agent, type LanguageModel, Role } from "@rolecraft/core"
+import { Action, Agent, type Prompt, Role } from "@rolecraft/core"
 import { ScriptedModel } from "@rolecraft/testing"
 import { Effect, Exit, Schema } from "effect"
 
@@ -81,9 +81,7 @@ const toolMessageOf = (actions: Record<string, Action.Any>, tool: string) =>
     const result = yield* Effect.provide(agent.chat("go"), scripted.layer)
     assert.strictEqual(result._tag, "Completed")
     const second = (yield* scripted.requests)[1]
-    const message = second?.messages.find(
-      (m): m is LanguageModel.ToolMessage => m.role === "tool" && m.toolCallId === "c1"
-    )
+    const message = second?.messages.find((m): m is Prompt.ToolMessage => m.role === "tool" && m.toolCallId === "c1")
     return message?.content ?? ""
   })
 

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Telemetry } from "@rolecraft/testing"
-import { Duration, Effect, Exit, Fiber, Redacted, Schema } from "effect"
+import { Effect, Exit, Fiber, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { ExecutionFailure, TransientFailure } from "../src/ActionError.ts"
 import * as LanguageModel from "../src/LanguageModel.ts"
@@ -11,47 +11,6 @@ const ask = (content: string, action = "ask"): LanguageModel.Request => ({
 })
 
 describe("LanguageModel.make", () => {
-  it.effect("normalises a provider's answer: null text, missing usage counts, total and finish reason", () =>
-    Effect.gen(function* () {
-      const answers: Array<LanguageModel.ProviderResponse> = [
-        { text: null, usage: { inputTokens: 7 } },
-        { text: "hi", usage: { inputTokens: 2, outputTokens: 3, totalTokens: 9 }, finishReason: "length" },
-        { toolCalls: [{ id: "c1", name: "nights", arguments: "" }], usage: null },
-        { text: "x", usage: { inputTokens: Number.NaN, outputTokens: -4 }, finishReason: "function_call" }
-      ]
-      let i = 0
-      const model = LanguageModel.make(() => answers[i++] ?? {})
-      const got = []
-      for (let n = 0; n < answers.length; n++) got.push(yield* model.generate(ask("q")))
-      assert.deepStrictEqual(got, [
-        {
-          text: "",
-          toolCalls: [],
-          usage: { inputTokens: 7, outputTokens: 0, totalTokens: 7 },
-          finishReason: "stop"
-        },
-        {
-          text: "hi",
-          toolCalls: [],
-          usage: { inputTokens: 2, outputTokens: 3, totalTokens: 9 },
-          finishReason: "length"
-        },
-        {
-          text: "",
-          toolCalls: [{ id: "c1", name: "nights", arguments: "" }],
-          usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
-          finishReason: "tool_calls"
-        },
-        {
-          text: "x",
-          toolCalls: [],
-          usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
-          finishReason: "other"
-        }
-      ])
-    })
-  )
-
   it.effect("gives the provider the request, the default model unless the request names one, and the action", () =>
     Effect.gen(function* () {
       const calls: Array<Omit<LanguageModel.ProviderCall, "signal">> = []
@@ -190,66 +149,4 @@ describe("LanguageModel.make", () => {
       })
     })
   )
-})
-
-describe("LanguageModel.httpFailure", () => {
-  it("408, 429 and 5xx are TRANSIENT (409 too is EXECUTION, as SPEC §7 says of other 4xx) (with retryAfter); other statuses are EXECUTION with an excerpt", () => {
-    const table: ReadonlyArray<readonly [number, string]> = [
-      [408, "TRANSIENT"],
-      [409, "EXECUTION"],
-      [429, "TRANSIENT"],
-      [500, "TRANSIENT"],
-      [503, "TRANSIENT"],
-      [400, "EXECUTION"],
-      [401, "EXECUTION"],
-      [403, "EXECUTION"],
-      [404, "EXECUTION"],
-      [422, "EXECUTION"]
-    ]
-    for (const [status, category] of table) {
-      const error = LanguageModel.httpFailure({ action: "ask", status, message: "why" })
-      assert.strictEqual(error.category, category, `HTTP ${status}`)
-      assert.strictEqual(error.status, status)
-      assert.include(error.message, `HTTP ${status}`)
-    }
-    const limited = LanguageModel.httpFailure({
-      action: "ask",
-      status: 429,
-      message: "slow down",
-      retryAfter: Duration.seconds(2)
-    })
-    assert.isTrue(
-      limited._tag === "TransientFailure" && Duration.toMillis(limited.retryAfter ?? Duration.zero) === 2000
-    )
-    const long = LanguageModel.httpFailure({ action: "ask", status: 400, message: "x".repeat(1000) })
-    assert.strictEqual(long._tag === "ExecutionFailure" && long.excerpt?.length, 200)
-  })
-})
-
-describe("LanguageModel.Message", () => {
-  it("decodes a chat history and names what is wrong in a bad one", () => {
-    const history: ReadonlyArray<LanguageModel.Message> = [
-      { role: "system", content: "Be brief." },
-      { role: "user", content: "Nights?" },
-      { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "nights", arguments: '{"a":1}' }] },
-      { role: "tool", toolCallId: "c1", content: "3" },
-      { role: "assistant", content: "Three nights." }
-    ]
-    assert.deepStrictEqual(Schema.decodeUnknownSync(Schema.Array(LanguageModel.Message))(history), history)
-    const bad = Schema.decodeUnknownExit(Schema.Array(LanguageModel.Message))([{ role: "tool", content: "3" }])
-    assert.isTrue(Exit.isFailure(bad))
-  })
-})
-
-describe("LanguageModel.retryAfter", () => {
-  it("reads retry-after-ms, then Retry-After (seconds or an HTTP date), from a fetch Headers or a record; malformed is undefined", () => {
-    const now = Date.parse("Wed, 21 Oct 2026 07:27:00 GMT")
-    const ms = (duration: Duration.Duration | undefined) =>
-      duration === undefined ? undefined : Duration.toMillis(duration)
-    assert.strictEqual(ms(LanguageModel.retryAfter(new Headers({ "Retry-After-Ms": " 250 " }), now)), 250)
-    assert.strictEqual(ms(LanguageModel.retryAfter({ "retry-after": "4" }, now)), 4000)
-    assert.strictEqual(ms(LanguageModel.retryAfter({ "retry-after": "Wed, 21 Oct 2026 07:28:00 GMT" }, now)), 60_000)
-    assert.strictEqual(ms(LanguageModel.retryAfter({ "retry-after": "soon", "retry-after-ms": "-1" }, now)), undefined)
-    assert.strictEqual(ms(LanguageModel.retryAfter(undefined, now)), undefined)
-  })
 })

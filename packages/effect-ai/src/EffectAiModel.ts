@@ -7,8 +7,15 @@
  *
  * @since 0.1.0
  */
-import { ActionError, LanguageModel } from "@rolecraft/core"
-import { type AiError, LanguageModel as AiLanguageModel, Prompt, type Response, Tool, Toolkit } from "effect/ai"
+import { ActionError, LanguageModel, type Prompt } from "@rolecraft/core"
+import {
+  type AiError,
+  LanguageModel as AiLanguageModel,
+  Prompt as AiPrompt,
+  type Response,
+  Tool,
+  Toolkit
+} from "effect/ai"
 import * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -67,9 +74,9 @@ const toolResultOf = (content: string): { readonly result: unknown; readonly isF
  * decodes). A tool message is answered under the name of the call it
  * answers, taken from the assistant message that made it.
  */
-const promptOf = (messages: ReadonlyArray<LanguageModel.Message>): Prompt.Prompt => {
+const promptOf = (messages: ReadonlyArray<Prompt.Message>): AiPrompt.Prompt => {
   const names = new Map<string, string>()
-  const encoded: Array<Prompt.MessageEncoded> = messages.map((message): Prompt.MessageEncoded => {
+  const encoded: Array<AiPrompt.MessageEncoded> = messages.map((message): AiPrompt.MessageEncoded => {
     switch (message.role) {
       case "system":
         return { role: "system", content: message.content }
@@ -107,7 +114,7 @@ const promptOf = (messages: ReadonlyArray<LanguageModel.Message>): Prompt.Prompt
         }
     }
   })
-  return Prompt.make(encoded)
+  return AiPrompt.make(encoded)
 }
 
 /**
@@ -304,7 +311,7 @@ export const make = (
       {
         generate: ({ request, action }) =>
           (
-            model.generateText(optionsOf(request) as { readonly prompt: Prompt.Prompt }) as Effect.Effect<
+            model.generateText(optionsOf(request) as { readonly prompt: AiPrompt.Prompt }) as Effect.Effect<
               AiLanguageModel.GenerateTextResponse<any, any>,
               AiError.AiError
             >
@@ -313,7 +320,7 @@ export const make = (
           Stream.suspend(() => {
             const chunks = chunker()
             return (
-              model.streamText(optionsOf(request) as { readonly prompt: Prompt.Prompt }) as Stream.Stream<
+              model.streamText(optionsOf(request) as { readonly prompt: AiPrompt.Prompt }) as Stream.Stream<
                 Response.StreamPart<any, any>,
                 AiError.AiError
               >

@@ -19,16 +19,18 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
+import OpenAI from "openai"
 import * as Stream from "effect/Stream"
 import type {
   ChatCompletion,
   ChatCompletionChunk,
   ChatCompletionCreateParamsNonStreaming,
-  ChatCompletionCreateParamsStreaming,
-  ChatCompletionMessageParam,
-  ChatCompletionToolChoiceOption
+  ChatCompletionCreateParamsStreaming
 } from "openai/resources/chat/completions"
+import * as Failure from "./internal/failure.ts"
+import * as WireRequest from "./internal/request.ts"
+import * as WireResponse from "./internal/response.ts"
+import * as WireStream from "./internal/stream.ts"
 
 /**
  * Options of {@link layer}.
@@ -69,34 +71,6 @@ const defaultBaseURL = "https://api.openai.com/v1"
 // placeholder, and the Authorization header is removed so it is never sent.
 const noKey = "rolecraft-no-api-key"
 
-const toWire = (message: LanguageModel.Message): ChatCompletionMessageParam => {
-  switch (message.role) {
-    case "system":
-      return { role: "system", content: message.content }
-    case "user":
-      return { role: "user", content: message.content }
-    case "assistant": {
-      const calls = message.toolCalls ?? []
-      return calls.length === 0
-        ? { role: "assistant", content: message.content }
-        : {
-            role: "assistant",
-            content: message.content === "" ? null : message.content,
-            tool_calls: calls.map((call) => ({
-              id: call.id,
-              type: "function",
-              function: { name: call.name, arguments: call.arguments }
-            }))
-          }
-    }
-    case "tool":
-      return { role: "tool", tool_call_id: message.toolCallId, content: message.content }
-  }
-}
-
-const toolChoiceOf = (choice: LanguageModel.ToolChoice): ChatCompletionToolChoiceOption =>
-  typeof choice === "string" ? choice : { type: "function", function: { name: choice.tool } }
-
 /**
  * The chat completions request body of a model request (no streaming).
  * `temperature`, `tools`, `tool_choice` and `response_format` (from
@@ -105,72 +79,8 @@ const toolChoiceOf = (choice: LanguageModel.ToolChoice): ChatCompletionToolChoic
  * @category wire format
  * @since 0.1.0
  */
-export const requestBody = (request: LanguageModel.Request, model: string): ChatCompletionCreateParamsNonStreaming => {
-  const tools = request.tools ?? []
-  return {
-    model,
-    messages: request.messages.map(toWire),
-    ...(tools.length === 0
-      ? {}
-      : {
-          tools: tools.map((tool) => ({
-            type: "function" as const,
-            function: {
-              name: tool.name,
-              description: tool.description,
-              parameters: tool.parameters as Record<string, unknown>,
-              strict: tool.strict
-            }
-          }))
-        }),
-    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-    ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoiceOf(request.toolChoice) }),
-    ...(request.responseFormat === undefined
-      ? {}
-      : {
-          response_format: {
-            type: "json_schema" as const,
-            json_schema: {
-              name: request.responseFormat.name,
-              schema: request.responseFormat.schema as Record<string, unknown>,
-              strict: request.responseFormat.strict,
-              ...(request.responseFormat.description === undefined
-                ? {}
-                : { description: request.responseFormat.description })
-            }
-          }
-        })
-  }
-}
-
-const malformed = (action: string, what: string) =>
-  new ActionError.ExecutionFailure({ action, message: `${action}: the model API sent a malformed answer: ${what}` })
-
-/**
- * A wire tool call as the provider's raw call: a `custom` call by its input; any other entry — `type`
- * `"function"`, missing or unknown — by its `function` object's name and arguments, raw (a missing `type`
- * on an otherwise complete call is a function call). Entries that are not objects pass on as they are.
- */
-const toolCallOf = (entry: unknown): unknown => {
-  if (typeof entry !== "object" || entry === null) return entry
-  const call = entry as {
-    readonly id?: unknown
-    readonly type?: unknown
-    readonly function?: unknown
-    readonly custom?: unknown
-  }
-  const body = (call.type === "custom" ? call.custom : call.function) as
-    | { readonly name?: unknown; readonly arguments?: unknown; readonly input?: unknown }
-    | null
-    | undefined
-  const inner = typeof body === "object" && body !== null ? body : {}
-  return {
-    id: call.id,
-    name: inner.name,
-    arguments: call.type === "custom" ? inner.input : inner.arguments
-  }
-}
-
+export const requestBody: (request: LanguageModel.Request, model: string) => ChatCompletionCreateParamsNonStreaming =
+  WireRequest.requestBody
 /**
  * A chat completion as a provider response: the first choice's content,
  * refusal and tool calls (the raw `arguments` string kept exactly as sent;
@@ -183,39 +93,10 @@ const toolCallOf = (entry: unknown): unknown => {
  * @category wire format
  * @since 0.1.0
  */
-export const responseOf = (
+export const responseOf: (
   action: string,
   completion: ChatCompletion
-): Effect.Effect<LanguageModel.ProviderResponse, ActionError.ExecutionFailure> => {
-  if (typeof completion !== "object" || completion === null || !Array.isArray(completion.choices)) {
-    return Effect.fail(malformed(action, "no choices"))
-  }
-  const choice = completion.choices[0]
-  if (choice === undefined || typeof choice.message !== "object" || choice.message === null) {
-    return Effect.fail(malformed(action, "no message in the first choice"))
-  }
-  const message = choice.message
-  // Read as sent, not as the SDK's types promise: `LanguageModel.make` decides every odd shape.
-  const wireCalls: unknown = message.tool_calls
-  const toolCalls = Array.isArray(wireCalls) ? wireCalls.map(toolCallOf) : wireCalls
-  return Effect.succeed({
-    text: message.content,
-    // The one boundary where unchecked wire values enter: `LanguageModel.make` checks each.
-    toolCalls: toolCalls as ReadonlyArray<LanguageModel.ToolCall>,
-    finishReason: choice.finish_reason,
-    model: completion.model,
-    refusal: message.refusal,
-    usage:
-      completion.usage === undefined || completion.usage === null
-        ? undefined
-        : {
-            inputTokens: completion.usage.prompt_tokens,
-            outputTokens: completion.usage.completion_tokens,
-            totalTokens: completion.usage.total_tokens
-          }
-  })
-}
-
+) => Effect.Effect<LanguageModel.ProviderResponse, ActionError.ExecutionFailure> = WireResponse.responseOf
 /**
  * The streaming request body: {@link requestBody} with `stream: true` and
  * `stream_options: { include_usage: true }`, so the last chunk carries the
@@ -224,23 +105,10 @@ export const responseOf = (
  * @category wire format
  * @since 0.2.0
  */
-export const streamingRequestBody = (
+export const streamingRequestBody: (
   request: LanguageModel.Request,
   model: string
-): ChatCompletionCreateParamsStreaming => ({
-  ...requestBody(request, model),
-  stream: true,
-  stream_options: { include_usage: true }
-})
-
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
-const optionalString = (value: unknown): value is string | null | undefined =>
-  value === undefined || value === null || typeof value === "string"
-
-const optionalCount = (value: unknown): value is number | null | undefined =>
-  value === undefined || value === null || typeof value === "number"
+) => ChatCompletionCreateParamsStreaming = WireRequest.streamingRequestBody
 
 /**
  * One streamed chat completion chunk as a provider chunk: the first
@@ -253,93 +121,10 @@ const optionalCount = (value: unknown): value is number | null | undefined =>
  * @category wire format
  * @since 0.2.0
  */
-export const chunkOf = (
+export const chunkOf: (
   action: string,
   chunk: ChatCompletionChunk
-): Effect.Effect<LanguageModel.ProviderChunk, ActionError.ExecutionFailure> => {
-  const bad = (field: string, detail: string) => Effect.fail(malformed(action, `a stream chunk's ${field} ${detail}`))
-  const raw: unknown = chunk
-  if (!isRecord(raw)) return bad("body", "is not an object")
-  const choices = raw.choices
-  if (!Array.isArray(choices)) return bad("choices", "is not an array")
-  const usage = raw.usage
-  if (usage !== undefined && usage !== null && !isRecord(usage)) return bad("usage", "is not an object")
-  if (isRecord(usage)) {
-    for (const key of ["prompt_tokens", "completion_tokens", "total_tokens"]) {
-      if (!optionalCount(usage[key])) return bad(`usage.${key}`, "is not a number")
-    }
-  }
-  if (!optionalString(raw.model)) return bad("model", "is not a string")
-  const common = {
-    model: raw.model,
-    usage: isRecord(usage)
-      ? {
-          inputTokens: usage.prompt_tokens as number | null | undefined,
-          outputTokens: usage.completion_tokens as number | null | undefined,
-          totalTokens: usage.total_tokens as number | null | undefined
-        }
-      : undefined
-  }
-  const choice: unknown = choices[0]
-  if (choice === undefined) return Effect.succeed(common)
-  if (!isRecord(choice)) return bad("choices[0]", "is not an object")
-  if (!optionalString(choice.finish_reason)) return bad("choices[0].finish_reason", "is not a string")
-  const delta = choice.delta ?? {}
-  if (!isRecord(delta)) return bad("choices[0].delta", "is not an object")
-  if (!optionalString(delta.content)) return bad("choices[0].delta.content", "is not a string")
-  if (!optionalString(delta.refusal)) return bad("choices[0].delta.refusal", "is not a string")
-  const calls = delta.tool_calls ?? []
-  if (!Array.isArray(calls)) return bad("choices[0].delta.tool_calls", "is not an array")
-  const toolCalls: Array<LanguageModel.ToolCallFragment> = []
-  for (let i = 0; i < calls.length; i++) {
-    const call: unknown = calls[i]
-    const field = `choices[0].delta.tool_calls[${i}]`
-    if (!isRecord(call)) return bad(field, "is not an object")
-    if (typeof call.index !== "number" || !Number.isInteger(call.index) || call.index < 0) {
-      return bad(`${field}.index`, "is not an integer >= 0")
-    }
-    if (!optionalString(call.id)) return bad(`${field}.id`, "is not a string")
-    const fn = call.function ?? {}
-    if (!isRecord(fn)) return bad(`${field}.function`, "is not an object")
-    if (!optionalString(fn.name)) return bad(`${field}.function.name`, "is not a string")
-    toolCalls.push({
-      index: call.index,
-      id: call.id,
-      name: fn.name,
-      // Some compatible servers send arguments already parsed.
-      arguments:
-        fn.arguments === undefined || fn.arguments === null
-          ? undefined
-          : typeof fn.arguments === "string"
-            ? fn.arguments
-            : JSON.stringify(fn.arguments)
-    })
-  }
-  return Effect.succeed({
-    ...common,
-    text: delta.content,
-    refusal: delta.refusal,
-    toolCalls,
-    finishReason: choice.finish_reason
-  })
-}
-
-/** A failure while reading the stream: a connection closed mid-answer is TRANSIENT; see {@link toActionError}. */
-const streamError = (
-  action: string,
-  error: unknown,
-  options: { readonly timeout: Duration.Duration; readonly baseURL: string }
-): ActionError.ActionError => {
-  if (error instanceof APIError || error instanceof SyntaxError || ActionError.isActionError(error)) {
-    return ActionError.isActionError(error) ? error : toActionError(action, error, { ...options, nowMs: 0 })
-  }
-  return new ActionError.TransientFailure({
-    action,
-    message: `${action}: the model stream broke off: ${error instanceof Error ? error.message : String(error)}`,
-    cause: error
-  })
-}
-
+) => Effect.Effect<LanguageModel.ProviderChunk, ActionError.ExecutionFailure> = WireStream.chunkOf
 /**
  * The wait a 429 (or 503) asks for: `retry-after-ms` (milliseconds), else
  * `retry-after` as delta-seconds or an HTTP date (relative to `nowMs`,
@@ -352,26 +137,6 @@ const streamError = (
  */
 export const retryAfter = (headers: Headers | undefined, nowMs: number): Duration.Duration | undefined =>
   LanguageModel.retryAfter(headers, nowMs)
-
-const messageOf = (error: APIError): string => {
-  const body: unknown = error.error
-  if (typeof body === "object" && body !== null && "message" in body && typeof body.message === "string") {
-    return body.message
-  }
-  return error.message
-}
-
-// A base URL as messages show it: without user info, query or fragment (they may hold credentials).
-const shownURL = (url: string): string => {
-  const parsed = URL.parse(url)
-  return parsed === null ? "(an unparsable base URL)" : `${parsed.protocol}//${parsed.host}${parsed.pathname}`
-}
-
-// URLs inside a message (fetch quotes the URL it refused) lose their user info, query and fragment.
-const withoutURLCredentials = (text: string): string =>
-  text
-    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi, "$1")
-    .replace(/([a-z][a-z0-9+.-]*:\/\/[^\s?#]*)[?#][^\s)]*/gi, "$1")
 
 /**
  * Maps an SDK failure to an action error:
@@ -391,63 +156,21 @@ const withoutURLCredentials = (text: string): string =>
  * @category wire format
  * @since 0.1.0
  */
-export const toActionError = (
+export const toActionError: (
   action: string,
   error: unknown,
   options: { readonly timeout: Duration.Duration; readonly nowMs: number; readonly baseURL?: string | undefined }
-): ActionError.ActionError => {
-  if (error instanceof APIConnectionTimeoutError) {
-    return new ActionError.Timeout({
-      action,
-      after: options.timeout,
-      message: `${action}: the model API did not answer within ${Duration.format(options.timeout)}`,
-      cause: error
-    })
-  }
-  if (error instanceof APIUserAbortError) {
-    return new ActionError.ExecutionFailure({ action, message: `${action}: the model call was aborted`, cause: error })
-  }
-  if (error instanceof APIConnectionError) {
-    const cause: unknown = error.cause
-    const detail =
-      cause instanceof Error && cause.message !== error.message ? ` (${withoutURLCredentials(cause.message)})` : ""
-    const where = options.baseURL === undefined ? "" : ` at ${shownURL(options.baseURL)}`
-    return new ActionError.TransientFailure({
-      action,
-      message: `${action}: could not reach the model API${where}: ${error.message}${detail}`,
-      cause: error
-    })
-  }
-  if (error instanceof APIError && typeof error.status === "number") {
-    return LanguageModel.httpFailure({
-      action,
-      status: error.status,
-      message: messageOf(error),
-      retryAfter: retryAfter(error.headers, options.nowMs)
-    })
-  }
-  if (error instanceof SyntaxError) {
-    return new ActionError.ExecutionFailure({
-      action,
-      message: `${action}: the model API sent a malformed answer: the body is not JSON (${error.message})`,
-      cause: error
-    })
-  }
-  return new ActionError.ExecutionFailure({
-    action,
-    message: `${action}: the model call failed: ${error instanceof Error ? error.message : String(error)}`,
-    cause: error
-  })
-}
-
+) => ActionError.ActionError = Failure.toActionError
 /**
  * Makes the service over an SDK client built from `options` (see
  * {@link Options}).
  *
- * Each call sends one `POST {baseURL}/chat/completions` with the request's
- * messages, tools (`type: "function"`, with `name`, `description`,
- * `parameters` and `strict` from `Tool.Tool`), `temperature` and
- * `tool_choice` only when given; the model is the request's, else
+ * Each call sends one `POST {baseURL}/chat/completions` (see
+ * {@link requestBody}; a stream asks for server-sent events, see
+ * {@link streamingRequestBody}) with the request's messages, tools
+ * (`type: "function"`, with `name`, `description`, `parameters` and `strict`
+ * from `LanguageModel.Tool`), and `temperature`, `tool_choice` and
+ * `response_format` only when given; the model is the request's, else
  * `options.model`, else the call fails with VALIDATION. Errors: see
  * {@link toActionError}; the API key is scrubbed from all of them.
  *
@@ -481,32 +204,32 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
       })
     const failed = (action: string) => (error: unknown) =>
       Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
-        Effect.fail(toActionError(action, error, { timeout, nowMs, baseURL }))
+        Effect.fail(Failure.toActionError(action, error, { timeout, nowMs, baseURL }))
       )
     return LanguageModel.make(
       {
         generate: ({ request, model, action, signal }) => {
           if (model === undefined) return Effect.fail(noModel(action))
           return Effect.tryPromise({
-            try: () => client.chat.completions.create(requestBody(request, model), { signal }),
+            try: () => client.chat.completions.create(WireRequest.requestBody(request, model), { signal }),
             catch: (error) => error
           }).pipe(
             Effect.catch(failed(action)),
-            Effect.flatMap((completion) => responseOf(action, completion))
+            Effect.flatMap((completion) => WireResponse.responseOf(action, completion))
           )
         },
         stream: ({ request, model, action, signal }) => {
           if (model === undefined) return Stream.fail(noModel(action))
           return Stream.unwrap(
             Effect.tryPromise({
-              try: () => client.chat.completions.create(streamingRequestBody(request, model), { signal }),
+              try: () => client.chat.completions.create(WireRequest.streamingRequestBody(request, model), { signal }),
               catch: (error) => error
             }).pipe(
               Effect.catch(failed(action)),
               Effect.map((chunks) =>
-                Stream.fromAsyncIterable(chunks, (error) => streamError(action, error, { timeout, baseURL })).pipe(
-                  Stream.mapEffect((chunk) => chunkOf(action, chunk))
-                )
+                Stream.fromAsyncIterable(chunks, (error) =>
+                  Failure.streamError(action, error, { timeout, baseURL })
+                ).pipe(Stream.mapEffect((chunk) => WireStream.chunkOf(action, chunk)))
               )
             )
           )

@@ -16,7 +16,10 @@ import type * as Http from "node:http"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { render, type ScriptedToolCall } from "./internal/scriptedToolCall.ts"
+import * as Completion from "./internal/completion.ts"
+import * as EventStream from "./internal/eventStream.ts"
+import type { ScriptedToolCall } from "./internal/scriptedToolCall.ts"
+import * as Timers from "./internal/timers.ts"
 import * as LocalHttpServer from "./LocalHttpServer.ts"
 
 /**
@@ -69,18 +72,10 @@ export type Step =
     }
   | { readonly _tag: "Delayed"; readonly delay: Duration.Input; readonly step: Step }
   | { readonly _tag: "Respond"; readonly respond: (request: Recorded) => Step }
-  | { readonly _tag: "Chunks"; readonly chunks: ReadonlyArray<unknown>; readonly ending: Ending }
+  | { readonly _tag: "Chunks"; readonly chunks: ReadonlyArray<unknown>; readonly ending: EventStream.Ending }
   | { readonly _tag: "BreakOff"; readonly step: Step; readonly after: number; readonly ending: "stall" | "cut" }
 
-/**
- * How a stream ends: `"done"` sends `data: [DONE]` and ends the response;
- * `"stall"` sends nothing more and keeps the connection open until the
- * client closes it; `"cut"` destroys the socket without ending the response.
- *
- * @category models
- * @since 0.2.0
- */
-export type Ending = "done" | "stall" | "cut"
+export type { Ending } from "./internal/eventStream.ts"
 
 /**
  * A chat completion with text (`null` for no content); finish reason
@@ -171,7 +166,10 @@ export const respond = (f: (request: Recorded) => Step): Step => ({ _tag: "Respo
  * @category constructors
  * @since 0.2.0
  */
-export const chunks = (list: ReadonlyArray<unknown>, options?: { readonly ending?: Ending | undefined }): Step => ({
+export const chunks = (
+  list: ReadonlyArray<unknown>,
+  options?: { readonly ending?: EventStream.Ending | undefined }
+): Step => ({
   _tag: "Chunks",
   chunks: list,
   ending: options?.ending ?? "done"
@@ -241,24 +239,6 @@ export interface ChatCompletionsServer {
   readonly baseURL: string
   readonly requests: Effect.Effect<ReadonlyArray<Recorded>>
   readonly remaining: Effect.Effect<number>
-}
-
-const toolCallsJson = (calls: ReadonlyArray<ScriptedToolCall>, firstId: number) =>
-  calls.map((call, i) => {
-    const { id, name, arguments: args } = render(call, firstId + i)
-    return { id, type: "function", function: { name, arguments: args } }
-  })
-
-const wordsOf = (text: string): ReadonlyArray<string> => text.match(/\S+\s*|\s+/g) ?? []
-
-/** Raw arguments in up to three pieces, cut on code points. */
-const piecesOf = (text: string): ReadonlyArray<string> => {
-  const points = Array.from(text)
-  if (points.length === 0) return []
-  const size = Math.max(1, Math.ceil(points.length / 3))
-  const pieces: Array<string> = []
-  for (let i = 0; i < points.length; i += size) pieces.push(points.slice(i, i + size).join(""))
-  return pieces
 }
 
 const isRecordLike = (value: unknown): value is Readonly<Record<string, unknown>> =>
@@ -340,252 +320,152 @@ export const make = (
   options?: Options
 ): Effect.Effect<ChatCompletionsServer, never, Scope.Scope> =>
   Effect.gen(function* () {
-    const steps = [...script]
-    const records: Array<Recorded> = []
-    const timers = new Set<NodeJS.Timeout>()
-    const cutOff = new WeakSet<Http.ServerResponse>()
-    const chunkDelay =
-      options?.chunkDelay === undefined ? 0 : Duration.toMillis(Duration.fromInputUnsafe(options.chunkDelay))
-    let next = 0
-    let toolCallIds = 0
-    let completions = 0
-
-    // Each response's pending timers, cleared by one close listener when the connection goes.
-    const pendingOf = new WeakMap<Http.ServerResponse, Set<NodeJS.Timeout>>()
-    const later = (response: Http.ServerResponse, ms: number, f: () => void) => {
-      let pending = pendingOf.get(response)
-      if (pending === undefined) {
-        const own = new Set<NodeJS.Timeout>()
-        pending = own
-        pendingOf.set(response, own)
-        response.on("close", () => {
-          for (const timer of own) {
-            clearTimeout(timer)
-            timers.delete(timer)
-          }
-          own.clear()
-        })
-      }
-      const own = pending
-      const timer = setTimeout(() => {
-        timers.delete(timer)
-        own.delete(timer)
-        f()
-      }, ms)
-      timers.add(timer)
-      own.add(timer)
+    const server: Server = {
+      steps: [...script],
+      records: [],
+      timers: Timers.make(),
+      cutOff: new WeakSet<Http.ServerResponse>(),
+      chunkDelay:
+        options?.chunkDelay === undefined ? 0 : Duration.toMillis(Duration.fromInputUnsafe(options.chunkDelay)),
+      next: 0,
+      toolCallIds: 0,
+      completions: 0
     }
-
-    const send = (
-      response: Http.ServerResponse,
-      status: number,
-      body: string,
-      headers: Readonly<Record<string, string>> = {}
-    ) => {
-      response.writeHead(status, { "content-type": "application/json", ...headers })
-      response.end(body)
-    }
-
-    /** The completion a reply or tool-call step answers with (taking its tool-call ids). */
-    const completionOf = (step: Step & { readonly _tag: "Reply" | "ToolCalls" }, record: Recorded) => {
-      const calls = step._tag === "ToolCalls" ? toolCallsJson(step.calls, toolCallIds + 1) : undefined
-      if (step._tag === "ToolCalls") toolCallIds += step.calls.length
-      completions += 1
-      return {
-        id: `chatcmpl-${completions}`,
-        model: (step._tag === "Reply" ? step.model : undefined) ?? modelOf(record.body),
-        text: step.text ?? null,
-        refusal: step._tag === "Reply" ? (step.refusal ?? null) : null,
-        calls,
-        finishReason: step._tag === "Reply" ? (step.finishReason ?? "stop") : "tool_calls",
-        usage: step.usage
-      }
-    }
-
-    const chunksOf = (step: Step & { readonly _tag: "Reply" | "ToolCalls" }, record: Recorded) => {
-      const completion = completionOf(step, record)
-      const base = { id: completion.id, object: "chat.completion.chunk", created: 0, model: completion.model }
-      const chunk = (delta: object, finishReason: string | null = null) => ({
-        ...base,
-        choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }]
-      })
-      const out: Array<object> = [chunk({ role: "assistant", content: "", refusal: null })]
-      for (const word of wordsOf(completion.text ?? "")) out.push(chunk({ content: word }))
-      if (completion.refusal !== null) out.push(chunk({ refusal: completion.refusal }))
-      const calls = completion.calls ?? []
-      if (calls.length > 0) {
-        out.push(
-          chunk({
-            tool_calls: calls.map((call, index) => ({
-              index,
-              id: call.id,
-              type: "function",
-              function: { name: call.function.name, arguments: "" }
-            }))
-          })
-        )
-        calls.forEach((call, index) => {
-          for (const piece of piecesOf(call.function.arguments)) {
-            out.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }))
-          }
-        })
-      }
-      out.push(chunk({}, completion.finishReason))
-      if (completion.usage !== undefined && wantsUsage(record.body)) {
-        out.push({ ...base, choices: [], usage: completion.usage })
-      }
-      return out
-    }
-
-    const stream = (response: Http.ServerResponse, list: ReadonlyArray<unknown>, ending: Ending): void => {
-      response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
-      const event = (item: unknown) => `data: ${typeof item === "string" ? item : JSON.stringify(item)}\n\n`
-      const end = () => {
-        if (response.destroyed) return
-        if (ending === "done") response.end("data: [DONE]\n\n")
-        else if (ending === "cut") {
-          cutOff.add(response)
-          // Flush what was written, then close the socket without ending the response.
-          response.write("", () => response.socket?.destroy())
-        } else response.flushHeaders()
-      }
-      if (chunkDelay === 0) {
-        for (const item of list) response.write(event(item))
-        end()
-        return
-      }
-      const write = (i: number) => {
-        if (response.destroyed) return
-        const item = list[i]
-        if (i >= list.length) {
-          end()
-          return
-        }
-        response.write(event(item))
-        later(response, chunkDelay, () => write(i + 1))
-      }
-      write(0)
-    }
-
-    const answer = (step: Step, record: Recorded, response: Http.ServerResponse): void => {
-      if (response.destroyed) return
-      switch (step._tag) {
-        case "Reply":
-        case "ToolCalls": {
-          if (wantsStream(record.body)) {
-            stream(response, chunksOf(step, record), "done")
-            return
-          }
-          const completion = completionOf(step, record)
-          const message = {
-            role: "assistant",
-            content: completion.text,
-            refusal: completion.refusal,
-            ...(completion.calls === undefined ? {} : { tool_calls: completion.calls })
-          }
-          send(
-            response,
-            200,
-            JSON.stringify({
-              id: completion.id,
-              object: "chat.completion",
-              created: 0,
-              model: completion.model,
-              choices: [{ index: 0, message, finish_reason: completion.finishReason, logprobs: null }],
-              ...(completion.usage === undefined ? {} : { usage: completion.usage })
-            })
-          )
-          return
-        }
-        case "Chunks":
-          stream(response, step.chunks, step.ending)
-          return
-        case "BreakOff": {
-          const inner = step.step
-          const list =
-            inner._tag === "Reply" || inner._tag === "ToolCalls"
-              ? chunksOf(inner, record)
-              : inner._tag === "Chunks"
-                ? inner.chunks
-                : []
-          stream(response, list.slice(0, step.after), step.ending)
-          return
-        }
-        case "Error":
-          send(
-            response,
-            step.status,
-            JSON.stringify({ error: { message: step.message, type: "scripted_error", param: null, code: null } }),
-            step.headers
-          )
-          return
-        case "Raw":
-          send(response, step.status, step.body, step.headers)
-          return
-        case "Respond":
-          answer(step.respond(record), record, response)
-          return
-        case "Delayed":
-          later(response, Duration.toMillis(Duration.fromInputUnsafe(step.delay)), () =>
-            answer(step.step, record, response)
-          )
-          return
-      }
-    }
-
-    const handle = (request: Http.IncomingMessage, response: Http.ServerResponse) => {
-      const chunks: Array<Buffer> = []
-      request.on("data", (chunk: Buffer) => chunks.push(chunk))
-      request.on("end", () => {
-        const position =
-          records.push({
-            method: request.method ?? "",
-            path: request.url ?? "",
-            headers: headersOf(request),
-            body: parseBody(Buffer.concat(chunks).toString("utf8")),
-            outcome: "pending"
-          }) - 1
-        const setOutcome = (outcome: Recorded["outcome"]) => {
-          const current = records[position]
-          if (current !== undefined && current.outcome === "pending") records[position] = { ...current, outcome }
-        }
-        response.on("close", () =>
-          setOutcome(cutOff.has(response) ? "cut" : response.writableFinished ? "answered" : "aborted")
-        )
-        const record = records[position] as Recorded
-        const path = (request.url ?? "").split("?")[0]
-        if (request.method !== "POST" || path !== "/v1/chat/completions") {
-          send(response, 404, JSON.stringify({ error: { message: `no route for ${request.method} ${path}` } }))
-          return
-        }
-        const step = steps[next]
-        next += 1
-        if (step === undefined) {
-          send(
-            response,
-            500,
-            JSON.stringify({
-              error: { message: `ChatCompletionsServer: script exhausted (request ${next}, scripted ${steps.length})` }
-            })
-          )
-          return
-        }
-        answer(step, record, response)
-      })
-    }
-
-    const { url } = yield* LocalHttpServer.serve(handle)
+    const { url } = yield* LocalHttpServer.serve((request, response) => handle(server, request, response))
     // Runs before the server closes (finalizers run last-added first): no scripted delay outlives it.
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        for (const timer of timers) clearTimeout(timer)
-        timers.clear()
-      })
-    )
-
+    yield* Effect.addFinalizer(() => Effect.sync(server.timers.clear))
     return {
       baseURL: `${url}/v1`,
-      requests: Effect.sync(() => [...records]),
-      remaining: Effect.sync(() => Math.max(0, steps.length - next))
+      requests: Effect.sync(() => [...server.records]),
+      remaining: Effect.sync(() => Math.max(0, server.steps.length - server.next))
     }
   })
+
+/** A running server's script, what it recorded, and its counters (the next step, tool-call ids, completions). */
+interface Server {
+  readonly steps: ReadonlyArray<Step>
+  readonly records: Array<Recorded>
+  readonly timers: Timers.Timers
+  readonly cutOff: WeakSet<Http.ServerResponse>
+  readonly chunkDelay: number
+  next: number
+  toolCallIds: number
+  completions: number
+}
+
+/** Records a request, then answers it with the script's next step (404 off the route, 500 past the script). */
+const handle = (server: Server, request: Http.IncomingMessage, response: Http.ServerResponse): void => {
+  const chunks: Array<Buffer> = []
+  request.on("data", (chunk: Buffer) => chunks.push(chunk))
+  request.on("end", () => {
+    const { records, steps } = server
+    const position =
+      records.push({
+        method: request.method ?? "",
+        path: request.url ?? "",
+        headers: headersOf(request),
+        body: parseBody(Buffer.concat(chunks).toString("utf8")),
+        outcome: "pending"
+      }) - 1
+    const setOutcome = (outcome: Recorded["outcome"]) => {
+      const current = records[position]
+      if (current !== undefined && current.outcome === "pending") records[position] = { ...current, outcome }
+    }
+    response.on("close", () =>
+      setOutcome(server.cutOff.has(response) ? "cut" : response.writableFinished ? "answered" : "aborted")
+    )
+    const record = records[position] as Recorded
+    const path = (request.url ?? "").split("?")[0]
+    if (request.method !== "POST" || path !== "/v1/chat/completions") {
+      EventStream.send(response, 404, JSON.stringify({ error: { message: `no route for ${request.method} ${path}` } }))
+      return
+    }
+    const step = steps[server.next]
+    server.next += 1
+    if (step === undefined) {
+      EventStream.send(
+        response,
+        500,
+        JSON.stringify({
+          error: {
+            message: `ChatCompletionsServer: script exhausted (request ${server.next}, scripted ${steps.length})`
+          }
+        })
+      )
+      return
+    }
+    answer(server, step, record, response)
+  })
+}
+
+/** The completion a reply or tool-call step answers with (taking its tool-call ids). */
+const completionOf = (
+  server: Server,
+  step: Step & { readonly _tag: "Reply" | "ToolCalls" },
+  record: Recorded
+): Completion.Completion => {
+  const calls = step._tag === "ToolCalls" ? Completion.toolCallsOf(step.calls, server.toolCallIds + 1) : undefined
+  if (step._tag === "ToolCalls") server.toolCallIds += step.calls.length
+  server.completions += 1
+  return {
+    id: `chatcmpl-${server.completions}`,
+    model: (step._tag === "Reply" ? step.model : undefined) ?? modelOf(record.body),
+    text: step.text ?? null,
+    refusal: step._tag === "Reply" ? (step.refusal ?? null) : null,
+    calls,
+    finishReason: step._tag === "Reply" ? (step.finishReason ?? "stop") : "tool_calls",
+    usage: step.usage
+  }
+}
+
+/** The chunks a reply or tool-call step streams as. */
+const chunksOf = (server: Server, step: Step & { readonly _tag: "Reply" | "ToolCalls" }, record: Recorded) =>
+  Completion.chunksOf(completionOf(server, step, record), wantsUsage(record.body))
+
+/** Answers a request with one step (nothing when the client has gone). */
+const answer = (server: Server, step: Step, record: Recorded, response: Http.ServerResponse): void => {
+  if (response.destroyed) return
+  const stream = (list: ReadonlyArray<unknown>, ending: EventStream.Ending) =>
+    EventStream.stream(response, list, ending, server)
+  switch (step._tag) {
+    case "Reply":
+    case "ToolCalls": {
+      if (wantsStream(record.body)) stream(chunksOf(server, step, record), "done")
+      else EventStream.send(response, 200, Completion.body(completionOf(server, step, record)))
+      return
+    }
+    case "Chunks":
+      stream(step.chunks, step.ending)
+      return
+    case "BreakOff": {
+      const inner = step.step
+      const list =
+        inner._tag === "Reply" || inner._tag === "ToolCalls"
+          ? chunksOf(server, inner, record)
+          : inner._tag === "Chunks"
+            ? inner.chunks
+            : []
+      stream(list.slice(0, step.after), step.ending)
+      return
+    }
+    case "Error":
+      EventStream.send(
+        response,
+        step.status,
+        JSON.stringify({ error: { message: step.message, type: "scripted_error", param: null, code: null } }),
+        step.headers
+      )
+      return
+    case "Raw":
+      EventStream.send(response, step.status, step.body, step.headers)
+      return
+    case "Respond":
+      answer(server, step.respond(record), record, response)
+      return
+    case "Delayed":
+      server.timers.later(response, Duration.toMillis(Duration.fromInputUnsafe(step.delay)), () =>
+        answer(server, step.step, record, response)
+      )
+      return
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The conversation a language model is given: a list of messages — the
+ * system's instructions, the user's words, the model's own replies with the
+ * tool calls they made, and the answer to each tool call. Each message is a
+ * schema, so a history handed back by a caller (a chat's `messages`, a
+ * stored run) can be decoded before it is used; decoding refuses a message
+ * whose `role` is unknown or whose fields are missing or of the wrong type.
+ *
+ * @since 0.2.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * A tool call as the model sent it: the call's `id` (answered by exactly one
+ * {@link ToolMessage}), the model-facing tool `name` (`LanguageModel.Toolkit`'s
+ * `keyOf` maps it back) and the raw `arguments` string exactly as sent —
+ * possibly `""`, malformed or not an object (the agent parses it strictly and
+ * answers a malformed one with a VALIDATION tool message).
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const ToolCall = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  arguments: Schema.String
+})
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type ToolCall = typeof ToolCall.Type
+
+/**
+ * The system message: instructions for the whole exchange.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const SystemMessage = Schema.Struct({
+  role: Schema.Literal("system"),
+  content: Schema.String
+})
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type SystemMessage = typeof SystemMessage.Type
+
+/**
+ * A user message.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const UserMessage = Schema.Struct({
+  role: Schema.Literal("user"),
+  content: Schema.String
+})
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type UserMessage = typeof UserMessage.Type
+
+/**
+ * A reply of the model: its text (`""` when it only called tools) and the
+ * tool calls it made, if any.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const AssistantMessage = Schema.Struct({
+  role: Schema.Literal("assistant"),
+  content: Schema.String,
+  toolCalls: Schema.optionalKey(Schema.Array(ToolCall))
+})
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type AssistantMessage = typeof AssistantMessage.Type
+
+/**
+ * The answer to one tool call: `toolCallId` is the call's `id`, `content`
+ * the result (or `{"error":{…}}`) as text.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const ToolMessage = Schema.Struct({
+  role: Schema.Literal("tool"),
+  toolCallId: Schema.String,
+  content: Schema.String
+})
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type ToolMessage = typeof ToolMessage.Type
+
+/**
+ * Any message of a conversation. A schema, so a message list handed back by
+ * a caller (a chat history) can be decoded before it is used.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Prompt } from "@rolecraft/core"
+ *
+ * const history = Schema.decodeUnknownSync(Schema.Array(Prompt.Message))([
+ *   { role: "system", content: "Be brief." },
+ *   { role: "user", content: "How many nights from 12 to 15 May?" }
+ * ])
+ * ```
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const Message = Schema.Union([SystemMessage, UserMessage, AssistantMessage, ToolMessage])
+
+/**
+ * @category models
+ * @since 0.2.0
+ */
+export type Message = typeof Message.Type

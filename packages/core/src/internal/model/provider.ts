@@ -1,0 +1,150 @@
+/**
+ * A provider's answer, normalised: what a provider function returns (a
+ * `ProviderResponse`, read as untrusted — it may come straight off the wire)
+ * becomes the `Response` every caller of the language model sees. Text,
+ * tool calls, usage counts and the finish reason each get one reading; a
+ * reply that is not an object, whose content is neither text nor text parts,
+ * or whose tool calls are not a list of objects is refused as EXECUTION
+ * ("the model's reply is malformed"). `LanguageModel` re-exports the types.
+ */
+import { ExecutionFailure } from "../../ActionError.ts"
+import type * as ActionResponse from "../../ActionResponse.ts"
+import type { ToolCall } from "../../Prompt.ts"
+
+/**
+ * Why the model stopped: it finished (`"stop"`), hit its token limit
+ * (`"length"`, the text is cut), called tools (`"tool_calls"`), had its reply
+ * filtered (`"content_filter"`), or anything else a provider says (`"other"`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "other"
+
+/**
+ * The model's answer.
+ *
+ * - `text`: the reply's text, `""` when there is none.
+ * - `toolCalls`: the tool calls, in the model's order (empty when none).
+ * - `usage`: this call's tokens (0 for counts the provider did not report;
+ *   `totalTokens` defaults to input + output).
+ * - `finishReason`: see {@link FinishReason}.
+ * - `model`: the model that answered, when the provider says.
+ * - `refusal`: the model's refusal message, when it refused.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Response {
+  readonly text: string
+  readonly toolCalls: ReadonlyArray<ToolCall>
+  readonly usage: ActionResponse.Usage
+  readonly finishReason: FinishReason
+  readonly model?: string | undefined
+  readonly refusal?: string | undefined
+}
+
+/**
+ * What a provider answers; `LanguageModel.make` normalises it into a
+ * {@link Response}. Missing or `null` text is `""`; missing tool calls are
+ * none; usage counts that are missing or not finite non-negative numbers are
+ * 0, and a missing total is input + output; a missing finish reason is
+ * `"tool_calls"` when there are tool calls, else `"stop"`; unknown reasons
+ * are `"other"`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ProviderResponse {
+  readonly text?: string | null | undefined
+  readonly toolCalls?: ReadonlyArray<ToolCall> | undefined
+  readonly usage?:
+    | {
+        readonly inputTokens?: number | null | undefined
+        readonly outputTokens?: number | null | undefined
+        readonly totalTokens?: number | null | undefined
+      }
+    | null
+    | undefined
+  readonly finishReason?: string | null | undefined
+  readonly model?: string | null | undefined
+  readonly refusal?: string | null | undefined
+}
+
+const count = (value: number | null | undefined): number =>
+  typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.floor(value) : 0
+
+const finishReasons: ReadonlySet<string> = new Set(["stop", "length", "tool_calls", "content_filter"])
+
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+const kindOf = (u: unknown): string =>
+  u === null ? "null" : Array.isArray(u) ? "a list" : typeof u === "object" ? "an object" : `a ${typeof u}`
+
+/** The reply's text: a string, nothing (null or absent: ""), or a list of text parts (joined). */
+const textOf = (content: unknown): string => {
+  if (typeof content === "string") return content
+  if (content === undefined || content === null) return ""
+  if (Array.isArray(content) && content.every((part) => isRecord(part) && typeof part.text === "string")) {
+    return content.map((part) => (part as { readonly text: string }).text).join("")
+  }
+  return `\u0000${kindOf(content)}`
+}
+
+/** The tool calls of a reply, each with an id of its own, or what makes them unreadable. */
+const toolCallsOf = (raw: unknown): ReadonlyArray<ToolCall> | string => {
+  if (raw === undefined || raw === null) return []
+  if (!Array.isArray(raw)) return `its tool_calls is ${kindOf(raw)}, not a list`
+  const calls: Array<ToolCall> = []
+  for (let index = 0; index < raw.length; index++) {
+    const entry: unknown = raw[index]
+    if (!isRecord(entry)) return `its tool_calls[${index}] is ${kindOf(entry)}, not a tool call`
+    // An id that is not a string is "": a chat turn gives empty and repeated ids fresh ones.
+    const id = typeof entry.id === "string" ? entry.id : ""
+    const args = entry.arguments
+    calls.push({
+      id,
+      // No usable name: the call is kept under "" and the chat answers it NOT_FOUND.
+      name: typeof entry.name === "string" ? entry.name : "",
+      arguments: typeof args === "string" ? args : args === undefined || args === null ? "" : JSON.stringify(args)
+    })
+  }
+  return calls
+}
+
+/** The {@link Response} a provider's answer reads as, or the EXECUTION failure naming what is malformed in it. */
+export const normalise = (action: string, raw: ProviderResponse): Response | ExecutionFailure => {
+  const malformed = (what: string) =>
+    new ExecutionFailure({ action, message: `${action}: the model's reply is malformed: ${what}` })
+  if (!isRecord(raw)) return malformed(`it is ${kindOf(raw)}, not a reply`)
+  const text = textOf(raw.text)
+  if (text.startsWith("\u0000")) return malformed(`its content is ${text.slice(1)}, not text`)
+  const toolCalls = toolCallsOf(raw.toolCalls)
+  if (typeof toolCalls === "string") return malformed(toolCalls)
+  const usage = isRecord(raw.usage) ? raw.usage : undefined
+  const inputTokens = count(usage?.inputTokens as number | undefined)
+  const outputTokens = count(usage?.outputTokens as number | undefined)
+  const total = usage?.totalTokens
+  const reason: unknown = raw.finishReason
+  const finishReason: FinishReason =
+    typeof reason !== "string" || reason === ""
+      ? toolCalls.length > 0
+        ? "tool_calls"
+        : "stop"
+      : finishReasons.has(reason)
+        ? (reason as FinishReason)
+        : "other"
+  return {
+    text,
+    toolCalls,
+    usage: {
+      inputTokens,
+      outputTokens,
+      totalTokens: typeof total === "number" ? count(total) : inputTokens + outputTokens
+    },
+    finishReason,
+    ...(typeof raw.model === "string" ? { model: raw.model } : {}),
+    ...(typeof raw.refusal === "string" && raw.refusal.length > 0 ? { refusal: raw.refusal } : {})
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * How a failed call to the chat completions API reads as an action error:
+ * the SDK's timeout is TIMEOUT; a connection that could not be made, or a
+ * stream that broke off, is TRANSIENT; an HTTP status is classified by
+ * `LanguageModel.httpFailure` (with the wait a 429 asks for); a body that is
+ * not JSON, or not the shape the API promises, is EXECUTION ("malformed
+ * answer"), as is anything else. Messages never show credentials in URLs.
+ */
+import { ActionError, LanguageModel } from "@rolecraft/core"
+import * as Duration from "effect/Duration"
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
+
+/** A 2xx answer that is not what the API promises, `what` naming what is wrong. */
+export const malformed = (action: string, what: string) =>
+  new ActionError.ExecutionFailure({ action, message: `${action}: the model API sent a malformed answer: ${what}` })
+
+const messageOf = (error: APIError): string => {
+  const body: unknown = error.error
+  if (typeof body === "object" && body !== null && "message" in body && typeof body.message === "string") {
+    return body.message
+  }
+  return error.message
+}
+
+// A base URL as messages show it: without user info, query or fragment (they may hold credentials).
+const shownURL = (url: string): string => {
+  const parsed = URL.parse(url)
+  return parsed === null ? "(an unparsable base URL)" : `${parsed.protocol}//${parsed.host}${parsed.pathname}`
+}
+
+// URLs inside a message (fetch quotes the URL it refused) lose their user info, query and fragment.
+const withoutURLCredentials = (text: string): string =>
+  text
+    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi, "$1")
+    .replace(/([a-z][a-z0-9+.-]*:\/\/[^\s?#]*)[?#][^\s)]*/gi, "$1")
+
+/** An SDK failure as an action error (see `OpenAiLanguageModel.toActionError` for the table). */
+export const toActionError = (
+  action: string,
+  error: unknown,
+  options: { readonly timeout: Duration.Duration; readonly nowMs: number; readonly baseURL?: string | undefined }
+): ActionError.ActionError => {
+  if (error instanceof APIConnectionTimeoutError) {
+    return new ActionError.Timeout({
+      action,
+      after: options.timeout,
+      message: `${action}: the model API did not answer within ${Duration.format(options.timeout)}`,
+      cause: error
+    })
+  }
+  if (error instanceof APIUserAbortError) {
+    return new ActionError.ExecutionFailure({ action, message: `${action}: the model call was aborted`, cause: error })
+  }
+  if (error instanceof APIConnectionError) {
+    const cause: unknown = error.cause
+    const detail =
+      cause instanceof Error && cause.message !== error.message ? ` (${withoutURLCredentials(cause.message)})` : ""
+    const where = options.baseURL === undefined ? "" : ` at ${shownURL(options.baseURL)}`
+    return new ActionError.TransientFailure({
+      action,
+      message: `${action}: could not reach the model API${where}: ${error.message}${detail}`,
+      cause: error
+    })
+  }
+  if (error instanceof APIError && typeof error.status === "number") {
+    return LanguageModel.httpFailure({
+      action,
+      status: error.status,
+      message: messageOf(error),
+      retryAfter: LanguageModel.retryAfter(error.headers, options.nowMs)
+    })
+  }
+  if (error instanceof SyntaxError) {
+    return new ActionError.ExecutionFailure({
+      action,
+      message: `${action}: the model API sent a malformed answer: the body is not JSON (${error.message})`,
+      cause: error
+    })
+  }
+  return new ActionError.ExecutionFailure({
+    action,
+    message: `${action}: the model call failed: ${error instanceof Error ? error.message : String(error)}`,
+    cause: error
+  })
+}
+
+/** A failure while reading the stream: a connection closed mid-answer is TRANSIENT; see {@link toActionError}. */
+export const streamError = (
+  action: string,
+  error: unknown,
+  options: { readonly timeout: Duration.Duration; readonly baseURL: string }
+): ActionError.ActionError => {
+  if (error instanceof APIError || error instanceof SyntaxError || ActionError.isActionError(error)) {
+    return ActionError.isActionError(error) ? error : toActionError(action, error, { ...options, nowMs: 0 })
+  }
+  return new ActionError.TransientFailure({
+    action,
+    message: `${action}: the model stream broke off: ${error instanceof Error ? error.message : String(error)}`,
+    cause: error
+  })
+}

@@ -1,0 +1,91 @@
+/**
+ * The chat completions request a model request becomes: its messages in the
+ * API's roles (an assistant message's tool calls as `function` calls, its
+ * content `null` when it only called tools), its tools as `function` tools,
+ * and `temperature`, `tool_choice` and `response_format` only when the
+ * request gives them. Every request is accepted; the API judges the rest.
+ */
+import type { LanguageModel, Prompt } from "@rolecraft/core"
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionToolChoiceOption
+} from "openai/resources/chat/completions"
+
+const toWire = (message: Prompt.Message): ChatCompletionMessageParam => {
+  switch (message.role) {
+    case "system":
+      return { role: "system", content: message.content }
+    case "user":
+      return { role: "user", content: message.content }
+    case "assistant": {
+      const calls = message.toolCalls ?? []
+      return calls.length === 0
+        ? { role: "assistant", content: message.content }
+        : {
+            role: "assistant",
+            content: message.content === "" ? null : message.content,
+            tool_calls: calls.map((call) => ({
+              id: call.id,
+              type: "function",
+              function: { name: call.name, arguments: call.arguments }
+            }))
+          }
+    }
+    case "tool":
+      return { role: "tool", tool_call_id: message.toolCallId, content: message.content }
+  }
+}
+
+const toolChoiceOf = (choice: LanguageModel.ToolChoice): ChatCompletionToolChoiceOption =>
+  typeof choice === "string" ? choice : { type: "function", function: { name: choice.tool } }
+
+/** The request body of one model call, not streamed. */
+export const requestBody = (request: LanguageModel.Request, model: string): ChatCompletionCreateParamsNonStreaming => {
+  const tools = request.tools ?? []
+  return {
+    model,
+    messages: request.messages.map(toWire),
+    ...(tools.length === 0
+      ? {}
+      : {
+          tools: tools.map((tool) => ({
+            type: "function" as const,
+            function: {
+              name: tool.name,
+              description: tool.description,
+              parameters: tool.parameters as Record<string, unknown>,
+              strict: tool.strict
+            }
+          }))
+        }),
+    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoiceOf(request.toolChoice) }),
+    ...(request.responseFormat === undefined
+      ? {}
+      : {
+          response_format: {
+            type: "json_schema" as const,
+            json_schema: {
+              name: request.responseFormat.name,
+              schema: request.responseFormat.schema as Record<string, unknown>,
+              strict: request.responseFormat.strict,
+              ...(request.responseFormat.description === undefined
+                ? {}
+                : { description: request.responseFormat.description })
+            }
+          }
+        })
+  }
+}
+
+/** The request body of one streamed model call: the last chunk carries the usage. */
+export const streamingRequestBody = (
+  request: LanguageModel.Request,
+  model: string
+): ChatCompletionCreateParamsStreaming => ({
+  ...requestBody(request, model),
+  stream: true,
+  stream_options: { include_usage: true }
+})
