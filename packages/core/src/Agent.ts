@@ -28,7 +28,7 @@ import * as AuthorityKernel from "./internal/pipeline/authority.ts"
 import type * as Chat from "./Chat.ts"
 import type * as ChatKernel from "./internal/chat/turn.ts"
 import * as ContractKernel from "./internal/pipeline/contract.ts"
-import * as Conversion from "./internal/schema/conversion.ts"
+import * as Conversion from "./internal/schema/decode.ts"
 import type * as Events from "./Events.ts"
 import * as EventHub from "./internal/events/hub.ts"
 import * as Observe from "./internal/events/observe.ts"
@@ -38,17 +38,19 @@ import type * as Guardrail from "./Guardrail.ts"
 import type * as McpClient from "./McpClient.ts"
 import * as GuardrailKernel from "./internal/pipeline/guardrail.ts"
 import * as Hooks from "./internal/pipeline/hooks.ts"
-import type { AgentRuntime, AttemptTimeout } from "./internal/executor/attempt.ts"
+import type { AgentRuntime } from "./internal/executor/attempt.ts"
 import * as Executor from "./internal/executor/execute.ts"
 import * as Redact from "./internal/redact.ts"
 import { chain } from "./internal/chain.ts"
-import * as McpConnections from "./internal/executor/mcpPool.ts"
+import * as McpConnections from "./internal/executor/mcpTool/connection.ts"
 import * as McpTool from "./internal/executor/mcpTool.ts"
 import type * as Knowledge from "./Knowledge.ts"
 import * as KnowledgeKernel from "./internal/pipeline/retrieval.ts"
 import * as Lazy from "./internal/lazy.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
-import * as ResilienceKernel from "./internal/run/resilience.ts"
+import * as Callback from "./internal/callback.ts"
+import * as RunStep from "./internal/run/attempt.ts"
+import * as ResiliencePolicy from "./internal/run/policy.ts"
 import * as Tool from "./internal/schema/tool.ts"
 import type * as Role from "./Role.ts"
 
@@ -290,10 +292,10 @@ const ownAttemptTimeout = (
   name: string,
   input: Duration.Input | undefined,
   retryable: boolean
-): AttemptTimeout | undefined => {
+): RunStep.AttemptTimeout | undefined => {
   if (input === undefined) return undefined
   const after = Duration.fromInputUnsafe(input)
-  return { after, error: () => ResilienceKernel.attemptTimedOut(name, after, retryable) }
+  return { after, error: () => RunStep.attemptTimedOut(name, after, retryable) }
 }
 
 const register = (options: {
@@ -338,9 +340,9 @@ const register = (options: {
         const inRole = (error: RoleDefinitionError) =>
           new RoleDefinitionError({ role: role.identity.name, key: name, message: error.message })
         const durations =
-          ResilienceKernel.durationProblem("timeout", action._tag === "local" ? undefined : action.timeout, {
+          ResiliencePolicy.durationProblem("timeout", action._tag === "local" ? undefined : action.timeout, {
             zero: "refused"
-          }) ?? ResilienceKernel.durationProblem("requireApproval ttl", policies.approval?.ttl, { zero: "refused" })
+          }) ?? ResiliencePolicy.durationProblem("requireApproval ttl", policies.approval?.ttl, { zero: "refused" })
         if (durations !== undefined) {
           return yield* new RoleDefinitionError({
             role: role.identity.name,
@@ -349,7 +351,7 @@ const register = (options: {
           })
         }
         yield* Effect.mapError(GuardrailKernel.validate(name, guardrails), inRole)
-        const guards = yield* Effect.mapError(ResilienceKernel.makeGuards(name, policies.resilience), inRole)
+        const guards = yield* Effect.mapError(ResiliencePolicy.makeGuards(name, policies.resilience), inRole)
         const attemptTimeout = defaultAttemptTimeout(action)
         const timeoutRetryable = Executor.timeoutRetryable(action)
         // A webService executor bounds its own attempt (its request is aborted at the deadline): no timer races it.
@@ -366,10 +368,10 @@ const register = (options: {
           executorTimesAttempt,
           guards
         }
-        const step = ResilienceKernel.prepare(stepOptions)
+        const step = RunStep.prepare(stepOptions)
         // A local action that nothing repeats, delays or bounds runs as its step is made: no trip through the
         // runtime (not under traceSteps, whose run span must hold the call).
-        const now = action._tag === "local" && !options.traceSteps && ResilienceKernel.runsAtOnce(stepOptions)
+        const now = action._tag === "local" && !options.traceSteps && RunStep.runsAtOnce(stepOptions)
         const run: Registered["run"] = (args, knowledge) =>
           step(
             Executor.execute({
@@ -706,6 +708,4 @@ const fallbackOf = (
   fallback: Action.Fallback | undefined,
   args: Readonly<Record<string, unknown>>
 ): ((error: ActionError) => Effect.Effect<unknown, ActionError, any>) | undefined =>
-  fallback === undefined
-    ? undefined
-    : (error) => ResilienceKernel.fromReturned(name, "fallback", () => fallback(args, error))
+  fallback === undefined ? undefined : (error) => Callback.fromReturned(name, "fallback", () => fallback(args, error))

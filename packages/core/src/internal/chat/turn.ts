@@ -16,7 +16,6 @@ import {
   type ActionError,
   ActionNotFound,
   ApprovalRequired,
-  ExecutionFailure,
   isActionError,
   type RetrievalFailure,
   Unauthorized,
@@ -26,7 +25,7 @@ import * as Approval from "../../Approval.ts"
 import * as ApprovalKernel from "../pipeline/approval.ts"
 import * as ApprovalStore from "../../ApprovalStore.ts"
 import * as AuthorityKernel from "../pipeline/authority.ts"
-import * as Conversion from "../schema/conversion.ts"
+import * as Conversion from "../schema/decode.ts"
 import * as Output from "../schema/output.ts"
 import * as LlmExecutor from "../executor/llm.ts"
 import * as EventHub from "../events/hub.ts"
@@ -37,9 +36,10 @@ import type { AgentRuntime } from "../executor/attempt.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
 import type * as McpToolkit from "./mcpToolkit.ts"
 import type * as Resilience from "../../Resilience.ts"
-import * as ResilienceKernel from "../run/resilience.ts"
+import * as RunStep from "../run/attempt.ts"
+import { noGuards } from "../run/guard.ts"
 import type * as Role from "../../Role.ts"
-import * as Json from "../json.ts"
+import * as ToolResultText from "../../ToolResult.ts"
 import * as Tool from "../schema/tool.ts"
 import { keepEnds } from "../text.ts"
 import {
@@ -241,19 +241,9 @@ type Answered = ToolAnswer
 export const maxToolResultCharacters = 64_000
 
 const answered = (toolCallId: string, action: string, value: unknown): Answered => {
-  // One serialisation for the model, the output guardrail and ActionResult.asString.
-  const text =
-    typeof value === "string"
-      ? Result.succeed(value)
-      : value === undefined
-        ? Result.succeed("null")
-        : Result.mapError(Json.write(value), (problem) => problem.message)
-  if (Result.isFailure(text)) {
-    return failed(
-      toolCallId,
-      new ExecutionFailure({ action, message: `${action}: the result cannot be serialised: ${text.failure}` })
-    )
-  }
+  // The text Mcp.serve sends too, on the JSON writer of the output guardrail and ActionResult.asString.
+  const text = ToolResultText.success(value, { action })
+  if (Result.isFailure(text)) return failed(toolCallId, text.failure)
   return {
     message: { role: "tool", toolCallId, content: keepEnds(text.success, maxToolResultCharacters) },
     category: undefined,
@@ -579,11 +569,11 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     const once = attempt(model, request, turn)
     return settings.policy === undefined
       ? once
-      : ResilienceKernel.run({
+      : RunStep.run({
           action: chatAction,
           policy: settings.policy,
           attemptTimeout: undefined,
-          guards: ResilienceKernel.noGuards,
+          guards: noGuards,
           attempt: once
         })
   }
