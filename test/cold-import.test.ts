@@ -4,7 +4,7 @@
  * records every module resolved. The parts only some programs use — the HTTP
  * client of webService actions, the SQL client of the SQL approval store, the
  * knowledge base's search library, `effect/Config` (credentials),
- * `effect/Random` (jittered retries), effect's JSON Schema importer (MCP tool
+ * `effect/Random` (never needed: jittered retries use `Schedule.jittered`), effect's JSON Schema importer (MCP tool
  * schemas), the chat kernel (an agent's first chat), the llm executor, and Node's crypto, zlib
  * and file system modules — are loaded by the Effect that first needs them,
  * never at import. The time itself is measured in bench/cold-start.ts.
@@ -46,8 +46,8 @@ const deferred: ReadonlyArray<readonly [string, RegExp]> = [
   ["node:zlib", /^node:zlib$/],
   ["node:fs/promises", /^node:fs\/promises$/],
   ["node:sqlite", /^node:sqlite$/],
-  ["the webService executor", /\/src\/internal\/executor\/webService\.ts$/],
-  ["the MCP result reader", /\/src\/internal\/executor\/mcpContent\.ts$/],
+  ["the webService executor", /\/src\/internal\/executor\/webService(\.ts$|\/)/],
+  ["the MCP result reader", /\/src\/internal\/executor\/mcpTool\/content\.ts$/],
   ["the chat kernel", /\/src\/internal\/chat\//],
   ["the llm executor", /\/src\/internal\/executor\/llm\.ts$/]
 ]

@@ -29,7 +29,7 @@ import { type ActionError, ExecutionFailure, type TransientFailure } from "./Act
 import type * as ActionResponse from "./ActionResponse.ts"
 import * as Redact from "./internal/redact.ts"
 import * as Telemetry from "./internal/events/telemetry.ts"
-import * as ResilienceKernel from "./internal/run/resilience.ts"
+import * as Callback from "./internal/callback.ts"
 import type * as JsonSchema from "effect/JsonSchema"
 import * as HttpFailure from "./internal/model/httpFailure.ts"
 import * as Joiner from "./internal/model/joiner.ts"
@@ -495,7 +495,7 @@ const generated = (setup: Setup, request: Request): Effect.Effect<Response, Acti
   if (generate !== undefined) {
     const action = request.action ?? defaultAction
     return Effect.flatMap(
-      ResilienceKernel.fromReturned<ProviderResponse>(action, "model call", (signal) =>
+      Callback.fromReturned<ProviderResponse>(action, "model call", (signal) =>
         generate(callOf(setup, request, signal))
       ),
       (raw) => {

@@ -59,7 +59,138 @@ describe("ApprovalStore", () => {
     it("a cycle is a TypeError, not a stack overflow", () => {
       const cyclic: Record<string, unknown> = {}
       cyclic.self = cyclic
-      assert.throws(() => ApprovalStore.digest(cyclic), TypeError)
+      assert.throws(
+        () => ApprovalStore.digest(cyclic),
+        TypeError,
+        "canonicalJson: the value refers to itself at $.self"
+      )
+    })
+
+    // Digests the canonical writer of 0.1.0 gave (its own walk, before it moved onto the JSON writer of tool
+    // results): a token requested then is bound to these, so they must not change.
+    const before: ReadonlyArray<readonly [string, unknown, string]> = [
+      [
+        "a plain object",
+        { hotelId: "h-42", checkIn: "2026-11-02", nights: 3 },
+        "6723ce33f1d78c06a6cb2b404b306111ea9dfac223a5bce27e5f1c3ca1465049"
+      ],
+      [
+        "keys in another order",
+        { nights: 3, checkIn: "2026-11-02", hotelId: "h-42" },
+        "6723ce33f1d78c06a6cb2b404b306111ea9dfac223a5bce27e5f1c3ca1465049"
+      ],
+      [
+        "nested objects and arrays",
+        { b: [3, { z: 1, y: [true, false, null] }], a: { d: { c: "x" } } },
+        "c1fea58b7dbbabb2f1ccf64da663e0d6cfecb6c4b5ccb1ebf2dbd9cdd8da913b"
+      ],
+      [
+        "an array at the top",
+        [1, "two", { three: 3 }, [4]],
+        "95622b6cc541c61dcaf28d678257ceab310e25f669bfc6695a7c231651c3c83b"
+      ],
+      ["an empty object", {}, "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"],
+      ["an empty array", [], "4f53cda18c2baa0c0354bb5f9a3ecbe5ed12ab4d8e11ba873c2f11161202b945"],
+      [
+        "unicode text and keys",
+        { 名前: "Zoë 🚀", ключ: "\u00e9\u0301", emoji: "👍🏽", escapes: '"\\\n\t\u0000\u2028' },
+        "adb315b418beb5e662b6ebdcf83295ba696a9591a30510f51d7bb8c7fc6fdd6f"
+      ],
+      ["a lone surrogate", { s: "\ud800x" }, "fdcc2c72d7292223d999036df79143b5a626f4f1ce5e5f83ca2cf143e1b34a9d"],
+      [
+        "numbers",
+        { big: 1e21, negativeZero: -0, small: 1e-7, fraction: 0.1, max: Number.MAX_SAFE_INTEGER, negative: -42.5 },
+        "0d6f78461f7504228b5834e1aa44135ac0d4c60999cb7aeee2e315d2b8e3ffea"
+      ],
+      [
+        "non-finite numbers",
+        { nan: Number.NaN, inf: Number.POSITIVE_INFINITY, ninf: Number.NEGATIVE_INFINITY },
+        "8f5aa92a95f8662c9380b3c366e5c3f7155299c4958b2b0f3ea7b82e4af04e08"
+      ],
+      [
+        "a bigint",
+        { amount: 12345678901234567890n },
+        "14f3f798b520860fa703dae3ee9749a834ce63ef37978c79b0217da35a49b468"
+      ],
+      [
+        "a Date",
+        { at: new Date("2026-11-02T15:00:00.000Z") },
+        "cb52a3458fb6ebc308e2fa29ef47eae950e6e742a77ec902abb2a848ec715648"
+      ],
+      ["a Date at the top", new Date(0), "f5a340121e9b8aeb98b099357bf182e888ad06b759a1c9dec682f7b34030b84b"],
+      [
+        "undefined, functions and symbols",
+        { u: undefined, f: () => 1, s: Symbol("s"), kept: 1, list: [undefined, () => 1] },
+        "5794f4a708ca0e2138112fb8d14cf3ea6f91be37145788c7469ddb44451f9d9f"
+      ],
+      [
+        "integer-like keys",
+        { 10: "ten", 2: "two", a: "a", "01": "zero-one" },
+        "c228762dc676b2394ccf8405ea306766b446f46e5867e8a983f600e544796094"
+      ],
+      [
+        "keys that need escaping",
+        { 'a"b': 1, "new\nline": 2, "": 3 },
+        "d72e2a6d720959e5cba0bd37d8dbb727de61f961561371d86428375990d63138"
+      ],
+      [
+        "an own __proto__ key",
+        JSON.parse('{"__proto__":{"x":1},"y":2}'),
+        "3f2d459210f279bbbbe054375e0896f605eb918d5fb0cc23b456c0d4f4e7d5c4"
+      ],
+      [
+        "a toJSON",
+        { money: { toJSON: () => ({ currency: "EUR", cents: 1250 }) } },
+        "4735a2de8cb81d6d038807d3dc57fe380e007b9bf0aeec43c67218a446665863"
+      ],
+      ["a string at the top", "just text", "2d97799dd0b1f3725dd11084315d8b7bcd4250e2e659aadf9b27cd39ee1d9521"],
+      ["null", null, "74234e98afe7498fb5daf1f36ac2d78acc339464f950703b8c019892f982b90b"],
+      [
+        "a sparse array",
+        Object.assign(new Array(3), { 0: 1, 2: 3 }),
+        "7db5b36a1553a4e31914df4beb60752bd07320e3056ac1d3790660c4cad6a173"
+      ],
+      [
+        "a class instance",
+        new (class Point {
+          x = 1
+          y = 2
+        })(),
+        "689a8f1db95402580476e38c264278ce7b1e664320cfb4e9ae8d3a908cf09964"
+      ],
+      [
+        "deep nesting",
+        { a: { b: { c: { d: { e: { f: [[[[["deep"]]]]] } } } } } },
+        "aa6a4429261f896e370945b26c562a01dc5ba6249422c5cd924f391c16c24df0"
+      ]
+    ]
+
+    it("digests are those the 0.1.0 writer gave, for objects, nesting, arrays, unicode, numbers and dates", () => {
+      for (const [name, value, digest] of before) assert.strictEqual(ApprovalStore.digest(value), digest, name)
+    })
+
+    it.effect("a token requested under a 0.1.0 digest is consumed with the digest computed now", () =>
+      Effect.gen(function* () {
+        const store = ApprovalStore.makeMemory()
+        for (const [name, value, digest] of before) {
+          const id = yield* store.request({ ...binding, argumentsDigest: digest }, name)
+          yield* store.approve(id, "alice")
+          const used = yield* store.consume(id, { ...binding, argumentsDigest: ApprovalStore.digest(value) })
+          assert.strictEqual(used.status, "used", name)
+        }
+      })
+    )
+
+    it("a Map and a Set are their entries and items, as in a tool's result (0.1.0 wrote both as {})", () => {
+      assert.strictEqual(
+        ApprovalStore.canonicalJson({
+          m: new Map<unknown, unknown>([
+            ["b", 2],
+            ["a", new Set([1])]
+          ])
+        }),
+        '{"m":{"a":[1],"b":2}}'
+      )
     })
 
     it("property: the digest ignores key order and changes with any value", () => {

@@ -9,13 +9,15 @@ import { assert, describe, it } from "@effect/vitest"
 import { ActionError } from "@rolecraft/core"
 import { Effect, Exit, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import * as Resilience from "../src/internal/run/resilience.ts"
+import * as RunStep from "../src/internal/run/attempt.ts"
+import { circuitBreaker } from "../src/internal/run/breaker.ts"
+import { noGuards } from "../src/internal/run/guard.ts"
 
 const failure = new ActionError.ExecutionFailure({ action: "book", message: "refused" })
 
 /** A breaker with every default, and a counter of the attempts it let through. */
 const defaultBreaker = Effect.gen(function* () {
-  const guard = yield* Resilience.circuitBreaker("book", {})
+  const guard = yield* circuitBreaker("book", {})
   let ran = 0
   const attempt = (fails: boolean) =>
     Effect.exit(
@@ -84,17 +86,17 @@ describe("circuit breaker defaults", () => {
 
   it.effect("the window counts attempts: one call retried 9 times records 10 failures and opens the circuit", () =>
     Effect.gen(function* () {
-      const guard = yield* Resilience.circuitBreaker("book", {})
+      const guard = yield* circuitBreaker("book", {})
       let ran = 0
       const flaky = Effect.suspend(() => {
         ran++
         return Effect.fail(new ActionError.TransientFailure({ action: "book", message: "503" }))
       })
-      const call = Resilience.run({
+      const call = RunStep.run({
         action: "book",
         policy: { retry: { maxAttempts: 9, initialDelay: "1 millis", jitter: false } },
         attemptTimeout: undefined,
-        guards: { circuitBreaker: guard, bulkhead: Resilience.noGuards.bulkhead },
+        guards: { circuitBreaker: guard, bulkhead: noGuards.bulkhead },
         attempt: flaky
       })
       const fiber = yield* Effect.forkChild(Effect.exit(call))
@@ -111,11 +113,11 @@ describe("retry defaults", () => {
   it.effect("maxDelay is 30 seconds: delays of 20 s then 40 s (capped to 30 s) put the third attempt at 50 s", () =>
     Effect.gen(function* () {
       let ran = 0
-      const call = Resilience.run({
+      const call = RunStep.run({
         action: "book",
         policy: { retry: { maxAttempts: 2, initialDelay: "20 seconds", jitter: false } },
         attemptTimeout: undefined,
-        guards: Resilience.noGuards,
+        guards: noGuards,
         attempt: Effect.suspend(() => {
           ran++
           return Effect.fail(new ActionError.TransientFailure({ action: "book", message: "503" }))

@@ -5,7 +5,8 @@ import * as Action from "../src/Action.ts"
 import { type ActionError, TransientFailure, ValidationError } from "../src/ActionError.ts"
 import * as Agent from "../src/Agent.ts"
 import type * as Resilience from "../src/Resilience.ts"
-import * as ResilienceKernel from "../src/internal/run/resilience.ts"
+import * as RunStep from "../src/internal/run/attempt.ts"
+import * as ResiliencePolicy from "../src/internal/run/policy.ts"
 import * as Role from "../src/Role.ts"
 
 const identity = (name: string) => ({ name, goal: "goal", domain: "domain" })
@@ -33,9 +34,9 @@ const breaker = { window: 4, minimumCalls: 4, failureRateThreshold: 0.5, resetAf
 
 const runWith = (policy: Resilience.Policy) =>
   Effect.gen(function* () {
-    const guards = yield* ResilienceKernel.makeGuards("a", policy)
+    const guards = yield* ResiliencePolicy.makeGuards("a", policy)
     return (attempt: Effect.Effect<string, ActionError>) =>
-      ResilienceKernel.run({ action: "a", policy, attemptTimeout: undefined, guards, attempt })
+      RunStep.run({ action: "a", policy, attemptTimeout: undefined, guards, attempt })
   })
 
 const failure = (exit: Exit.Exit<unknown, ActionError>) => Option.getOrThrow(Exit.findErrorOption(exit))

@@ -11,7 +11,10 @@ import {
 } from "../src/ActionError.ts"
 import * as Agent from "../src/Agent.ts"
 import type * as Resilience from "../src/Resilience.ts"
-import * as ResilienceKernel from "../src/internal/run/resilience.ts"
+import * as Callback from "../src/internal/callback.ts"
+import * as RunStep from "../src/internal/run/attempt.ts"
+import { noGuards } from "../src/internal/run/guard.ts"
+import * as Retry from "../src/internal/run/retry.ts"
 import * as Role from "../src/Role.ts"
 
 /** An attempt that records the (TestClock) time of each try and fails with the errors given, then succeeds. */
@@ -32,18 +35,18 @@ const transient = (fields: Partial<ConstructorParameters<typeof TransientFailure
   new TransientFailure({ action: "a", message: "busy", ...fields })
 
 const run = (policy: Resilience.Policy, attempt: Effect.Effect<string, ActionError>) =>
-  ResilienceKernel.run({ action: "a", policy, attemptTimeout: undefined, guards: ResilienceKernel.noGuards, attempt })
+  RunStep.run({ action: "a", policy, attemptTimeout: undefined, guards: noGuards, attempt })
 
 describe("Resilience", () => {
   it.effect("an attempt its executor bounds itself is raced by no timer; otherwise the attempt timeout cuts it", () =>
     Effect.gen(function* () {
       const slow = Effect.as(Effect.sleep("2 seconds"), "ok")
       const step = (executorTimesAttempt: boolean) =>
-        ResilienceKernel.prepare({
+        RunStep.prepare({
           action: "a",
           policy: undefined,
           attemptTimeout: "1 second",
-          guards: ResilienceKernel.noGuards,
+          guards: noGuards,
           executorTimesAttempt
         })(slow)
       const own = yield* Effect.forkChild(step(true))
@@ -75,7 +78,7 @@ describe("Resilience", () => {
       const viaRetry = yield* scripted(errors)
       const fibers = [
         yield* Effect.forkChild(run({ retry: policy }, viaRun.attempt)),
-        yield* Effect.forkChild(Effect.retry(viaRetry.attempt, ResilienceKernel.schedule(policy, undefined)))
+        yield* Effect.forkChild(Effect.retry(viaRetry.attempt, Retry.schedule(policy, undefined)))
       ]
       yield* TestClock.adjust("1 minute")
       for (const fiber of fibers) assert.strictEqual(yield* Fiber.join(fiber), "ok")
@@ -222,11 +225,11 @@ describe("Resilience", () => {
       for (const retry of [{ maxAttempts: 2 }, { maxAttempts: 2, retryOn: ["TIMEOUT"] as const }]) {
         yield* Ref.set(tries, 0)
         const fiber = yield* Effect.forkChild(
-          ResilienceKernel.run({
+          RunStep.run({
             action: "a",
             policy: { attemptTimeout: "2 seconds", retry: { ...retry, jitter: false } },
             attemptTimeout: undefined,
-            guards: ResilienceKernel.noGuards,
+            guards: noGuards,
             timeoutRetryable: false,
             attempt: slow
           })
@@ -243,7 +246,7 @@ describe("Resilience", () => {
   it.live("interrupting a running body aborts its signal", () =>
     Effect.gen(function* () {
       let aborted = false
-      const body = ResilienceKernel.fromReturned("a", "run", (signal) => {
+      const body = Callback.fromReturned("a", "run", (signal) => {
         signal.addEventListener("abort", () => {
           aborted = true
         })

@@ -20,6 +20,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Logger from "effect/Logger"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 
@@ -87,11 +88,16 @@ type AnyAgent = Agent.Agent<any, any>
 
 const isAgent = (u: unknown): u is AnyAgent => typeof u === "object" && u !== null && Agent.TypeId in u
 
-// The same text a chat turn answers a tool call with (`ToolResult`), plus `structuredContent` for an object.
-const successResult = (value: unknown): CallToolResult => {
-  const content: CallToolResult["content"] = [{ type: "text", text: ToolResult.text(value) }]
-  const structuredContent = ToolResult.structured(value)
-  return structuredContent === undefined ? { content } : { content, structuredContent }
+// The same text a chat turn answers a tool call with (`ToolResult.success`), plus `structuredContent` for an
+// object: the JSON of that text, so the two agree (a bigint in it is its decimal string, a Map an object).
+// A result that cannot be written (a cycle) is the EXECUTION failure a chat turn answers with.
+const successResult = (action: string, value: unknown): CallToolResult => {
+  const text = ToolResult.success(value, { action })
+  if (Result.isFailure(text)) return failureResult(text.failure.category, text.failure.message)
+  const content: CallToolResult["content"] = [{ type: "text", text: text.success }]
+  return ToolResult.structured(value) === undefined
+    ? { content }
+    : { content, structuredContent: JSON.parse(text.success) as Record<string, unknown> }
 }
 
 const failureResult = (category: string, message: string): CallToolResult => ({
@@ -99,8 +105,10 @@ const failureResult = (category: string, message: string): CallToolResult => ({
   content: [{ type: "text", text: ToolResult.failure(category, message) }]
 })
 
-const toResult = (response: ActionResponse.ActionResponse): CallToolResult =>
-  response.success ? successResult(response.value) : failureResult(response.error.category, response.error.message)
+const toResult = (action: string, response: ActionResponse.ActionResponse): CallToolResult =>
+  response.success
+    ? successResult(action, response.value)
+    : failureResult(response.error.category, response.error.message)
 
 const serveAgent = <R>(
   agent: Agent.Agent<any, R>,
@@ -128,7 +136,7 @@ const serveAgent = <R>(
       }
       return run(
         agent.execute({ action: key, params: args ?? {} }).pipe(
-          Effect.map(toResult),
+          Effect.map((response) => toResult(key, response)),
           Effect.catch((failure) => Effect.succeed(failureResult("RETRIEVAL", failure.message)))
         ),
         { signal }
@@ -231,10 +239,14 @@ const serveAgent = <R>(
  *   authority allows, each named validly and uniquely (at most 64
  *   characters) with the JSON Schema of its parameters as `inputSchema`.
  * - Calls: `agent.execute` with the arguments as given (the pipeline converts
- *   them). A success is text (a string result) or JSON text plus
- *   `structuredContent` (an object result); a failure is an `isError: true`
- *   result whose text is `{"error":{"category","message"}}` — the nine
- *   categories, or `RETRIEVAL` for a knowledge failure. A name that was not
+ *   them). A success is the text a chat turn answers a tool call with
+ *   (`ToolResult.success`: a string result as is, anything else as JSON — a
+ *   bigint as its decimal string, a `Date` as its ISO string, a `Map` as an
+ *   object, a `Set` as an array), plus `structuredContent`, the same JSON, for
+ *   an object result; a failure is an `isError: true` result whose text is
+ *   `{"error":{"category","message"}}` — the nine categories, or `RETRIEVAL`
+ *   for a knowledge failure — and so is a result that cannot be written (a
+ *   cycle: EXECUTION, naming where it closes). A name that was not
  *   offered is refused and nothing runs: `AUTHORITY` when the agent's
  *   authority denies the name, else `NOT_FOUND` listing the offered names
  *   (an excluded action included). A call the client cancels interrupts the action.

@@ -3,9 +3,10 @@
  * (a model's arguments or reply, a web service's body, a JSON Schema, an
  * action's result): parsing with the parser's own message, the plain-object
  * test, setting keys that come from outside as own properties, and writing a
- * value's JSON one way for every reader — the model's tool message, the
- * output guardrail, `ActionResult.asString` — with a bound on depth, so deep
- * data never overflows the stack.
+ * value's JSON one way for every reader — a tool's result as a model or an
+ * MCP client gets it (`ToolResult`), the output guardrail,
+ * `ActionResult.asString`, and, with sorted keys, the digest of an approval's
+ * arguments — with a bound on depth, so deep data never overflows the stack.
  */
 import * as Result from "effect/Result"
 
@@ -83,18 +84,27 @@ const isFlat = (value: unknown): boolean => {
   return true
 }
 
+/** Options of {@link write}. */
+export interface WriteOptions {
+  /** Write object keys sorted by code unit at every depth (a canonical text, for digests). Default `false`. */
+  readonly sortKeys?: boolean | undefined
+}
+
 /**
  * The JSON text of a value, as `JSON.stringify` writes it (`toJSON` honoured,
  * so a Date is its ISO string; `undefined`, functions and symbols left out of
- * objects and `null` in arrays; non-finite numbers `null`), except that a
- * bigint is its decimal string, a Map an object of its entries (a key as
- * its string, or its JSON when it is an object) and a Set an array. A value with no JSON at all (`undefined`, a
- * function) is `null`. Fails with the path where a cycle closes, or where
- * nesting passes {@link maxDepth}.
+ * objects and `null` in arrays, holes of a sparse array included; non-finite
+ * numbers `null`), except that a bigint is its decimal string, a Map an
+ * object of its entries (a key as its string, or its JSON when it is an
+ * object) and a Set an array. A value with no JSON at all (`undefined`, a
+ * function) is `null`. With `sortKeys`, object keys are sorted by code unit.
+ * Fails with the path where a cycle closes, or where nesting passes
+ * {@link maxDepth}.
  */
-export const write = (value: unknown): Result.Result<string, Unwritable> => {
+export const write = (value: unknown, options?: WriteOptions): Result.Result<string, Unwritable> => {
+  const sortKeys = options?.sortKeys === true
   // Most results are a scalar or one level of scalars, which JSON.stringify writes exactly as below, natively.
-  if (isFlat(value)) return Result.succeed(JSON.stringify(value))
+  if (sortKeys ? isScalar(value) : isFlat(value)) return Result.succeed(JSON.stringify(value))
   const ancestors: Array<object> = []
   const go = (raw: unknown, path: string, depth: number): string | undefined => {
     let value = raw
@@ -125,10 +135,13 @@ export const write = (value: unknown): Result.Result<string, Unwritable> => {
         ancestors.push(value)
         let out: string
         if (Array.isArray(value) || value instanceof Set) {
-          const items = Array.isArray(value) ? value : [...value]
-          out = `[${items.map((item, i) => go(item, pathOf(path, i), depth + 1) ?? "null").join(",")}]`
+          const items: ReadonlyArray<unknown> = Array.isArray(value) ? value : [...value]
+          // A plain loop, not `map`: `map` skips the holes of a sparse array, which JSON writes as null.
+          const parts: Array<string> = []
+          for (let i = 0; i < items.length; i++) parts.push(go(items[i], pathOf(path, i), depth + 1) ?? "null")
+          out = `[${parts.join(",")}]`
         } else {
-          const entries: ReadonlyArray<readonly [string, unknown]> =
+          const entries: Array<readonly [string, unknown]> =
             value instanceof Map
               ? [...value].map(
                   ([key, item]) =>
@@ -140,6 +153,7 @@ export const write = (value: unknown): Result.Result<string, Unwritable> => {
                     ] as const
                 )
               : Object.entries(value as Record<string, unknown>)
+          if (sortKeys) entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
           const parts: Array<string> = []
           for (const [key, item] of entries) {
             const written = go(item, pathOf(path, key), depth + 1)

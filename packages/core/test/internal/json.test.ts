@@ -41,4 +41,41 @@ describe("Json.write", () => {
     assert.strictEqual(written({ toJSON: () => "own" }), '"own"')
     assert.strictEqual(written(undefined), "null")
   })
+
+  it("a sparse array's holes are null, as JSON.stringify writes them (a walked array as a flat one)", () => {
+    const holed = Object.assign(new Array(3), { 0: 1, 2: 3 })
+    assert.strictEqual(written(holed), JSON.stringify(holed))
+    assert.strictEqual(written({ list: Object.assign(new Array(2), { 1: { a: 1 } }) }), '{"list":[null,{"a":1}]}')
+  })
+
+  it("with sortKeys, keys are sorted by code unit at every depth, Map entries included, flat records too", () => {
+    const sorted = (value: unknown) => Result.getOrThrow(Json.write(value, { sortKeys: true }))
+    assert.strictEqual(sorted({ b: 1, a: 2 }), '{"a":2,"b":1}')
+    assert.strictEqual(
+      sorted({ z: { y: 1, x: [{ d: 1, c: 2 }] }, 10: 0, 2: 0 }),
+      '{"10":0,"2":0,"z":{"x":[{"c":2,"d":1}],"y":1}}'
+    )
+    assert.strictEqual(
+      sorted(
+        new Map([
+          ["b", 1],
+          ["a", 2]
+        ])
+      ),
+      '{"a":2,"b":1}'
+    )
+    assert.strictEqual(sorted("text"), '"text"')
+  })
+
+  it("property: with sortKeys a record is written the same whatever the order of its keys", () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (record) => {
+        const reversed = Object.fromEntries(Object.entries(record).reverse())
+        assert.strictEqual(
+          Result.getOrThrow(Json.write(record, { sortKeys: true })),
+          Result.getOrThrow(Json.write(reversed, { sortKeys: true }))
+        )
+      })
+    )
+  })
 })

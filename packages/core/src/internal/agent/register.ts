@@ -18,12 +18,15 @@ import type * as Knowledge from "../../Knowledge.ts"
 import type * as McpClient from "../../McpClient.ts"
 import type * as Role from "../../Role.ts"
 import * as Telemetry from "../events/telemetry.ts"
-import type { AgentRuntime, AttemptTimeout } from "../executor/attempt.ts"
+import * as Callback from "../callback.ts"
+import type { AgentRuntime } from "../executor/attempt.ts"
 import * as Executor from "../executor/execute.ts"
 import * as McpTool from "../executor/mcpTool.ts"
 import * as GuardrailKernel from "../pipeline/guardrail.ts"
 import type * as KnowledgeKernel from "../pipeline/retrieval.ts"
-import * as ResilienceKernel from "../run/resilience.ts"
+import * as RunStep from "../run/attempt.ts"
+import type { Guards } from "../run/guard.ts"
+import * as ResiliencePolicy from "../run/policy.ts"
 import * as JsonSchema from "../tool/jsonSchema.ts"
 
 /**
@@ -111,13 +114,13 @@ const prepare = (
     const { policies } = action
     const guardrails = policies.guardrails ?? role.guardrails
     const durations =
-      ResilienceKernel.durationProblem("timeout", action._tag === "local" ? undefined : action.timeout, {
+      ResiliencePolicy.durationProblem("timeout", action._tag === "local" ? undefined : action.timeout, {
         zero: "refused"
-      }) ?? ResilienceKernel.durationProblem("requireApproval ttl", policies.approval?.ttl, { zero: "refused" })
+      }) ?? ResiliencePolicy.durationProblem("requireApproval ttl", policies.approval?.ttl, { zero: "refused" })
     if (durations !== undefined) return yield* refused(`Action ${name}: ${durations}`)
     const inRole = (error: RoleDefinitionError) => refused(error.message)
     yield* Effect.mapError(GuardrailKernel.validate(name, guardrails), inRole)
-    const guards = yield* Effect.mapError(ResilienceKernel.makeGuards(name, policies.resilience), inRole)
+    const guards = yield* Effect.mapError(ResiliencePolicy.makeGuards(name, policies.resilience), inRole)
     const attributes = {
       "rolecraft.agent": id,
       "rolecraft.action": name,
@@ -163,7 +166,7 @@ const runStep = (
   state: Ref.Ref<unknown>,
   name: string,
   action: Action.Any,
-  guards: ResilienceKernel.Guards
+  guards: Guards
 ): Registered["run"] => {
   const { policies } = action
   const attemptTimeout = defaultAttemptTimeout(action)
@@ -181,10 +184,10 @@ const runStep = (
     executorTimesAttempt,
     guards
   }
-  const step = ResilienceKernel.prepare(stepOptions)
+  const step = RunStep.prepare(stepOptions)
   // A local action that nothing repeats, delays or bounds runs as its step is made: no trip through the
   // runtime (not under traceSteps, whose run span must hold the call).
-  const now = action._tag === "local" && !options.traceSteps && ResilienceKernel.runsAtOnce(stepOptions)
+  const now = action._tag === "local" && !options.traceSteps && RunStep.runsAtOnce(stepOptions)
   return (args, knowledge) =>
     step(
       Executor.execute({
@@ -214,10 +217,10 @@ const ownAttemptTimeout = (
   name: string,
   input: Duration.Input | undefined,
   retryable: boolean
-): AttemptTimeout | undefined => {
+): RunStep.AttemptTimeout | undefined => {
   if (input === undefined) return undefined
   const after = Duration.fromInputUnsafe(input)
-  return { after, error: () => ResilienceKernel.attemptTimedOut(name, after, retryable) }
+  return { after, error: () => RunStep.attemptTimedOut(name, after, retryable) }
 }
 
 const fallbackOf = (
@@ -225,6 +228,4 @@ const fallbackOf = (
   fallback: Action.Fallback | undefined,
   args: Readonly<Record<string, unknown>>
 ): ((error: ActionError) => Effect.Effect<unknown, ActionError, any>) | undefined =>
-  fallback === undefined
-    ? undefined
-    : (error) => ResilienceKernel.fromReturned(name, "fallback", () => fallback(args, error))
+  fallback === undefined ? undefined : (error) => Callback.fromReturned(name, "fallback", () => fallback(args, error))

@@ -13,7 +13,6 @@ import {
   type ActionError,
   ActionNotFound,
   type ApprovalRequired,
-  ExecutionFailure,
   isActionError,
   type RetrievalFailure,
   Unauthorized
@@ -22,11 +21,11 @@ import type { PendingCall, Step, ToolAnswer, ToolResult } from "../../Chat.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as EventHub from "../events/hub.ts"
 import * as Telemetry from "../events/telemetry.ts"
-import * as Json from "../json.ts"
 import * as AuthorityKernel from "../pipeline/authority.ts"
 import { keepEnds } from "../text.ts"
 import { parseArguments } from "../tool/arguments.ts"
 import type * as Toolkit from "../tool/toolkit.ts"
+import * as ToolResultText from "../../ToolResult.ts"
 import type { Turn } from "./context.ts"
 import * as ChatMessages from "./messages.ts"
 
@@ -43,21 +42,11 @@ export interface Route {
  */
 export const maxToolResultCharacters = 64_000
 
-/** A call's answer from its result. */
+/** A call's answer from its result (`ToolResult.success`), cut to fit a tool message. */
 export const answered = (toolCallId: string, action: string, value: unknown): ToolAnswer => {
-  // One serialisation for the model, the output guardrail and ActionResult.asString.
-  const text =
-    typeof value === "string"
-      ? Result.succeed(value)
-      : value === undefined
-        ? Result.succeed("null")
-        : Result.mapError(Json.write(value), (problem) => problem.message)
-  if (Result.isFailure(text)) {
-    return failed(
-      toolCallId,
-      new ExecutionFailure({ action, message: `${action}: the result cannot be serialised: ${text.failure}` })
-    )
-  }
+  // The text Mcp.serve sends too, on the JSON writer of the output guardrail and ActionResult.asString.
+  const text = ToolResultText.success(value, { action })
+  if (Result.isFailure(text)) return failed(toolCallId, text.failure)
   return {
     message: { role: "tool", toolCallId, content: keepEnds(text.success, maxToolResultCharacters) },
     category: undefined,

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type ActionError, isActionError, type RetrievalFailure, ValidationError } from "../../ActionError.ts"
-import * as Conversion from "../schema/conversion.ts"
+import * as Conversion from "../schema/decode.ts"
 import * as Prompt from "../../Prompt.ts"
 import * as ToolResult from "../../ToolResult.ts"
 
@@ -91,9 +91,6 @@ export const uniqueId = (id: string, seen: Set<string>, step: number, index: num
   seen.add(fresh)
   return fresh
 }
-
-/** The text of a tool's result (see `ToolResult.text`). */
-export const contentOf = ToolResult.text
 
 /** The text of a failed call (`"RETRIEVAL"` for a retrieval failure; see `ToolResult.failure`). */
 export const errorContent = (error: ActionError | RetrievalFailure): string =>

@@ -19,7 +19,7 @@ import {
   type ToolAnswer
 } from "../../Chat.ts"
 import * as ApprovalKernel from "../pipeline/approval.ts"
-import * as Conversion from "../schema/conversion.ts"
+import * as Conversion from "../schema/decode.ts"
 import * as Answer from "./answer.ts"
 import type { Turn } from "./context.ts"
 import { loop } from "./loop.ts"

@@ -11,7 +11,8 @@ import type { ActionError } from "../../ActionError.ts"
 import type { ChatEvent } from "../../Chat.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
-import * as ResilienceKernel from "../run/resilience.ts"
+import * as RunStep from "../run/attempt.ts"
+import { noGuards } from "../run/guard.ts"
 import * as Toolkit from "../tool/toolkit.ts"
 import type { Turn } from "./context.ts"
 import * as ChatMessages from "./messages.ts"
@@ -65,11 +66,11 @@ const generate = <R>(
   const once = attempt(turn, request, step)
   return settings.policy === undefined
     ? once
-    : ResilienceKernel.run({
+    : RunStep.run({
         action: chatAction,
         policy: settings.policy,
         attemptTimeout: undefined,
-        guards: ResilienceKernel.noGuards,
+        guards: noGuards,
         attempt: once
       })
 }

@@ -2,11 +2,10 @@
  * What an executor receives for one attempt of an action, and what the agent
  * holds for its executors. Types only, shared by every executor.
  */
-import type * as Duration from "effect/Duration"
 import type * as Action from "../../Action.ts"
-import type { ActionError } from "../../ActionError.ts"
 import type * as Role from "../../Role.ts"
-import type * as McpPool from "./mcpPool.ts"
+import type { AttemptTimeout } from "../run/attempt.ts"
+import type * as McpConnection from "./mcpTool/connection.ts"
 
 /**
  * What the agent holds for the executors: its id and per-agent resources
@@ -14,7 +13,7 @@ import type * as McpPool from "./mcpPool.ts"
  */
 export interface AgentRuntime {
   readonly id: string
-  readonly mcp: McpPool.Pool
+  readonly mcp: McpConnection.Pool
 }
 
 /**
@@ -41,10 +40,4 @@ export interface Attempt<X extends Action.Any = Action.Any> {
    * the attempt is made and a plain value returned as a settled `Exit`.
    */
   readonly now?: boolean | undefined
-}
-
-/** An attempt timeout an executor applies itself: after `after`, the attempt fails with `error()`. */
-export interface AttemptTimeout {
-  readonly after: Duration.Duration
-  readonly error: () => ActionError
 }

@@ -9,10 +9,11 @@ import type * as Action from "../../Action.ts"
 import type { ActionError } from "../../ActionError.ts"
 import * as ActionResult from "../../ActionResult.ts"
 import * as Lazy from "../lazy.ts"
-import * as ResilienceKernel from "../run/resilience.ts"
+import * as Callback from "../callback.ts"
 import type { Attempt } from "./attempt.ts"
 import * as Endpoint from "./endpoint.ts"
 import type * as LlmModule from "./llm.ts"
+import * as Local from "./local.ts"
 import * as McpTool from "./mcpTool.ts"
 import type * as WebServiceModule from "./webService.ts"
 
@@ -20,13 +21,6 @@ import type * as WebServiceModule from "./webService.ts"
 // the first llm action.
 const WebService = Lazy.make((): Promise<typeof WebServiceModule> => import("./webService.ts"))
 const Llm = Lazy.make((): Promise<typeof LlmModule> => import("./llm.ts"))
-
-const runLocal = (attempt: Attempt<Action.Local<any, any, any>>): Effect.Effect<unknown, ActionError, any> =>
-  (attempt.now === true ? ResilienceKernel.fromReturnedNow : ResilienceKernel.fromReturned)(
-    attempt.name,
-    "run",
-    (signal) => attempt.action.run(attempt.args, { ...attempt.context, signal })
-  )
 
 const mapped = (
   attempt: Attempt,
@@ -37,7 +31,7 @@ const mapped = (
     ? raw
     : Effect.flatMap(raw, (value) =>
         Effect.map(
-          ResilienceKernel.fromReturned(attempt.name, "mapResult", () =>
+          Callback.fromReturned(attempt.name, "mapResult", () =>
             mapResult(ActionResult.make(value, { action: attempt.name }), attempt.args)
           ),
           (out) => (ActionResult.isActionResult(out) ? out.value : out)
@@ -63,7 +57,7 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
   const action = attempt.action
   switch (action._tag) {
     case "local":
-      return runLocal({ ...attempt, action })
+      return Local.run({ ...attempt, action })
     case "webService":
       // The mapper runs inside the executor, under its redaction of the call's secrets.
       return WebService.use((webService) =>

@@ -3,12 +3,12 @@
  * transient (retryable, with the wait the server asked for), every other
  * status is a refusal that carries the status and an excerpt of the
  * provider's message. The statuses are classified, and `Retry-After` read,
- * as for a web service (`executor/httpResponse`). `LanguageModel` exports
+ * as for a web service (`internal/httpResponse.ts`). `LanguageModel` exports
  * both functions.
  */
 import * as Duration from "effect/Duration"
 import { ExecutionFailure, TransientFailure } from "../../ActionError.ts"
-import * as HttpResponse from "../executor/httpResponse.ts"
+import * as HttpResponse from "../httpResponse.ts"
 import { shorten } from "../text.ts"
 
 /** The failure of a model call answered with HTTP `status`; `message` is the provider's, cut to 200 characters. */

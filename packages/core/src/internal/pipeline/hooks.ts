@@ -7,7 +7,7 @@
 import * as Effect from "effect/Effect"
 import type { ActionError } from "../../ActionError.ts"
 import { ValidationError } from "../../ActionError.ts"
-import * as ResilienceKernel from "../run/resilience.ts"
+import * as Callback from "../callback.ts"
 import type * as Role from "../../Role.ts"
 
 type Args = Readonly<Record<string, unknown>>
@@ -23,7 +23,7 @@ export const before = (hooks: Role.Hooks, action: string, args: Args): Effect.Ef
   const hook = hooks.before
   if (hook === undefined) return Effect.succeed(args)
   return Effect.flatMap(
-    ResilienceKernel.fromReturned<unknown>(action, "before hook", () => hook(action, args)),
+    Callback.fromReturned<unknown>(action, "before hook", () => hook(action, args)),
     (changed) =>
       typeof changed === "object" && changed !== null && !Array.isArray(changed)
         ? Effect.succeed(changed as Args)
@@ -52,5 +52,5 @@ export const after = (
 ): Effect.Effect<void, ActionError> => {
   const hook = hooks.after
   if (hook === undefined) return Effect.void
-  return Effect.asVoid(ResilienceKernel.fromReturned(action, "after hook", () => hook(action, args, result)))
+  return Effect.asVoid(Callback.fromReturned(action, "after hook", () => hook(action, args, result)))
 }

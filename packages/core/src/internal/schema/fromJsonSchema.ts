@@ -195,7 +195,7 @@ const toArguments = (schema: Schema.Top): Arguments =>
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import * as Conversion from "./conversion.ts"
+ * import * as Conversion from "./decode.ts"
  * import { fromJsonSchema } from "./fromJsonSchema.ts"
  *
  * const inputSchema = {

@@ -9,7 +9,7 @@ import * as Action from "../../../src/Action.ts"
 import type { ActionError, RoleDefinitionError } from "../../../src/ActionError.ts"
 import * as Agent from "../../../src/Agent.ts"
 import * as ActionResult from "../../../src/ActionResult.ts"
-import * as WebService from "../../../src/internal/executor/webService.ts"
+import * as WebServiceResponse from "../../../src/internal/executor/webService/response.ts"
 import type * as Resilience from "../../../src/Resilience.ts"
 import * as Role from "../../../src/Role.ts"
 import * as LocalServer from "../../support/LocalServer.ts"
@@ -654,7 +654,7 @@ describe("webService: Retry-After (C26)", () => {
       [{}, undefined]
     ]
     for (const [record, expected] of cases) {
-      const delay = WebService.retryAfterOf(headers(record), now)
+      const delay = WebServiceResponse.retryAfterOf(headers(record), now)
       const millis = delay === undefined ? undefined : Duration.toMillis(delay)
       assert.strictEqual(millis, expected, JSON.stringify(record))
       if (millis !== undefined) assert.isTrue(Number.isFinite(millis) && millis >= 0)

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Schema, SchemaParser } from "effect"
 import * as fc from "fast-check"
 import type { ValidationError } from "../../../src/ActionError.ts"
-import * as Conversion from "../../../src/internal/schema/conversion.ts"
+import * as Conversion from "../../../src/internal/schema/decode.ts"
 import { fromJsonSchema } from "../../../src/internal/schema/fromJsonSchema.ts"
 
 const action = "book"

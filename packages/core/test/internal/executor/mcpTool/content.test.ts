@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as McpContent from "../../../src/internal/executor/mcpContent.ts"
+import * as McpContent from "../../../../src/internal/executor/mcpTool/content.ts"
 
 const base64 = (bytes: number) => Buffer.alloc(bytes, 7).toString("base64")
 

@@ -1,8 +1,9 @@
 /**
- * The MCP connections an agent holds, on Effect's `RcMap`: one entry per
- * server key, opened lazily by the first call that needs it, borrowed by each
- * call for its duration (`get` needs the call's `Scope`) and closed with the
- * agent's scope.
+ * The MCP connections of one agent, and the one a call borrows.
+ *
+ * The pool, on Effect's `RcMap`: one entry per server key, opened lazily by
+ * the first call that needs it, borrowed by each call for its duration
+ * (`get` needs the call's `Scope`) and closed with the agent's scope.
  *
  * - Entries never expire while idle (infinite idle time-to-live): a
  *   connection, once open, serves every later call until it is lost.
@@ -14,7 +15,8 @@
  *   it keep it until they finish.
  * - A failed connect is remembered: until its backoff has passed (500 ms,
  *   doubling per consecutive failure, at most 30 s) calls fail fast instead of
- *   spawning the server again — no tight respawn loop.
+ *   spawning the server again — no tight respawn loop; such a call is
+ *   TRANSIENT with the time left as `retryAfter`.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -22,8 +24,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as RcMap from "effect/RcMap"
+import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import { type Connection, McpClientError } from "../../McpClient.ts"
+import type * as Action from "../../../Action.ts"
+import { type ActionError, TransientFailure } from "../../../ActionError.ts"
+import { type Connection, describeServer, type McpClient, McpClientError } from "../../../McpClient.ts"
+import { diagnostics, toActionError } from "./failure.ts"
 
 /**
  * A connect failed recently and its backoff has not passed: `error` is that
@@ -129,3 +135,51 @@ export const make: Effect.Effect<Pool, never, Scope.Scope> = Effect.gen(function
 
   return { get, drop }
 })
+
+/** The credential a connection is opened with (`apiKeyEnv` and its value). */
+export type Credential = { readonly variable: string; readonly value: Redacted.Redacted<string> }
+
+const clientIds = new WeakMap<object, number>()
+let nextClientId = 0
+
+/** Connections are per agent and per service instance (a test may swap layers between calls). */
+const clientId = (client: object): number => {
+  let id = clientIds.get(client)
+  if (id === undefined) {
+    id = nextClientId++
+    clientIds.set(client, id)
+  }
+  return id
+}
+
+const backingOff = (name: string, action: Action.McpTool<any, any>, failure: BackingOff) =>
+  new TransientFailure({
+    action: name,
+    retryAfter: Duration.millis(failure.retryAfterMs),
+    message:
+      `${name}: not reconnecting to ${describeServer(action.server)} for another ${failure.retryAfterMs} ms ` +
+      `after the last attempt failed: ${diagnostics(failure.error)}`,
+    cause: failure.error
+  })
+
+/**
+ * The connection of one call: `key` names it in the pool (the client
+ * instance and the action's server), `get` borrows it, opening it when there
+ * is none; a failure to open is mapped to its category.
+ */
+export const connectionOf = (
+  call: { readonly name: string; readonly action: Action.McpTool<any, any>; readonly agent: { readonly mcp: Pool } },
+  client: McpClient["Service"],
+  credential: Credential | undefined,
+  prepared: { readonly serverKey: string; readonly timeout: Duration.Duration }
+): { readonly key: string; readonly get: Effect.Effect<Connection, ActionError, Scope.Scope> } => {
+  const { name, action } = call
+  const key = `${clientId(client)}|${prepared.serverKey}`
+  const open = () => client.connect(action.server, { name, ...(credential === undefined ? {} : { credential }) })
+  const get = Effect.mapError(call.agent.mcp.get(key, open), (error) =>
+    error._tag === "BackingOff"
+      ? backingOff(name, action, error)
+      : toActionError(name, name, error, { idempotent: true, timeout: prepared.timeout })
+  )
+  return { key, get }
+}

@@ -11,9 +11,9 @@
  */
 import * as Result from "effect/Result"
 import * as SchemaParser from "effect/SchemaParser"
-import { fromJsonSchema } from "../schema/fromJsonSchema.ts"
-import { cut } from "../text.ts"
-import type { CallToolResult, ContentBlock } from "../../McpClient.ts"
+import { fromJsonSchema } from "../../schema/fromJsonSchema.ts"
+import { cut } from "../../text.ts"
+import type { CallToolResult, ContentBlock } from "../../../McpClient.ts"
 import * as Predicate from "effect/Predicate"
 
 /**

@@ -1,0 +1,68 @@
+/**
+ * The approval store's storage in any database behind `effect/sql`'s
+ * `SqlClient` (loaded by the first store, not at import), shared by every
+ * process that reaches it: the table is created if missing with portable
+ * SQL, and a `transition` is one conditional `UPDATE … RETURNING key`,
+ * atomic across processes. The client's name transforms are bypassed.
+ */
+import * as Effect from "effect/Effect"
+import type * as SqlClient from "effect/sql/SqlClient"
+import * as Lazy from "../lazy.ts"
+import { fromRow, keyOf, type Row, table } from "./row.ts"
+import { ApprovalStorageError, type Storage } from "./storage.ts"
+
+const portableSchemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
+  key VARCHAR(64) PRIMARY KEY,
+  agent_id TEXT NOT NULL,
+  action TEXT NOT NULL,
+  tool TEXT,
+  arguments_digest TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  status VARCHAR(16) NOT NULL,
+  requested_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  approver TEXT,
+  decided_at BIGINT,
+  rejection TEXT,
+  used_at BIGINT
+)`
+
+// Effect's SQL client is loaded by the first SQL store, not at import.
+const SqlClientModule = Lazy.make((): Promise<typeof SqlClient> => import("effect/sql/SqlClient"))
+
+/** The storage over the `SqlClient` of the context (see `ApprovalStore.sqlStorage`). */
+export const storage: Effect.Effect<Storage, ApprovalStorageError, SqlClient.SqlClient> = Effect.gen(function* () {
+  const sql = (yield* SqlClientModule.use((module) => Effect.service(module.SqlClient))).withoutTransforms()
+  yield* sql.unsafe(portableSchemaSql).pipe(
+    // Two processes creating the table at once may collide in the catalog: the second try sees the table.
+    Effect.retry({ times: 2 }),
+    Effect.mapError(
+      (cause) =>
+        new ApprovalStorageError({ message: `Cannot create the approval table ${table}: ${cause.message}`, cause })
+    )
+  )
+  const t = sql(table)
+  return {
+    insert: (token) =>
+      Effect.orDie(sql`INSERT INTO ${t} (key, agent_id, action, tool, arguments_digest, reason, status,
+          requested_at, expires_at, approver, decided_at, rejection, used_at)
+        VALUES (${keyOf(token.id)}, ${token.binding.agentId}, ${token.binding.action}, ${token.binding.tool ?? null},
+          ${token.binding.argumentsDigest}, ${token.reason}, ${token.status}, ${token.requestedAt}, ${token.expiresAt},
+          ${token.approver ?? null}, ${token.decidedAt ?? null}, ${token.rejection ?? null}, ${token.usedAt ?? null})`),
+    find: (tokenId) =>
+      Effect.orDie(
+        Effect.map(sql<Row>`SELECT * FROM ${t} WHERE key = ${keyOf(tokenId)}`, (rows) =>
+          rows[0] === undefined ? undefined : fromRow(tokenId, rows[0])
+        )
+      ),
+    transition: (tokenId, from, next) =>
+      Effect.orDie(
+        Effect.map(
+          sql<Row>`UPDATE ${t} SET status = ${next.status}, approver = ${next.approver ?? null},
+              decided_at = ${next.decidedAt ?? null}, rejection = ${next.rejection ?? null}, used_at = ${next.usedAt ?? null}
+            WHERE key = ${keyOf(tokenId)} AND status = ${from} RETURNING key`,
+          (rows) => rows.length === 1
+        )
+      )
+  }
+})

@@ -1,0 +1,167 @@
+/**
+ * The approval store's storage in a SQLite file through Node's built-in
+ * `node:sqlite` (loaded by the first store, not at import): a `transition` is
+ * one conditional `UPDATE`, atomic across the processes sharing the file.
+ * While another connection holds the database locked, an operation retries
+ * on Effect's scheduler — the driver's own blocking wait is kept to 10 ms per
+ * try — until its busy timeout has passed, then fails
+ * `ApprovalStorageError`.
+ */
+import type { DatabaseSync } from "node:sqlite"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import { fromRow, keyOf, type Row, table } from "./row.ts"
+import { ApprovalStorageError, type Storage } from "./storage.ts"
+
+const schemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
+  key TEXT PRIMARY KEY,
+  agent_id TEXT NOT NULL,
+  action TEXT NOT NULL,
+  tool TEXT,
+  arguments_digest TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  status TEXT NOT NULL,
+  requested_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  approver TEXT,
+  decided_at INTEGER,
+  rejection TEXT,
+  used_at INTEGER
+) STRICT`
+
+/** How long SQLite itself may block the event loop waiting for a lock, per try. */
+const driverBusyTimeout = 10
+
+/** How long an operation waits for a lock in all (on Effect's scheduler) before it fails: 5000 milliseconds. */
+export const defaultBusyTimeout = 5000
+
+/** SQLITE_BUSY (5) and SQLITE_LOCKED (6), with any extended code. */
+const isBusy = (cause: unknown): boolean => {
+  const code = (cause as { readonly errcode?: unknown } | undefined)?.errcode
+  return typeof code === "number" && ((code & 0xff) === 5 || (code & 0xff) === 6)
+}
+
+/**
+ * Runs one statement; while the database is locked, tries again after 5 ms,
+ * 10 ms, 20 ms … (at most 100 ms, jittered) until `budget` milliseconds have
+ * passed on Effect's clock, then fails.
+ */
+const guard =
+  (budget: number) =>
+  <A>(what: string, run: () => A): Effect.Effect<A, ApprovalStorageError> =>
+    Effect.try({ try: run, catch: (cause) => cause }).pipe(
+      Effect.retry({
+        while: isBusy,
+        schedule: Schedule.max([
+          Schedule.exponential("5 millis").pipe(
+            Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.millis(100)))),
+            Schedule.jittered
+          ),
+          Schedule.during(Duration.millis(Math.max(0, budget)))
+        ])
+      }),
+      Effect.mapError(
+        (cause) =>
+          new ApprovalStorageError({
+            message: isBusy(cause)
+              ? `The approval store could not ${what}: the database stayed locked by another connection for ${budget} ms`
+              : `The approval store could not ${what}: ${cause instanceof Error ? cause.message : String(cause)}`,
+            cause
+          })
+      )
+    )
+
+/** A storage on an open database (see the module doc and `ApprovalStore.sqliteStorage`). */
+export const storage = (
+  database: DatabaseSync,
+  options?: { readonly busyTimeout?: number | undefined; readonly journal?: "wal" | undefined }
+): Storage => {
+  // Write-ahead logging lets readers go on while one process writes, so several processes contend far less.
+  if (options?.journal === "wal") database.exec("PRAGMA journal_mode = WAL")
+  database.exec(schemaSql)
+  const guarded = guard(options?.busyTimeout ?? defaultBusyTimeout)
+  const insert = database.prepare(
+    `INSERT INTO ${table} (key, agent_id, action, tool, arguments_digest, reason, status, requested_at, expires_at,
+       approver, decided_at, rejection, used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+  )
+  const find = database.prepare(`SELECT * FROM ${table} WHERE key = ?`)
+  const transition = database.prepare(
+    `UPDATE ${table} SET status = ?, approver = ?, decided_at = ?, rejection = ?, used_at = ?
+     WHERE key = ? AND status = ?`
+  )
+  return {
+    insert: (token) =>
+      guarded("write a token", () => {
+        insert.run(
+          keyOf(token.id),
+          token.binding.agentId,
+          token.binding.action,
+          token.binding.tool ?? null,
+          token.binding.argumentsDigest,
+          token.reason,
+          token.status,
+          token.requestedAt,
+          token.expiresAt,
+          token.approver ?? null,
+          token.decidedAt ?? null,
+          token.rejection ?? null,
+          token.usedAt ?? null
+        )
+      }),
+    find: (tokenId) =>
+      guarded("read a token", () => {
+        const row = find.get(keyOf(tokenId)) as Row | undefined
+        return row === undefined ? undefined : fromRow(tokenId, row)
+      }),
+    transition: (tokenId, from, next) =>
+      guarded(
+        "update a token",
+        () =>
+          transition.run(
+            next.status,
+            next.approver ?? null,
+            next.decidedAt ?? null,
+            next.rejection ?? null,
+            next.usedAt ?? null,
+            keyOf(tokenId),
+            from
+          ).changes === 1
+      )
+  }
+}
+
+/**
+ * The storage of a database file opened now and closed with the scope
+ * (see `ApprovalStore.layerSqlite`).
+ */
+export const open = (options: {
+  readonly filename: string
+  readonly busyTimeout?: number | undefined
+}): Effect.Effect<Storage, ApprovalStorageError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const failed = (cause: unknown) =>
+      new ApprovalStorageError({
+        message: `Cannot open the approval store ${options.filename}: ${cause instanceof Error ? cause.message : String(cause)}`,
+        cause
+      })
+    const database = yield* Effect.acquireRelease(
+      Effect.try({
+        // Loaded here, not at import: importing the package must not load `node:sqlite`.
+        try: () => {
+          const { DatabaseSync } = process.getBuiltinModule("node:sqlite")
+          // The driver's busy wait blocks the event loop: kept short, the store retries on Effect's scheduler.
+          return new DatabaseSync(options.filename, { timeout: driverBusyTimeout })
+        },
+        catch: failed
+      }),
+      (database) => Effect.sync(() => database.isOpen && database.close())
+    )
+    const busyTimeout = options.busyTimeout ?? defaultBusyTimeout
+    // Creating the table and preparing statements read the schema, which another process may hold locked too.
+    const opened = yield* guard(busyTimeout)("open its table", () =>
+      storage(database, { busyTimeout, journal: "wal" })
+    ).pipe(Effect.mapError((error) => failed(error.cause ?? error)))
+    return opened
+  })

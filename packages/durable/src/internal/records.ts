@@ -1,0 +1,88 @@
+/**
+ * What a durable run stores: its payload (the input and the chat options
+ * that are data), each activity's record — a model call's response or a tool
+ * call's answer, with the tokens spent inside it — a decision on a pending
+ * call, the verdict that ends a pending call's wait, and the run's outcome.
+ */
+import { ActionError as ActionErrorUnion, Category } from "@rolecraft/core/ActionError"
+import * as Chat from "@rolecraft/core/Chat"
+import * as LanguageModel from "@rolecraft/core/LanguageModel"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as DurableDeferred from "effect/workflow/DurableDeferred"
+import * as RunStore from "../RunStore.ts"
+
+/** Chat options a run is started with (see `DurableChat.RunOptions`). */
+export const RunOptions = Schema.Struct({
+  maxSteps: Schema.optionalKey(Schema.Int),
+  system: Schema.optionalKey(Schema.String),
+  concurrency: Schema.optionalKey(Schema.Int),
+  model: Schema.optionalKey(Schema.String),
+  temperature: Schema.optionalKey(Schema.Finite),
+  strict: Schema.optionalKey(Schema.Boolean)
+})
+
+/** A run's input: a user message, or a history. */
+export const Input = Schema.Union([Schema.String, Schema.Array(LanguageModel.Message)])
+
+const Approve = Schema.TaggedStruct("Approve", { approver: Schema.String })
+const Reject = Schema.TaggedStruct("Reject", { approver: Schema.String, reason: Schema.String })
+/** A decision on a pending call: `Chat.approve(approver)` or `Chat.reject(approver, reason)`. */
+export const Decision = Schema.Union([Approve, Reject])
+/** What ends a pending call's wait: a decision, or its approval token's expiry. */
+export const Verdict = Schema.Union([Approve, Reject, Schema.TaggedStruct("Expired", {})])
+
+/** How a run ends: the chat's result, a failure with its category, or cancelled. */
+export const Outcome = Schema.Union([
+  RunStore.ChatResult,
+  Schema.TaggedStruct("Failed", { category: Category, message: Schema.String }),
+  Schema.TaggedStruct("Cancelled", {})
+])
+export type Outcome = typeof Outcome.Type
+
+const UsageSchema = Schema.Struct({
+  inputTokens: Schema.Finite,
+  outputTokens: Schema.Finite,
+  totalTokens: Schema.Finite
+})
+
+const ResponseSchema = Schema.Struct({
+  text: Schema.String,
+  toolCalls: Schema.Array(LanguageModel.ToolCall),
+  usage: UsageSchema,
+  finishReason: Schema.Literals(["stop", "length", "tool_calls", "content_filter", "other"]),
+  model: Schema.optional(Schema.String),
+  refusal: Schema.optional(Schema.String)
+})
+
+/** What a model call activity stores: its response and the tokens spent inside it. */
+export const ModelRecord = Schema.Struct({ value: ResponseSchema, usage: UsageSchema })
+/** What a tool call activity stores: its answer and the tokens spent inside it. */
+export const ToolRecord = Schema.Struct({ value: Chat.ToolAnswer, usage: UsageSchema })
+/** How a model call activity's failure is stored. */
+export const ActionErrorSchema = ActionErrorUnion
+
+/** Runs `effect` with a usage meter of its own and returns its value with the tokens it spent. */
+export const metered = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<{ readonly value: A; readonly usage: LanguageModel.Usage }, E, R> =>
+  Effect.gen(function* () {
+    // Not nested in the turn's meter: the tokens are recorded there once, from the stored record.
+    const meter = yield* Effect.provideService(LanguageModel.makeUsageMeter, LanguageModel.UsageMeter, {
+      record: () => Effect.void,
+      total: Effect.succeed({ usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 }, calls: 0 })
+    })
+    const value = yield* Effect.provideService(effect, LanguageModel.UsageMeter, meter)
+    return { value, usage: (yield* meter.total).usage }
+  })
+
+/** Adds a step's tokens to the turn's usage meter, if there is one. */
+export const recordUsage = (usage: LanguageModel.Usage): Effect.Effect<void> =>
+  Effect.flatMap(Effect.serviceOption(LanguageModel.UsageMeter), (meter) =>
+    Option.isSome(meter) ? meter.value.record(usage) : Effect.void
+  )
+
+/** The durable deferred a decision on `toolCallId` completes, in the run's `segment`-th pause. */
+export const approvalOf = (segment: number, toolCallId: string) =>
+  DurableDeferred.make(`approval/${segment}/${toolCallId}`, { success: Decision })
