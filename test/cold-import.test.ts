@@ -48,7 +48,7 @@ const deferred: ReadonlyArray<readonly [string, RegExp]> = [
   ["node:sqlite", /^node:sqlite$/],
   ["the webService executor", /\/src\/internal\/executor\/webService(\.ts$|\/)/],
   ["the MCP result reader", /\/src\/internal\/executor\/mcpTool\/content\.ts$/],
-  ["the chat kernel", /\/src\/internal\/chat\/(turn|messages|toolkit|mcpToolkit)\.ts$/],
+  ["the chat kernel", /\/src\/internal\/chat\//],
   ["the llm executor", /\/src\/internal\/executor\/llm\.ts$/]
 ]
 

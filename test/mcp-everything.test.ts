@@ -4,7 +4,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Action, Agent, McpClient, Role } from "@rolecraft/core"
-import * as McpToolkit from "../packages/core/src/internal/chat/mcpToolkit.ts"
+import * as Toolkit from "../packages/core/src/internal/tool/toolkit.ts"
 import { McpClientSdk } from "@rolecraft/mcp"
 import { Context, Duration, Effect, Layer } from "effect"
 import { everything } from "./fixtures/mcp.ts"
@@ -191,15 +191,16 @@ layer(Shared, { excludeTestServices: true })("server-everything over stdio", (it
       const connection = yield* client.connect(everything, { name: "projection" })
       assert.strictEqual(connection.server.name, "mcp-servers/everything")
       const tools = yield* connection.listTools()
-      const kit = yield* McpToolkit.make([{ action: "currencyTools", tools }])
+      const kit = yield* Toolkit.offer([{ action: "currencyTools", tools }])
       assert.strictEqual(kit.tools.length, tools.length)
       assert.deepStrictEqual(kit.excluded, [])
       for (const tool of kit.tools) {
         assert.match(tool.name, /^[a-zA-Z0-9_-]{1,64}$/)
         assert.notProperty(tool.parameters, "$schema")
-        assert.deepStrictEqual(kit.route(tool.name)?.action, "currencyTools")
+        assert.deepStrictEqual(kit.find(tool.name)?.action, "currencyTools")
       }
-      assert.deepStrictEqual(kit.route("currencyTools_get-sum"), { action: "currencyTools", tool: "get-sum" })
+      const sum = kit.find("currencyTools_get-sum")
+      assert.deepStrictEqual({ action: sum?.action, tool: sum?.tool }, { action: "currencyTools", tool: "get-sum" })
     })
   )
 

@@ -9,7 +9,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Action, Agent, McpClient, Role } from "@rolecraft/core"
-import * as McpToolkit from "../packages/core/src/internal/chat/mcpToolkit.ts"
+import * as Toolkit from "../packages/core/src/internal/tool/toolkit.ts"
 import { InMemoryMcp } from "@rolecraft/testing"
 import { ConfigProvider, Duration, Effect, Redacted } from "effect"
 import { z } from "zod/v4"
@@ -156,7 +156,7 @@ describe("in-memory MCP servers", () => {
         assert.deepStrictEqual(received, [{}, {}, {}])
         const client = yield* McpClient.McpClient
         const connection = yield* client.connect("memory://go", { name: "go" })
-        const kit = yield* McpToolkit.make([{ action: "go", tools: yield* connection.listTools() }])
+        const kit = yield* Toolkit.offer([{ action: "go", tools: yield* connection.listTools() }])
         assert.deepStrictEqual(kit.tools[0]?.parameters, { type: "object", properties: {} })
       }).pipe(Effect.scoped, Effect.provide(InMemoryMcp.layer({ "memory://go": factory })))
     }
@@ -251,13 +251,13 @@ describe("in-memory MCP servers", () => {
           const connection = yield* client.connect(url, { name: action })
           servers.push({ action, tools: yield* connection.listTools() })
         }
-        const kit = yield* McpToolkit.make(servers)
+        const kit = yield* Toolkit.offer(servers)
         const names = kit.tools.map((tool) => tool.name)
         assert.strictEqual(new Set(names).size, 8)
         assert.isTrue(names.every((name) => /^[a-zA-Z0-9_-]{1,64}$/.test(name)))
         assert.includeMembers(names, ["srv-a_send_email", "srv-b_send_email", "srv-a_calendar_respondToEvent"])
         for (const tool of kit.tools) {
-          const route = kit.route(tool.name)
+          const route = kit.find(tool.name)
           assert.isDefined(route)
           if (route === undefined) continue
           const result = yield* agent.executeAction(route.action, { tool: route.tool, arguments: { to: "ana" } })
@@ -274,7 +274,7 @@ describe("in-memory MCP servers", () => {
   it.effect("a tool whose schema cannot be offered to a model is left out with a warning; the others still are", () => {
     const logs = collectLogs()
     return Effect.gen(function* () {
-      const kit = yield* McpToolkit.make([
+      const kit = yield* Toolkit.offer([
         {
           action: "tree",
           tools: [

@@ -206,7 +206,7 @@ export const streamed = <A, R>(
         record.inText = true
         return write(first ? `     ▸ ${event.delta}` : event.delta)
       }
-      case "ToolCallStarted": {
+      case "ToolCallArgumentsStarted": {
         const close = record.inText ? "\n" : ""
         record.inText = false
         tools.set(event.toolCallId, event.tool)

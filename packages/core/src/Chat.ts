@@ -28,7 +28,8 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type ActionError, Category } from "./ActionError.ts"
-import * as LanguageModel from "./LanguageModel.ts"
+import type * as LanguageModel from "./LanguageModel.ts"
+import * as Prompt from "./Prompt.ts"
 import type * as Resilience from "./Resilience.ts"
 import type * as Role from "./Role.ts"
 
@@ -59,7 +60,10 @@ import type * as Role from "./Role.ts"
  *   else the layer's own; a negative `temperature` (-1, as for llm actions)
  *   keeps the client's own setting.
  * - `strict`: ask for the provider's strict mode on every tool (default
- *   `false`); see `Tool.jsonSchema`.
+ *   `false`): each tool's parameters are then sent in OpenAI's strict form
+ *   (every property required, the optional ones nullable, no additional
+ *   properties); an action whose parameters hold a record cannot be strict
+ *   and is left out of the turn's tools with a logged warning.
  * - `steps`: hooks around each tool listing, model call and tool call of
  *   the turn ({@link StepHooks}); default none.
  * - `output`: an Effect Schema the final answer must match. Every model
@@ -160,7 +164,7 @@ export const pausedStateVersion = 1 as const
  */
 export const PausedState = Schema.Struct({
   version: Schema.Literal(1),
-  messages: Schema.Array(LanguageModel.Message),
+  messages: Schema.Array(Prompt.Message),
   pending: Schema.Array(PendingCall),
   steps: NonNegativeInt,
   maxSteps: NonNegativeInt,
@@ -219,7 +223,7 @@ export type Decisions = Readonly<Record<string, Decision>>
 export interface Completed {
   readonly _tag: "Completed"
   readonly text: string
-  readonly messages: ReadonlyArray<LanguageModel.Message>
+  readonly messages: ReadonlyArray<Prompt.Message>
   readonly usage: Usage
   readonly steps: number
   readonly finishReason: LanguageModel.FinishReason
@@ -267,7 +271,7 @@ export interface AwaitingApproval {
  */
 export interface StepLimitReached {
   readonly _tag: "StepLimitReached"
-  readonly messages: ReadonlyArray<LanguageModel.Message>
+  readonly messages: ReadonlyArray<Prompt.Message>
   readonly usage: Usage
   readonly steps: number
 }
@@ -331,18 +335,27 @@ export interface TextDelta {
 }
 
 /**
- * The model began a tool call: its id (the one its answer will carry) and
- * the model-facing tool name.
+ * The model began writing a tool call (the phase in which it streams the
+ * call's arguments): its id (the one its answer will carry) and the
+ * model-facing tool name. Was `ToolCallStarted`.
  *
  * @category models
  * @since 0.2.0
  */
-export interface ToolCallStarted {
-  readonly _tag: "ToolCallStarted"
+export interface ToolCallArgumentsStarted {
+  readonly _tag: "ToolCallArgumentsStarted"
   readonly step: number
   readonly toolCallId: string
   readonly tool: string
 }
+
+/**
+ * @deprecated Use {@link ToolCallArgumentsStarted}; the event's `_tag` is
+ * now `"ToolCallArgumentsStarted"`.
+ * @category models
+ * @since 0.2.0
+ */
+export type ToolCallStarted = ToolCallArgumentsStarted
 
 /**
  * The next piece of a tool call's raw arguments, as the model sends them
@@ -433,7 +446,7 @@ export interface TurnFinished {
 
 /**
  * What a streamed chat turn tells its caller as it happens. In each step:
- * `StepStarted`, the text's `TextDelta`s and each `ToolCallStarted` as the
+ * `StepStarted`, the text's `TextDelta`s and each `ToolCallArgumentsStarted` as the
  * model sends them (with `ToolCallArgumentsDelta`s when asked), then per tool
  * call `ToolCallReady` and `ToolResult`, then `StepFinished`; a pause adds
  * `ApprovalRequested`; `TurnFinished` ends the turn. Events carry arguments
@@ -445,7 +458,7 @@ export interface TurnFinished {
 export type ChatEvent =
   | StepStarted
   | TextDelta
-  | ToolCallStarted
+  | ToolCallArgumentsStarted
   | ToolCallArgumentsDelta
   | ToolCallReady
   | ToolResult
@@ -532,7 +545,7 @@ export type Step =
  * @since 0.1.0
  */
 export const ToolAnswer = Schema.Struct({
-  message: LanguageModel.ToolMessage,
+  message: Prompt.ToolMessage,
   category: Schema.optional(Category),
   success: Schema.Boolean,
   pending: Schema.optional(PendingCall)

@@ -7,7 +7,8 @@
  * with `traceSteps: true`, each pipeline step in a child span
  * `Rolecraft.step.<step>`. A chat turn (`agent.chat`,
  * `agent.resume`) adds `ChatStep` after each model call and
- * `ToolCallStarted`/`ToolCallFinished` around each tool call it answers.
+ * `ToolExecutionStarted`/`ToolExecutionFinished` around each tool call it
+ * runs.
  *
  * Events and spans never hold argument values or results, only names,
  * categories, messages (already free of secrets) and durations — spans hold
@@ -107,7 +108,7 @@ export interface ActionInterrupted extends Common {
  * @category models
  * @since 0.1.0
  */
-export interface ToolCallCommon {
+export interface ToolExecutionCommon {
   readonly agentId: string
   readonly step: number
   readonly toolCallId: string
@@ -118,32 +119,57 @@ export interface ToolCallCommon {
 }
 
 /**
- * A chat turn started answering one of the model's tool calls. The
- * action's own events (`ActionStarted`, …) come from the pipeline.
- *
+ * @deprecated Use {@link ToolExecutionCommon}.
  * @category models
  * @since 0.1.0
  */
-export interface ToolCallStarted extends ToolCallCommon {
-  readonly _tag: "ToolCallStarted"
+export type ToolCallCommon = ToolExecutionCommon
+
+/**
+ * A chat turn started running one of the model's tool calls (the execution
+ * phase: its `execute_tool` span opens), after the model finished writing it.
+ * The action's own events (`ActionStarted`, …) come from the pipeline. Was
+ * `ToolCallStarted`.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ToolExecutionStarted extends ToolExecutionCommon {
+  readonly _tag: "ToolExecutionStarted"
 }
 
 /**
- * A chat turn answered one of the model's tool calls after `durationMs`
- * (Clock milliseconds). `success` is `false` when the answer is an error
- * message; `category` is then its category (`undefined` for a
- * `RetrievalFailure`). A call paused for approval finishes with category
- * `APPROVAL`.
- *
+ * @deprecated Use {@link ToolExecutionStarted}; the event's `_tag` is now
+ * `"ToolExecutionStarted"`.
  * @category models
  * @since 0.1.0
  */
-export interface ToolCallFinished extends ToolCallCommon {
-  readonly _tag: "ToolCallFinished"
+export type ToolCallStarted = ToolExecutionStarted
+
+/**
+ * A chat turn answered one of the model's tool calls after `durationMs`
+ * (Clock milliseconds) of running it. `success` is `false` when the answer
+ * is an error message; `category` is then its category (`undefined` for a
+ * `RetrievalFailure`). A call paused for approval finishes with category
+ * `APPROVAL`. Was `ToolCallFinished`.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ToolExecutionFinished extends ToolExecutionCommon {
+  readonly _tag: "ToolExecutionFinished"
   readonly success: boolean
   readonly category: Category | undefined
   readonly durationMs: number
 }
+
+/**
+ * @deprecated Use {@link ToolExecutionFinished}; the event's `_tag` is now
+ * `"ToolExecutionFinished"`.
+ * @category models
+ * @since 0.1.0
+ */
+export type ToolCallFinished = ToolExecutionFinished
 
 /**
  * A chat turn finished one model step: `step` is its number
@@ -174,6 +200,6 @@ export type Event =
   | ActionSucceeded
   | ActionFailed
   | ActionInterrupted
-  | ToolCallStarted
-  | ToolCallFinished
+  | ToolExecutionStarted
+  | ToolExecutionFinished
   | ChatStep

@@ -55,6 +55,7 @@ export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string 
  * A JSON Schema for a tool's arguments as a model sees it: always an object
  * schema with `properties`, with no `$ref`, `$defs`, `$schema` or `$id` left.
  *
+ * @category tools
  * @since 0.1.0
  */
 export interface JsonSchemaObject {
@@ -64,30 +65,41 @@ export interface JsonSchemaObject {
 }
 
 /**
- * What a model is offered for one action or MCP tool.
+ * What a model is offered for one tool: what a provider sends the API.
  *
  * - `name`: the model-facing name, valid for the provider APIs
- *   (`^[a-zA-Z0-9_-]{1,64}$`) and unique within its {@link Toolkit}.
- * - `key`: the original name (an action key, or e.g. `"weather/get_forecast"`
- *   for an MCP tool); {@link Toolkit.keyOf} maps `name` back to it.
+ *   (`^[a-zA-Z0-9_-]{1,64}$`) and unique among the tools of a request; a
+ *   tool call names it.
  * - `description`: shown to the model as is.
- * - `parameters`: the projected schema (JSON Schema with every `$ref` inlined).
- * - `strict`: whether the provider's strict mode is asked for (default `false`).
+ * - `parameters`: the JSON Schema of the arguments (an object schema with
+ *   every `$ref` inlined).
+ * - `strict`: whether the provider's strict mode is asked for.
+ * - `key` (deprecated): the original name a chat turn made `name` from (an
+ *   action name, or `<action>/<tool>` for an MCP tool); still set by a chat
+ *   turn for one release. Read `Agent.ActionTool`'s `action` and `tool`
+ *   instead.
  *
+ * `Agent.ActionTool` is this shape plus the action a call runs.
+ *
+ * @category tools
  * @since 0.1.0
  */
 export interface Tool {
   readonly name: string
-  readonly key: string
   readonly description: string
   readonly parameters: JsonSchemaObject
   readonly strict: boolean
+  /** @deprecated Use `Agent.ActionTool`'s `action` and `tool`. */
+  readonly key?: string | undefined
 }
 
 /**
  * An entry a toolkit could not offer, with the reason (an empty key, a
  * duplicate key, or a recursive schema).
  *
+ * @deprecated Nothing public builds or reads a toolkit; `agent.tools` lists
+ * what an agent offers.
+ * @category tools
  * @since 0.1.0
  */
 export interface ExcludedTool {
@@ -96,13 +108,13 @@ export interface ExcludedTool {
 }
 
 /**
- * The tools offered to a model in one request.
+ * The tools offered to a model in one request, with the entries left out
+ * and a map from a model-facing name back to its original key.
  *
- * - `tools`: in entry order, without the excluded ones; names are unique.
- * - `excluded`: entries left out, each with its reason; the others still work.
- * - `keyOf(name)`: the original key of a model-facing name, `undefined` for a
- *   name that was never offered (the caller answers NOT_FOUND).
- *
+ * @deprecated Nothing public builds or reads a toolkit; `agent.tools` lists
+ * what an agent offers (`Agent.ActionTool`), and `Request.tools` takes
+ * `Tool`s.
+ * @category tools
  * @since 0.1.0
  */
 export interface Toolkit {
@@ -115,8 +127,8 @@ export interface Toolkit {
  * One call to the model.
  *
  * - `messages`: the conversation so far, in order.
- * - `tools`: what the model may call (a {@link Toolkit}'s `tools`); none for an llm
- *   action.
+ * - `tools`: what the model may call ({@link Tool}s with unique names); none
+ *   for an llm action.
  * - `model`: the model name; default the implementation's own (e.g. the
  *   openai layer's `model`).
  * - `temperature`: sent only when given; otherwise the provider's own setting
@@ -356,7 +368,7 @@ export const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
   const parts: Array<StreamPart> = []
   if (response.text !== "") parts.push({ _tag: "TextDelta", delta: response.text })
   response.toolCalls.forEach((call, index) => {
-    parts.push({ _tag: "ToolCallStarted", index, id: call.id, name: call.name })
+    parts.push({ _tag: "ToolCallArgumentsStarted", index, id: call.id, name: call.name })
     if (call.arguments !== "") parts.push({ _tag: "ToolCallArgumentsDelta", index, id: call.id, delta: call.arguments })
   })
   parts.push({ _tag: "Finished", response })

@@ -833,7 +833,7 @@ describe("Chat: histories", () => {
 })
 
 describe("Chat: events and usage", () => {
-  it.effect("ChatStep per model call, ToolCallStarted/Finished around each call, action events in between", () =>
+  it.effect("ChatStep per model call, ToolExecutionStarted/Finished around each call, action events in between", () =>
     Effect.gen(function* () {
       const { travel } = fixture()
       const agent = yield* Agent.make({ id: "planner", roles: [travel] })
@@ -863,19 +863,19 @@ describe("Chat: events and usage", () => {
           usage: { inputTokens: 4, outputTokens: 1, totalTokens: 5 },
           timestamp: 0
         },
-        { _tag: "ToolCallStarted", ...call("call_1", "ping", "ping") },
+        { _tag: "ToolExecutionStarted", ...call("call_1", "ping", "ping") },
         { _tag: "ActionStarted", ...subject, timestamp: 0 },
         { _tag: "ActionSucceeded", ...subject, timestamp: 0, durationMs: 0, usage: undefined },
         {
-          _tag: "ToolCallFinished",
+          _tag: "ToolExecutionFinished",
           ...call("call_1", "ping", "ping"),
           success: true,
           category: undefined,
           durationMs: 0
         },
-        { _tag: "ToolCallStarted", ...call("call_2", "nope", undefined) },
+        { _tag: "ToolExecutionStarted", ...call("call_2", "nope", undefined) },
         {
-          _tag: "ToolCallFinished",
+          _tag: "ToolExecutionFinished",
           ...call("call_2", "nope", undefined),
           success: false,
           category: "NOT_FOUND",

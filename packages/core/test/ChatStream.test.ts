@@ -55,9 +55,9 @@ describe("Chat streams", () => {
       assert.deepStrictEqual(events.slice(0, 5), [
         { _tag: "StepStarted", step: 1 },
         { _tag: "TextDelta", step: 1, delta: "Checking." },
-        { _tag: "ToolCallStarted", step: 1, toolCallId: "n1", tool: "nights" },
-        { _tag: "ToolCallStarted", step: 1, toolCallId: "p1", tool: "ping" },
-        { _tag: "ToolCallStarted", step: 1, toolCallId: "x1", tool: "nope" }
+        { _tag: "ToolCallArgumentsStarted", step: 1, toolCallId: "n1", tool: "nights" },
+        { _tag: "ToolCallArgumentsStarted", step: 1, toolCallId: "p1", tool: "ping" },
+        { _tag: "ToolCallArgumentsStarted", step: 1, toolCallId: "x1", tool: "nope" }
       ])
       const firstStepEnd = events.findIndex((event) => event._tag === "StepFinished")
       // the calls run concurrently: per call, ready before answered; the unknown tool is answered without being ready

@@ -58,10 +58,10 @@ describe("LanguageModel stream", () => {
       const parts = yield* Stream.runCollect(model.stream(ask))
       assert.deepStrictEqual(
         parts.map((part) => part._tag),
-        ["TextDelta", "ToolCallStarted", "ToolCallArgumentsDelta", "ToolCallStarted", "Finished"]
+        ["TextDelta", "ToolCallArgumentsStarted", "ToolCallArgumentsDelta", "ToolCallArgumentsStarted", "Finished"]
       )
       assert.deepStrictEqual(parts[0], { _tag: "TextDelta", delta: "Booking it." })
-      assert.deepStrictEqual(parts[3], { _tag: "ToolCallStarted", index: 1, id: "b", name: "pay" })
+      assert.deepStrictEqual(parts[3], { _tag: "ToolCallArgumentsStarted", index: 1, id: "b", name: "pay" })
     })
   )
 

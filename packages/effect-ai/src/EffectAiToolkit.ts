@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { type ActionError, type ActionResponse, type Agent, ApprovalStore } from "@rolecraft/core"
+import { type ActionError, type ActionResponse, type Agent, Approval, ApprovalStore } from "@rolecraft/core"
 import { Tool, Toolkit } from "effect/ai"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
@@ -91,15 +91,16 @@ export interface Options {
   readonly maxPendingApprovals?: number | undefined
 }
 
-const reservedParameter = "_approval_token"
-
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** A model cannot present an approval token: the reserved parameter is dropped from its arguments. */
+/**
+ * A model's arguments, where they enter: a model cannot present an approval token, so the reserved
+ * parameter is dropped here (an approved call gets its token from the store, as `approvalToken`).
+ */
 const argumentsOf = (params: unknown): Record<string, unknown> | undefined => {
   if (params === undefined || params === null) return {}
   if (!isRecord(params)) return undefined
-  const { [reservedParameter]: _, ...rest } = params
+  const { [Approval.reservedParameter]: _, ...rest } = params
   return rest
 }
 

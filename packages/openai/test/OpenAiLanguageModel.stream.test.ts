@@ -84,10 +84,10 @@ describe("OpenAiLanguageModel streaming (real openai SDK, local SSE endpoint)", 
           ])
         ])
         assert.isTrue(Exit.isSuccess(exit))
-        const started = parts.filter((part) => part._tag === "ToolCallStarted")
+        const started = parts.filter((part) => part._tag === "ToolCallArgumentsStarted")
         assert.deepStrictEqual(started, [
-          { _tag: "ToolCallStarted", index: 0, id: "call_a", name: "searchHotels" },
-          { _tag: "ToolCallStarted", index: 1, id: "call_b", name: "searchHotels" }
+          { _tag: "ToolCallArgumentsStarted", index: 0, id: "call_a", name: "searchHotels" },
+          { _tag: "ToolCallArgumentsStarted", index: 1, id: "call_b", name: "searchHotels" }
         ])
         const pieces = parts.filter((part) => part._tag === "ToolCallArgumentsDelta" && part.id === "call_a")
         assert.isAbove(pieces.length, 1)
@@ -119,7 +119,7 @@ describe("OpenAiLanguageModel streaming (real openai SDK, local SSE endpoint)", 
       assert.deepStrictEqual(
         parts.filter((part) => part._tag !== "Finished"),
         [
-          { _tag: "ToolCallStarted", index: 0, id: "call_x", name: "searchHotels" },
+          { _tag: "ToolCallArgumentsStarted", index: 0, id: "call_x", name: "searchHotels" },
           { _tag: "ToolCallArgumentsDelta", index: 0, id: "call_x", delta: '{"city":"Faro"}' }
         ]
       )

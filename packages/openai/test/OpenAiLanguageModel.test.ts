@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Action, type ActionError, Agent, LanguageModel, Role } from "@rolecraft/core"
-import * as Tool from "../../core/src/internal/schema/tool.ts"
+import * as Toolkit from "../../core/src/internal/tool/toolkit.ts"
 import { ChatCompletionsServer as Server, Telemetry } from "@rolecraft/testing"
 import { Cause, ConfigProvider, Duration, Effect, Exit, Layer, Redacted, Schedule, Schema } from "effect"
 import * as OpenAiLanguageModel from "../src/OpenAiLanguageModel.ts"
@@ -112,7 +112,7 @@ describe("OpenAiLanguageModel (real openai SDK, local endpoint)", () => {
         )
       ])
       const model = yield* modelFor(server)
-      const kit = Tool.toolkit([
+      const kit = Toolkit.build([
         {
           key: "nights",
           description: "Count the nights",
@@ -128,7 +128,7 @@ describe("OpenAiLanguageModel (real openai SDK, local endpoint)", () => {
           { role: "assistant", content: "", toolCalls: [{ id: "call_0", name: "nights", arguments: "" }] },
           { role: "tool", toolCallId: "call_0", content: '{"error":{"category":"VALIDATION","message":"x"}}' }
         ],
-        tools: kit.tools,
+        tools: kit.forModel,
         toolChoice: "required",
         action: "chat"
       })
@@ -158,7 +158,7 @@ describe("OpenAiLanguageModel (real openai SDK, local endpoint)", () => {
       assert.strictEqual(body.tool_choice, "required")
       assert.deepStrictEqual(
         body.tools,
-        kit.tools.map((tool) => ({
+        kit.forModel.map((tool) => ({
           type: "function",
           function: { name: tool.name, description: tool.description, parameters: tool.parameters, strict: tool.strict }
         }))

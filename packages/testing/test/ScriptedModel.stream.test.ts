@@ -26,7 +26,7 @@ describe("ScriptedModel streaming", () => {
       })
       const second = yield* Stream.runCollect(scripted.model.stream(ask))
       assert.deepStrictEqual(second.slice(0, 2), [
-        { _tag: "ToolCallStarted", index: 0, id: "call_1", name: "search" },
+        { _tag: "ToolCallArgumentsStarted", index: 0, id: "call_1", name: "search" },
         { _tag: "ToolCallArgumentsDelta", index: 0, id: "call_1", delta: '{"city":"Oslo"}' }
       ])
       yield* scripted.assertDone
@@ -44,7 +44,7 @@ describe("ScriptedModel streaming", () => {
       const parts = yield* Stream.runCollect(scripted.model.stream(ask))
       assert.deepStrictEqual(
         parts.map((part) => part._tag),
-        ["TextDelta", "ToolCallStarted", "ToolCallArgumentsDelta", "Finished"]
+        ["TextDelta", "ToolCallArgumentsStarted", "ToolCallArgumentsDelta", "Finished"]
       )
       const response = yield* scripted.model.generate(ask)
       assert.deepStrictEqual(response.toolCalls, [{ id: "b1", name: "book", arguments: "{}" }])

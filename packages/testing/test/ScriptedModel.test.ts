@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Action, ActionError, Agent, type LanguageModel, Role } from "@rolecraft/core"
-import * as Tool from "../../core/src/internal/schema/tool.ts"
+import { parseArguments } from "../../core/src/internal/tool/arguments.ts"
 import { Duration, Effect, Exit, Fiber, Result, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as ScriptedModel from "../src/ScriptedModel.ts"
@@ -59,8 +59,8 @@ describe("ScriptedModel", () => {
         { id: "mine", name: "book", arguments: "null" }
       ])
       // What chat will do with them (part B): strict parsing per call.
-      assert.isTrue(Result.isSuccess(Tool.parseArguments(first.toolCalls[1]?.arguments, { tool: "v" })))
-      assert.isTrue(Result.isFailure(Tool.parseArguments(first.toolCalls[2]?.arguments, { tool: "s" })))
+      assert.isTrue(Result.isSuccess(parseArguments(first.toolCalls[1]?.arguments, { tool: "v" })))
+      assert.isTrue(Result.isFailure(parseArguments(first.toolCalls[2]?.arguments, { tool: "s" })))
     })
   )
 

@@ -8,7 +8,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type ActionError, isActionError, type RetrievalFailure, ValidationError } from "../../ActionError.ts"
 import * as Conversion from "../schema/decode.ts"
-import * as LanguageModel from "../../LanguageModel.ts"
+import * as Prompt from "../../Prompt.ts"
 import * as ToolResult from "../../ToolResult.ts"
 
 /** A VALIDATION failure of a turn: `<action>: <message>`, one issue at `path`. */
@@ -23,7 +23,7 @@ export const invalid = (action: string, path: string, message: string): Validati
  */
 export const checkHistory = (
   action: string,
-  messages: ReadonlyArray<LanguageModel.Message>,
+  messages: ReadonlyArray<Prompt.Message>,
   open: ReadonlySet<string>
 ): ValidationError | undefined => {
   if (messages.length === 0) return invalid(action, "messages", "the message list is empty")
@@ -57,18 +57,18 @@ export const checkHistory = (
   return undefined
 }
 
-const History = Schema.Struct({ messages: Schema.Array(LanguageModel.Message) })
+const History = Schema.Struct({ messages: Schema.Array(Prompt.Message) })
 
 /** A caller's message list: decoded, checked, and given a system message when it has none. */
 export const historyOf = (
   action: string,
   input: unknown,
   system: string
-): Effect.Effect<Array<LanguageModel.Message>, ValidationError> =>
+): Effect.Effect<Array<Prompt.Message>, ValidationError> =>
   Effect.flatMap(Conversion.decode(History, { messages: input }, { action }), ({ messages }) => {
     const problem = checkHistory(action, messages, new Set())
     if (problem !== undefined) return Effect.fail(problem)
-    const out: Array<LanguageModel.Message> = messages.some((message) => message.role === "system")
+    const out: Array<Prompt.Message> = messages.some((message) => message.role === "system")
       ? [...messages]
       : [{ role: "system", content: system }, ...messages]
     return Effect.succeed(out)
@@ -114,10 +114,10 @@ const isDecision = (u: unknown): boolean => {
  */
 export const checkPaused = (
   action: string,
-  messages: ReadonlyArray<LanguageModel.Message>,
+  messages: ReadonlyArray<Prompt.Message>,
   pending: ReadonlyArray<{ readonly toolCallId: string }>,
   decisions: Readonly<Record<string, unknown>>
-): Result.Result<ReadonlyArray<LanguageModel.ToolCall>, ValidationError> => {
+): Result.Result<ReadonlyArray<Prompt.ToolCall>, ValidationError> => {
   const problem = checkHistory(action, messages, new Set(pending.map((call) => call.toolCallId)))
   if (problem !== undefined) return Result.fail(problem)
   const last = messages.findLast((message) => message.role === "assistant")
@@ -160,16 +160,16 @@ export const checkPaused = (
  * calls.
  */
 export const withAnswers = (
-  messages: ReadonlyArray<LanguageModel.Message>,
-  answers: ReadonlyArray<LanguageModel.ToolMessage>
-): Array<LanguageModel.Message> => {
+  messages: ReadonlyArray<Prompt.Message>,
+  answers: ReadonlyArray<Prompt.ToolMessage>
+): Array<Prompt.Message> => {
   let cut = messages.length - 1
   while (cut >= 0 && messages[cut]?.role !== "assistant") cut--
   const last = messages[cut]
   const calls = last?.role === "assistant" ? (last.toolCalls ?? []) : []
   const byId = new Map(
     [
-      ...messages.slice(cut + 1).filter((message): message is LanguageModel.ToolMessage => message.role === "tool"),
+      ...messages.slice(cut + 1).filter((message): message is Prompt.ToolMessage => message.role === "tool"),
       ...answers
     ].map((message) => [message.toolCallId, message])
   )

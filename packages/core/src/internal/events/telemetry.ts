@@ -179,9 +179,10 @@ export interface ToolCall {
  * `rolecraft.category`; with content traced, `gen_ai.tool.call.arguments` and
  * (on success) `gen_ai.tool.call.result`. Attributes are recorded only when
  * a tracer is installed; its options are made once, when one first records
- * them: an agent prepares this per action.
+ * them: an agent prepares this per action. Without `metrics` (a call answered
+ * before the pipeline), only the span.
  */
-export const executeTool = (call: ToolCall, metrics: ActionMetrics | undefined) => {
+export const executeTool = (call: ToolCall, metrics?: ActionMetrics) => {
   const traceContent = call.arguments !== undefined
   const name = `execute_tool ${call.tool}`
   // Made when a tracer first records them: a call in a chat turn has its own call id, so its own attributes.

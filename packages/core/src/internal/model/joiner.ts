@@ -20,8 +20,9 @@ import { normalise, type ProviderResponse, type Response } from "./provider.ts"
  * One piece of a streamed answer (see `LanguageModel`'s `stream`):
  *
  * - `TextDelta`: the next piece of the reply's text;
- * - `ToolCallStarted`: a tool call whose id and name are known (`index` is
- *   its position in the reply);
+ * - `ToolCallArgumentsStarted`: the model began writing a tool call whose
+ *   id and name are known (`index` is its position in the reply); its
+ *   arguments follow (was `ToolCallStarted`);
  * - `ToolCallArgumentsDelta`: the next piece of that call's raw arguments
  *   (the pieces joined are `arguments`; the first one may carry what arrived
  *   before the call's name did);
@@ -33,7 +34,7 @@ import { normalise, type ProviderResponse, type Response } from "./provider.ts"
  */
 export type StreamPart =
   | { readonly _tag: "TextDelta"; readonly delta: string }
-  | { readonly _tag: "ToolCallStarted"; readonly index: number; readonly id: string; readonly name: string }
+  | { readonly _tag: "ToolCallArgumentsStarted"; readonly index: number; readonly id: string; readonly name: string }
   | { readonly _tag: "ToolCallArgumentsDelta"; readonly index: number; readonly id: string; readonly delta: string }
   | { readonly _tag: "Finished"; readonly response: Response }
 
@@ -108,7 +109,7 @@ const joiner = (action: string) => {
   const started = (index: number, slot: Slot, parts: Array<StreamPart>) => {
     slot.started = true
     const id = slot.id ?? ""
-    parts.push({ _tag: "ToolCallStarted", index, id, name: slot.name as string })
+    parts.push({ _tag: "ToolCallArgumentsStarted", index, id, name: slot.name as string })
     if (slot.arguments !== "") parts.push({ _tag: "ToolCallArgumentsDelta", index, id, delta: slot.arguments })
   }
 

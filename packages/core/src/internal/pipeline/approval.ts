@@ -1,7 +1,10 @@
 /**
- * The approval step of the pipeline: the approval token taken out of the arguments, and,
- * for an action that requires approval, the token checked against the `ApprovalStore`
- * (consumed once, bound to the agent, action and arguments) or a pending one requested.
+ * The approval step of the pipeline (step 2): for an action that requires approval, the token
+ * a call presents checked against the `ApprovalStore` (consumed once, bound to the agent,
+ * action and arguments), or a pending one requested; refuses with APPROVAL, or TRANSIENT when
+ * the store cannot be read. And the one place the reserved `_approval_token` is taken out of
+ * a user's raw arguments ({@link strip}, called by the agent's front doors): inside the
+ * library the token travels as an argument of the pipeline.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

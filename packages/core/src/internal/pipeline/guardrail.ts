@@ -1,7 +1,7 @@
 /**
  * The guardrail steps of the pipeline: the input guardrail (blocked patterns and sizes in
  * the arguments, found or sanitised) before an action runs, the output guardrail on its
- * result, and the check of a policy's patterns when a role is made.
+ * result, and the check of a policy's patterns when an agent is made.
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"

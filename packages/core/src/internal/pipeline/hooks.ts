@@ -1,8 +1,8 @@
 /**
- * The role's hooks in the pipeline: `before` may rewrite the converted
- * arguments before the action runs; `after` runs on a success (its return value is ignored).
- *
- * @since 0.1.0
+ * The role's hooks in the pipeline: `before` (step 3) may rewrite a call's raw arguments
+ * before the input guardrail and their conversion; `after` (step 10) runs on a success, its
+ * return value ignored. A hook that throws or fails is EXECUTION unless it failed with an
+ * `ActionError`.
  */
 import * as Effect from "effect/Effect"
 import type { ActionError } from "../../ActionError.ts"

@@ -16,7 +16,8 @@
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as LanguageModel from "../../LanguageModel.ts"
-import * as Tool from "./tool.ts"
+import * as JsonSchema from "../tool/jsonSchema.ts"
+import { modelName } from "../tool/naming.ts"
 
 type Node = LanguageModel.JsonSchemaObject | Readonly<Record<string, unknown>> | boolean
 
@@ -41,16 +42,16 @@ export const make = (
   schema: Schema.Top,
   name: string,
   description?: string | undefined
-): Result.Result<Output, Tool.ToolSchemaIssue> => {
-  const direct = Tool.jsonSchema(schema)
+): Result.Result<Output, JsonSchema.ToolSchemaIssue> => {
+  const direct = JsonSchema.jsonSchema(schema)
   const wrapped = Result.isFailure(direct)
   const target: Schema.Top = wrapped ? Schema.Struct({ [wrappedKey]: schema }) : schema
-  const loose = wrapped ? Tool.jsonSchema(target) : direct
+  const loose = wrapped ? JsonSchema.jsonSchema(target) : direct
   if (Result.isFailure(loose)) return Result.fail(loose.failure)
-  const strict = Tool.jsonSchema(target, { strict: true })
+  const strict = JsonSchema.jsonSchema(target, { strict: true })
   return Result.succeed({
     format: {
-      name: Tool.modelName(name),
+      name: modelName(name),
       schema: Result.isSuccess(strict) ? strict.success : loose.success,
       strict: Result.isSuccess(strict),
       ...(description === undefined ? {} : { description })

@@ -31,9 +31,9 @@ describe("the stream joiner", () => {
         assert.deepStrictEqual(parts, [
           { _tag: "TextDelta", delta: "Looking " },
           { _tag: "TextDelta", delta: "it up." },
-          { _tag: "ToolCallStarted", index: 0, id: "c0", name: "search" },
+          { _tag: "ToolCallArgumentsStarted", index: 0, id: "c0", name: "search" },
           { _tag: "ToolCallArgumentsDelta", index: 0, id: "c0", delta: '{"city":' },
-          { _tag: "ToolCallStarted", index: 1, id: "c1", name: "nights" },
+          { _tag: "ToolCallArgumentsStarted", index: 1, id: "c1", name: "nights" },
           // what arrived before the call's id is given when it starts
           { _tag: "ToolCallArgumentsDelta", index: 1, id: "c1", delta: '{"city":"Porto"}' },
           { _tag: "ToolCallArgumentsDelta", index: 0, id: "c0", delta: '"Lisbon"}' },
@@ -77,7 +77,7 @@ describe("the stream joiner", () => {
       assert.strictEqual(error.category, "EXECUTION")
       assert.include(error.message, "never completed the tool call at index 1: it has no name")
       assert.isFalse(parts.some((part) => part._tag === "Finished"))
-      assert.isFalse(parts.some((part) => part._tag === "ToolCallStarted" && part.index === 1))
+      assert.isFalse(parts.some((part) => part._tag === "ToolCallArgumentsStarted" && part.index === 1))
     })
   )
 

@@ -23,7 +23,7 @@ import {
   type ToolDefinition
 } from "../../../McpClient.ts"
 import type * as McpContent from "./content.ts"
-import * as Tool from "../../schema/tool.ts"
+import * as ToolArguments from "../../tool/arguments.ts"
 import * as Lazy from "../../lazy.ts"
 import * as Redact from "../../redact.ts"
 import * as TimeLimit from "../../run/timeLimit.ts"
@@ -142,7 +142,7 @@ const findTool = (call: Call, connection: Connection, tool: string) =>
 
 const argumentsOf = (label: string, raw: unknown): Result.Result<Record<string, unknown>, ValidationError> => {
   if (raw === undefined) return Result.succeed({})
-  if (typeof raw === "string") return Tool.parseArguments(raw, { tool: label })
+  if (typeof raw === "string") return ToolArguments.parseArguments(raw, { tool: label })
   return Result.succeed(raw as Record<string, unknown>)
 }
 

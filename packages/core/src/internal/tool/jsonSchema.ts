@@ -1,40 +1,24 @@
 /**
- * What a language model sees of an action or of an MCP server's tool: a model-facing name, a description and a JSON Schema for the
- * arguments, plus the strict parsing of the arguments the model sends back.
+ * What a model is shown of a tool's parameters: an Effect Schema (an action's `parameters`) or an MCP
+ * `inputSchema` projected into a JSON Schema every provider accepts — no `$ref` left, every object schema with
+ * `properties`, the reserved approval parameter never listed, and OpenAI's strict form on request. Refuses,
+ * as a {@link ToolSchemaIssue} naming the JSON path, what cannot be projected: a recursive schema, a remote or
+ * dangling `$ref`, a root that is not an object, a schema too large once inlined, a record in strict mode.
  *
- * Everything here is pure: {@link jsonSchema} projects an Effect Schema or an
- * MCP `inputSchema` into a schema every provider accepts (no `$ref` left, every
- * object schema with `properties`), {@link toolkit} gives each entry a name
- * valid for the API (`^[a-zA-Z0-9_-]{1,64}$`), unique, and mapped back to the
- * original key, and {@link parseArguments} turns a tool call's raw `arguments`
- * into a JSON object or a `ValidationError`.
- *
- * Argument validation against the action's own Schema stays with the caller:
- * the projected schema is what the model is shown, never what we validate with.
- *
- * @since 0.1.0
+ * The projected schema is what the model is shown, never what the arguments are validated with: the
+ * pipeline converts them against the action's own Schema.
  */
 import * as JsonPointer from "effect/JsonPointer"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as JsonSchema from "effect/JsonSchema"
-import { ValidationError } from "../../ActionError.ts"
 import { reservedParameter as approvalTokenParameter } from "../../Approval.ts"
-import { isPlainObject, parseJson, setOwn } from "../json.ts"
-import { shorten } from "../text.ts"
-import type { ExcludedTool as Excluded, JsonSchemaObject, Tool, Toolkit } from "../../LanguageModel.ts"
-
-export type { Excluded, JsonSchemaObject, Tool, Toolkit }
-
-// =============================================================================
-// Models
-// =============================================================================
+import type { JsonSchemaObject } from "../../LanguageModel.ts"
+import { isPlainObject, setOwn } from "../json.ts"
 
 /**
  * The parameters of a tool: an Effect Schema (an action's `parameters`) or a
  * JSON Schema object (an MCP tool's `inputSchema`).
- *
- * @since 0.1.0
  */
 export type Parameters = Schema.Top | JsonSchema.JsonSchema
 
@@ -43,32 +27,14 @@ export type Parameters = Schema.Top | JsonSchema.JsonSchema
  * the projected schema where the problem is (`""` for the root, e.g.
  * `properties.children.items` for a recursive tree), `message` says why.
  *
- * A configuration error: it is found when tools are registered
- * ({@link jsonSchema}, {@link toolkit}), never at the first chat call.
- *
- * @since 0.1.0
+ * A configuration error: an action's is found when its agent is made, never
+ * at the first chat call; an MCP server's tool with one is left out of what
+ * the model is offered.
  */
 export class ToolSchemaIssue extends Schema.TaggedError<ToolSchemaIssue>()("ToolSchemaIssue", {
   path: Schema.String,
   message: Schema.String
 }) {}
-
-/**
- * One entry handed to {@link toolkit}: the original `key`, the `description`,
- * the `parameters` (Effect Schema or JSON Schema) and `strict` (default `false`).
- *
- * @since 0.1.0
- */
-export interface Entry {
-  readonly key: string
-  readonly description: string
-  readonly parameters: Parameters
-  readonly strict?: boolean | undefined
-}
-
-// =============================================================================
-// JSON Schema projection
-// =============================================================================
 
 /**
  * Projects parameters into the JSON Schema a model is shown.
@@ -113,15 +79,12 @@ export interface Entry {
  * @example
  * ```ts
  * import { Schema } from "effect"
- * import * as Tool from "@rolecraft/core/Tool"
  *
- * Tool.jsonSchema(Schema.Struct({ city: Schema.String }))
+ * jsonSchema(Schema.Struct({ city: Schema.String }))
  * // Result.succeed({ type: "object", properties: { city: { type: "string" } },
  * //                  required: ["city"], additionalProperties: true })
- * Tool.jsonSchema({ type: "object" }) // Result.succeed({ type: "object", properties: {} })
+ * jsonSchema({ type: "object" }) // Result.succeed({ type: "object", properties: {} })
  * ```
- *
- * @since 0.1.0
  */
 export const jsonSchema = (
   parameters: Parameters,
@@ -490,228 +453,4 @@ const toRoot = (root: Node, strict: boolean): Result.Result<JsonSchemaObject, To
     // One boundary cast: `out` was just given `type: "object"` and `properties`.
     return out as unknown as JsonSchemaObject
   })
-}
-
-// =============================================================================
-// Names
-// =============================================================================
-
-const maxNameLength = 64
-const hashLength = 8
-
-/**
- * A short stable hash of a string: FNV-1a (32 bits) of its UTF-8 bytes, as
- * 8 lowercase hex digits. Stable across runs and platforms (no `node:crypto`).
- */
-const hash = (text: string): string => {
-  let h = 0x811c9dc5
-  for (const byte of new TextEncoder().encode(text)) {
-    h = Math.imul(h ^ byte, 0x01000193) >>> 0
-  }
-  return h.toString(16).padStart(hashLength, "0")
-}
-
-const sanitise = (key: string): string => key.replace(/[^a-zA-Z0-9_-]/gu, "_")
-
-// Later rounds put the round number first: FNV keeps a collision of two
-// strings when the same suffix is appended to both.
-const withHash = (key: string, round: number): string =>
-  `${sanitise(key).slice(0, maxNameLength - hashLength - 1)}_${hash(round === 0 ? key : `${round}#${key}`)}`
-
-/**
- * The model-facing name of a key before collisions are resolved: every
- * character outside `[a-zA-Z0-9_-]` (dots, slashes, spaces, non-ASCII; one per
- * code point) becomes `_`; a result longer than 64 characters keeps its first
- * 55 and gets `_` plus an 8-hex-digit hash of the original key.
- * An empty key gives `""`, which {@link toolkit} excludes.
- *
- * @example
- * ```ts
- * Tool.modelName("calendar.respondToEvent") // "calendar_respondToEvent"
- * Tool.modelName("user-profile/update") // "user-profile_update"
- * ```
- *
- * @since 0.1.0
- */
-export const modelName = (key: string): string => {
-  const name = sanitise(key)
-  return name.length > maxNameLength ? withHash(key, 0) : name
-}
-
-// Gives distinct keys distinct names, independently of their order: a key that
-// is its own name keeps it; every other key in a clash takes its hash suffix,
-// and later rounds re-hash with a round number until no clash is left.
-const groupByName = (names: ReadonlyMap<string, string>): ReadonlyArray<readonly [string, ReadonlyArray<string>]> => {
-  const holders = new Map<string, Array<string>>()
-  for (const [key, name] of names) holders.set(name, [...(holders.get(name) ?? []), key])
-  return [...holders].filter(([, group]) => group.length > 1)
-}
-
-const assignNames = (keys: ReadonlyArray<string>): Map<string, string> => {
-  const names = new Map(keys.map((key) => [key, modelName(key)]))
-  const rounds = new Map(keys.map((key) => [key, 0]))
-  for (let pass = 0; pass < 16; pass++) {
-    const clashes = groupByName(names)
-    if (clashes.length === 0) break
-    for (const [name, group] of clashes) {
-      for (const key of group) {
-        if (key === name) continue
-        const hashed = names.get(key) !== sanitise(key)
-        const round = hashed ? (rounds.get(key) ?? 0) + 1 : 0
-        rounds.set(key, round)
-        names.set(key, withHash(key, round))
-      }
-    }
-  }
-  return names
-}
-
-// Keys whose names still clash after the rounds of `assignNames` (in practice
-// never: it takes repeated 32-bit hash collisions); they are excluded.
-const clashing = (names: ReadonlyMap<string, string>): ReadonlySet<string> =>
-  new Set(groupByName(names).flatMap(([, group]) => group))
-
-/**
- * Builds the tools offered to a model from action and MCP tool entries.
- *
- * - Names are model-safe ({@link modelName}: `^[a-zA-Z0-9_-]{1,64}$`) and
- *   unique. A clash after mapping (`a.b` and `a_b`, two long keys with the
- *   same 55-character prefix, `srv-a/send_email` vs `srv-a.send_email`) is
- *   resolved the same way whatever the entries' order: a key that is already
- *   a valid name keeps it, the others get an 8-hex-digit hash of their
- *   original key.
- * - Callers namespace MCP tools in the key themselves (`weather/get_forecast`
- *   → `weather_get_forecast`); `keyOf` maps a name back to its original key,
- *   so a call is routed to the server whose schema was offered.
- * - Each schema is projected with {@link jsonSchema} (`strict` per entry,
- *   default `false`). An entry with an empty key, a key already seen (the
- *   first one stays), or a schema that cannot be projected (a cycle, a
- *   dangling `$ref`) goes to `excluded` with its reason; the others are still
- *   offered: one bad tool never breaks all.
- *
- * @example
- * ```ts
- * const kit = Tool.toolkit([
- *   { key: "srv-a/send_email", description: "Send (A)", parameters: { type: "object" } },
- *   { key: "srv-b/send_email", description: "Send (B)", parameters: { type: "object" } }
- * ])
- * kit.tools.map((tool) => tool.name) // ["srv-a_send_email", "srv-b_send_email"]
- * kit.keyOf("srv-b_send_email") // "srv-b/send_email"
- * ```
- *
- * @since 0.1.0
- */
-export const toolkit = (entries: ReadonlyArray<Entry>): Toolkit => {
-  const excluded: Array<Excluded> = []
-  const accepted: Array<{ readonly entry: Entry; readonly parameters: JsonSchemaObject }> = []
-  const seen = new Set<string>()
-  for (const entry of entries) {
-    if (entry.key.length === 0) {
-      excluded.push({ key: entry.key, reason: "the key is empty, so the tool has no name" })
-      continue
-    }
-    if (seen.has(entry.key)) {
-      excluded.push({ key: entry.key, reason: `the key "${entry.key}" is offered twice; the first entry is kept` })
-      continue
-    }
-    seen.add(entry.key)
-    const projected = jsonSchema(entry.parameters, { strict: entry.strict ?? false })
-    if (Result.isFailure(projected)) {
-      excluded.push({
-        key: entry.key,
-        reason: `its parameters cannot be offered to a model: ${projected.failure.message}`
-      })
-      continue
-    }
-    accepted.push({ entry, parameters: projected.success })
-  }
-  const names = assignNames(accepted.map(({ entry }) => entry.key))
-  const unresolved = clashing(names)
-  for (const key of unresolved) excluded.push({ key, reason: "its model-facing name clashes with another tool's" })
-  const tools = accepted
-    .filter(({ entry }) => !unresolved.has(entry.key))
-    .map(
-      ({ entry, parameters }): Tool => ({
-        name: names.get(entry.key) ?? modelName(entry.key),
-        key: entry.key,
-        description: entry.description,
-        parameters,
-        strict: entry.strict ?? false
-      })
-    )
-  const keys = new Map(tools.map((tool) => [tool.name, tool.key]))
-  return { tools, excluded, keyOf: (name) => keys.get(name) }
-}
-
-// =============================================================================
-// Arguments
-// =============================================================================
-
-/** At most 500 characters of a raw text, never splitting a surrogate pair. */
-const preview = (text: string): string => shorten(text, 500)
-
-// A small pure boundary around `JSON.parse`.
-const notAnObject = (tool: string, got: unknown): ValidationError =>
-  new ValidationError({
-    action: tool,
-    message: `arguments must be a JSON object, got ${describe(got)}`,
-    issues: [{ path: "", message: `expected a JSON object, got ${describe(got)}` }]
-  })
-
-const withoutApprovalToken = (object: Record<string, unknown>): Record<string, unknown> => {
-  const { [approvalTokenParameter]: _, ...rest } = object
-  return rest
-}
-
-/**
- * Parses the raw `arguments` of a model's tool call into a JSON object
- *. The tool must not run when this fails.
- *
- * - A string is parsed strictly: `""` or whitespace only is `{}` (a
- *   zero-argument call, often streamed with no deltas); malformed JSON
- *   (`{"{"tagIds":[1,2]}`, a missing quote, a truncated `{lat: 48.2, lon:`,
- *   or two objects run together `{"title":"a"}{"title":"b"}`) fails with the
- *   parser's message and a preview of at most 500 characters of the raw text —
- *   never a silent `{}` and never "the first object".
- * - JSON that is not an object (`null`, `5`, `"text"`, `[]`) fails with
- *   "arguments must be a JSON object".
- * - A provider that hands over already-parsed arguments: a plain object is
- *   taken, `undefined` (no arguments field) is `{}`, anything else fails.
- * - The reserved `_approval_token` is removed: a model cannot present an
- *   approval token.
- *
- * Fails with `ValidationError` (`action` = `options.tool`, one issue at path
- * `""`). Required fields are checked later, against the action's Schema.
- *
- * @example
- * ```ts
- * Tool.parseArguments("", { tool: "get_server_version" }) // Result.succeed({})
- * Tool.parseArguments("[]", { tool: "search" }) // Result.fail(ValidationError: arguments must be a JSON object, got an array)
- * ```
- *
- * @since 0.1.0
- */
-export const parseArguments = (
-  raw: unknown,
-  options: { readonly tool: string }
-): Result.Result<Record<string, unknown>, ValidationError> => {
-  if (raw === undefined) return Result.succeed({})
-  if (typeof raw !== "string") {
-    return isPlainObject(raw) ? Result.succeed(withoutApprovalToken(raw)) : Result.fail(notAnObject(options.tool, raw))
-  }
-  if (raw.trim().length === 0) return Result.succeed({})
-  const parsed = parseJson(raw)
-  if (Result.isFailure(parsed)) {
-    const message = `arguments are not valid JSON (${preview(parsed.failure)}); received: ${preview(raw)}`
-    return Result.fail(
-      new ValidationError({
-        action: options.tool,
-        message,
-        issues: [{ path: "", message: `not valid JSON: ${preview(parsed.failure)}` }]
-      })
-    )
-  }
-  return isPlainObject(parsed.success)
-    ? Result.succeed(withoutApprovalToken(parsed.success))
-    : Result.fail(notAnObject(options.tool, parsed.success))
 }

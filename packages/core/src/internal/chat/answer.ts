@@ -1,0 +1,254 @@
+/**
+ * Answering the model's tool calls: each call routed to the action (and MCP server tool) offered under its
+ * name, its arguments parsed, run through the agent's pipeline, and answered with exactly one tool message —
+ * the result's text, or `{"error":{"category","message"}}`. A call never fails the turn: a name never
+ * offered (AUTHORITY when the agent's authority denies it, else NOT_FOUND), arguments that are not a JSON
+ * object (VALIDATION) and the pipeline's failures are all answers. A call that needs an approval is answered
+ * as pending, with the call the turn pauses for.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import {
+  type ActionError,
+  ActionNotFound,
+  type ApprovalRequired,
+  isActionError,
+  type RetrievalFailure,
+  Unauthorized
+} from "../../ActionError.ts"
+import type { PendingCall, Step, ToolAnswer, ToolResult } from "../../Chat.ts"
+import type * as Prompt from "../../Prompt.ts"
+import * as EventHub from "../events/hub.ts"
+import * as Telemetry from "../events/telemetry.ts"
+import * as AuthorityKernel from "../pipeline/authority.ts"
+import { keepEnds } from "../text.ts"
+import { parseArguments } from "../tool/arguments.ts"
+import type * as Toolkit from "../tool/toolkit.ts"
+import * as ToolResultText from "../../ToolResult.ts"
+import type { Turn } from "./context.ts"
+import * as ChatMessages from "./messages.ts"
+
+/** Where a call goes: the action to run, and the MCP server's own tool name for a server's tool. */
+export interface Route {
+  readonly action: string
+  readonly tool?: string | undefined
+}
+
+/**
+ * The most characters of one tool message sent to the model: 64,000. A longer result keeps its head and
+ * tail around a marker saying how many characters were left out; the caller and the output guardrail still
+ * see the whole result.
+ */
+export const maxToolResultCharacters = 64_000
+
+/** A call's answer from its result (`ToolResult.success`), cut to fit a tool message. */
+export const answered = (toolCallId: string, action: string, value: unknown): ToolAnswer => {
+  // The text Mcp.serve sends too, on the JSON writer of the output guardrail and ActionResult.asString.
+  const text = ToolResultText.success(value, { action })
+  if (Result.isFailure(text)) return failed(toolCallId, text.failure)
+  return {
+    message: { role: "tool", toolCallId, content: keepEnds(text.success, maxToolResultCharacters) },
+    category: undefined,
+    success: true,
+    pending: undefined
+  }
+}
+
+/** A call's answer from its failure; `pending` when it waits for an approval (its message is then not sent yet). */
+export const failed = (
+  toolCallId: string,
+  error: ActionError | RetrievalFailure,
+  pending?: PendingCall
+): ToolAnswer => ({
+  message: { role: "tool", toolCallId, content: ChatMessages.errorContent(error) },
+  category: isActionError(error) ? error.category : undefined,
+  success: false,
+  pending
+})
+
+const isPending = (error: ActionError | RetrievalFailure, action: string): error is ApprovalRequired =>
+  error._tag === "ApprovalRequired" &&
+  error.check === "missing" &&
+  error.pendingTokenId !== undefined &&
+  error.action === action
+
+/**
+ * Runs a routed call through the pipeline, with the approval token a decision gave it (none for a model's
+ * call); a call that needs an approval, made without a token, is answered as pending.
+ */
+export const run = <R>(
+  turn: Turn<R>,
+  call: { readonly id: string; readonly name: string },
+  route: Route,
+  args: Readonly<Record<string, unknown>>,
+  token?: string
+): Effect.Effect<ToolAnswer, never, R> => {
+  const params = route.tool === undefined ? args : { tool: route.tool, arguments: args }
+  const ran = turn.host.run(route.action, params, { token, call: { id: call.id, tool: call.name } })
+  return Effect.map(Effect.result(ran), (outcome) => {
+    if (outcome._tag === "Success") return answered(call.id, route.action, outcome.success)
+    const error = outcome.failure
+    if (token === undefined && isPending(error, route.action)) {
+      const pending: PendingCall = {
+        toolCallId: call.id,
+        action: route.action,
+        ...(route.tool === undefined ? {} : { tool: route.tool }),
+        arguments: args,
+        pendingTokenId: error.pendingTokenId as string,
+        reason: error.reason
+      }
+      return failed(call.id, error, pending)
+    }
+    return failed(call.id, error)
+  })
+}
+
+/** Tells the caller that a call's arguments are parsed and it is about to run. */
+export const ready = <R>(
+  turn: Turn<R>,
+  step: number,
+  toolCallId: string,
+  route: Route,
+  args: Readonly<Record<string, unknown>>
+): Effect.Effect<void> =>
+  turn.emit({
+    _tag: "ToolCallReady",
+    step,
+    toolCallId,
+    action: route.action,
+    ...(route.tool === undefined ? {} : { tool: route.tool }),
+    arguments: args
+  })
+
+const unknownTool = <R>(turn: Turn<R>, call: Prompt.ToolCall, kit: Toolkit.Toolkit): ActionError => {
+  // Authority first: a name it denies is AUTHORITY whether or not it exists.
+  if (!AuthorityKernel.allows(turn.host.authority, call.name)) {
+    return new Unauthorized({ action: call.name, message: `The agent's authority does not allow ${call.name}` })
+  }
+  const available = kit.tools.map((tool) => tool.name)
+  return new ActionNotFound({
+    action: call.name,
+    message: `No tool named ${call.name} was offered; the tools offered are: ${
+      available.length === 0 ? "none" : available.join(", ")
+    }`,
+    available
+  })
+}
+
+/**
+ * A call answered before the pipeline (a tool never offered, arguments that are not a JSON object): it still
+ * gets its execute_tool span, failed with the error the model is sent.
+ */
+const refusedEarly = <R>(turn: Turn<R>, call: Prompt.ToolCall, error: ActionError): Effect.Effect<ToolAnswer> =>
+  Effect.fail(error).pipe(
+    Telemetry.executeTool({
+      tool: call.name,
+      toolCallId: call.id,
+      attributes: { "rolecraft.agent": turn.host.id },
+      arguments: undefined
+    }),
+    Effect.catch((refused) => Effect.succeed(failed(call.id, refused)))
+  )
+
+/** One of the model's calls: routed, its arguments parsed (a model cannot present an approval token), run. */
+const answer = <R>(
+  turn: Turn<R>,
+  step: number,
+  call: Prompt.ToolCall,
+  kit: Toolkit.Toolkit
+): Effect.Effect<ToolAnswer, never, R> => {
+  const route = kit.find(call.name)
+  if (route === undefined) return refusedEarly(turn, call, unknownTool(turn, call, kit))
+  const label = route.tool === undefined ? route.action : `${route.action}/${route.tool}`
+  const parsed = parseArguments(call.arguments, { tool: label })
+  if (Result.isFailure(parsed)) return refusedEarly(turn, call, parsed.failure)
+  return Effect.andThen(ready(turn, step, call.id, route, parsed.success), run(turn, call, route, parsed.success))
+}
+
+/**
+ * Publishes ToolExecutionStarted/Finished around an answer, only when someone listens to `agent.events`; streams
+ * the answer's `ToolResult` to the caller unless it waits for an approval.
+ */
+export const observed = <R>(
+  turn: Turn<R>,
+  step: number,
+  call: { readonly id: string; readonly name: string },
+  route: Route | undefined,
+  answer: Effect.Effect<ToolAnswer, never, R>
+): Effect.Effect<ToolAnswer, never, R> => {
+  const { hub } = turn.host
+  const reported = Effect.tap(answer, (result) =>
+    result.pending === undefined ? turn.emit(toolResult(step, result)) : Effect.void
+  )
+  return Effect.suspend(() => {
+    if (hub.subscribers() === 0) return reported
+    const about = {
+      agentId: turn.host.id,
+      step,
+      toolCallId: call.id,
+      tool: call.name,
+      action: route?.action,
+      mcpTool: route?.tool
+    }
+    return Effect.gen(function* () {
+      const start = yield* Clock.currentTimeMillis
+      yield* EventHub.publish(hub, { _tag: "ToolExecutionStarted", ...about, timestamp: start })
+      const result = yield* reported
+      const now = yield* Clock.currentTimeMillis
+      yield* EventHub.publish(hub, {
+        _tag: "ToolExecutionFinished",
+        ...about,
+        success: result.success,
+        category: result.category,
+        durationMs: now - start,
+        timestamp: now
+      })
+      return result
+    })
+  })
+}
+
+const toolResult = (step: number, answer: ToolAnswer): ToolResult => ({
+  _tag: "ToolResult",
+  step,
+  toolCallId: answer.message.toolCallId,
+  success: answer.success,
+  ...(answer.category === undefined ? {} : { category: answer.category }),
+  content: answer.message.content
+})
+
+/** A tool call through the `tool` hook of the turn, if any. */
+export const hooked = <R>(
+  turn: Turn<R>,
+  step: Extract<Step, { readonly _tag: "Tool" }>,
+  answer: Effect.Effect<ToolAnswer, never, R>
+): Effect.Effect<ToolAnswer, never, R> => {
+  const hook = turn.settings.hooks?.tool
+  return hook === undefined ? answer : hook(step, answer)
+}
+
+/** The model's calls of model call `step`, answered `settings.concurrency` at a time, in the calls' order. */
+export const answerAll = <R>(
+  turn: Turn<R>,
+  step: number,
+  calls: ReadonlyArray<Prompt.ToolCall>,
+  kit: Toolkit.Toolkit
+): Effect.Effect<ReadonlyArray<ToolAnswer>, never, R> => {
+  const one = (call: Prompt.ToolCall) =>
+    observed(
+      turn,
+      step,
+      call,
+      kit.find(call.name),
+      hooked(
+        turn,
+        { _tag: "Tool", step, toolCallId: call.id, name: call.name, decided: false },
+        answer(turn, step, call, kit)
+      )
+    )
+  const first = calls[0]
+  return calls.length === 1 && first !== undefined
+    ? Effect.map(one(first), (answer) => [answer])
+    : Effect.forEach(calls, one, { concurrency: turn.settings.concurrency })
+}

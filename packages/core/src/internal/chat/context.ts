@@ -1,0 +1,70 @@
+/**
+ * The explicit values a chat turn's parts share: what the agent hands its chat turns ({@link Host}), how a
+ * turn is run ({@link Mode}), one running turn ({@link Turn}) and where it is ({@link Position}). Every part
+ * of a turn is a top-level function of these; none holds state of its own.
+ */
+import type * as Effect from "effect/Effect"
+import type * as Action from "../../Action.ts"
+import type { ActionError, RetrievalFailure } from "../../ActionError.ts"
+import type * as ApprovalStore from "../../ApprovalStore.ts"
+import type { ChatEvent, Usage } from "../../Chat.ts"
+import type * as LanguageModel from "../../LanguageModel.ts"
+import type * as Prompt from "../../Prompt.ts"
+import type * as Role from "../../Role.ts"
+import type * as EventHub from "../events/hub.ts"
+import type { AgentRuntime } from "../executor/attempt.ts"
+import type * as AuthorityKernel from "../pipeline/authority.ts"
+import type * as Pipeline from "../pipeline/run.ts"
+import type * as Toolkit from "../tool/toolkit.ts"
+import type { Settings } from "./settings.ts"
+
+/**
+ * What `Agent.make` hands the chat turns: the agent's id and roles, its actions by name, compiled authority,
+ * default approval store, event hub, per-agent runtime (MCP connections), and its pipeline (`run`), which
+ * takes a call's approval token as an argument.
+ */
+export interface Host<R> {
+  readonly id: string
+  readonly roles: ReadonlyArray<Role.Any>
+  readonly actions: ReadonlyMap<string, { readonly action: Action.Any }>
+  readonly authority: AuthorityKernel.Compiled
+  readonly approvals: ApprovalStore.ApprovalStore["Service"]
+  readonly hub: EventHub.Hub
+  readonly runtime: AgentRuntime
+  readonly run: (
+    name: string,
+    params: Readonly<Record<string, unknown>>,
+    options: Pick<Pipeline.Options, "token" | "call">
+  ) => Effect.Effect<unknown, ActionError | RetrievalFailure, R>
+}
+
+/** Sends an event to the turn's caller. */
+export type Emit = (event: ChatEvent) => Effect.Effect<void>
+
+/** How a turn is run: whether its model calls stream, and where its events go. */
+export interface Mode {
+  readonly emit: Emit
+  readonly emitAll: (events: ReadonlyArray<ChatEvent>) => Effect.Effect<void>
+  /** Stream each model call (`chatStream`), or generate it (`chat`). */
+  readonly streaming: boolean
+  readonly argumentDeltas: boolean
+}
+
+/**
+ * One running turn: its agent, the toolkit builder of that agent, the turn's settings, model and usage
+ * meter, the tokens spent before a pause (`prior`), and its mode.
+ */
+export interface Turn<R> extends Mode {
+  readonly host: Host<R>
+  readonly toolkit: (strict: boolean) => Effect.Effect<Toolkit.Toolkit>
+  readonly settings: Settings
+  readonly model: LanguageModel.LanguageModel["Service"]
+  readonly meter: LanguageModel.UsageMeter["Service"]
+  readonly prior: Usage
+}
+
+/** Where a turn is: the conversation so far and the model calls made (counted across an approval pause). */
+export interface Position {
+  readonly messages: ReadonlyArray<Prompt.Message>
+  readonly steps: number
+}

@@ -1,0 +1,156 @@
+/**
+ * The loop of a chat turn: model call after model call, each step's tool calls answered, until the model
+ * answers with text (`Completed`, its answer decoded when the turn asked for an `output`), a call needs an
+ * approval (`AwaitingApproval`, with the state to resume from), or `maxSteps` model calls were made
+ * (`StepLimitReached`). Publishes `ChatStep` after each model call, and tells the caller each step's end.
+ * Fails with a model call's `ActionError`, or VALIDATION when the answer does not match the `output` schema.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import type { ActionError, ValidationError } from "../../ActionError.ts"
+import {
+  AwaitingApproval,
+  type ChatResult,
+  Completed,
+  type PendingCall,
+  pausedStateVersion,
+  type StepFinished,
+  StepLimitReached,
+  type Usage
+} from "../../Chat.ts"
+import * as LanguageModel from "../../LanguageModel.ts"
+import type * as Prompt from "../../Prompt.ts"
+import * as EventHub from "../events/hub.ts"
+import * as LlmExecutor from "../executor/llm.ts"
+import type * as Toolkit from "../tool/toolkit.ts"
+import * as Answer from "./answer.ts"
+import type { Position, Turn } from "./context.ts"
+import { chatAction } from "./settings.ts"
+import * as Step from "./step.ts"
+
+/** The turn's tokens so far: those spent before a pause, and those its meter recorded. */
+const usageOf = <R>(turn: Turn<R>): Effect.Effect<Usage> =>
+  Effect.map(turn.meter.total, ({ usage }) => LanguageModel.addUsage(turn.prior, usage))
+
+/** The turn's model calls and tool calls from `at`, step after step, to its result. */
+export const loop = <R>(turn: Turn<R>, at: Position): Effect.Effect<ChatResult, ActionError, R> => {
+  if (at.steps >= turn.settings.maxSteps) {
+    return Effect.map(usageOf(turn), (usage) => StepLimitReached({ messages: at.messages, usage, steps: at.steps }))
+  }
+  const step = at.steps + 1
+  return Effect.flatMap(Step.offered(turn, step), (kit) =>
+    Effect.flatMap(Step.call(turn, at.messages, step, kit), (response) =>
+      stepped(turn, at.messages, step, kit, response)
+    )
+  )
+}
+
+/** What follows model call `step`: the answer, or the tool calls' results and the next step. */
+const stepped = <R>(
+  turn: Turn<R>,
+  before: ReadonlyArray<Prompt.Message>,
+  step: number,
+  kit: Toolkit.Toolkit,
+  response: LanguageModel.Response
+): Effect.Effect<ChatResult, ActionError, R> => {
+  const calls = response.toolCalls
+  const messages: ReadonlyArray<Prompt.Message> = [
+    ...before,
+    calls.length === 0
+      ? { role: "assistant", content: response.text }
+      : { role: "assistant", content: response.text, toolCalls: calls }
+  ]
+  const finished: StepFinished = {
+    _tag: "StepFinished",
+    step,
+    finishReason: response.finishReason,
+    usage: response.usage
+  }
+  const chatStep = publishStep(turn, step, response)
+  if (calls.length === 0) {
+    return chatStep.pipe(Effect.andThen(turn.emit(finished)), Effect.andThen(completed(turn, messages, step, response)))
+  }
+  return chatStep.pipe(
+    Effect.andThen(Answer.answerAll(turn, step, calls, kit)),
+    Effect.flatMap((answers) => {
+      const pending: Array<PendingCall> = []
+      const answered: Array<Prompt.Message> = []
+      for (const answer of answers) {
+        if (answer.pending === undefined) answered.push(answer.message)
+        else pending.push(answer.pending)
+      }
+      const next = { messages: [...messages, ...answered], steps: step }
+      if (pending.length === 0) return Effect.andThen(turn.emit(finished), loop(turn, next))
+      return turn
+        .emit(finished)
+        .pipe(
+          Effect.andThen(turn.emit({ _tag: "ApprovalRequested", pending })),
+          Effect.andThen(paused(turn, next, pending))
+        )
+    })
+  )
+}
+
+/** `ChatStep` to the agent's events, only when someone listens. */
+const publishStep = <R>(turn: Turn<R>, step: number, response: LanguageModel.Response): Effect.Effect<void> => {
+  const { hub } = turn.host
+  return hub.subscribers() === 0
+    ? Effect.void
+    : Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
+        EventHub.publish(hub, {
+          _tag: "ChatStep",
+          agentId: turn.host.id,
+          step,
+          toolCalls: response.toolCalls.length,
+          usage: response.usage,
+          timestamp
+        })
+      )
+}
+
+/** The model answered with text: the turn is complete, its answer decoded when it asked for an `output`. */
+const completed = <R>(
+  turn: Turn<R>,
+  messages: ReadonlyArray<Prompt.Message>,
+  steps: number,
+  response: LanguageModel.Response
+): Effect.Effect<ChatResult, ValidationError> => {
+  const output = turn.settings.output
+  const decoded =
+    output === undefined
+      ? Effect.succeed(undefined)
+      : Effect.map(
+          LlmExecutor.decodeReply(chatAction, output.schema, response.text, "output schema") as Effect.Effect<
+            unknown,
+            ValidationError
+          >,
+          (value) => ({ value })
+        )
+  return Effect.map(Effect.zip(decoded, usageOf(turn)), ([decodedOutput, usage]) =>
+    Completed({
+      text: response.text,
+      messages,
+      usage,
+      steps,
+      finishReason: response.finishReason,
+      ...(response.refusal === undefined ? {} : { refusal: response.refusal }),
+      ...(decodedOutput === undefined ? {} : { output: decodedOutput.value })
+    })
+  )
+}
+
+/** Calls of the last step wait for an approval: the turn pauses with the state to resume from. */
+const paused = <R>(turn: Turn<R>, at: Position, pending: ReadonlyArray<PendingCall>): Effect.Effect<ChatResult> =>
+  Effect.map(usageOf(turn), (usage) =>
+    AwaitingApproval({
+      pending,
+      state: {
+        version: pausedStateVersion,
+        messages: at.messages,
+        pending,
+        steps: at.steps,
+        maxSteps: turn.settings.maxSteps,
+        usage
+      }
+    })
+  )
