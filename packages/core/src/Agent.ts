@@ -31,6 +31,7 @@ import * as ApprovalKernel from "./internal/pipeline/approval.ts"
 import * as AuthorityKernel from "./internal/pipeline/authority.ts"
 import * as KnowledgeKernel from "./internal/pipeline/retrieval.ts"
 import * as Pipeline from "./internal/pipeline/run.ts"
+import * as Secrets from "./internal/secrets.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
 import type * as Prompt from "./Prompt.ts"
 import type * as McpClient from "./McpClient.ts"
@@ -295,7 +296,9 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       metrics
     })
     const authority = AuthorityKernel.compile(options.authority)
-    const hub = yield* EventHub.makeHub
+    // Every secret the agent's actions read, for its exits (with the model's, read where they are used).
+    const secrets = Secrets.ofActions(Array.from(registry.values(), (registered) => registered.secrets))
+    const hub = yield* EventHub.makeHub(secrets)
     const pipeline: Pipeline.Agent = {
       id,
       registry,
@@ -304,6 +307,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       hub,
       trace: Observe.stepTracer(traceSteps),
       traceContent: options.traceContent === true,
+      secrets,
       metrics
     }
     const chats = lazyChats({
@@ -314,6 +318,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       approvals,
       hub,
       runtime,
+      secrets,
       run: (name, params, call) => Pipeline.run(pipeline, name, params, call)
     })
     const agent: Agent<Record<string, Action.Any>, any> = {

@@ -202,6 +202,12 @@ export type { ProviderChunk, StreamPart, ToolCallFragment } from "./internal/mod
  * that cannot stream, the stream is one `generate` call: one text delta,
  * each tool call started with all its arguments, then `Finished`.
  *
+ * `secrets` (optional, since 0.2.0): the secrets the model holds — its
+ * provider's API key. A model made with {@link make} declares the `secrets`
+ * it was given. The agent counts them among the secrets it knows and
+ * replaces them with `[REDACTED]` in every string it lets out (errors,
+ * events, spans, logs, tool messages), whatever action or hook quoted them.
+ *
  * Read optionally by the agent: without it, llm actions and chat turns fail
  * with VALIDATION ("LanguageModel not provided").
  *
@@ -213,6 +219,7 @@ export class LanguageModel extends Context.Service<
   {
     readonly generate: (request: Request) => Effect.Effect<Response, ActionError>
     readonly stream: (request: Request) => Stream.Stream<StreamPart, ActionError>
+    readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
   }
 >()("@rolecraft/core/LanguageModel") {}
 
@@ -343,7 +350,9 @@ export interface Providers {
  * - `model`: the default model name, used when a request names none.
  * - `secrets`: secrets the provider holds (its API key): every error is
  *   scrubbed of them (their text, base64 and URL-encoded forms) before it
- *   leaves, so they never reach errors, spans or logs.
+ *   leaves, so they never reach errors, spans or logs; the service declares
+ *   them (`secrets`), so an agent redacts them too wherever its own code,
+ *   hooks or other actions quote them.
  *
  * @category models
  * @since 0.1.0
@@ -470,7 +479,8 @@ export const make = (provider: Provider | Providers, options?: MakeOptions): Lan
   }
   return LanguageModel.of({
     generate: (request) => generateWith(setup, request),
-    stream: (request) => streamWith(setup, request)
+    stream: (request) => streamWith(setup, request),
+    secrets: setup.secrets
   })
 }
 

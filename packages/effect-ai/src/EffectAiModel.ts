@@ -21,6 +21,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Headers from "effect/http/Headers"
 import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 
@@ -36,6 +37,13 @@ const { ActionNotFound, ExecutionFailure, TransientFailure, ValidationError } = 
  *   settings: effect/ai has no per-request model or temperature, so a
  *   request's `model` and `temperature` (an llm action's, a role's
  *   `spec.model`, a chat option) are not sent.
+ * - `secrets` (since 0.2.0): the secrets the effect/ai model's provider
+ *   holds — its API key, as a `Redacted` (e.g. read with
+ *   `Config.redacted("ANTHROPIC_API_KEY")` where you build its layer).
+ *   effect/ai's `LanguageModel` does not say which key its provider uses,
+ *   so name it here: every model call's error is scrubbed of it, and the
+ *   model declares it, so an agent redacts it from every error, event,
+ *   span, log and tool message, whatever quoted it. Default none.
  *
  * @category models
  * @since 0.1.0
@@ -43,6 +51,7 @@ const { ActionNotFound, ExecutionFailure, TransientFailure, ValidationError } = 
 export interface Options {
   readonly name?: string | undefined
   readonly model?: string | undefined
+  readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
 }
 
 // =============================================================================
@@ -330,7 +339,7 @@ export const make = (
             )
           })
       },
-      { name: options?.name ?? "effect-ai", model: options?.model }
+      { name: options?.name ?? "effect-ai", model: options?.model, secrets: options?.secrets }
     )
   })
 
@@ -396,14 +405,19 @@ const chunker = () => {
  *
  * @example
  * ```ts
- * import { Layer } from "effect"
+ * import { Config, Effect, Layer } from "effect"
  * import type { LanguageModel as AiLanguageModel } from "effect/ai"
  * import { EffectAiModel } from "@rolecraft/effect-ai"
  *
  * // Any effect/ai model layer: a provider package's, or one of your own.
  * declare const AiModel: Layer.Layer<AiLanguageModel.LanguageModel>
  *
- * const RolecraftModel = EffectAiModel.layer({ name: "anthropic" }).pipe(Layer.provide(AiModel))
+ * // The key the provider reads, named so the agent redacts it everywhere.
+ * const RolecraftModel = Layer.unwrap(
+ *   Effect.map(Config.Redacted("ANTHROPIC_API_KEY"), (key) =>
+ *     EffectAiModel.layer({ name: "anthropic", secrets: [key] })
+ *   )
+ * ).pipe(Layer.provide(AiModel))
  * ```
  *
  * @category layers

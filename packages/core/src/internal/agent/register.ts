@@ -45,8 +45,8 @@ export interface Registered {
   /** The span and metrics of a direct call (no correlation id, no tool call, content not traced), made once. */
   readonly telemetry: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /**
-   * The secrets its calls read, read again only when a call fails (`undefined` when it names none): every
-   * step's error is scrubbed of them, so a hook, result mapper or fallback quoting one leaks it nowhere.
+   * The credentials its calls read (`undefined` when it names none), read where a text may leave the agent:
+   * the agent redacts all of its actions' credentials, and its model's key, at every exit.
    */
   readonly secrets: Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>> | undefined
   /** Step 7 for one call: the executor inside the action's resilience policy, then its fallback. */

@@ -21,6 +21,7 @@ import {
 import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as Telemetry from "../events/telemetry.ts"
+import * as Secrets from "../secrets.ts"
 import * as Toolkit from "../tool/toolkit.ts"
 import type { Host, Mode, Turn } from "./context.ts"
 import { loop } from "./loop.ts"
@@ -117,6 +118,12 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   const span = (options: ChatOptions | undefined, resumed: boolean) =>
     Telemetry.invokeAgent({ agentId: host.id, model: modelName(options, host.roles), resumed }, turnEnd)
 
+  /** A turn in its span, its error exit scrubbed of every secret the agent knows (read only when it fails). */
+  const exiting =
+    (options: ChatOptions | undefined, resumed: boolean) =>
+    (self: Effect.Effect<ChatResult, ActionError, R>): Effect.Effect<ChatResult, ActionError, R> =>
+      span(options, resumed)(Secrets.redacting(self, host.secrets))
+
   const start = (
     input: string | ReadonlyArray<Prompt.Message>,
     options: ChatOptions | undefined,
@@ -132,13 +139,24 @@ export const make = <R>(host: Host<R>): Chats<R> => {
             { role: "user", content: input }
           ])
         : ChatMessages.historyOf(chatAction, input, first)
-      return Effect.flatMap(Effect.zip(requireModel, history), ([model, messages]) =>
-        metered((meter) => {
-          const turn: Turn<R> = { host, toolkit, settings: settings.success, model, meter, prior: zero, ...mode }
-          return loop(turn, { messages, steps: 0 })
-        })
+      return Effect.flatMap(
+        Effect.all([requireModel, history, Secrets.known(host.secrets)]),
+        ([model, messages, secrets]) =>
+          metered((meter) => {
+            const turn: Turn<R> = {
+              host,
+              toolkit,
+              settings: settings.success,
+              model,
+              meter,
+              prior: zero,
+              secrets,
+              ...mode
+            }
+            return loop(turn, { messages, steps: 0 })
+          })
       )
-    }).pipe(span(options, false))
+    }).pipe(exiting(options, false))
 
   const proceed = (
     raw: PausedState,
@@ -149,13 +167,22 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     Effect.flatMap(Resume.check(raw, decisions), ({ state, calls }) => {
       const settings = settingsOf(options, host.roles, state.maxSteps)
       if (Result.isFailure(settings)) return Effect.fail(settings.failure)
-      return Effect.flatMap(requireModel, (model) =>
+      return Effect.flatMap(Effect.zip(requireModel, Secrets.known(host.secrets)), ([model, secrets]) =>
         metered((meter) => {
-          const turn: Turn<R> = { host, toolkit, settings: settings.success, model, meter, prior: state.usage, ...mode }
+          const turn: Turn<R> = {
+            host,
+            toolkit,
+            settings: settings.success,
+            model,
+            meter,
+            prior: state.usage,
+            secrets,
+            ...mode
+          }
           return Resume.resume(turn, state, calls, decisions)
         })
       )
-    }).pipe(span(options, true))
+    }).pipe(exiting(options, true))
 
   return {
     chat: (input, options) => start(input, options, TurnStream.unstreamed),

@@ -82,9 +82,9 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
 
 /**
  * The secrets a call of `action` reads (a webService's `authTokenEnv`, an
- * mcpTool's `apiKeyEnv`), read again only when the call fails, to redact
- * every error of the call — its result mapper's, its fallback's, its role's
- * hooks' — in one place; `undefined` for an action that names none.
+ * mcpTool's `apiKeyEnv` and the credentials in its stdio server's
+ * environment), read where a text may leave the agent with one of them
+ * (see `secrets.ts`); `undefined` for an action that names none.
  */
 export const secretsOf = (action: Action.Any): Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>> | undefined => {
   switch (action._tag) {
@@ -93,7 +93,9 @@ export const secretsOf = (action: Action.Any): Effect.Effect<ReadonlyArray<Redac
         ? undefined
         : WebService.use((webService) => webService.secretsOf(action))
     case "mcpTool":
-      return action.apiKeyEnv === undefined ? undefined : McpTool.secretsOf(action)
+      return action.apiKeyEnv === undefined && McpTool.environmentSecrets(action.server).length === 0
+        ? undefined
+        : McpTool.secretsOf(action)
     default:
       return undefined
   }
