@@ -110,8 +110,7 @@ describe("C50: the provider's key quoted by an llm action's own code", () => {
   for (const traceContent of [true, false]) {
     it.live(`a mapper, fallback or before hook quoting it leaks it nowhere (traceContent ${traceContent})`, () =>
       Effect.gen(function* () {
-        const plan = (description: string) =>
-          Action.llm({ description, parameters: { city: Schema.String } })
+        const plan = (description: string) => Action.llm({ description, parameters: { city: Schema.String } })
         const role = Role.make({
           identity: { name: "planner", goal: "plan", domain: "travel" },
           actions: {

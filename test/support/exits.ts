@@ -63,10 +63,7 @@ export const formsOf = (secret: string): ReadonlyArray<string> => [
 ]
 
 /** Which secrets show, in which exit: `[]` when none does. */
-export const leaks = (
-  exits: Readonly<Record<string, string>>,
-  secrets: ReadonlyArray<string>
-): ReadonlyArray<string> =>
+export const leaks = (exits: Readonly<Record<string, string>>, secrets: ReadonlyArray<string>): ReadonlyArray<string> =>
   Object.entries(exits).flatMap(([where, text]) =>
     secrets.flatMap((secret) =>
       formsOf(secret)

@@ -90,7 +90,9 @@ export const environmentSecrets = (server: Action.McpServer): ReadonlyArray<Reda
  * (none when unset or refused) and the credentials in a stdio server's
  * environment.
  */
-export const secretsOf = (action: Action.McpTool<any, any>): Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>> => {
+export const secretsOf = (
+  action: Action.McpTool<any, any>
+): Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>> => {
   const given = environmentSecrets(action.server)
   return readCredential("", action.apiKeyEnv).pipe(
     Effect.map((credential) => (credential === undefined ? given : [credential.value, ...given])),
