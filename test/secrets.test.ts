@@ -10,7 +10,10 @@
  * echoes the key, quoted by a decode error (also cut through by the 200-character preview) or a refusal.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Action, Agent, Role } from "@rolecraft/core"
+import { Mcp } from "@rolecraft/mcp"
 import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { ChatCompletionsServer as Server, ScriptedModel } from "@rolecraft/testing"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
@@ -62,7 +65,7 @@ describe("C49: a service's echo of its bearer token", () => {
           exits.errors.push(yield* Effect.flip(agent.executeAction("fail", { city: "Graz" })))
           const result = yield* Effect.provide(agent.chat("Weather?"), model.layer)
           assert.strictEqual(result._tag, "Completed")
-          exits.messages.push(Exits.toolMessages(result.messages))
+          if (result._tag === "Completed") exits.messages.push(Exits.toolMessages(result.messages))
           for (let i = 0; i < 10; i++) yield* Effect.yieldNow
         }).pipe(
           Effect.scoped,
@@ -89,6 +92,56 @@ describe("C49: a service's echo of its bearer token", () => {
       })
     )
   }
+})
+
+describe("Mcp.serve: a served tool's result that echoes its token", () => {
+  it.live("reaches the MCP client redacted, in its text and its structuredContent", () =>
+    Effect.gen(function* () {
+      const server = yield* LocalServer.start((request, response) =>
+        LocalServer.reply(
+          response,
+          200,
+          { "content-type": "application/json" },
+          JSON.stringify({ echoed: request.headers.authorization ?? "" })
+        )
+      )
+      const role = Role.make({
+        identity: { name: "client", goal: "call services", domain: "http" },
+        actions: {
+          echo: Action.webService({
+            description: "echo",
+            parameters: { city: Schema.String },
+            endpoint: `${server.url}/echo`,
+            auth: "BEARER",
+            authTokenEnv: "WEATHER_API_KEY"
+          })
+        }
+      })
+      const result = yield* Effect.gen(function* () {
+        const agent = yield* Agent.make({ id: "served", roles: [role] })
+        const served = yield* Mcp.serve(agent, { transport: { http: { port: 0 } } })
+        const client = yield* Effect.acquireRelease(
+          Effect.promise(async () => {
+            const client = new Client({ name: "secrets-test", version: "1.0.0" })
+            await client.connect(new StreamableHTTPClientTransport(new URL(served.url ?? "")))
+            return client
+          }),
+          (client) => Effect.promise(() => client.close())
+        )
+        return yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { city: "Lisbon" } }))
+      }).pipe(
+        Effect.scoped,
+        Effect.provide(NodeHttpClient.layerUndici),
+        Effect.provideService(
+          ConfigProvider.ConfigProvider,
+          ConfigProvider.fromEnv({ env: { WEATHER_API_KEY: token } })
+        )
+      )
+      assert.isTrue(server.received.every((request) => request.headers.authorization === `Bearer ${token}`))
+      assert.deepStrictEqual(result.content, [{ type: "text", text: '{"echoed":"Bearer [REDACTED]"}' }])
+      assert.deepStrictEqual(result.structuredContent, { echoed: "Bearer [REDACTED]" })
+    })
+  )
 })
 
 const Trip = Schema.Struct({ city: Schema.String, nights: Schema.Int })

@@ -90,7 +90,7 @@ export const make = () => {
   const events: Array<Events.Event> = []
   const errors: Array<unknown> = []
   const messages: Array<string> = []
-  const registry: Metric.MetricRegistry["Service"] = new Map()
+  const registry: Metric.MetricRegistry = new Map()
   const layer = Layer.mergeAll(
     OtelTracer.layer.pipe(Layer.provide(Layer.succeed(OtelTracer.OtelTracerProvider, provider))),
     recorder.layer,

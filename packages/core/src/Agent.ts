@@ -207,6 +207,19 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    * offered is refused as AUTHORITY when this says no, else NOT_FOUND).
    */
   readonly allows: (action: string, tool?: string) => boolean
+  /**
+   * `text` with every secret the agent knows replaced by `[REDACTED]` (its
+   * text, and its URL-encoded, base64 and JSON-string forms): its actions'
+   * credentials (`authTokenEnv`, `apiKeyEnv`, the credential variables of a
+   * stdio server's environment), read through `Config` now, and the secrets
+   * of the `LanguageModel` in context (its provider's key). The agent's own
+   * exits — errors, events, spans, tool messages — already pass through it;
+   * use it for what you send elsewhere a result of its actions (an MCP
+   * client, a model of your own).
+   *
+   * @since 0.2.0
+   */
+  readonly redact: (text: string) => Effect.Effect<string>
 }
 
 /**
@@ -338,7 +351,8 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       events: hub.events,
       approvals,
       tools: yield* Tools.toolsOf({ actions: registry, authority, runtime }),
-      allows: (action, tool) => AuthorityKernel.allows(authority, action, tool)
+      allows: (action, tool) => AuthorityKernel.allows(authority, action, tool),
+      redact: (text) => Effect.map(Secrets.known(secrets), (known) => Secrets.redactor(known)(text))
     }
     return agent as unknown as Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>
   })
