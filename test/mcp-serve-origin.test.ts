@@ -5,34 +5,15 @@
  * (`allowedHosts`, `allowedOrigins`) are answered. Raw `node:http` requests, since a client library would
  * set `Host` itself.
  */
-import { request } from "node:http"
 import { assert, describe, it } from "@effect/vitest"
 import { Action, Agent, Role } from "@rolecraft/core"
 import { Mcp } from "@rolecraft/mcp"
 import { Effect, Schema } from "effect"
-
-interface Answer {
-  readonly status: number
-  readonly body: string
-}
+import * as RawHttp from "./support/rawHttp.ts"
 
 /** One POST to `url` with exactly these headers (Host included). */
 const post = (url: string, headers: Readonly<Record<string, string>>, body: string) =>
-  Effect.callback<Answer, Error>((resume) => {
-    const target = new URL(url)
-    const sent = request(
-      { host: target.hostname, port: target.port, path: target.pathname, method: "POST", headers, setHost: false },
-      (response) => {
-        const chunks: Array<Buffer> = []
-        response.on("data", (chunk: Buffer) => chunks.push(chunk))
-        response.on("end", () =>
-          resume(Effect.succeed({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }))
-        )
-      }
-    )
-    sent.on("error", (error) => resume(Effect.fail(error)))
-    sent.end(body)
-  })
+  RawHttp.send("POST", url, headers, body)
 
 const call = JSON.stringify({
   jsonrpc: "2.0",
