@@ -294,7 +294,9 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
 ): Effect.Effect<Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>, RoleDefinitionError, Scope.Scope> =>
   Effect.gen(function* () {
     const id = options.id
-    const runtime: AgentRuntime = { id, mcp: yield* McpConnections.make }
+    // Every secret the agent's actions read, for its exits (with the model's, read where they are used).
+    const secrets = Register.credentials(options.roles, options.mcpServers)
+    const runtime: AgentRuntime = { id, mcp: yield* McpConnections.make, secrets }
     const approvals = yield* ApprovalKernel.defaultStore
     const knowledgeBase = yield* KnowledgeKernel.defaultBase
     const traceSteps = options.traceSteps === true
@@ -309,8 +311,6 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       metrics
     })
     const authority = AuthorityKernel.compile(options.authority)
-    // Every secret the agent's actions read, for its exits (with the model's, read where they are used).
-    const secrets = Secrets.ofActions(Array.from(registry.values(), (registered) => registered.secrets))
     const hub = yield* EventHub.makeHub(secrets)
     const pipeline: Pipeline.Agent = {
       id,

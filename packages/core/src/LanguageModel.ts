@@ -442,7 +442,8 @@ export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.E
  *   interrupts, so the HTTP request is aborted; the provider must honour it);
  * - maps failures: an `ActionError` passes through; anything else is
  *   `ExecutionFailure` ("model call failed: …"); every error is scrubbed of
- *   `options.secrets`;
+ *   `options.secrets` (and, for a call an agent makes, of every secret the
+ *   agent knows) before the span records it;
  * - normalises the answer (see {@link ProviderResponse}) and records its
  *   usage into the current {@link UsageMeter}, if any.
  *
@@ -579,7 +580,7 @@ const generateWith = (setup: Setup, request: Request): Effect.Effect<Response, A
   const { call, answer } = callSpan(setup, request)
   return generated(setup, request).pipe(
     Effect.tap(record),
-    Effect.mapError((error) => Redact.scrub(error, setup.secrets)),
+    Effect.catch((error) => Effect.flip(Redact.scrubKnown(error, setup.secrets))),
     Telemetry.chat(call, answer)
   )
 }
@@ -606,7 +607,7 @@ const streamWith = (setup: Setup, request: Request): Stream.Stream<StreamPart, A
         parts
       )
     }),
-    Stream.mapError((error) => Redact.scrub(error, setup.secrets)),
+    Stream.catch((error) => Stream.fromEffect(Effect.flip(Redact.scrubKnown(error, setup.secrets)))),
     Stream.withSpan(call.model === undefined ? "chat" : `chat ${call.model}`, {
       kind: "client",
       attributes: {

@@ -3,8 +3,11 @@
  * it is encoded (URL-encoded, base64, inside a JSON string) — with
  * `[REDACTED]` in a text, a JSON-like value or an action error. Executors
  * scrub their own errors of the secret they read; the agent's exits (see
- * `secrets.ts`) scrub everything that leaves it of every secret it knows.
+ * `secrets.ts`) scrub everything that leaves it of every secret it knows;
+ * a model call made for the agent scrubs its errors of them too (`Known`),
+ * before its own span records them.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { type ActionError, isActionError } from "../ActionError.ts"
@@ -172,4 +175,25 @@ export const redacting = <A, E, R>(
 ): Effect.Effect<A, E, R> =>
   Effect.catch(self, (error) =>
     isActionError(error) ? Effect.flatMap(secrets, (read) => Effect.fail(scrub(error, read) as E)) : Effect.fail(error)
+  )
+
+/**
+ * The secrets an agent knows besides a model's own, for the model calls it makes (an llm action, a chat
+ * turn): `LanguageModel.make` scrubs a failed call's error of them too, before its `chat` span records it.
+ * Read only when a call fails; none outside an agent.
+ */
+export const Known = Context.Reference<Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>> | undefined>(
+  "@rolecraft/core/internal/redact/Known",
+  { defaultValue: () => undefined }
+)
+
+/** `error` scrubbed of `own` secrets and of those the agent in context knows (read now). */
+export const scrubKnown = <E extends ActionError>(
+  error: E,
+  own: ReadonlyArray<Redacted.Redacted<string>>
+): Effect.Effect<E> =>
+  Effect.flatMap(Effect.service(Known), (known) =>
+    known === undefined
+      ? Effect.succeed(scrub(error, own))
+      : Effect.map(known, (read) => scrub(error, own.length === 0 ? read : [...own, ...read]))
   )

@@ -5,6 +5,7 @@
  * `resumeStream`). Each part is its own module; this one only puts them together, once per agent.
  */
 import * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import type * as Stream from "effect/Stream"
 import type { ActionError } from "../../ActionError.ts"
@@ -21,6 +22,7 @@ import {
 import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as Telemetry from "../events/telemetry.ts"
+import * as Redact from "../redact.ts"
 import * as Secrets from "../secrets.ts"
 import * as Toolkit from "../tool/toolkit.ts"
 import type { Host, Mode, Turn } from "./context.ts"
@@ -107,6 +109,12 @@ const turnEnd = (result: ChatResult): Telemetry.TurnEnd => {
   }
 }
 
+/** A turn whose model calls scrub their errors of the secrets it knows, before their spans record them. */
+const knowing = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  secrets: ReadonlyArray<Redacted.Redacted<string>>
+): Effect.Effect<A, E, R> => Effect.provideService(self, Redact.Known, Effect.succeed(secrets))
+
 /**
  * Builds an agent's chat turns (`Agent.make` calls it once per agent, on its first chat).
  */
@@ -153,7 +161,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
               secrets,
               ...mode
             }
-            return loop(turn, { messages, steps: 0 })
+            return knowing(loop(turn, { messages, steps: 0 }), secrets)
           })
       )
     }).pipe(exiting(options, false))
@@ -179,7 +187,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
             secrets,
             ...mode
           }
-          return Resume.resume(turn, state, calls, decisions)
+          return knowing(Resume.resume(turn, state, calls, decisions), secrets)
         })
       )
     }).pipe(exiting(options, true))

@@ -9,6 +9,7 @@ import type * as Action from "../../Action.ts"
 import type { ActionError } from "../../ActionError.ts"
 import * as ActionResult from "../../ActionResult.ts"
 import * as Lazy from "../lazy.ts"
+import * as Redact from "../redact.ts"
 import * as Callback from "../callback.ts"
 import type { Attempt } from "./attempt.ts"
 import * as Endpoint from "./endpoint.ts"
@@ -73,7 +74,12 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
       return mapped(
         attempt,
         action.mapResult,
-        Llm.use((llm) => llm.run({ ...attempt, action }))
+        // The model call's errors are scrubbed of the agent's credentials too, before its span records them.
+        Effect.provideService(
+          Llm.use((llm) => llm.run({ ...attempt, action })),
+          Redact.Known,
+          attempt.agent.secrets
+        )
       )
     case "mcpTool":
       return mapped(attempt, action.mapResult, McpTool.execute({ ...attempt, action }))
