@@ -233,8 +233,8 @@ describe("C51: a model reply that echoes the key, quoted in an error", () => {
         }
       })
       const exits = Exits.make()
-      // 180 characters first: the 200-character preview cuts through the key.
-      const long = "x".repeat(180)
+      // 170 characters first: the 200-character preview cuts through the key, 13 characters into it.
+      const long = "x".repeat(170)
       const { requests } = yield* withOpenAi(
         [
           echo(city("")),
@@ -266,5 +266,35 @@ describe("C51: a model reply that echoes the key, quoted in an error", () => {
       // Nor does the start of the key a cut left behind.
       assert.notInclude(Object.values(exits.texts()).join("\n"), key.slice(0, 8))
     })
+  )
+})
+
+describe("a stdio MCP server's environment", () => {
+  it.effect("its credential variables are secrets of the agent; its other variables are not", () =>
+    Effect.gen(function* () {
+      const credential = "ghp_Stdio/Token+in=env-0001"
+      const note = "a note that is no secret"
+      const role = Role.make({
+        identity: { name: "client", goal: "call services", domain: "mcp" },
+        actions: {
+          lookup: Action.local({
+            description: "look up",
+            parameters: {},
+            run: () => {
+              throw new Error(`saw ${credential} and ${note}`)
+            }
+          })
+        }
+      })
+      const agent = yield* Agent.make({
+        id: "stdio-env",
+        roles: [role],
+        mcpServers: { github: { command: "github-mcp-server", env: { GITHUB_TOKEN: credential, NOTES: note } } }
+      })
+      const error = yield* Effect.flip(agent.executeAction("lookup", {}))
+      assert.include(error.message, `saw [REDACTED] and ${note}`)
+      assert.deepStrictEqual(Exits.leaks({ error: Exits.show(error) }, [credential]), [])
+      assert.strictEqual(yield* agent.redact(`token ${credential}`), "token [REDACTED]")
+    }).pipe(Effect.scoped)
   )
 })
