@@ -7,6 +7,7 @@
  * a model call made for the agent scrubs its errors of them too (`Known`),
  * before its own span records them.
  */
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
@@ -167,14 +168,22 @@ export const scrub = <E extends ActionError>(error: E, secrets: ReadonlyArray<Re
 /**
  * Runs `self` and scrubs any action error it fails with of the secrets
  * `secrets` reads (read only on failure, so a call that succeeds pays
- * nothing).
+ * nothing). The failure keeps its cause: only its errors are rewritten.
  */
 export const redacting = <A, E, R>(
   self: Effect.Effect<A, E, R>,
   secrets: Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>>
 ): Effect.Effect<A, E, R> =>
-  Effect.catch(self, (error) =>
-    isActionError(error) ? Effect.flatMap(secrets, (read) => Effect.fail(scrub(error, read) as E)) : Effect.fail(error)
+  Effect.catchCause(self, (cause) =>
+    Cause.hasFails(cause)
+      ? Effect.flatMap(secrets, (read) =>
+          Effect.failCause(
+            read.length === 0
+              ? cause
+              : Cause.map(cause, (error) => (isActionError(error) ? (scrub(error, read) as E) : error))
+          )
+        )
+      : Effect.failCause(cause)
   )
 
 /**

@@ -113,7 +113,8 @@ const turnEnd = (result: ChatResult): Telemetry.TurnEnd => {
 const knowing = <A, E, R>(
   self: Effect.Effect<A, E, R>,
   secrets: ReadonlyArray<Redacted.Redacted<string>>
-): Effect.Effect<A, E, R> => Effect.provideService(self, Redact.Known, Effect.succeed(secrets))
+): Effect.Effect<A, E, R> =>
+  secrets.length === 0 ? self : Effect.provideService(self, Redact.Known, Effect.succeed(secrets))
 
 /**
  * Builds an agent's chat turns (`Agent.make` calls it once per agent, on its first chat).

@@ -157,7 +157,11 @@ const telemetry = (agent: Agent, name: string, registered: Registered | undefine
   if (registered !== undefined && correlationId === undefined && call === undefined && !agent.traceContent) {
     return registered.telemetry
   }
-  const outside = agent.traceContent || correlationId !== undefined || call !== undefined || registered === undefined
+  // A chat turn read the secrets once: with none known, there is nothing to redact.
+  const outside =
+    options.secrets === undefined
+      ? agent.traceContent || correlationId !== undefined || call !== undefined || registered === undefined
+      : options.secrets.length > 0
   return Telemetry.executeTool(
     {
       tool: call?.tool ?? name,
