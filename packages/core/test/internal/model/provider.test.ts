@@ -38,3 +38,43 @@ describe("normalise", () => {
     ])
   })
 })
+
+describe("finish reasons", () => {
+  it("every name providers give a reply cut at its token limit reads as length, in any case", () => {
+    const table: ReadonlyArray<readonly [unknown, Provider.FinishReason | undefined]> = [
+      ["length", "length"],
+      ["LENGTH", "length"],
+      ["max_tokens", "length"],
+      ["MAX_TOKENS", "length"],
+      ["max_output_tokens", "length"],
+      ["model_length", "length"],
+      ["model_context_window_exceeded", "length"],
+      ["stop", "stop"],
+      ["STOP", "stop"],
+      ["tool_calls", "tool_calls"],
+      ["content_filter", "content_filter"],
+      ["end_of_world", "other"],
+      ["", undefined],
+      [null, undefined],
+      [undefined, undefined],
+      [3, undefined]
+    ]
+    assert.deepStrictEqual(
+      table.map(([reason]) => Provider.finishReasonOf(reason)),
+      table.map(([, expected]) => expected)
+    )
+  })
+
+  it("a reply that used exactly maxTokens output tokens is cut, whatever its reason says", () => {
+    const answer = (outputTokens: number, finishReason: Provider.FinishReason): Provider.Response => ({
+      text: "",
+      toolCalls: [],
+      usage: { inputTokens: 1, outputTokens, totalTokens: outputTokens + 1 },
+      finishReason
+    })
+    assert.strictEqual(Provider.capped(answer(40, "tool_calls"), 40).finishReason, "length")
+    assert.strictEqual(Provider.capped(answer(40, "stop"), 40).finishReason, "length")
+    assert.strictEqual(Provider.capped(answer(39, "tool_calls"), 40).finishReason, "tool_calls")
+    assert.strictEqual(Provider.capped(answer(40, "tool_calls"), undefined).finishReason, "tool_calls")
+  })
+})
