@@ -13,6 +13,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Action, Agent, type Events, McpClient, Role } from "@rolecraft/core"
 import { InMemoryMcp } from "@rolecraft/testing"
 import { Chunk, Effect, Fiber, Stream } from "effect"
+import * as fc from "fast-check"
 
 /** One page of a listing: the tool names on it and the `nextCursor` sent (left out when `undefined`). */
 interface Page {
@@ -244,4 +245,74 @@ describe("C13: an agent says when a server's listing stopped early", () => {
       )
     })
   }
+})
+
+const pool = ["a", "b", "c", "d", "e", "f"]
+
+/** A page a server may send: some tools of a small pool, and any `nextCursor` (a reused one, a fresh one, an odd one). */
+const pageArbitrary = (index: number): fc.Arbitrary<Page> =>
+  fc.record({
+    tools: fc.subarray(pool),
+    nextCursor: fc.oneof(
+      fc.constant(undefined),
+      fc.constant(null),
+      fc.constant(""),
+      fc.constantFrom("x", "y", "z"),
+      fc.constant(`fresh-${index}`),
+      fc.integer()
+    )
+  })
+
+const scripts = fc
+  .integer({ min: 1, max: 30 })
+  .chain((length) => fc.tuple(...Array.from({ length }, (_, index) => pageArbitrary(index))))
+
+describe("C13 property: any pagination ends, each name once, never following a cursor twice", () => {
+  it("over generated servers (pages of a small pool of names, any cursors), maxListPages 20", async () => {
+    await fc.assert(
+      fc.asyncProperty(scripts, async (script) => {
+        const asked: Array<string | undefined> = []
+        const stops: Array<McpClient.ListingStopped> = []
+        const factory = () => {
+          const server = new Server({ name: "paged", version: "1.0.0" }, { capabilities: { tools: {} } })
+          server.setRequestHandler(ListToolsRequestSchema, (request) => {
+            asked.push(request.params?.cursor)
+            const page = script[asked.length - 1] ?? { tools: [] }
+            return {
+              tools: page.tools.map((name) => ({ name, inputSchema: { type: "object" as const } })),
+              ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor })
+            } as { tools: Array<{ name: string; inputSchema: { type: "object" } }> }
+          })
+          return server
+        }
+        const listed = await Effect.runPromise(
+          Effect.gen(function* () {
+            const client = yield* McpClient.McpClient
+            const connection = yield* client.connect("memory://paged", {
+              name: "paged",
+              onListingStopped: (stopped) => Effect.sync(() => stops.push(stopped))
+            })
+            return yield* connection.listTools()
+          }).pipe(Effect.scoped, Effect.provide(InMemoryMcp.layer({ "memory://paged": factory }, { maxListPages: 20 })))
+        )
+        assert.isAtMost(asked.length, 20, "never past the page limit")
+        const followed = asked.slice(1)
+        assert.strictEqual(new Set(followed).size, followed.length, "no cursor followed twice")
+        assert.isTrue(
+          followed.every((cursor) => typeof cursor === "string" && cursor !== ""),
+          "only string cursors, never the end marker"
+        )
+        const seen = [...new Set(script.slice(0, asked.length).flatMap((page) => page.tools))]
+        assert.deepStrictEqual(
+          listed.map((tool) => tool.name),
+          seen,
+          "each name once, in the order first listed"
+        )
+        const last = script[asked.length - 1]?.nextCursor
+        const ended = last === undefined || last === null || last === "" || asked.length > script.length
+        assert.strictEqual(stops.length, ended ? 0 : 1, `stopped early once, or ended: ${JSON.stringify(stops)}`)
+      }),
+      { numRuns: Number(process.env.FAULTS_RUNS ?? 100) }
+    )
+  })
 })
