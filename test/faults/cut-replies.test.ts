@@ -166,37 +166,39 @@ describe("C04: a reply cut at its token limit runs none of its calls", () => {
     )
   }
 
-  it.live(
-    "C02 path: reason tool_calls with arguments that do not parse — VALIDATION, never sent back as they are",
-    () =>
-      Effect.gen(function* () {
-        const { exit, counts, requests } = yield* run(
-          [Server.toolCalls([wholeAdd, cutCall]), Server.reply("Sorry, trying again later.")],
-          false
-        )
-        assert.isTrue(Exit.isSuccess(exit), String(exit))
-        assert.strictEqual(counts.add, 1, "the whole call runs")
-        assert.strictEqual(counts.nights, 0, "the broken one does not")
-        const second = requests[1]?.body as {
-          readonly messages: ReadonlyArray<{
-            readonly role: string
-            readonly content: string | null
-            readonly tool_calls?: ReadonlyArray<{
-              readonly id: string
-              readonly function: { readonly arguments: string }
+  for (const streaming of [false, true]) {
+    it.live(
+      `${streaming ? "chatStream" : "chat"}, C02 path: reason tool_calls, arguments that do not parse — VALIDATION, never sent back as they are`,
+      () =>
+        Effect.gen(function* () {
+          const { exit, counts, requests } = yield* run(
+            [Server.toolCalls([wholeAdd, cutCall]), Server.reply("Sorry, trying again later.")],
+            streaming
+          )
+          assert.isTrue(Exit.isSuccess(exit), String(exit))
+          assert.strictEqual(counts.add, 1, "the whole call runs")
+          assert.strictEqual(counts.nights, 0, "the broken one does not")
+          const second = requests[1]?.body as {
+            readonly messages: ReadonlyArray<{
+              readonly role: string
+              readonly content: string | null
+              readonly tool_calls?: ReadonlyArray<{
+                readonly id: string
+                readonly function: { readonly arguments: string }
+              }>
             }>
-          }>
-        }
-        const assistant = second.messages.find((message) => message.role === "assistant")
-        const sent = (assistant?.tool_calls ?? []).map((call) => call.function.arguments)
-        for (const args of sent) assert.doesNotThrow(() => JSON.parse(args), `sent back: ${args}`)
-        assert.deepStrictEqual(sent, ['{"a":1,"b":2}', "{}"])
-        const answer = second.messages.find(
-          (message) => message.role === "tool" && message.content?.includes("VALIDATION")
-        )
-        assert.include(answer?.content ?? "", "not valid JSON", "the broken call is paired with its error")
-      })
-  )
+          }
+          const assistant = second.messages.find((message) => message.role === "assistant")
+          const sent = (assistant?.tool_calls ?? []).map((call) => call.function.arguments)
+          for (const args of sent) assert.doesNotThrow(() => JSON.parse(args), `sent back: ${args}`)
+          assert.deepStrictEqual(sent, ['{"a":1,"b":2}', "{}"])
+          const answer = second.messages.find(
+            (message) => message.role === "tool" && message.content?.includes("VALIDATION")
+          )
+          assert.include(answer?.content ?? "", "not valid JSON", "the broken call is paired with its error")
+        })
+    )
+  }
 })
 
 const summaries = Role.make({
