@@ -296,7 +296,8 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const id = options.id
     // Every secret the agent's actions read, for its exits (with the model's, read where they are used).
     const secrets = Register.credentials(options.roles, options.mcpServers)
-    const runtime: AgentRuntime = { id, mcp: yield* McpConnections.make, secrets }
+    const hub = yield* EventHub.makeHub(secrets)
+    const runtime: AgentRuntime = { id, mcp: yield* McpConnections.make(id, hub), secrets }
     const approvals = yield* ApprovalKernel.defaultStore
     const knowledgeBase = yield* KnowledgeKernel.defaultBase
     const traceSteps = options.traceSteps === true
@@ -311,7 +312,6 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       metrics
     })
     const authority = AuthorityKernel.compile(options.authority)
-    const hub = yield* EventHub.makeHub(secrets)
     const pipeline: Pipeline.Agent = {
       id,
       registry,

@@ -94,6 +94,7 @@ const fromOutside = (event: Event): boolean => {
     case "ToolExecutionStarted":
     case "ToolExecutionFinished":
     case "ActionFailed":
+    case "McpToolListingStopped":
       return true
     default:
       return event.correlationId !== undefined || event.role === undefined
