@@ -40,11 +40,16 @@ export const ofActions = (reads: Iterable<Read | undefined>): Read | undefined =
 
 /** Every secret the agent knows now: its actions' credentials (`actions`) and the model's in context. */
 export const known = (actions: Read | undefined): Read =>
-  Effect.flatMap(Effect.serviceOption(LanguageModel), (model) => {
-    const own = Option.isSome(model) ? (model.value.secrets ?? none) : none
-    if (actions === undefined) return Effect.succeed(own)
-    return own.length === 0 ? actions : Effect.map(actions, (read) => unique([...read, ...own]))
-  })
+  Effect.flatMap(Effect.serviceOption(LanguageModel), (model) =>
+    withModel(actions, Option.isSome(model) ? model.value : undefined)
+  )
+
+/** Every secret the agent knows with `model` as its model: its actions' credentials, read now, and the model's. */
+export const withModel = (actions: Read | undefined, model: LanguageModel["Service"] | undefined): Read => {
+  const own = model?.secrets ?? none
+  if (actions === undefined) return Effect.succeed(own)
+  return own.length === 0 ? actions : Effect.map(actions, (read) => unique([...read, ...own]))
+}
 
 /** A text with the secrets replaced; the identity when there are none. */
 export const redactor = (secrets: ReadonlyArray<Redacted.Redacted<string>>): ((text: string) => string) =>

@@ -148,9 +148,8 @@ export const make = <R>(host: Host<R>): Chats<R> => {
             { role: "user", content: input }
           ])
         : ChatMessages.historyOf(chatAction, input, first)
-      return Effect.flatMap(
-        Effect.all([requireModel, history, Secrets.known(host.secrets)]),
-        ([model, messages, secrets]) =>
+      return Effect.flatMap(Effect.zip(requireModel, history), ([model, messages]) =>
+        Effect.flatMap(Secrets.withModel(host.secrets, model), (secrets) =>
           metered((meter) => {
             const turn: Turn<R> = {
               host,
@@ -164,6 +163,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
             }
             return knowing(loop(turn, { messages, steps: 0 }), secrets)
           })
+        )
       )
     }).pipe(exiting(options, false))
 
@@ -176,20 +176,22 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     Effect.flatMap(Resume.check(raw, decisions), ({ state, calls }) => {
       const settings = settingsOf(options, host.roles, state.maxSteps)
       if (Result.isFailure(settings)) return Effect.fail(settings.failure)
-      return Effect.flatMap(Effect.zip(requireModel, Secrets.known(host.secrets)), ([model, secrets]) =>
-        metered((meter) => {
-          const turn: Turn<R> = {
-            host,
-            toolkit,
-            settings: settings.success,
-            model,
-            meter,
-            prior: state.usage,
-            secrets,
-            ...mode
-          }
-          return knowing(Resume.resume(turn, state, calls, decisions), secrets)
-        })
+      return Effect.flatMap(requireModel, (model) =>
+        Effect.flatMap(Secrets.withModel(host.secrets, model), (secrets) =>
+          metered((meter) => {
+            const turn: Turn<R> = {
+              host,
+              toolkit,
+              settings: settings.success,
+              model,
+              meter,
+              prior: state.usage,
+              secrets,
+              ...mode
+            }
+            return knowing(Resume.resume(turn, state, calls, decisions), secrets)
+          })
+        )
       )
     }).pipe(exiting(options, true))
 
