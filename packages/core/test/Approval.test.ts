@@ -57,10 +57,18 @@ const approvalError = <A, E>(exit: Exit.Exit<A, E>): ApprovalRequired => {
   return error as unknown as ApprovalRequired
 }
 
-/** Calls `book` without a token and approves the pending token it gets back. */
+let correlation = 0
+
+/**
+ * Calls `book` without a token and approves the pending token it gets back. Each is its own call (its own
+ * correlation id): the same call asked for again would get its live pending token back.
+ */
 const approvedToken = (agent: Agent.Agent<any, any>, params: Readonly<Record<string, unknown>> = args) =>
   Effect.gen(function* () {
-    const refused = approvalError(yield* Effect.exit(agent.executeAction("book", params)))
+    const response = yield* agent.execute({ action: "book", params, correlationId: `approved-${++correlation}` })
+    assert.isFalse(response.success)
+    const refused = (response.success ? undefined : response.error) as ApprovalRequired
+    assert.strictEqual(refused._tag, "ApprovalRequired")
     const id = refused.pendingTokenId!
     yield* agent.approvals.approve(id, "alice")
     return id
@@ -126,7 +134,7 @@ describe("Approval (SPEC §9 step 2)", () => {
   )
 
   it.effect(
-    "every refusal but a rejected token carries a fresh pending token bound to the call as it was made (unknown, pending, expired, used, arguments, action, agent)",
+    "every refusal but a rejected token carries the live pending token of the call as it was made (unknown, pending, expired, used, arguments, action, agent): one per call",
     () =>
       Effect.gen(function* () {
         const booked = yield* Ref.make(0)
@@ -151,7 +159,8 @@ describe("Approval (SPEC §9 step 2)", () => {
           ["action", forAction, "planner", "cancel", args, agent],
           ["agent", forAgent, "intruder", "book", args, other]
         ]
-        const seen = new Set<string>()
+        // The live pending token of each call (agent, action, arguments): refusals of one call share it.
+        const live = new Map<string, string>([[ApprovalStore.digest(["planner", "book", args]), pending]])
         const check = (
           expected: string,
           token: string,
@@ -173,9 +182,12 @@ describe("Approval (SPEC §9 step 2)", () => {
             assert.strictEqual(refusal.check, expected)
             const fresh = refusal.pendingTokenId
             assert.isDefined(fresh, expected)
-            assert.notStrictEqual(fresh, token, expected)
-            assert.isFalse(seen.has(fresh!), expected)
-            seen.add(fresh!)
+            // A pending token presented is that call's live one: it is the one to approve.
+            if (expected === "pending") assert.strictEqual(fresh, token, expected)
+            else assert.notStrictEqual(fresh, token, expected)
+            const call = ApprovalStore.digest([agentId, action, params])
+            assert.strictEqual(fresh, live.get(call) ?? fresh, expected)
+            live.set(call, fresh!)
             const stored = Option.getOrThrow(yield* agent.approvals.get(fresh!))
             assert.strictEqual(stored.status, "pending", expected)
             assert.deepStrictEqual(
@@ -192,8 +204,12 @@ describe("Approval (SPEC §9 step 2)", () => {
         for (const [expected, token, agentId, action, params, caller] of cases) {
           yield* check(expected, token, agentId, action, params, caller)
         }
+        assert.strictEqual(live.size, 4)
         yield* TestClock.adjust("11 minutes")
+        // The call's pending token has expired meanwhile: it is asked for again with a new one.
+        live.delete(ApprovalStore.digest(["planner", "book", args]))
         yield* check("expired", expiring, "planner", "book", args, agent)
+        assert.notStrictEqual(live.get(ApprovalStore.digest(["planner", "book", args])), pending)
         assert.strictEqual(yield* Ref.get(booked), 1)
       })
   )

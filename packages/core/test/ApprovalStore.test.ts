@@ -226,11 +226,17 @@ describe("ApprovalStore", () => {
           assert.strictEqual(checkOf(yield* Effect.exit(store.consume(id, binding))), "pending")
           const approved = yield* store.approve(id, "alice")
           assert.deepStrictEqual([approved.status, approved.approver, approved.decidedAt], ["approved", "alice", 1000])
-          assert.strictEqual((yield* store.approve(id, "bob")).approver, "alice", "approving twice is a no-op")
+          assert.deepStrictEqual(
+            yield* store.approve(id, "alice"),
+            approved,
+            "the same approval again is that approval"
+          )
+          assert.strictEqual(checkOf(yield* Effect.exit(store.approve(id, "bob"))), "decided")
           const used = yield* store.consume(id, binding)
           assert.deepStrictEqual([used.status, used.usedAt], ["used", 1000])
           assert.strictEqual(checkOf(yield* Effect.exit(store.consume(id, binding))), "used")
-          assert.strictEqual(checkOf(yield* Effect.exit(store.approve(id, "alice"))), "used")
+          assert.strictEqual((yield* store.approve(id, "alice")).status, "used")
+          assert.strictEqual(checkOf(yield* Effect.exit(store.reject(id, "alice", "too late"))), "decided")
           assert.deepStrictEqual(Option.getOrThrow(yield* store.get(id)).binding, { ...binding, tool: undefined })
         }).pipe(Effect.provide(layer()))
       )
@@ -255,32 +261,39 @@ describe("ApprovalStore", () => {
         }).pipe(Effect.provide(layer()))
       )
 
-      it.effect("a rejected token is refused; it cannot be approved afterwards", () =>
+      it.effect("a rejected token is refused; a decided token is not decided again, either way", () =>
         Effect.gen(function* () {
           const store = yield* ApprovalStore.ApprovalStore
           const id = yield* store.request(binding, "why")
           const rejected = yield* store.reject(id, "alice", "too expensive")
           assert.deepStrictEqual([rejected.status, rejected.rejection], ["rejected", "too expensive"])
           assert.strictEqual(checkOf(yield* Effect.exit(store.consume(id, binding))), "rejected")
-          assert.strictEqual(checkOf(yield* Effect.exit(store.approve(id, "bob"))), "rejected")
-          assert.strictEqual(checkOf(yield* Effect.exit(store.reject(id, "bob", "again"))), "rejected")
-          const revoked = yield* store.request(binding, "why")
-          yield* store.approve(revoked, "alice")
-          yield* store.reject(revoked, "alice", "changed my mind")
-          assert.strictEqual(checkOf(yield* Effect.exit(store.consume(revoked, binding))), "rejected")
+          const approve = yield* Effect.flip(store.approve(id, "bob"))
+          assert.deepStrictEqual(
+            [approve._tag === "ApprovalTokenError" && approve.check, approve.message],
+            ["decided", "already decided: rejected by alice: too expensive"]
+          )
+          assert.strictEqual(checkOf(yield* Effect.exit(store.reject(id, "bob", "again"))), "decided")
+          assert.deepStrictEqual(yield* store.reject(id, "alice", "too expensive"), rejected)
+          const approved = yield* store.request(binding, "why")
+          yield* store.approve(approved, "alice")
+          const revoke = yield* Effect.flip(store.reject(approved, "alice", "changed my mind"))
+          assert.strictEqual(revoke.message, "already decided: approved by alice")
+          assert.strictEqual((yield* store.consume(approved, binding)).status, "used")
         }).pipe(Effect.provide(layer()))
       )
 
       it.effect("tokens expire on the Clock after their ttl (default 15 minutes), approved or not", () =>
         Effect.gen(function* () {
           const store = yield* ApprovalStore.ApprovalStore
-          const short = yield* store.request(binding, "why", "1 minute")
-          const long = yield* store.request(binding, "why")
-          const unapproved = yield* store.request(binding, "why", "1 minute")
+          // Four calls (four scopes): each its own token.
+          const short = yield* store.request(binding, "why", "1 minute", { scope: "short" })
+          const long = yield* store.request(binding, "why", undefined, { scope: "long" })
+          const unapproved = yield* store.request(binding, "why", "1 minute", { scope: "unapproved" })
           yield* store.approve(short, "alice")
           yield* store.approve(long, "alice")
           yield* TestClock.adjust("59999 millis")
-          const early = yield* store.request(binding, "why", "1 minute")
+          const early = yield* store.request(binding, "why", "1 minute", { scope: "early" })
           yield* store.approve(early, "alice")
           yield* TestClock.adjust("1 milli")
           assert.strictEqual(checkOf(yield* Effect.exit(store.consume(short, binding))), "expired")
@@ -355,7 +368,7 @@ describe("ApprovalStore", () => {
       const storage = ApprovalStore.memoryStorage()
       const store = ApprovalStore.make(storage)
       const old = yield* store.request(binding, "why", "1 minute")
-      for (let i = 0; i < 9_998; i++) yield* store.request(binding, "why", "1 minute")
+      for (let i = 0; i < 9_998; i++) yield* store.request(binding, "why", "1 minute", { scope: `call ${i}` })
       const live = yield* store.request(binding, "why", "1 hour")
       yield* TestClock.adjust("2 minutes")
       assert.strictEqual(checkOf(yield* Effect.exit(store.consume(old, binding))), "expired")
@@ -464,7 +477,7 @@ describe("ApprovalStore", () => {
       })
     )
 
-    it.effect("a file that is not a database is ApprovalStorageError naming it", () =>
+    it.effect("a file that is not a database is a TRANSIENT StoreError naming it", () =>
       Effect.gen(function* () {
         const dir = tempDir()
         const filename = join(dir, "not-a-db.txt")
@@ -472,7 +485,10 @@ describe("ApprovalStore", () => {
         const error = yield* Effect.flip(
           Effect.provide(Effect.service(ApprovalStore.ApprovalStore), ApprovalStore.layerSqlite({ filename }))
         )
-        assert.strictEqual(error._tag, "ApprovalStorageError")
+        assert.deepStrictEqual(
+          [error._tag, error.category, error.store],
+          ["StoreError", "TRANSIENT", "the approval store (SQLite)"]
+        )
         assert.include(error.message, filename)
         const missingDir = yield* Effect.flip(
           Effect.provide(
@@ -480,7 +496,7 @@ describe("ApprovalStore", () => {
             ApprovalStore.layerSqlite({ filename: join(dir, "no", "such", "dir.db") })
           )
         )
-        assert.strictEqual(missingDir._tag, "ApprovalStorageError")
+        assert.strictEqual(missingDir._tag, "StoreError")
         rmSync(dir, { recursive: true })
       })
     )
