@@ -493,6 +493,53 @@ describe("Chat: approvals", () => {
     })
   )
 
+  it.effect(
+    "a second resume of the same state with another decision is APPROVAL already decided, before anything runs (C55 a)",
+    () =>
+      Effect.gen(function* () {
+        const { travel, counts } = fixture()
+        const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+        const scripted = yield* ScriptedModel.make([...bookingScript(), ScriptedModel.reply("Never reached.")])
+        const paused = yield* agent.chat("Book it").pipe(Effect.provide(scripted.layer))
+        expectTag(paused, "AwaitingApproval")
+        const first = yield* agent
+          .resume(paused.state, { call_2: Chat.approve("ann") })
+          .pipe(Effect.provide(scripted.layer))
+        expectTag(first, "Completed")
+        assert.strictEqual(counts.book, 1)
+        const second = yield* Effect.flip(
+          agent
+            .resume(paused.state, { call_2: Chat.reject("bob", "too expensive") })
+            .pipe(Effect.provide(scripted.layer))
+        )
+        assert.deepStrictEqual(
+          [second._tag, second.category, second._tag === "ApprovalRequired" && second.check, second.message],
+          ["ApprovalRequired", "APPROVAL", "decided", "resume: call_2 (book) is already decided: approved by ann"]
+        )
+        // The model was not called again, so it was never told "rejected"; the charge ran once.
+        assert.strictEqual((yield* scripted.requests).length, 2)
+        assert.strictEqual(counts.book, 1)
+        const token = Option.getOrThrow(yield* agent.approvals.get(paused.pending[0]?.pendingTokenId ?? ""))
+        assert.deepStrictEqual([token.status, token.approver, token.rejection], ["used", "ann", undefined])
+      })
+  )
+
+  it.effect("rejected first, approved second: the second resume is refused and the call never runs", () =>
+    Effect.gen(function* () {
+      const { travel, counts } = fixture()
+      const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+      const scripted = yield* ScriptedModel.make(bookingScript())
+      const paused = yield* agent.chat("Book it").pipe(Effect.provide(scripted.layer))
+      expectTag(paused, "AwaitingApproval")
+      yield* agent.resume(paused.state, { call_2: Chat.reject("ann", "no") }).pipe(Effect.provide(scripted.layer))
+      const second = yield* Effect.flip(
+        agent.resume(paused.state, { call_2: Chat.approve("bob") }).pipe(Effect.provide(scripted.layer))
+      )
+      assert.strictEqual(second.message, "resume: call_2 (book) is already decided: rejected by ann: no")
+      assert.strictEqual(counts.book, 0)
+    })
+  )
+
   it.effect("rejecting answers the call with an APPROVAL error carrying the reason; the call never runs", () =>
     Effect.gen(function* () {
       const { travel, counts } = fixture()

@@ -24,6 +24,7 @@ import {
   type ToolAnswer
 } from "../../Chat.ts"
 import * as StoreBoundary from "../../StoreBoundary.ts"
+import * as ToolCallId from "../../ToolCallId.ts"
 import * as ApprovalKernel from "../pipeline/approval.ts"
 import * as Conversion from "../schema/decode.ts"
 import * as Answer from "./answer.ts"
@@ -54,7 +55,12 @@ export const check = (
           : `the paused state is version ${JSON.stringify(version)}; this Rolecraft resumes version ${pausedStateVersion}`
       )
     }
-    const state = yield* Conversion.decode(PausedState, raw, { action: "resume" })
+    const decoded = yield* Conversion.decode(PausedState, raw, { action: "resume" })
+    // Ids repeated across the state's turns yield to the last step's, which its pending calls are known by.
+    const state: PausedState = {
+      ...decoded,
+      messages: ToolCallId.unique(decoded.messages, { keepLast: true }).messages
+    }
     const checked = ChatMessages.checkPaused("resume", state.messages, state.pending, decisions)
     if (Result.isFailure(checked)) return yield* checked.failure
     return { state, calls: checked.success }
