@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs"
+import { DatabaseSync } from "node:sqlite"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -398,4 +399,126 @@ describe("Approval (SPEC §9 step 2)", () => {
       rmSync(dir, { recursive: true })
     })
   )
+
+  describe("the approval step at the store boundary", () => {
+    /** A store counting what it stores, with the production rules. */
+    const counting = (storage: ApprovalStore.Storage = ApprovalStore.memoryStorage()) => {
+      const inserted: Array<ApprovalStore.Token> = []
+      const store = ApprovalStore.make({
+        ...storage,
+        insert: (token) =>
+          Effect.andThen(
+            Effect.sync(() => inserted.push(token)),
+            storage.insert(token)
+          )
+      })
+      return { store, inserted }
+    }
+
+    it.effect("refusals of one call repeated (no token, forged tokens, at once) share one pending token (C59)", () =>
+      Effect.gen(function* () {
+        const booked = yield* Ref.make(0)
+        const agent = yield* Agent.make({ id: "planner", roles: [makeTravel(booked)] })
+        const { store, inserted } = counting()
+        const using = Effect.provideService(ApprovalStore.ApprovalStore, store)
+        const call = (i: number) =>
+          Effect.exit(
+            using(agent.executeAction("book", i % 2 === 0 ? args : { ...args, _approval_token: `forged-${i}` }))
+          )
+        const one = yield* Effect.forEach(
+          Array.from({ length: 50 }, (_, i) => i),
+          call
+        )
+        const atOnce = yield* Effect.forEach(
+          Array.from({ length: 50 }, (_, i) => i),
+          call,
+          {
+            concurrency: "unbounded"
+          }
+        )
+        const refusals = [...one, ...atOnce].map(approvalError)
+        assert.deepStrictEqual(new Set(refusals.map((refusal) => refusal.check)), new Set(["missing", "unknown"]))
+        assert.strictEqual(new Set(refusals.map((refusal) => refusal.pendingTokenId)).size, 1)
+        assert.strictEqual(inserted.length, 1)
+        // Another call (other arguments) is asked for with a token of its own.
+        const other = approvalError(
+          yield* Effect.exit(using(agent.executeAction("book", { ...args, hotelId: "h-43" })))
+        )
+        assert.notStrictEqual(other.pendingTokenId, refusals[0]?.pendingTokenId)
+        assert.strictEqual(inserted.length, 2)
+        assert.strictEqual(yield* Ref.get(booked), 0)
+      }).pipe(
+        Effect.provideServiceEffect(
+          ApprovalStore.ApprovalStore,
+          Effect.sync(() => counting().store)
+        )
+      )
+    )
+
+    const stores: ReadonlyArray<readonly [string, () => ApprovalStore.Storage]> = [
+      ["memory", ApprovalStore.memoryStorage],
+      ["sqlite", () => ApprovalStore.sqliteStorage(new DatabaseSync(":memory:"))]
+    ]
+    for (const [name, storage] of stores) {
+      it.effect(
+        `${name}: an MCP tool name the store cannot hold is VALIDATION naming the field, not a defect (C52)`,
+        () =>
+          Effect.gen(function* () {
+            const role = Role.make({
+              identity: identity("fx"),
+              actions: {
+                currency: Action.mcpTool({ description: "Currency tools", server: "http://127.0.0.1:1/mcp" }).pipe(
+                  Action.requireApproval({ reason: "Moves money" })
+                )
+              }
+            })
+            const agent = yield* Agent.make({ id: "fx-agent", roles: [role] })
+            for (const tool of ["con\u0000vert", "con\uD800vert"]) {
+              const exit = yield* Effect.exit(
+                agent
+                  .executeAction("currency", { tool, arguments: { amount: 10 } })
+                  .pipe(Effect.provideService(ApprovalStore.ApprovalStore, ApprovalStore.make(storage())))
+              )
+              assert.isFalse(Exit.hasDies(exit))
+              const error = Option.getOrThrow(Exit.findErrorOption(exit)) as {
+                readonly _tag: string
+                readonly category: string
+                readonly issues?: ReadonlyArray<{ readonly path: string }>
+              }
+              assert.deepStrictEqual(
+                [error._tag, error.category, error.issues?.map((issue) => issue.path)],
+                ["ValidationError", "VALIDATION", ["tool"]]
+              )
+            }
+          })
+      )
+    }
+
+    it.effect("a store that cannot be reached is TRANSIENT for the call; a row that does not decode, EXECUTION", () =>
+      Effect.gen(function* () {
+        const booked = yield* Ref.make(0)
+        const agent = yield* Agent.make({ id: "planner", roles: [makeTravel(booked)] })
+        const database = new DatabaseSync(":memory:")
+        const store = ApprovalStore.make(ApprovalStore.sqliteStorage(database))
+        const using = Effect.provideService(ApprovalStore.ApprovalStore, store)
+        const pending = approvalError(yield* Effect.exit(using(agent.executeAction("book", args)))).pendingTokenId!
+        yield* store.approve(pending, "alice")
+        database.prepare("UPDATE rolecraft_approval_tokens SET status = 'bogus'").run()
+        const corrupt = Option.getOrThrow(
+          Exit.findErrorOption(
+            yield* Effect.exit(using(agent.executeAction("book", { ...args, _approval_token: pending })))
+          )
+        ) as { readonly _tag: string; readonly category: string; readonly message: string }
+        assert.deepStrictEqual([corrupt._tag, corrupt.category], ["ExecutionFailure", "EXECUTION"])
+        assert.include(corrupt.message, "the approval store (SQLite): the stored token row")
+        database.close()
+        const down = Option.getOrThrow(
+          Exit.findErrorOption(yield* Effect.exit(using(agent.executeAction("book", args))))
+        ) as { readonly _tag: string; readonly category: string; readonly retryable: boolean; readonly message: string }
+        assert.deepStrictEqual([down._tag, down.category, down.retryable], ["TransientFailure", "TRANSIENT", true])
+        assert.include(down.message, "the approval store (SQLite) could not")
+        assert.strictEqual(yield* Ref.get(booked), 0)
+      })
+    )
+  })
 })

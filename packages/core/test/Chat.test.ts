@@ -7,7 +7,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ScriptedModel, Telemetry } from "@rolecraft/testing"
-import { Chunk, Effect, Fiber, Option, Schema, Stream } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Chunk, Effect, Exit, Fiber, Layer, Option, Redacted, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as Action from "../src/Action.ts"
 import { Timeout, TransientFailure, ValidationError } from "../src/ActionError.ts"
@@ -17,6 +18,7 @@ import * as Chat from "../src/Chat.ts"
 import type * as Events from "../src/Events.ts"
 import * as LanguageModel from "../src/LanguageModel.ts"
 import * as Role from "../src/Role.ts"
+import { postgresUrl } from "../../../test/setup/postgresUrl.ts"
 import { fixture, Location } from "./support/TravelRole.ts"
 
 const toolMessages = (messages: ReadonlyArray<LanguageModel.Message>) =>
@@ -539,6 +541,45 @@ describe("Chat: approvals", () => {
       assert.strictEqual(counts.book, 0)
     })
   )
+
+  const approvalStores: ReadonlyArray<readonly [string, () => Layer.Layer<ApprovalStore.ApprovalStore, unknown>]> = [
+    ["memory", () => ApprovalStore.layerMemory],
+    ["sqlite", () => ApprovalStore.layerSqlite({ filename: ":memory:" })],
+    ["postgres", () => Layer.provide(ApprovalStore.layerSql, PgClient.layer({ url: Redacted.make(postgresUrl()) }))]
+  ]
+  for (const [name, layer] of approvalStores) {
+    it.effect(`${name}: an approver or reason the store cannot hold is VALIDATION at the decision (C52)`, () =>
+      Effect.gen(function* () {
+        const { travel, counts } = fixture()
+        const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+        const scripted = yield* ScriptedModel.make(bookingScript())
+        const paused = yield* agent.chat("Book it").pipe(Effect.provide(scripted.layer))
+        expectTag(paused, "AwaitingApproval")
+        const cases: ReadonlyArray<readonly [Chat.Decision, string]> = [
+          [Chat.reject("bob", "no\u0000pe"), "decisions.call_2.reason"],
+          [Chat.reject("b\u0000b", "no"), "decisions.call_2.approver"],
+          [Chat.approve("b\uD800b"), "decisions.call_2.approver"]
+        ]
+        for (const [decision, path] of cases) {
+          const exit: Exit.Exit<Chat.ChatResult, unknown> = yield* Effect.exit(
+            agent.resume(paused.state, { call_2: decision }).pipe(Effect.provide(scripted.layer))
+          )
+          assert.isFalse(Exit.hasDies(exit), String(exit))
+          const error: unknown = Option.getOrThrow(Exit.findErrorOption(exit))
+          assert.instanceOf(error, ValidationError)
+          assert.deepStrictEqual(
+            (error as ValidationError).issues.map((issue) => issue.path),
+            [path]
+          )
+        }
+        assert.strictEqual(counts.book, 0)
+        const token = Option.getOrThrow(
+          yield* (yield* ApprovalStore.ApprovalStore).get(paused.pending[0]?.pendingTokenId ?? "")
+        )
+        assert.strictEqual(token.status, "pending")
+      }).pipe(Effect.provide(layer()))
+    )
+  }
 
   it.effect("rejecting answers the call with an APPROVAL error carrying the reason; the call never runs", () =>
     Effect.gen(function* () {
