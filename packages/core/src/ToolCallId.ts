@@ -44,25 +44,29 @@ export interface Ids {
 }
 
 /**
- * The ids of a conversation whose calls already have the ids `taken`.
+ * The ids of a conversation whose calls already have the ids `taken`. A
+ * `Set` is read as it is, never copied or written (what a long turn passes,
+ * step after step); any other iterable is copied.
  *
  * @category constructors
  * @since 0.2.0
  */
 export const make = (taken: Iterable<string> = []): Ids => {
-  const seen = new Set(taken)
+  const before: ReadonlySet<string> = taken instanceof Set ? taken : new Set(taken)
+  const seen = new Set<string>()
+  const has = (id: string) => before.has(id) || seen.has(id)
   return {
     assign: (id, step, index) => {
       let fresh = id
-      if (fresh === "" || seen.has(fresh)) {
+      if (fresh === "" || has(fresh)) {
         const base = `${id === "" ? "call" : id}_${step}_${index}`
         fresh = base
-        for (let n = 1; seen.has(fresh); n++) fresh = `${base}_${n}`
+        for (let n = 1; has(fresh); n++) fresh = `${base}_${n}`
       }
       seen.add(fresh)
       return fresh
     },
-    has: (id) => seen.has(id)
+    has
   }
 }
 

@@ -54,6 +54,7 @@ const stepped = <R>(
   response: LanguageModel.Response
 ): Effect.Effect<ChatResult, ActionError, R> => {
   const calls = response.toolCalls
+  for (const call of calls) turn.callIds.add(call.id)
   const messages: ReadonlyArray<Prompt.Message> = [
     ...before,
     calls.length === 0

@@ -85,7 +85,8 @@ const attempt = <R>(
   step: number
 ): Effect.Effect<LanguageModel.Response, ActionError> =>
   Effect.suspend(() => {
-    const parts = partsReader(step, turn.argumentDeltas, ToolCallId.make(ToolCallId.idsOf(request.messages)))
+    // Each attempt assigns against the conversation's ids; the loop records the ids of the answer it keeps.
+    const parts = partsReader(step, turn.argumentDeltas, ToolCallId.make(turn.callIds))
     const started = turn.emit({ _tag: "StepStarted", step })
     // Not streaming: the whole answer, its parts read at once (no stream to run).
     if (!turn.streaming) {

@@ -20,6 +20,7 @@ import {
 } from "../../Chat.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
+import * as ToolCallId from "../../ToolCallId.ts"
 import * as Telemetry from "../events/telemetry.ts"
 import * as Toolkit from "../tool/toolkit.ts"
 import type { Host, Mode, Turn } from "./context.ts"
@@ -145,7 +146,17 @@ export const make = <R>(host: Host<R>): Chats<R> => {
         : ChatMessages.historyOf(chatAction, input, first)
       return Effect.flatMap(Effect.zip(requireModel, history), ([model, messages]) =>
         metered((meter) => {
-          const turn: Turn<R> = { host, toolkit, settings: settings.success, model, meter, prior: zero, ...mode }
+          const callIds = new Set(ToolCallId.idsOf(messages))
+          const turn: Turn<R> = {
+            host,
+            toolkit,
+            settings: settings.success,
+            model,
+            meter,
+            prior: zero,
+            callIds,
+            ...mode
+          }
           return loop(turn, { messages, steps: 0 })
         })
       )
@@ -162,7 +173,17 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       if (Result.isFailure(settings)) return Effect.fail(settings.failure)
       return Effect.flatMap(requireModel, (model) =>
         metered((meter) => {
-          const turn: Turn<R> = { host, toolkit, settings: settings.success, model, meter, prior: state.usage, ...mode }
+          const callIds = new Set(ToolCallId.idsOf(state.messages))
+          const turn: Turn<R> = {
+            host,
+            toolkit,
+            settings: settings.success,
+            model,
+            meter,
+            prior: state.usage,
+            callIds,
+            ...mode
+          }
           return Resume.resume(turn, state, calls, decisions)
         })
       )
