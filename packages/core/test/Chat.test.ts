@@ -526,6 +526,32 @@ describe("Chat: approvals", () => {
       })
   )
 
+  it.effect(
+    "a paused state edited to other arguments: the decision binds to them, the token refuses, nothing runs",
+    () =>
+      Effect.gen(function* () {
+        const { travel, counts } = fixture()
+        const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+        const scripted = yield* ScriptedModel.make(bookingScript())
+        const paused = yield* agent.chat("Book it").pipe(Effect.provide(scripted.layer))
+        expectTag(paused, "AwaitingApproval")
+        const [pending] = paused.state.pending
+        const forged: Chat.PausedState = {
+          ...paused.state,
+          pending: [{ ...(pending as Chat.PendingCall), arguments: { hotel: "Savoy" } }]
+        }
+        const result = yield* agent.resume(forged, { call_2: Chat.approve("ann") }).pipe(Effect.provide(scripted.layer))
+        expectTag(result, "Completed")
+        assert.deepStrictEqual(errorOf(toolMessages(result.messages)[1]?.[1]), {
+          category: "APPROVAL",
+          message: "book requires approval (Bookings cost money): the approval token was issued for other arguments"
+        })
+        assert.strictEqual(counts.book, 0)
+        const token = Option.getOrThrow(yield* agent.approvals.get(pending?.pendingTokenId ?? ""))
+        assert.strictEqual(token.status, "pending", "the decision was not recorded on the real call's token")
+      })
+  )
+
   it.effect("rejected first, approved second: the second resume is refused and the call never runs", () =>
     Effect.gen(function* () {
       const { travel, counts } = fixture()
