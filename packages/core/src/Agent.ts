@@ -142,7 +142,12 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
   }
   /**
    * Continues a turn paused for approvals with one `Chat.approve` or
-   * `Chat.reject` decision per pending tool call id.
+   * `Chat.reject` decision per pending tool call id. Each decision is
+   * recorded in the approval store, bound to the call as the state shows it,
+   * before any call runs. A call is decided once: a state resumed before with
+   * other decisions fails with APPROVAL (`check: "decided"`, "call_2 (book)
+   * is already decided: approved by ann") and nothing runs; resumed again with
+   * the same decisions, an approved call finds its token used.
    */
   readonly resume: {
     <S extends Schema.Top>(

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Chat } from "@rolecraft/core"
 import { type Duration, Effect, Layer } from "effect"
 import { DurableChat, type RunStore } from "../src/index.ts"
+import * as Model from "@rolecraft/core/LanguageModel"
 import { makeAgent, refundModel } from "./support/refunds.ts"
 
 const toolMessages = (status: RunStore.RunStatus) =>
@@ -130,6 +131,68 @@ describe("DurableChat on the in-memory engine", () => {
       const token = yield* agent.approvals.get(paused.pending[0]?.pendingTokenId ?? "")
       assert.strictEqual(token._tag === "Some" ? token.value.status : "none", "pending")
     }).pipe(Effect.scoped)
+  )
+})
+
+describe("DurableChat and tool call ids", () => {
+  // A durable run is a chat turn: its ids come from the same assignment. A model that reuses `call_1` in a later
+  // step gets a fresh id there, so the later call waits for its own decision and the earlier one never applies.
+  it.live(
+    "a model that reuses an id in a later step: the later call gets a fresh id and waits for its own decision",
+    () =>
+      Effect.gen(function* () {
+        const refunds: Array<string> = []
+        const agent = yield* makeAgent({ onRefund: (order) => Effect.sync(() => void refunds.push(order)) })
+        const model = Layer.succeed(
+          Model.LanguageModel,
+          Model.make(
+            (call) =>
+              Effect.sync(() => {
+                const answered = call.request.messages.filter((m) => m.role === "tool").length
+                return answered < 2
+                  ? {
+                      toolCalls: [
+                        { id: "call_1", name: "refund", arguments: JSON.stringify({ order: `order-${answered}` }) }
+                      ],
+                      finishReason: "tool_calls" as const,
+                      usage: { inputTokens: 1, outputTokens: 1 }
+                    }
+                  : { text: "Done.", finishReason: "stop" as const, usage: { inputTokens: 1, outputTokens: 1 } }
+              }),
+            { name: "reusing-ids" }
+          )
+        )
+        const turns = DurableChat.make("reused-ids")
+        const context = yield* Layer.build(
+          turns.layer(agent).pipe(Layer.provideMerge(DurableChat.layerTest), Layer.provide(model))
+        )
+        const run = <A, E>(effect: Effect.Effect<A, E, DurableChat.Services>) => Effect.provide(effect, context)
+        yield* run(turns.start("run-ids", "refund both"))
+        const first = yield* run(waitFor(turns, "run-ids", "AwaitingApproval"))
+        assert.deepStrictEqual(
+          first._tag === "AwaitingApproval" ? first.pending.map((p) => [p.toolCallId, p.arguments]) : [],
+          [["call_1", { order: "order-0" }]]
+        )
+        yield* run(turns.decide("run-ids", { call_1: Chat.approve("alice") }))
+        const second = yield* run(
+          turns.status("run-ids").pipe(
+            Effect.tap(() => Effect.sleep("10 millis")),
+            Effect.repeat({
+              until: (s) =>
+                (s._tag === "AwaitingApproval" && s.segment === 1) || s._tag === "Done" || s._tag === "Failed"
+            })
+          )
+        )
+        assert.deepStrictEqual(
+          second._tag === "AwaitingApproval" ? second.pending.map((p) => [p.toolCallId, p.arguments]) : [second._tag],
+          [["call_1_2_0", { order: "order-1" }]]
+        )
+        assert.deepStrictEqual(refunds, ["order-0"])
+        yield* run(turns.decide("run-ids", { call_1_2_0: Chat.reject("alice", "not this one") }))
+        const final = yield* run(turns.await("run-ids", { pollInterval: "10 millis" }))
+        assert.strictEqual(final._tag, "Done")
+        assert.deepStrictEqual(refunds, ["order-0"])
+      }).pipe(Effect.scoped)
   )
 })
 

@@ -164,7 +164,8 @@ const pause = <R>(run: Run<R>, paused: Paused, at: number) =>
       const now = yield* Clock.currentTimeMillis
       const left: Record<string, number> = {}
       for (const call of paused.pending) {
-        const token = yield* run.agent.approvals.get(call.pendingTokenId)
+        // A store that cannot be reached stays a defect of the run here, as before the store boundary.
+        const token = yield* Effect.orDie(run.agent.approvals.get(call.pendingTokenId))
         left[call.toolCallId] = Option.isSome(token) ? Math.max(0, token.value.expiresAt - now) : 0
       }
       yield* run.store.set(run.name, run.runId, { _tag: "AwaitingApproval", pending: paused.pending, segment: at })
@@ -209,7 +210,8 @@ const resumes = <R>(run: Run<R>, paused: Paused, verdicts: ReadonlyArray<typeof 
       yield* run.store.set(run.name, run.runId, { _tag: "Running" })
       for (const [i, call] of paused.pending.entries()) {
         if (verdicts[i]?._tag !== "Expired") continue
-        const token = yield* run.agent.approvals.get(call.pendingTokenId)
+        // A store that cannot be reached stays a defect of the run here, as before the store boundary.
+        const token = yield* Effect.orDie(run.agent.approvals.get(call.pendingTokenId))
         const now = yield* Clock.currentTimeMillis
         if (Option.isSome(token) && token.value.expiresAt > now) {
           yield* Effect.sleep(Duration.millis(token.value.expiresAt - now))
