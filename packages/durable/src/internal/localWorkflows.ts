@@ -27,9 +27,9 @@ export const layer = (engine: string): Layer.Layer<LocalWorkflows> =>
 /** Records that the durable chat `name` runs in this process (nothing when the engine is a cluster's). */
 export const register = (name: string): Effect.Effect<void> =>
   Effect.serviceOption(LocalWorkflows).pipe(
-    Effect.map((local) => {
-      if (local._tag === "Some") local.value.names.add(name)
-    })
+    Effect.flatMap((local) =>
+      local._tag === "Some" ? Effect.sync(() => void local.value.names.add(name)) : Effect.void
+    )
   )
 
 /**
