@@ -1,5 +1,5 @@
 /**
- * One chat turn (SPEC §7) over the real `openai` SDK, offline: the example
+ * One chat turn over the real `openai` SDK, offline: the example
  * starts a local OpenAI-compatible endpoint (`ChatCompletionsServer`) whose
  * script plays the model, and a small weather service on 127.0.0.1. The model
  * calls three tools in one step — a local action (`nights`), a webService
