@@ -168,7 +168,7 @@ const program = Effect.gen(function* () {
 NodeRuntime.runMain(program)
 `
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /** The documentation's programs (blocks opened with `ts run`), each expected to print what its `// prints "…"` say. */
 const docPrograms = () =>
@@ -179,7 +179,7 @@ const docPrograms = () =>
       file: `doc-${snippet.file.replace(/\.md$/, "").replace(/\W/g, "-")}-${snippet.line}.ts`,
       code: () => snippet.code,
       expect: [...snippet.code.matchAll(/\/\/ prints "([^"]+)"/g)].map(
-        (match) => new RegExp(`^${escape(match[1] ?? "")}$`, "m")
+        (match) => new RegExp(`^${escapeRegExp(match[1] ?? "")}$`, "m")
       )
     }))
 
