@@ -123,7 +123,7 @@ const program = Effect.gen(function* () {
   const [first] = yield* endpoint.requests
   const offered = (first?.body as { tools?: ReadonlyArray<{ function: { name: string } }> } | undefined)?.tools ?? []
   yield* Console.log(`\nTools offered: ${offered.map((tool) => tool.function.name).join(", ")}`)
-  yield* Console.log(`${result.steps} model calls, ${result.usage.totalTokens} tokens.`)
+  yield* Console.log(`${result.steps} model call${result.steps === 1 ? "" : "s"}, ${result.usage.totalTokens} tokens.`)
 }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(NodeHttpClient.layerUndici, McpClientSdk.layer())))
 
 NodeRuntime.runMain(program)
