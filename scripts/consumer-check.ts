@@ -11,15 +11,17 @@
  *    Both get `typescript`, `@types/node`, the MCP project's
  *    `@modelcontextprotocol/server-everything` (docs/mcp.md's programs spawn
  *    it) and a stock `tsconfig.json` from
- *    `tsc --init`, with `lib: ["es2023", "dom"]`, `skipLibCheck: false` and
- *    `types: ["node"]` (the line `tsc --init` suggests for Node).
+ *    `tsc --init`, with `lib: ["es2023", "dom"]`, `skipLibCheck: false`,
+ *    `types: ["node"]` (the line `tsc --init` suggests for Node) and
+ *    `rewriteRelativeImportExtensions: true` (the README's two settings), so
+ *    the user's own `./travel.ts` is imported as Node runs it.
  * 3. In each project: type-check and then run with plain `node` (type
  *    stripping) these programs, asserting what they print:
  *    - `first-agent.ts`: the README's first TypeScript block, read from
  *      README.md now, so the check follows the README;
  *    - `chat-turn.ts`: a chat turn through `@rolecraft/openai`'s layer against
  *      `ChatCompletionsServer` from `@rolecraft/testing`, the model calling a
- *      local action before it answers;
+ *      local action (from the user's own `./travel.ts`) before it answers;
  *    - every documentation block opened with ```` ```ts run ```` (see
  *      scripts/check-snippets.ts), read from the docs now: each must exit 0
  *      within a minute, printing every `// prints "…"` it promises. Among
@@ -127,13 +129,11 @@ const firstAgent = (): string => {
   return first.code
 }
 
-const chatTurn = `import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Action, Agent, Role } from "@rolecraft/core"
-import { OpenAiLanguageModel } from "@rolecraft/openai"
-import { ChatCompletionsServer } from "@rolecraft/testing"
-import { Console, Effect, Redacted, Schema } from "effect"
+/** A module of the user's own, imported as `./travel.ts` (what `rewriteRelativeImportExtensions` allows). */
+const travelModule = `import { Action, Role } from "@rolecraft/core"
+import { Schema } from "effect"
 
-const Travel = Role.make({
+export const Travel = Role.make({
   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
   actions: {
     nights: Action.local({
@@ -143,6 +143,14 @@ const Travel = Role.make({
     })
   }
 })
+`
+
+const chatTurn = `import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Agent } from "@rolecraft/core"
+import { OpenAiLanguageModel } from "@rolecraft/openai"
+import { ChatCompletionsServer } from "@rolecraft/testing"
+import { Console, Effect, Redacted } from "effect"
+import { Travel } from "./travel.ts"
 
 const program = Effect.gen(function* () {
   const endpoint = yield* ChatCompletionsServer.make([
@@ -224,7 +232,17 @@ const setUp = async (
     await must(
       label("tsc --init"),
       join(dir, "node_modules/.bin/tsc"),
-      ["--init", "--lib", "es2023,dom", "--skipLibCheck", "false", "--types", "node"],
+      [
+        "--init",
+        "--lib",
+        "es2023,dom",
+        "--skipLibCheck",
+        "false",
+        "--types",
+        "node",
+        "--rewriteRelativeImportExtensions",
+        "true"
+      ],
       dir
     )
   } catch {
@@ -241,6 +259,7 @@ const setUp = async (
 const exercise = async (name: string, dir: string): Promise<void> => {
   const label = (what: string) => `${name}: ${what}`
 
+  writeFileSync(join(dir, "travel.ts"), travelModule)
   for (const program of programs) writeFileSync(join(dir, program.file), program.code())
   const tsc = await run(join(dir, "node_modules/.bin/tsc"), ["--noEmit", "-p", "."], dir)
   if (tsc.status === 0)
