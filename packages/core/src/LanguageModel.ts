@@ -34,7 +34,7 @@ import type * as JsonSchema from "effect/JsonSchema"
 import * as HttpFailure from "./internal/model/httpFailure.ts"
 import * as Joiner from "./internal/model/joiner.ts"
 import type { ProviderChunk, StreamPart } from "./internal/model/joiner.ts"
-import { normalise, type ProviderResponse, type Response } from "./internal/model/provider.ts"
+import { capped, normalise, type ProviderResponse, type Response } from "./internal/model/provider.ts"
 import * as Prompt from "./Prompt.ts"
 
 // =============================================================================
@@ -138,6 +138,11 @@ export interface Toolkit {
  *   turn's); it names the call's errors and span. Default `"LanguageModel"`.
  * - `responseFormat`: ask for a reply that is JSON matching a schema (see
  *   {@link ResponseFormat}); sent only when given.
+ * - `maxTokens`: the most tokens the reply may use (an integer >= 1; the
+ *   openai layer sends it as `max_completion_tokens`); sent only when given,
+ *   otherwise the provider's own limit applies. A reply that used exactly
+ *   this many output tokens was cut at the limit: its finish reason is
+ *   `"length"`, whatever the provider said.
  *
  * @category models
  * @since 0.1.0
@@ -150,6 +155,7 @@ export interface Request {
   readonly toolChoice?: ToolChoice | undefined
   readonly action?: string | undefined
   readonly responseFormat?: ResponseFormat | undefined
+  readonly maxTokens?: number | undefined
 }
 
 /**
@@ -500,7 +506,9 @@ const generated = (setup: Setup, request: Request): Effect.Effect<Response, Acti
       ),
       (raw) => {
         const response = normalise(action, raw)
-        return response instanceof ExecutionFailure ? Effect.fail(response) : Effect.succeed(response)
+        return response instanceof ExecutionFailure
+          ? Effect.fail(response)
+          : Effect.succeed(capped(response, request.maxTokens))
       }
     )
   }
@@ -529,13 +537,19 @@ const streamed = (setup: Setup, request: Request): Stream.Stream<StreamPart, Act
         try: () => stream(callOf(setup, request, controller.signal)),
         catch: (thrown) => Joiner.streamFailure(action, thrown)
       })
-      return Joiner.joined(
+      const joined = Joiner.joined(
         action,
         Stream.isStream(source) ? source : Stream.fromAsyncIterable(source, (error) => error),
         () => {
           ended = true
         }
       )
+      const maxTokens = request.maxTokens
+      return maxTokens === undefined
+        ? joined
+        : Stream.map(joined, (part) =>
+            part._tag === "Finished" ? { ...part, response: capped(part.response, maxTokens) } : part
+          )
     })
   )
 }

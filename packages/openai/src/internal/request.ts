@@ -2,8 +2,9 @@
  * The chat completions request a model request becomes: its messages in the
  * API's roles (an assistant message's tool calls as `function` calls, its
  * content `null` when it only called tools), its tools as `function` tools,
- * and `temperature`, `tool_choice` and `response_format` only when the
- * request gives them. Every request is accepted; the API judges the rest.
+ * and `temperature`, `max_completion_tokens` (the request's `maxTokens`),
+ * `tool_choice` and `response_format` only when the request gives them.
+ * Every request is accepted; the API judges the rest.
  */
 import type { LanguageModel, Prompt } from "@rolecraft/core"
 import type {
@@ -61,6 +62,7 @@ export const requestBody = (request: LanguageModel.Request, model: string): Chat
           }))
         }),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.maxTokens === undefined ? {} : { max_completion_tokens: request.maxTokens }),
     ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoiceOf(request.toolChoice) }),
     ...(request.responseFormat === undefined
       ? {}
