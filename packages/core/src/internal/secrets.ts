@@ -1,12 +1,13 @@
 /**
  * The secrets an agent knows: its actions' credentials — a webService's `authTokenEnv`, an mcpTool's
- * `apiKeyEnv`, the agent's own MCP servers' — read through `Config` from the provider in context, and the
- * secrets the `LanguageModel` in context declares (its provider's key, whichever layer made it). Every exit
- * of the agent redacts all of them: the pipeline's and a chat turn's errors, the event hub, the telemetry
- * writer and the tool-message writer. They are read where a string may leave with one — on failure, with
- * content tracing, for an event or span attribute that carries outside text, once per chat turn — never on
- * the path of a call that succeeds with nothing outside to report; reading is not cached, so a key a
- * provider rotates is redacted from its first use.
+ * `apiKeyEnv` (its agent's own MCP servers included), read through `Config` from the provider in context, and
+ * the credential variables of a stdio server's environment — and the secrets the `LanguageModel` in context
+ * declares (its provider's key, whichever layer made it). Every exit of the agent redacts all of them: the
+ * pipeline's and a chat turn's errors, the event hub, the telemetry writer and the tool-message writer. They
+ * are read where a string may leave with one — on failure, with content tracing, for an event or span
+ * attribute that carries outside text, once per chat turn — never on the path of a call that succeeds with
+ * nothing outside to report; their values are read each time, not kept, so a key a provider rotates is
+ * redacted from its first use.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
