@@ -24,6 +24,7 @@ import * as EventHub from "../events/hub.ts"
 import * as LlmExecutor from "../executor/llm.ts"
 import type * as Toolkit from "../tool/toolkit.ts"
 import * as Answer from "./answer.ts"
+import * as ChatMessages from "./messages.ts"
 import type { Position, Turn } from "./context.ts"
 import { chatAction } from "./settings.ts"
 import * as Step from "./step.ts"
@@ -54,12 +55,7 @@ const stepped = <R>(
   response: LanguageModel.Response
 ): Effect.Effect<ChatResult, ActionError, R> => {
   const calls = response.toolCalls
-  const messages: ReadonlyArray<Prompt.Message> = [
-    ...before,
-    calls.length === 0
-      ? { role: "assistant", content: response.text }
-      : { role: "assistant", content: response.text, toolCalls: calls }
-  ]
+  const messages: ReadonlyArray<Prompt.Message> = [...before, ChatMessages.assistantOf(response)]
   const finished: StepFinished = {
     _tag: "StepFinished",
     step,
@@ -134,6 +130,8 @@ const completed = <R>(
       steps,
       finishReason: response.finishReason,
       ...(response.refusal === undefined ? {} : { refusal: response.refusal }),
+      ...(response.reasoning === undefined ? {} : { reasoning: response.reasoning }),
+      ...(response.citations === undefined ? {} : { citations: response.citations }),
       ...(decodedOutput === undefined ? {} : { output: decodedOutput.value })
     })
   )

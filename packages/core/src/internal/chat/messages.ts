@@ -1,13 +1,15 @@
 /**
- * The messages of a chat turn: checking a caller's history and a
- * paused state (every tool call answered exactly once), fresh ids for empty
- * or repeated tool call ids, and the text of a tool message.
+ * The messages of a chat turn: the assistant message of a model's answer,
+ * checking a caller's history and a paused state (every tool call answered
+ * exactly once), fresh ids for empty or repeated tool call ids, and the text
+ * of a tool message.
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type ActionError, isActionError, type RetrievalFailure, ValidationError } from "../../ActionError.ts"
 import * as Conversion from "../schema/decode.ts"
+import type * as LanguageModel from "../../LanguageModel.ts"
 import * as Prompt from "../../Prompt.ts"
 import * as ToolResult from "../../ToolResult.ts"
 
@@ -73,6 +75,19 @@ export const historyOf = (
       : [{ role: "system", content: system }, ...messages]
     return Effect.succeed(out)
   })
+
+/** The assistant message of a model's answer: its text, its tool calls (if any) and its reasoning (if any). */
+export const assistantOf = (response: LanguageModel.Response): Prompt.AssistantMessage => {
+  const calls = response.toolCalls
+  const base: Prompt.AssistantMessage =
+    calls.length === 0
+      ? { role: "assistant", content: response.text }
+      : { role: "assistant", content: response.text, toolCalls: calls }
+  if (response.reasoning === undefined) return base
+  return response.reasoningField === undefined
+    ? { ...base, reasoning: response.reasoning }
+    : { ...base, reasoning: response.reasoning, reasoningField: response.reasoningField }
+}
 
 /**
  * The id a tool call of a step is answered under: its own, or — when it is

@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Stream } from "effect"
-import * as Joiner from "../../../src/internal/model/joiner.ts"
+import * as Reader from "../../../src/internal/model/streamReader.ts"
 
-const joining = (chunks: ReadonlyArray<Joiner.ProviderChunk>) => Joiner.joined("ask", Stream.fromIterable(chunks))
+const joining = (chunks: ReadonlyArray<Reader.ProviderChunk>, maxReplyCharacters?: number) =>
+  Reader.joined(Reader.reader({ action: "ask", maxReplyCharacters }), "ask", Stream.fromIterable(chunks))
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   assert.isTrue(Exit.isFailure(exit))
@@ -11,9 +12,9 @@ const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   return (error as { readonly error: E }).error
 }
 
-describe("the stream joiner", () => {
+describe("the stream reader", () => {
   it.effect(
-    "joins fragments by index, takes ids and names from whichever fragment carries them and usage from the last chunk",
+    "joins fragments by index, takes ids and names from whichever fragment carries them and usage from the last chunk; calls in the order they began",
     () =>
       Effect.gen(function* () {
         const joined = joining([
@@ -31,19 +32,20 @@ describe("the stream joiner", () => {
         assert.deepStrictEqual(parts, [
           { _tag: "TextDelta", delta: "Looking " },
           { _tag: "TextDelta", delta: "it up." },
-          { _tag: "ToolCallArgumentsStarted", index: 0, id: "c0", name: "search" },
-          { _tag: "ToolCallArgumentsDelta", index: 0, id: "c0", delta: '{"city":' },
-          { _tag: "ToolCallArgumentsStarted", index: 1, id: "c1", name: "nights" },
+          // the call at wire index 1 began first: it is the reply's first call
+          { _tag: "ToolCallArgumentsStarted", index: 1, id: "c0", name: "search" },
+          { _tag: "ToolCallArgumentsDelta", index: 1, id: "c0", delta: '{"city":' },
+          { _tag: "ToolCallArgumentsStarted", index: 0, id: "c1", name: "nights" },
           // what arrived before the call's id is given when it starts
-          { _tag: "ToolCallArgumentsDelta", index: 1, id: "c1", delta: '{"city":"Porto"}' },
-          { _tag: "ToolCallArgumentsDelta", index: 0, id: "c0", delta: '"Lisbon"}' },
+          { _tag: "ToolCallArgumentsDelta", index: 0, id: "c1", delta: '{"city":"Porto"}' },
+          { _tag: "ToolCallArgumentsDelta", index: 1, id: "c0", delta: '"Lisbon"}' },
           {
             _tag: "Finished",
             response: {
               text: "Looking it up.",
               toolCalls: [
-                { id: "c0", name: "search", arguments: '{"city":"Lisbon"}' },
-                { id: "c1", name: "nights", arguments: '{"city":"Porto"}' }
+                { id: "c1", name: "nights", arguments: '{"city":"Porto"}' },
+                { id: "c0", name: "search", arguments: '{"city":"Lisbon"}' }
               ],
               usage: { inputTokens: 20, outputTokens: 7, totalTokens: 27 },
               finishReason: "tool_calls",
@@ -71,7 +73,7 @@ describe("the stream joiner", () => {
         { toolCalls: [{ index: 1, id: "c1", arguments: '{"a":1}' }] },
         { finishReason: "tool_calls" }
       ])
-      const parts: Array<Joiner.StreamPart> = []
+      const parts: Array<Reader.StreamPart> = []
       const exit = yield* Effect.exit(Stream.runForEach(joined, (part) => Effect.sync(() => parts.push(part))))
       const error = failureOf(exit)
       assert.strictEqual(error.category, "EXECUTION")
@@ -91,7 +93,7 @@ describe("the stream joiner", () => {
         [null, "the chunk is not an object"]
       ]
       for (const [chunk, field] of cases) {
-        const joined = joining([chunk as Joiner.ProviderChunk, { finishReason: "stop" }])
+        const joined = joining([chunk as Reader.ProviderChunk, { finishReason: "stop" }])
         const error = failureOf(yield* Effect.exit(Stream.runCollect(joined)))
         assert.strictEqual(error.category, "EXECUTION")
         assert.include(error.message, `malformed chunk (chunk 1): ${field}`)
