@@ -574,7 +574,8 @@ const streamed = (setup: Setup, request: Request): Stream.Stream<StreamPart, Act
         maxReplyCharacters: setup.maxReplyCharacters,
         now: yield* CallLimits.clockNow
       })
-      const parts = StreamReader.joined(
+      yield* CallLimits.watch(read, action, setup.limits, () => controller.abort())
+      return StreamReader.joined(
         read,
         action,
         Stream.isStream(source) ? source : Stream.fromAsyncIterable(source, (error) => error),
@@ -582,7 +583,6 @@ const streamed = (setup: Setup, request: Request): Stream.Stream<StreamPart, Act
           ended = true
         }
       )
-      return CallLimits.bounded(parts, read, action, setup.limits)
     })
   )
 }

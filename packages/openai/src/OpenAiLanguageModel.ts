@@ -249,9 +249,10 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
           "or set the role's spec.model.name",
         issues: [{ path: "model", message: "no model named" }]
       })
+    const failure = { timeout, baseURL, maxReplyCharacters }
     const failed = (action: string) => (error: unknown) =>
       Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
-        Effect.fail(Failure.toActionError(action, error, { timeout, nowMs, baseURL, maxReplyCharacters }))
+        Effect.fail(Failure.toActionError(action, error, { ...failure, nowMs }))
       )
     return LanguageModel.make(
       {
@@ -267,19 +268,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
         },
         stream: ({ request, model, action, signal }) => {
           if (model === undefined) return Stream.fail(noModel(action))
-          return Stream.unwrap(
-            Effect.tryPromise({
-              try: () => client.chat.completions.create(WireRequest.streamingRequestBody(request, model), { signal }),
-              catch: (error) => error
-            }).pipe(
-              Effect.catch(failed(action)),
-              Effect.map((chunks) =>
-                Stream.fromAsyncIterable(chunks, (error) =>
-                  Failure.streamError(action, error, { timeout, baseURL, maxReplyCharacters })
-                ).pipe(Stream.mapEffect((chunk) => WireStream.chunkOf(action, chunk)))
-              )
-            )
-          )
+          return chunksOf(client, WireRequest.streamingRequestBody(request, model), action, signal, failure)
         }
       },
       {
@@ -292,6 +281,35 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
       }
     )
   })
+
+/**
+ * The chunks of one streamed call, read as they arrive (an async iterable: the core stream reader pulls them,
+ * one promise a chunk and no effect); every failure is an action error: the request's by `toActionError`, the
+ * stream's by `streamError`, a malformed chunk's EXECUTION.
+ */
+async function* chunksOf(
+  client: OpenAI,
+  body: ChatCompletionCreateParamsStreaming,
+  action: string,
+  signal: AbortSignal,
+  failure: { readonly timeout: Duration.Duration; readonly baseURL: string; readonly maxReplyCharacters: number }
+): AsyncIterable<LanguageModel.ProviderChunk> {
+  let chunks: AsyncIterable<ChatCompletionChunk>
+  try {
+    chunks = await client.chat.completions.create(body, { signal })
+  } catch (error) {
+    throw Failure.toActionError(action, error, { ...failure, nowMs: Date.now() })
+  }
+  try {
+    for await (const chunk of chunks) {
+      const read = WireStream.readChunk(action, chunk)
+      if (read instanceof ActionError.ExecutionFailure) throw read
+      yield read
+    }
+  } catch (error) {
+    throw Failure.streamError(action, error, failure)
+  }
+}
 
 /**
  * A `LanguageModel` layer over the `openai` SDK (see {@link Options}).

@@ -52,24 +52,38 @@ const lastBoundary = (chunk: Uint8Array, before: readonly [number, number]): num
 
 /** `body` counted as it is read: past `limit` bytes in all (or in one event, for a stream) it fails. */
 const counted = (body: ReadableStream<Uint8Array>, limit: number, streamed: boolean): ReadableStream<Uint8Array> => {
+  const reader = body.getReader()
   let size = 0
   let before: readonly [number, number] = [-1, -1]
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        if (streamed) {
-          const at = lastBoundary(chunk, before)
-          size = at < 0 ? size + chunk.length : chunk.length - at
-          const n = chunk.length
-          if (n >= 2) before = [chunk[n - 2] as number, chunk[n - 1] as number]
-          else if (n === 1) before = [before[1], chunk[0] as number]
-        } else {
-          size += chunk.length
+  // Pulled one read at a time, as the SDK reads: no pipe, no buffering ahead of the reader.
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await reader.read()
+        if (done) {
+          controller.close()
+          return
         }
-        if (size > limit) controller.error(new BodyTooLarge(limit, streamed))
-        else controller.enqueue(chunk)
-      }
-    })
+        if (streamed) {
+          const at = lastBoundary(value, before)
+          size = at < 0 ? size + value.length : value.length - at
+          const n = value.length
+          if (n >= 2) before = [value[n - 2] as number, value[n - 1] as number]
+          else if (n === 1) before = [before[1], value[0] as number]
+        } else {
+          size += value.length
+        }
+        if (size <= limit) {
+          controller.enqueue(value)
+          return
+        }
+        const error = new BodyTooLarge(limit, streamed)
+        controller.error(error)
+        await reader.cancel(error).catch(() => undefined)
+      },
+      cancel: (reason) => reader.cancel(reason)
+    },
+    { highWaterMark: 0 }
   )
 }
 
@@ -81,6 +95,9 @@ export const boundedFetch =
   async (input, init) => {
     const response = await base(input, init)
     if (response.body === null || bodiless.has(response.status)) return response
+    // A body whose length is declared within the cap cannot pass it (fetch refuses a longer one).
+    const length = Number(response.headers.get("content-length") ?? Number.NaN)
+    if (Number.isInteger(length) && length >= 0 && length <= limit) return response
     const streamed = response.headers.get("content-type")?.includes("text/event-stream") === true
     const capped = new Response(counted(response.body, limit, streamed), {
       status: response.status,

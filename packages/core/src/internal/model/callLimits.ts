@@ -2,16 +2,22 @@
  * The time limits of one model call: a whole-call deadline (`timeout`), for
  * a generated answer and a streamed one alike, and for a stream an idle
  * limit between batches of chunks (`idleTimeout`). Either ends the call as
- * TIMEOUT (retryable) naming the limit, and interrupts it, so the provider's
- * request is aborted. A stream is watched by one timer, re-armed only when
- * it fires: reading a chunk costs a clock read, never a timer.
+ * TIMEOUT (retryable) naming the limit, with the provider's request aborted.
+ *
+ * A generated answer is cut off by the house's time limit (`run/timeLimit`).
+ * A stream is watched by one fiber that sleeps until the nearer limit and is
+ * re-armed only when it wakes: reading a chunk costs a clock read, never a
+ * timer. When a limit passes, the watch aborts the provider's request (the
+ * provider ends its stream, as its contract asks) and the reader fails with
+ * the TIMEOUT — at once when it is waiting, or at the next chunk it reads.
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
+import type * as Scope from "effect/Scope"
 import { type ActionError, Timeout } from "../../ActionError.ts"
-import type { Reader, StreamPart } from "./streamReader.ts"
+import * as TimeLimit from "../run/timeLimit.ts"
+import type { Reader } from "./streamReader.ts"
 
 /** The default whole-call deadline of a model call. */
 export const defaultTimeout = Duration.minutes(10)
@@ -47,40 +53,50 @@ export const deadline = <A, R>(
 ): Effect.Effect<A, ActionError, R> => {
   const after = limits.timeout
   if (after === undefined) return effect
-  return Effect.timeoutOrElse(effect, { duration: after, orElse: () => Effect.fail(deadlinePassed(action, after)) })
+  return TimeLimit.timeoutOrElse(effect, after, () => Effect.fail(deadlinePassed(action, after)))
 }
 
 /**
- * Fails with the first limit a streamed call passes: the deadline from its start, or the idle limit from the
- * last batch `read` read (from the start before the first). Sleeps until the nearer one, then looks again.
+ * The first limit a streamed call passes, once it passes: the deadline from its start, or the idle limit from
+ * the last batch `read` read (from the start before the first). Sleeps until the nearer one, then looks again.
  */
-const watch = (read: Reader, action: string, limits: CallLimits): Effect.Effect<never, ActionError> =>
+const expiry = (read: Reader, action: string, limits: CallLimits): Effect.Effect<ActionError> =>
   Effect.clockWith((clock) => {
     const start = clock.currentTimeMillisUnsafe()
     const { timeout, idleTimeout } = limits
     const deadlineAt = timeout === undefined ? Number.POSITIVE_INFINITY : start + Duration.toMillis(timeout)
     const idleMs = idleTimeout === undefined ? Number.POSITIVE_INFINITY : Duration.toMillis(idleTimeout)
-    const look: Effect.Effect<never, ActionError> = Effect.suspend(() => {
+    const look: Effect.Effect<ActionError> = Effect.suspend(() => {
       const now = clock.currentTimeMillisUnsafe()
-      if (timeout !== undefined && now >= deadlineAt) return Effect.fail(deadlinePassed(action, timeout))
+      if (timeout !== undefined && now >= deadlineAt) return Effect.succeed(deadlinePassed(action, timeout))
       const last = read.lastBatchAt < 0 ? start : read.lastBatchAt
       const idleAt = last + idleMs
-      if (idleTimeout !== undefined && now >= idleAt) return Effect.fail(idlePassed(action, idleTimeout))
+      if (idleTimeout !== undefined && now >= idleAt) return Effect.succeed(idlePassed(action, idleTimeout))
       return Effect.andThen(Effect.sleep(Math.min(deadlineAt, idleAt) - now), look)
     })
     return look
   })
 
-/** A streamed call's parts within its limits (see the module's header). */
-export const bounded = <R>(
-  parts: Stream.Stream<StreamPart, ActionError, R>,
+/**
+ * Watches a streamed call for the life of the scope (the stream's): when a limit passes, `read` expires with
+ * its TIMEOUT and `abort` aborts the provider's request.
+ */
+export const watch = (
   read: Reader,
   action: string,
-  limits: CallLimits
-): Stream.Stream<StreamPart, ActionError, R> =>
+  limits: CallLimits,
+  abort: () => void
+): Effect.Effect<void, never, Scope.Scope> =>
   limits.timeout === undefined && limits.idleTimeout === undefined
-    ? parts
-    : Stream.interruptWhen(parts, watch(read, action, limits))
+    ? Effect.void
+    : Effect.asVoid(
+        Effect.forkScoped(
+          Effect.map(expiry(read, action, limits), (error) => {
+            read.expire(error)
+            abort()
+          })
+        )
+      )
 
 /** The clock a reader stamps its batches with, so the idle watch measures on the same clock as it sleeps. */
 export const clockNow: Effect.Effect<() => number> = Clock.clockWith((clock) =>

@@ -125,7 +125,8 @@ export interface ReaderOptions {
 /**
  * Reads the chunks of one streamed answer. `pushAll` turns a batch of chunks into the parts it adds;
  * `finish` checks the answer is whole and gives the last parts and the `Finished` response; `chunks`
- * counts the chunks read and `lastBatchAt` is when the last batch came (by `now`; `-1` before any).
+ * counts the chunks read and `lastBatchAt` is when the last batch came (by `now`; `-1` before any);
+ * `expire` cuts the read off with a failure (a time limit passed).
  */
 export const reader = (options: ReaderOptions) => {
   const { action } = options
@@ -138,6 +139,7 @@ export const reader = (options: ReaderOptions) => {
   let usage: ProviderResponse["usage"]
   let model: string | undefined
   let chunks = 0
+  let expired: ActionError | undefined
   let lastBatchAt = -1
   const now = options.now
   let size = 0
@@ -275,7 +277,8 @@ export const reader = (options: ReaderOptions) => {
   /** The parts a batch of chunks adds (one list, so a batch costs one effect). */
   const pushAll = (
     batch: ReadonlyArray<ProviderChunk>
-  ): Effect.Effect<readonly [ReadonlyArray<StreamPart>], ExecutionFailure> => {
+  ): Effect.Effect<readonly [ReadonlyArray<StreamPart>], ActionError> => {
+    if (expired !== undefined) return Effect.fail(expired)
     if (now !== undefined) lastBatchAt = now()
     const parts: Array<StreamPart> = []
     for (const chunk of batch) {
@@ -286,6 +289,7 @@ export const reader = (options: ReaderOptions) => {
   }
 
   const finish = (): Effect.Effect<ReadonlyArray<StreamPart>, ActionError> => {
+    if (expired !== undefined) return Effect.fail(expired)
     if (finishReason === undefined) {
       return Effect.fail(
         new TransientFailure({
@@ -326,6 +330,13 @@ export const reader = (options: ReaderOptions) => {
     },
     get lastBatchAt() {
       return lastBatchAt
+    },
+    /** Why the call was cut off (a time limit passed), once it was; the reader fails with it from then on. */
+    get expired() {
+      return expired
+    },
+    expire: (error: ActionError) => {
+      expired ??= error
     }
   }
 }
@@ -358,7 +369,8 @@ export const joined = <R>(
     Stream.catchCause((cause) =>
       Cause.hasInterruptsOnly(cause)
         ? Stream.failCause(cause as Cause.Cause<never>)
-        : Stream.fail(streamFailure(action, Cause.squash(cause)))
+        : // Cut off by a time limit, the provider's stream may fail as its request is aborted: the limit is why.
+          Stream.fail(read.expired ?? streamFailure(action, Cause.squash(cause)))
     )
   )
 
