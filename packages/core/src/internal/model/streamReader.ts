@@ -122,221 +122,263 @@ export interface ReaderOptions {
   readonly now?: (() => number) | undefined
 }
 
+/** What one reader has read so far: the answer's pieces, its calls by index and by id, and its counts. */
+interface State {
+  readonly action: string
+  readonly cap: number
+  readonly now: (() => number) | undefined
+  text: string
+  refusal: string
+  reasoning: string
+  reasoningField: string | undefined
+  finishReason: string | undefined
+  usage: ProviderResponse["usage"]
+  model: string | undefined
+  chunks: number
+  size: number
+  lastBatchAt: number
+  expired: ActionError | undefined
+  readonly slots: Array<Slot>
+  readonly byIndex: Map<number, Slot>
+  readonly byId: Map<string, Slot>
+  citations: Array<Citation> | undefined
+  citationKeys: Set<string> | undefined
+}
+
+const malformed = (state: State, field: string, detail: string) =>
+  new ExecutionFailure({
+    action: state.action,
+    message: `${state.action}: the model stream sent a malformed chunk (chunk ${state.chunks}): ${field} ${detail}`
+  })
+
+/** Counts `length` more characters of the reply: the failure naming the cap once it is passed. */
+const grow = (state: State, length: number): ExecutionFailure | undefined => {
+  state.size += length
+  return state.size > state.cap ? tooLarge(state.action, state.cap) : undefined
+}
+
+const start = (slot: Slot, parts: Array<StreamPart>) => {
+  slot.started = true
+  const id = slot.id ?? ""
+  const index = slot.position
+  parts.push({ _tag: "ToolCallArgumentsStarted", index, id, name: slot.name as string })
+  if (slot.arguments !== "") parts.push({ _tag: "ToolCallArgumentsDelta", index, id, delta: slot.arguments })
+}
+
+const open = (state: State, index: number | undefined, id: string | undefined): Slot => {
+  const slot: Slot = { position: state.slots.length, id, name: undefined, arguments: "", started: false }
+  state.slots.push(slot)
+  if (index !== undefined) state.byIndex.set(index, slot)
+  if (id !== undefined) state.byId.set(id, slot)
+  return slot
+}
+
+/** The call a fragment belongs to (see the module's header), opened when it begins one. */
+const slotOf = (state: State, index: number | undefined, id: string | undefined): Slot => {
+  if (index !== undefined) {
+    const slot = state.byIndex.get(index)
+    if (slot === undefined) return open(state, index, id)
+    if (id === undefined || slot.id === id) return slot
+    if (slot.id !== undefined) return open(state, index, id)
+    slot.id = id
+    state.byId.set(id, slot)
+    return slot
+  }
+  if (id !== undefined) return state.byId.get(id) ?? open(state, undefined, id)
+  return state.slots[state.slots.length - 1] ?? open(state, undefined, undefined)
+}
+
+/** Adds the citations of a chunk not seen before (servers repeat the whole list on every chunk). */
+const cite = (state: State, raw: ReadonlyArray<Citation | string>) => {
+  for (const entry of raw) {
+    const citation = citationOf(entry)
+    if (citation === undefined) continue
+    const { url, title, startIndex, endIndex } = citation
+    const key = `${url ?? ""}\u0000${title ?? ""}\u0000${startIndex ?? ""}\u0000${endIndex ?? ""}`
+    state.citationKeys ??= new Set()
+    if (state.citationKeys.has(key)) continue
+    state.citationKeys.add(key)
+    state.citations ??= []
+    state.citations.push(citation)
+  }
+}
+
+/** The parts a chunk's tool-call fragments add to `parts`, or the failure of a malformed fragment. */
+const fragments = (
+  state: State,
+  list: ReadonlyArray<ToolCallFragment>,
+  parts: Array<StreamPart>
+): ExecutionFailure | undefined => {
+  for (let i = 0; i < list.length; i++) {
+    const fragment = list[i] as ToolCallFragment
+    const field = `toolCalls[${i}]`
+    if (typeof fragment !== "object" || fragment === null) return malformed(state, field, "is not an object")
+    const index = fragment.index
+    if (index !== undefined && index !== null && !isIndex(index)) {
+      return malformed(state, `${field}.index`, "is not an integer >= 0")
+    }
+    if (!optionalString(fragment.id)) return malformed(state, `${field}.id`, "is not a string")
+    if (!optionalString(fragment.name)) return malformed(state, `${field}.name`, "is not a string")
+    if (!optionalString(fragment.arguments)) return malformed(state, `${field}.arguments`, "is not a string")
+    const slot = slotOf(state, isIndex(index) ? index : undefined, nonEmpty(fragment.id) ? fragment.id : undefined)
+    if (nonEmpty(fragment.name) && slot.name === undefined) slot.name = fragment.name
+    const piece = fragment.arguments ?? ""
+    if (piece !== "") {
+      const past = grow(state, piece.length)
+      if (past !== undefined) return past
+      slot.arguments += piece
+    }
+    if (slot.started) {
+      if (piece !== "") {
+        parts.push({ _tag: "ToolCallArgumentsDelta", index: slot.position, id: slot.id ?? "", delta: piece })
+      }
+    } else if (slot.id !== undefined && slot.name !== undefined) {
+      start(slot, parts)
+    }
+  }
+  return undefined
+}
+
+/** The parts a chunk adds to `parts`, or the failure of a malformed chunk or of a reply past the cap. */
+const push = (state: State, chunk: ProviderChunk, parts: Array<StreamPart>): ExecutionFailure | undefined => {
+  state.chunks += 1
+  if (typeof chunk !== "object" || chunk === null) return malformed(state, "the chunk", "is not an object")
+  const { text, refusal, reasoning } = chunk
+  if (!optionalString(text)) return malformed(state, "text", "is not a string")
+  if (!optionalString(refusal)) return malformed(state, "refusal", "is not a string")
+  if (!optionalString(reasoning)) return malformed(state, "reasoning", "is not a string")
+  if (!optionalString(chunk.finishReason)) return malformed(state, "finishReason", "is not a string")
+  if (!optionalString(chunk.model)) return malformed(state, "model", "is not a string")
+  if (nonEmpty(reasoning)) {
+    const past = grow(state, reasoning.length)
+    if (past !== undefined) return past
+    state.reasoning += reasoning
+    if (state.reasoningField === undefined && nonEmpty(chunk.reasoningField))
+      state.reasoningField = chunk.reasoningField
+    parts.push({ _tag: "ReasoningDelta", delta: reasoning })
+  }
+  if (nonEmpty(text)) {
+    const past = grow(state, text.length)
+    if (past !== undefined) return past
+    state.text += text
+    parts.push({ _tag: "TextDelta", delta: text })
+  }
+  if (nonEmpty(refusal)) {
+    const past = grow(state, refusal.length)
+    if (past !== undefined) return past
+    state.refusal += refusal
+  }
+  const calls = chunk.toolCalls
+  if (calls !== undefined && calls !== null) {
+    if (!Array.isArray(calls)) return malformed(state, "toolCalls", "is not an array")
+    const failure = fragments(state, calls, parts)
+    if (failure !== undefined) return failure
+  }
+  const cited = chunk.citations
+  if (cited !== undefined && cited !== null) {
+    if (!Array.isArray(cited)) return malformed(state, "citations", "is not an array")
+    cite(state, cited)
+  }
+  if (nonEmpty(chunk.finishReason)) state.finishReason = chunk.finishReason
+  if (typeof chunk.model === "string") state.model = chunk.model
+  if (chunk.usage !== undefined && chunk.usage !== null) state.usage = chunk.usage
+  return undefined
+}
+
+/** The parts a batch of chunks adds (one list, so a batch costs one effect). */
+const pushAll = (
+  state: State,
+  batch: ReadonlyArray<ProviderChunk>
+): Effect.Effect<readonly [ReadonlyArray<StreamPart>], ActionError> => {
+  if (state.expired !== undefined) return Effect.fail(state.expired)
+  if (state.now !== undefined) state.lastBatchAt = state.now()
+  const parts: Array<StreamPart> = []
+  for (const chunk of batch) {
+    const failure = push(state, chunk, parts)
+    if (failure !== undefined) return Effect.fail(failure)
+  }
+  return Effect.succeed([parts])
+}
+
+/** The last parts of a whole answer and its `Finished` response, or why it is not whole. */
+const finish = (state: State): Effect.Effect<ReadonlyArray<StreamPart>, ActionError> => {
+  const { action } = state
+  if (state.expired !== undefined) return Effect.fail(state.expired)
+  if (state.finishReason === undefined) {
+    return Effect.fail(
+      new TransientFailure({
+        action,
+        message: `${action}: the model stream ended before the answer was finished (after ${state.chunks} chunks)`
+      })
+    )
+  }
+  const parts: Array<StreamPart> = []
+  const toolCalls: Array<ToolCall> = []
+  for (const slot of state.slots) {
+    if (slot.name === undefined) {
+      return Effect.fail(
+        new ExecutionFailure({
+          action,
+          message: `${action}: the model stream never completed the tool call at index ${slot.position}: it has no name`
+        })
+      )
+    }
+    if (!slot.started) start(slot, parts)
+    toolCalls.push({ id: slot.id ?? "", name: slot.name, arguments: slot.arguments })
+  }
+  const { text, finishReason, usage, model, refusal, reasoning, reasoningField, citations } = state
+  const response = normalise(
+    action,
+    { text, toolCalls, finishReason, usage, model, refusal, reasoning, reasoningField, citations },
+    state.cap
+  )
+  if (response instanceof ExecutionFailure) return Effect.fail(response)
+  parts.push({ _tag: "Finished", response })
+  return Effect.succeed(parts)
+}
+
 /**
  * Reads the chunks of one streamed answer. `pushAll` turns a batch of chunks into the parts it adds;
  * `finish` checks the answer is whole and gives the last parts and the `Finished` response; `chunks`
  * counts the chunks read and `lastBatchAt` is when the last batch came (by `now`; `-1` before any);
- * `expire` cuts the read off with a failure (a time limit passed).
+ * `expire` cuts the read off with a failure (a time limit passed), which `expired` then holds.
  */
 export const reader = (options: ReaderOptions) => {
-  const { action } = options
-  const cap = options.maxReplyCharacters ?? defaultMaxReplyCharacters
-  let text = ""
-  let refusal = ""
-  let reasoning = ""
-  let reasoningField: string | undefined
-  let finishReason: string | undefined
-  let usage: ProviderResponse["usage"]
-  let model: string | undefined
-  let chunks = 0
-  let expired: ActionError | undefined
-  let lastBatchAt = -1
-  const now = options.now
-  let size = 0
-  const slots: Array<Slot> = []
-  const byIndex = new Map<number, Slot>()
-  const byId = new Map<string, Slot>()
-  let citations: Array<Citation> | undefined
-  let citationKeys: Set<string> | undefined
-  const malformed = (field: string, detail: string) =>
-    new ExecutionFailure({
-      action,
-      message: `${action}: the model stream sent a malformed chunk (chunk ${chunks}): ${field} ${detail}`
-    })
-
-  const started = (slot: Slot, parts: Array<StreamPart>) => {
-    slot.started = true
-    const id = slot.id ?? ""
-    const index = slot.position
-    parts.push({ _tag: "ToolCallArgumentsStarted", index, id, name: slot.name as string })
-    if (slot.arguments !== "") parts.push({ _tag: "ToolCallArgumentsDelta", index, id, delta: slot.arguments })
+  const state: State = {
+    action: options.action,
+    cap: options.maxReplyCharacters ?? defaultMaxReplyCharacters,
+    now: options.now,
+    text: "",
+    refusal: "",
+    reasoning: "",
+    reasoningField: undefined,
+    finishReason: undefined,
+    usage: undefined,
+    model: undefined,
+    chunks: 0,
+    size: 0,
+    lastBatchAt: -1,
+    expired: undefined,
+    slots: [],
+    byIndex: new Map(),
+    byId: new Map(),
+    citations: undefined,
+    citationKeys: undefined
   }
-
-  const open = (index: number | undefined, id: string | undefined): Slot => {
-    const slot: Slot = { position: slots.length, id, name: undefined, arguments: "", started: false }
-    slots.push(slot)
-    if (index !== undefined) byIndex.set(index, slot)
-    if (id !== undefined) byId.set(id, slot)
-    return slot
-  }
-
-  /** The call a fragment belongs to (see the module's header), opened when it begins one. */
-  const slotOf = (index: number | undefined, id: string | undefined): Slot => {
-    if (index !== undefined) {
-      const slot = byIndex.get(index)
-      if (slot === undefined) return open(index, id)
-      if (id === undefined || slot.id === id) return slot
-      if (slot.id !== undefined) return open(index, id)
-      slot.id = id
-      byId.set(id, slot)
-      return slot
-    }
-    if (id !== undefined) return byId.get(id) ?? open(undefined, id)
-    return slots[slots.length - 1] ?? open(undefined, undefined)
-  }
-
-  const cite = (raw: ReadonlyArray<Citation | string>) => {
-    for (const entry of raw) {
-      const citation = citationOf(entry)
-      if (citation === undefined) continue
-      const key = `${citation.url}\u0000${citation.title ?? ""}\u0000${citation.startIndex ?? ""}\u0000${citation.endIndex ?? ""}`
-      citationKeys ??= new Set()
-      if (citationKeys.has(key)) continue
-      citationKeys.add(key)
-      citations ??= []
-      citations.push(citation)
-    }
-  }
-
-  /** The parts a chunk's tool-call fragments add to `parts`, or the failure of a malformed fragment. */
-  const fragments = (list: ReadonlyArray<ToolCallFragment>, parts: Array<StreamPart>): ExecutionFailure | undefined => {
-    for (let i = 0; i < list.length; i++) {
-      const fragment: ToolCallFragment = list[i] as ToolCallFragment
-      const field = `toolCalls[${i}]`
-      if (typeof fragment !== "object" || fragment === null) return malformed(field, "is not an object")
-      const rawIndex = fragment.index
-      if (rawIndex !== undefined && rawIndex !== null && !isIndex(rawIndex)) {
-        return malformed(`${field}.index`, "is not an integer >= 0")
-      }
-      if (!optionalString(fragment.id)) return malformed(`${field}.id`, "is not a string")
-      if (!optionalString(fragment.name)) return malformed(`${field}.name`, "is not a string")
-      if (!optionalString(fragment.arguments)) return malformed(`${field}.arguments`, "is not a string")
-      const slot = slotOf(isIndex(rawIndex) ? rawIndex : undefined, nonEmpty(fragment.id) ? fragment.id : undefined)
-      if (nonEmpty(fragment.name) && slot.name === undefined) slot.name = fragment.name
-      const piece = fragment.arguments ?? ""
-      if (piece !== "") {
-        size += piece.length
-        if (size > cap) return tooLarge(action, cap)
-        slot.arguments += piece
-      }
-      if (slot.started) {
-        if (piece !== "")
-          parts.push({ _tag: "ToolCallArgumentsDelta", index: slot.position, id: slot.id ?? "", delta: piece })
-      } else if (slot.id !== undefined && slot.name !== undefined) {
-        started(slot, parts)
-      }
-    }
-    return undefined
-  }
-
-  /** The parts a chunk adds to `parts`, or the failure of a malformed chunk or of a reply past the cap. */
-  const push = (chunk: ProviderChunk, parts: Array<StreamPart>): ExecutionFailure | undefined => {
-    chunks += 1
-    if (typeof chunk !== "object" || chunk === null) return malformed("the chunk", "is not an object")
-    const { text: piece, refusal: refused, reasoning: thought } = chunk
-    if (!optionalString(piece)) return malformed("text", "is not a string")
-    if (!optionalString(refused)) return malformed("refusal", "is not a string")
-    if (!optionalString(thought)) return malformed("reasoning", "is not a string")
-    if (!optionalString(chunk.finishReason)) return malformed("finishReason", "is not a string")
-    if (!optionalString(chunk.model)) return malformed("model", "is not a string")
-    if (nonEmpty(thought)) {
-      size += thought.length
-      if (size > cap) return tooLarge(action, cap)
-      reasoning += thought
-      if (reasoningField === undefined && nonEmpty(chunk.reasoningField)) reasoningField = chunk.reasoningField
-      parts.push({ _tag: "ReasoningDelta", delta: thought })
-    }
-    if (nonEmpty(piece)) {
-      size += piece.length
-      if (size > cap) return tooLarge(action, cap)
-      text += piece
-      parts.push({ _tag: "TextDelta", delta: piece })
-    }
-    if (nonEmpty(refused)) {
-      size += refused.length
-      if (size > cap) return tooLarge(action, cap)
-      refusal += refused
-    }
-    const calls = chunk.toolCalls
-    if (calls !== undefined && calls !== null) {
-      if (!Array.isArray(calls)) return malformed("toolCalls", "is not an array")
-      const failure = fragments(calls, parts)
-      if (failure !== undefined) return failure
-    }
-    const cited = chunk.citations
-    if (cited !== undefined && cited !== null) {
-      if (!Array.isArray(cited)) return malformed("citations", "is not an array")
-      cite(cited)
-    }
-    if (nonEmpty(chunk.finishReason)) finishReason = chunk.finishReason
-    if (typeof chunk.model === "string") model = chunk.model
-    if (chunk.usage !== undefined && chunk.usage !== null) usage = chunk.usage
-    return undefined
-  }
-
-  /** The parts a batch of chunks adds (one list, so a batch costs one effect). */
-  const pushAll = (
-    batch: ReadonlyArray<ProviderChunk>
-  ): Effect.Effect<readonly [ReadonlyArray<StreamPart>], ActionError> => {
-    if (expired !== undefined) return Effect.fail(expired)
-    if (now !== undefined) lastBatchAt = now()
-    const parts: Array<StreamPart> = []
-    for (const chunk of batch) {
-      const failure = push(chunk, parts)
-      if (failure !== undefined) return Effect.fail(failure)
-    }
-    return Effect.succeed([parts])
-  }
-
-  const finish = (): Effect.Effect<ReadonlyArray<StreamPart>, ActionError> => {
-    if (expired !== undefined) return Effect.fail(expired)
-    if (finishReason === undefined) {
-      return Effect.fail(
-        new TransientFailure({
-          action,
-          message: `${action}: the model stream ended before the answer was finished (after ${chunks} chunks)`
-        })
-      )
-    }
-    const parts: Array<StreamPart> = []
-    const toolCalls: Array<ToolCall> = []
-    for (const slot of slots) {
-      if (slot.name === undefined) {
-        return Effect.fail(
-          new ExecutionFailure({
-            action,
-            message: `${action}: the model stream never completed the tool call at index ${slot.position}: it has no name`
-          })
-        )
-      }
-      if (!slot.started) started(slot, parts)
-      toolCalls.push({ id: slot.id ?? "", name: slot.name, arguments: slot.arguments })
-    }
-    const response = normalise(
-      action,
-      { text, toolCalls, finishReason, usage, model, refusal, reasoning, reasoningField, citations },
-      cap
-    )
-    if (response instanceof ExecutionFailure) return Effect.fail(response)
-    parts.push({ _tag: "Finished", response })
-    return Effect.succeed(parts)
-  }
-
   return {
-    pushAll,
-    finish,
+    pushAll: (batch: ReadonlyArray<ProviderChunk>) => pushAll(state, batch),
+    finish: () => finish(state),
     get chunks() {
-      return chunks
+      return state.chunks
     },
     get lastBatchAt() {
-      return lastBatchAt
+      return state.lastBatchAt
     },
-    /** Why the call was cut off (a time limit passed), once it was; the reader fails with it from then on. */
     get expired() {
-      return expired
+      return state.expired
     },
     expire: (error: ActionError) => {
-      expired ??= error
+      state.expired ??= error
     }
   }
 }
