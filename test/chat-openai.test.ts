@@ -337,14 +337,14 @@ describe("chat turns through the openai SDK against a local endpoint", () => {
     })
   )
 
-  it.live("a refusal completes the turn with the refusal message and no text", () =>
+  it.live("a refusal fails the turn EXECUTION 'the model refused' with the refusal's text", () =>
     Effect.gen(function* () {
       const { result } = yield* turn([Server.reply(null, { refusal: "I can't help with that." })], (agent) =>
-        agent.chat("Do something bad")
+        Effect.flip(agent.chat("Do something bad"))
       )
-      expectTag(result, "Completed")
-      assert.strictEqual(result.text, "")
-      assert.strictEqual(result.refusal, "I can't help with that.")
+      assert.strictEqual(result._tag, "ExecutionFailure")
+      assert.strictEqual(result.message, "chat: the model refused: I can't help with that.")
+      assert.strictEqual(result._tag === "ExecutionFailure" ? result.excerpt : undefined, "I can't help with that.")
     })
   )
 

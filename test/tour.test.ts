@@ -161,7 +161,8 @@ describe("the tour", () => {
         assert.include(stdout, '"Completed after 2 model calls, 4 tool calls"')
         assert.include(stdout, "usage: 68 tokens (60 in, 8 out)")
         assert.include(stdout, "→ launch_rocket (unknown tool) {} ⇒ ✗ NOT_FOUND: ")
-        assert.include(stdout, '→ nights (local) {"checkIn": "2026-05-12" ⇒ ✗ VALIDATION: ')
+        // Arguments that are not JSON go back to the model as {} (its answer quotes what was received).
+        assert.include(stdout, "→ nights (local) {} ⇒ ✗ VALIDATION: arguments are not valid JSON")
         assert.match(stdout, /→ book \(webService\) \{"hotelId":"lis-alfama".* ⇒ ✗ APPROVAL: /)
         assert.include(stdout, '→ searchHotels (webService) {"city":"Lisbon"} ⇒ {"city":"Lisbon","hotels"')
         assert.include(stdout, "1 call needing approval rejected by the tour")

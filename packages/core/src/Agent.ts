@@ -280,7 +280,8 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
 ): Effect.Effect<Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>, RoleDefinitionError, Scope.Scope> =>
   Effect.gen(function* () {
     const id = options.id
-    const runtime: AgentRuntime = { id, mcp: yield* McpConnections.make }
+    const hub = yield* EventHub.makeHub
+    const runtime: AgentRuntime = { id, mcp: yield* McpConnections.make(id, hub) }
     const approvals = yield* ApprovalKernel.defaultStore
     const knowledgeBase = yield* KnowledgeKernel.defaultBase
     const traceSteps = options.traceSteps === true
@@ -295,7 +296,6 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       metrics
     })
     const authority = AuthorityKernel.compile(options.authority)
-    const hub = yield* EventHub.makeHub
     const pipeline: Pipeline.Agent = {
       id,
       registry,

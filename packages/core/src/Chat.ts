@@ -59,6 +59,16 @@ import type * as Role from "./Role.ts"
  *   role's `spec.model.name` and `spec.model.temperature` (>= 0) that are set,
  *   else the layer's own; a negative `temperature` (-1, as for llm actions)
  *   keeps the client's own setting.
+ * - `maxTokens`: the most tokens each model call's reply may use, an
+ *   integer >= 1 (sent by the openai layer as `max_completion_tokens`);
+ *   default the first role's `spec.model.maxTokens` that is set, else the
+ *   provider's own limit. A reply cut at the limit — its finish reason says
+ *   so (`length`, or a provider's `max_tokens`, `MAX_TOKENS`, …), or it used
+ *   exactly `maxTokens` output tokens whatever its reason says — runs none
+ *   of its tool calls and fails the turn with EXECUTION naming `max_tokens`
+ *   (not retried: the same request would be cut again); so does a cut
+ *   answer when the turn asked for an `output`. A cut text answer completes
+ *   the turn with `finishReason: "length"`.
  * - `strict`: ask for the provider's strict mode on every tool (default
  *   `false`): each tool's parameters are then sent in OpenAI's strict form
  *   (every property required, the optional ones nullable, no additional
@@ -86,6 +96,7 @@ export interface ChatOptions {
   readonly modelTimeout?: Duration.Input | undefined
   readonly model?: string | undefined
   readonly temperature?: number | undefined
+  readonly maxTokens?: number | undefined
   readonly strict?: boolean | undefined
   readonly steps?: StepHooks | undefined
   readonly output?: Schema.Top | undefined
@@ -214,11 +225,15 @@ export type Decisions = Readonly<Record<string, Decision>>
  * `messages` the whole conversation (system message first; pass it back,
  * with a new user message, as the next turn's input), `usage` the turn's
  * tokens, `steps` its model calls, `finishReason` the last call's (e.g.
- * `"length"` when the text was cut), `refusal` the model's refusal
- * message when it refused (its `text` is then usually `""`), `reasoning`
- * the last call's reasoning and `citations` the sources its answer cites,
- * when the provider sent them, and `output` the answer decoded with the
- * `output` schema, when one was given.
+ * `"length"` when the text was cut), `reasoning` the last call's reasoning
+ * and `citations` the sources its answer cites, when the provider sent
+ * them, and `output` the answer decoded with the `output` schema, when one
+ * was given.
+ *
+ * A model that refuses does not complete the turn: the turn fails with
+ * EXECUTION `"chat: the model refused: …"`, the refusal's text in the
+ * error's `excerpt` (as an llm action's call does), so `refusal` is never
+ * set any more.
  *
  * @since 0.1.0
  */
@@ -229,6 +244,7 @@ export interface Completed {
   readonly usage: Usage
   readonly steps: number
   readonly finishReason: LanguageModel.FinishReason
+  /** @deprecated Never set: a refusal fails the turn with EXECUTION "the model refused: …". */
   readonly refusal?: string | undefined
   readonly reasoning?: string | undefined
   readonly citations?: ReadonlyArray<LanguageModel.Citation> | undefined

@@ -8,7 +8,8 @@
  * `Rolecraft.step.<step>`. A chat turn (`agent.chat`,
  * `agent.resume`) adds `ChatStep` after each model call and
  * `ToolExecutionStarted`/`ToolExecutionFinished` around each tool call it
- * runs.
+ * runs. Listing an MCP server's tools that ends early (a cursor that does
+ * not advance) adds `McpToolListingStopped`.
  *
  * Events and spans never hold argument values or results, only names,
  * categories, messages (already free of secrets) and durations — spans hold
@@ -190,6 +191,31 @@ export interface ChatStep {
 }
 
 /**
+ * Listing an MCP server's tools (`tools/list`) ended before the server said
+ * it was done, because its cursor did not advance: `reason` says how (see
+ * `McpClient.ListingStopped`: a repeated cursor, a page with no new tool, a
+ * cursor that is not a string, or the client's page limit). The agent goes
+ * on with the `tools` distinct tools of the `pages` pages read. `action` is
+ * the mcpTool action (or `mcpServers` key) whose connection listed them,
+ * `server` the server (its URL without credentials, or its command line),
+ * `message` the same in words.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface McpToolListingStopped {
+  readonly _tag: "McpToolListingStopped"
+  readonly agentId: string
+  readonly action: string
+  readonly server: string
+  readonly reason: "RepeatedCursor" | "NoNewTools" | "InvalidCursor" | "PageLimit"
+  readonly pages: number
+  readonly tools: number
+  readonly message: string
+  readonly timestamp: number
+}
+
+/**
  * Any event of an agent.
  *
  * @category models
@@ -203,3 +229,4 @@ export type Event =
   | ToolExecutionStarted
   | ToolExecutionFinished
   | ChatStep
+  | McpToolListingStopped

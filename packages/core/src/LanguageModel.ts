@@ -34,6 +34,7 @@ import type * as JsonSchema from "effect/JsonSchema"
 import * as CallLimits from "./internal/model/callLimits.ts"
 import * as HttpFailure from "./internal/model/httpFailure.ts"
 import {
+  capped,
   defaultMaxReplyCharacters,
   normalise,
   type ProviderResponse,
@@ -144,6 +145,11 @@ export interface Toolkit {
  *   turn's); it names the call's errors and span. Default `"LanguageModel"`.
  * - `responseFormat`: ask for a reply that is JSON matching a schema (see
  *   {@link ResponseFormat}); sent only when given.
+ * - `maxTokens`: the most tokens the reply may use (an integer >= 1; the
+ *   openai layer sends it as `max_completion_tokens`); sent only when given,
+ *   otherwise the provider's own limit applies. A reply that used exactly
+ *   this many output tokens was cut at the limit: its finish reason is
+ *   `"length"`, whatever the provider said.
  *
  * @category models
  * @since 0.1.0
@@ -156,6 +162,7 @@ export interface Request {
   readonly toolChoice?: ToolChoice | undefined
   readonly action?: string | undefined
   readonly responseFormat?: ResponseFormat | undefined
+  readonly maxTokens?: number | undefined
 }
 
 /**
@@ -537,7 +544,9 @@ const generated = (setup: Setup, request: Request): Effect.Effect<Response, Acti
         ),
         (raw) => {
           const response = normalise(action, raw, setup.maxReplyCharacters)
-          return response instanceof ExecutionFailure ? Effect.fail(response) : Effect.succeed(response)
+          return response instanceof ExecutionFailure
+            ? Effect.fail(response)
+            : Effect.succeed(capped(response, request.maxTokens))
         }
       ),
       action,
@@ -572,6 +581,7 @@ const streamed = (setup: Setup, request: Request): Stream.Stream<StreamPart, Act
       const read = StreamReader.reader({
         action,
         maxReplyCharacters: setup.maxReplyCharacters,
+        maxTokens: request.maxTokens,
         now: yield* CallLimits.clockNow
       })
       yield* CallLimits.watch(read, action, setup.limits, () => controller.abort())

@@ -146,6 +146,31 @@ export interface CallOptions {
 }
 
 /**
+ * Why a `tools/list` listing stopped before the server said it was done
+ * (a last page without a `nextCursor`, or with `""` or `null`):
+ *
+ * - `RepeatedCursor`: the server sent a cursor it had sent before (at once,
+ *   or after a cycle): following it would never end;
+ * - `NoNewTools`: a page added no tool name not listed already (the same
+ *   tools under a fresh cursor on every page, or an empty page);
+ * - `InvalidCursor`: the `nextCursor` is not a string;
+ * - `PageLimit`: the implementation's page limit was reached
+ *   (`McpClientSdk`'s `maxListPages`, default 100).
+ *
+ * `pages` is how many pages were read, `tools` how many distinct tools they
+ * held (the list kept), `message` says it in words, naming the server.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ListingStopped {
+  readonly reason: "RepeatedCursor" | "NoNewTools" | "InvalidCursor" | "PageLimit"
+  readonly pages: number
+  readonly tools: number
+  readonly message: string
+}
+
+/**
  * An open connection to one MCP server, shared by every call of an agent to
  * that server. It lives until the scope it was opened in closes (then the
  * server process, if any, is stopped).
@@ -153,9 +178,13 @@ export interface CallOptions {
  * - `server`: what the server said about itself at initialisation.
  * - `isOpen()`: `false` once the transport closed or the process exited; the
  *   agent then drops it and the next call reconnects.
- * - `listTools(options)`: every page of `tools/list`, cached for the life of
- *   the connection and refetched after the server sends
- *   `notifications/tools/list_changed`, or when `refresh: true` is asked.
+ * - `listTools(options)`: every page of `tools/list`, each tool name once
+ *   (the first listing of a name wins), cached for the life of the
+ *   connection and refetched after the server sends
+ *   `notifications/tools/list_changed`, or when `refresh: true` is asked. A
+ *   listing whose cursor does not advance (see {@link ListingStopped}) ends
+ *   with the tools found so far, and the connection's `onListingStopped`
+ *   is told why.
  * - `callTool(name, args, options)`: one `tools/call`; see {@link CallOptions}.
  *
  * @category models
@@ -182,6 +211,10 @@ export interface Connection {
  *   variable `variable` (the action's `apiKeyEnv`) through Effect `Config`:
  *   sent as `Authorization: Bearer <value>` over HTTP and put in the child's
  *   environment under `variable` over stdio. Never logged.
+ * - `onListingStopped`: told when a listing of the connection's tools ended
+ *   early (see {@link ListingStopped}); the agent publishes it as an
+ *   `McpToolListingStopped` event. Default: nothing (the implementation
+ *   logs a warning either way).
  *
  * @category models
  * @since 0.1.0
@@ -194,6 +227,7 @@ export interface ConnectOptions {
         readonly value: Redacted.Redacted<string>
       }
     | undefined
+  readonly onListingStopped?: ((stopped: ListingStopped) => Effect.Effect<void>) | undefined
 }
 
 /**

@@ -49,7 +49,8 @@ export interface Declaration {
 /**
  * How the role is configured.
  *
- * - `model`: model name and temperature for the role's llm actions and chat.
+ * - `model`: model name, temperature and `maxTokens` (the most tokens a
+ *   reply may use, an integer >= 1) for the role's llm actions and chat.
  * - `knowledge`: knowledge sources (files or directories) that actions with
  *   a retrieval policy search.
  * - `goals`, `config`: data the role's prompts and actions may read.
@@ -58,7 +59,13 @@ export interface Declaration {
  * @since 0.1.0
  */
 export interface Spec {
-  readonly model?: { readonly name?: string | undefined; readonly temperature?: number | undefined } | undefined
+  readonly model?:
+    | {
+        readonly name?: string | undefined
+        readonly temperature?: number | undefined
+        readonly maxTokens?: number | undefined
+      }
+    | undefined
   readonly knowledge?: ReadonlyArray<string> | undefined
   readonly goals?: ReadonlyArray<string> | undefined
   readonly config?: Readonly<Record<string, unknown>> | undefined
@@ -228,6 +235,13 @@ const build = (fields: {
   readonly state: State<unknown> | undefined
 }): Any => {
   const role = fields.identity.name
+  const maxTokens = fields.spec.model?.maxTokens
+  if (maxTokens !== undefined && !(Number.isInteger(maxTokens) && maxTokens >= 1)) {
+    throw new RoleDefinitionError({
+      role,
+      message: `Role ${role} spec.model.maxTokens must be an integer >= 1, got ${maxTokens}`
+    })
+  }
   for (const [key, { action }] of fields.own) {
     if (!Action.isAction(action)) {
       throw new RoleDefinitionError({
@@ -284,7 +298,8 @@ const build = (fields: {
  * all. Throws `RoleDefinitionError` (message names capability and key, says
  * why and what to do instead) when a capability entry is a local action or
  * has a result mapper, or when two unrelated capabilities give different
- * actions under one key that the role does not declare itself.
+ * actions under one key that the role does not declare itself; and when
+ * `spec.model.maxTokens` is not an integer >= 1.
  *
  * @example
  * ```ts

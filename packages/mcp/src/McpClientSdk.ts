@@ -40,6 +40,12 @@ import * as McpTransport from "./McpTransport.ts"
  *   `{ name: "rolecraft", version: "0.1.0" }`).
  * - `connectTimeout`: bounds spawning and `initialize` (default 30 seconds).
  * - `listTimeout`: bounds each `tools/list` page (default 30 seconds).
+ * - `maxListPages`: the most `tools/list` pages one listing reads (default
+ *   100; a fraction is rounded down, less than 1 is 1); past it the listing keeps the tools found so
+ *   far and says so (reason `PageLimit`, see `McpClient.ListingStopped`).
+ *   A listing also ends early, keeping what it found, on a cursor seen
+ *   before, a page with no new tool name, or a cursor that is not a string;
+ *   a `nextCursor` that is `""` or `null` is the end, like none.
  * - `open`: how a server is reached (default `McpTransport.openDefault`:
  *   stdio for a command, streamable HTTP for a URL).
  *
@@ -50,8 +56,16 @@ export interface Options {
   readonly clientInfo?: { readonly name: string; readonly version: string } | undefined
   readonly connectTimeout?: Duration.Input | undefined
   readonly listTimeout?: Duration.Input | undefined
+  readonly maxListPages?: number | undefined
   readonly open?: McpTransport.Open | undefined
 }
+
+/** The default of `maxListPages`. */
+const defaultMaxListPages = 100
+
+// As the timeouts are clamped: a fraction is rounded down, less than 1 is 1, a non-finite value the default.
+const pageLimit = (value: number | undefined): number =>
+  value === undefined || !Number.isFinite(value) ? defaultMaxListPages : Math.max(1, Math.floor(value))
 
 /**
  * Makes the service. Each `connect` creates one SDK `Client`, connects it
@@ -66,6 +80,7 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
     clientInfo: options?.clientInfo ?? { name: "rolecraft", version: "0.1.0" },
     connectTimeoutMs: toMillis(options?.connectTimeout, 30_000),
     listTimeoutMs: toMillis(options?.listTimeout, 30_000),
+    maxListPages: pageLimit(options?.maxListPages),
     open: options?.open ?? McpTransport.openDefault
   }
   return Core.McpClient.of({

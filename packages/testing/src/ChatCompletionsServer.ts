@@ -57,6 +57,7 @@ export type Step =
       readonly calls: ReadonlyArray<ScriptedToolCall>
       readonly text?: string | null | undefined
       readonly usage?: WireUsage | undefined
+      readonly finishReason?: string | undefined
     }
   | {
       readonly _tag: "Error"
@@ -95,15 +96,20 @@ export const reply = (
 ): Step => ({ _tag: "Reply", text, ...options })
 
 /**
- * A chat completion calling tools (finish reason `"tool_calls"`, content
- * `null` unless `text` is given).
+ * A chat completion calling tools (finish reason `"tool_calls"` unless
+ * `finishReason` is given, e.g. `"length"` for a reply cut off at its token
+ * limit; content `null` unless `text` is given).
  *
  * @category constructors
  * @since 0.1.0
  */
 export const toolCalls = (
   calls: ReadonlyArray<ScriptedToolCall>,
-  options?: { readonly text?: string | null | undefined; readonly usage?: WireUsage | undefined }
+  options?: {
+    readonly text?: string | null | undefined
+    readonly usage?: WireUsage | undefined
+    readonly finishReason?: string | undefined
+  }
 ): Step => ({ _tag: "ToolCalls", calls, ...options })
 
 /**
@@ -413,7 +419,7 @@ const completionOf = (
     text: step.text ?? null,
     refusal: step._tag === "Reply" ? (step.refusal ?? null) : null,
     calls,
-    finishReason: step._tag === "Reply" ? (step.finishReason ?? "stop") : "tool_calls",
+    finishReason: step.finishReason ?? (step._tag === "Reply" ? "stop" : "tool_calls"),
     usage: step.usage
   }
 }

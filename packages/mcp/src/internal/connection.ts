@@ -21,6 +21,7 @@ export interface Settings {
   readonly clientInfo: { readonly name: string; readonly version: string }
   readonly connectTimeoutMs: number
   readonly listTimeoutMs: number
+  readonly maxListPages: number
   readonly open: McpTransport.Open
 }
 
@@ -45,7 +46,9 @@ export const connect = (
         const text = hide(message, secrets)
         Effect.runForkWith(context)(level === "Warn" ? Effect.logWarning(text) : Effect.logDebug(text))
       },
-      listTimeoutMs: settings.listTimeoutMs
+      listTimeoutMs: settings.listTimeoutMs,
+      maxListPages: settings.maxListPages,
+      onListingStopped: connectOptions.onListingStopped
     }
     const { client, state } = session
     watch(session)

@@ -36,4 +36,8 @@ export interface Session {
   /** Logs a line (with the secrets hidden) without waiting for it. */
   readonly log: (level: "Warn" | "Debug", message: string) => void
   readonly listTimeoutMs: number
+  /** The most `tools/list` pages one listing reads. */
+  readonly maxListPages: number
+  /** Told why a listing ended before the server said it was done (the connection's caller's). */
+  readonly onListingStopped: Core.ConnectOptions["onListingStopped"]
 }

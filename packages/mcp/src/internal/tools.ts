@@ -1,6 +1,7 @@
 /**
  * A server's tools over one connection: `tools/list` followed over every
- * page, cached per connection and refetched after
+ * page (each name once; a listing whose cursor does not advance ends early
+ * with what it found and says why), cached per connection and refetched after
  * `notifications/tools/list_changed` (a listed tool that is not a usable
  * definition is left out with a warning, the others are kept); `tools/call`
  * with its result read loosely — a content block of an unknown type is kept
@@ -13,10 +14,9 @@ import type * as Core from "@rolecraft/core/McpClient"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as z from "zod/v4"
+import { hide } from "./redact.ts"
 import { request, toMillis } from "./request.ts"
 import type { Session } from "./session.ts"
-
-const maxPages = 1_000
 
 const CallResult = ResultSchema.extend({
   content: z.array(z.looseObject({ type: z.string() })).default([]),
@@ -24,7 +24,9 @@ const CallResult = ResultSchema.extend({
   isError: z.unknown().optional()
 })
 
-const ListResult = PaginatedResultSchema.extend({ tools: z.array(z.unknown()) })
+// `nextCursor` read loosely: `null` (sent by some servers for "no more") and a cursor of another type are
+// decided here, not failed by the schema with the whole listing.
+const ListResult = PaginatedResultSchema.extend({ tools: z.array(z.unknown()), nextCursor: z.unknown().optional() })
 
 /** A listed tool as a definition, or why it cannot be one. */
 const toDefinition = (entry: unknown): Core.ToolDefinition | string => {
@@ -50,15 +52,46 @@ const page = (session: Session, cursor: string | undefined) =>
     })
   )
 
-// Every page of the list, each bounded by the list timeout; a repeated cursor ends it.
+/** What a page's `nextCursor` says: the end (absent, `null` or `""`), the next cursor, or that it is not one. */
+const cursorOf = (
+  next: unknown
+): { readonly end: true } | { readonly cursor: string } | { readonly invalid: string } =>
+  next === undefined || next === null || next === ""
+    ? { end: true }
+    : typeof next === "string"
+      ? { cursor: next }
+      : { invalid: typeof next }
+
+/** Says why a listing ended early: a warning in the log, and the connection's `onListingStopped`. */
+const stopped = (
+  session: Session,
+  reason: Core.ListingStopped["reason"],
+  why: string,
+  pages: number,
+  tools: number
+): Effect.Effect<void> => {
+  const message = hide(
+    `${session.who}: tools/list stopped after ${pages} page${pages === 1 ? "" : "s"} with ${tools} ` +
+      `tool${tools === 1 ? "" : "s"}: ${why}`,
+    session.secrets
+  )
+  session.log("Warn", message)
+  const report = session.onListingStopped
+  return report === undefined ? Effect.void : report({ reason, pages, tools, message })
+}
+
+// Every page of the list, each bounded by the list timeout, each tool name once; it ends at the last page, or
+// early — keeping what it found — on a cursor seen before, a page with no new name, a cursor that is not a
+// string, or the page limit.
 const fetchTools = (session: Session) =>
   Effect.gen(function* () {
     const tools: Array<Core.ToolDefinition> = []
     const names = new Set<string>()
     const cursors = new Set<string>()
     let cursor: string | undefined
-    for (let index = 0; index < maxPages; index++) {
+    for (let pages = 1; ; pages++) {
       const result = yield* page(session, cursor)
+      const before = tools.length
       for (const entry of result.tools) {
         const tool = toDefinition(entry)
         if (typeof tool === "string") yield* Effect.logWarning(`${session.who} listed ${tool}; it is left out`)
@@ -67,9 +100,28 @@ const fetchTools = (session: Session) =>
           tools.push(tool)
         }
       }
-      cursor = result.nextCursor
-      if (cursor === undefined || cursors.has(cursor)) break
-      cursors.add(cursor)
+      const next = cursorOf(result.nextCursor)
+      if ("end" in next) break
+      const stop = (reason: Core.ListingStopped["reason"], why: string) =>
+        stopped(session, reason, why, pages, tools.length)
+      if ("invalid" in next) {
+        yield* stop("InvalidCursor", `its nextCursor is a ${next.invalid}, not a string`)
+        break
+      }
+      if (cursors.has(next.cursor)) {
+        yield* stop("RepeatedCursor", "the server sent a cursor it had sent before")
+        break
+      }
+      if (tools.length === before) {
+        yield* stop("NoNewTools", "a page listed no tool that was not listed already")
+        break
+      }
+      if (pages >= session.maxListPages) {
+        yield* stop("PageLimit", `the server has more pages than the limit of ${session.maxListPages}`)
+        break
+      }
+      cursors.add(next.cursor)
+      cursor = next.cursor
     }
     return tools as ReadonlyArray<Core.ToolDefinition>
   })

@@ -5,9 +5,9 @@
  * `reasoning_content` when it made tool calls and its reasoning came in that
  * field — DeepSeek and Moonshot refuse the next request without it; Groq and
  * Cerebras refuse an unknown field, and no other dialect needs it back), its
- * tools as `function` tools, and `temperature`, `tool_choice` and
- * `response_format` only when the request gives them. Every request is
- * accepted; the API judges the rest.
+ * tools as `function` tools, and `temperature`, `max_completion_tokens` (the
+ * request's `maxTokens`), `tool_choice` and `response_format` only when the
+ * request gives them. Every request is accepted; the API judges the rest.
  */
 import type { LanguageModel, Prompt } from "@rolecraft/core"
 import type {
@@ -68,6 +68,7 @@ export const requestBody = (request: LanguageModel.Request, model: string): Chat
           }))
         }),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.maxTokens === undefined ? {} : { max_completion_tokens: request.maxTokens }),
     ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoiceOf(request.toolChoice) }),
     ...(request.responseFormat === undefined
       ? {}

@@ -15,7 +15,8 @@ import {
   type ApprovalRequired,
   isActionError,
   type RetrievalFailure,
-  Unauthorized
+  Unauthorized,
+  type ValidationError
 } from "../../ActionError.ts"
 import type { PendingCall, Step, ToolAnswer, ToolResult } from "../../Chat.ts"
 import type * as Prompt from "../../Prompt.ts"
@@ -151,17 +152,41 @@ const refusedEarly = <R>(turn: Turn<R>, call: Prompt.ToolCall, error: ActionErro
     Effect.catch((refused) => Effect.succeed(failed(call.id, refused)))
   )
 
-/** One of the model's calls: routed, its arguments parsed (a model cannot present an approval token), run. */
+/**
+ * One of the model's calls, routed and its arguments parsed (once: the answer runs with them, and the history
+ * keeps the call by them). `route` is `undefined` for a name never offered.
+ */
+export interface Prepared {
+  readonly call: Prompt.ToolCall
+  readonly route: Route | undefined
+  readonly parsed: Result.Result<Record<string, unknown>, ValidationError>
+}
+
+/** A call of the model routed by the step's toolkit, its arguments parsed (a model cannot present an approval token). */
+export const prepare = (call: Prompt.ToolCall, kit: Toolkit.Toolkit): Prepared => {
+  const route = kit.find(call.name)
+  const label =
+    route === undefined ? call.name : route.tool === undefined ? route.action : `${route.action}/${route.tool}`
+  return { call, route, parsed: parseArguments(call.arguments, { tool: label }) }
+}
+
+/**
+ * The call as the conversation keeps it, and sends back to the model: its own arguments when they are a JSON
+ * object, else `{}` — arguments that do not parse would make the provider refuse every later request of the
+ * conversation. Its answer (VALIDATION, quoting what was received) says what was wrong.
+ */
+export const kept = (prepared: Prepared): Prompt.ToolCall =>
+  Result.isSuccess(prepared.parsed) ? prepared.call : { ...prepared.call, arguments: "{}" }
+
+/** One of the model's calls, prepared: run through the pipeline, or answered before it. */
 const answer = <R>(
   turn: Turn<R>,
   step: number,
-  call: Prompt.ToolCall,
+  prepared: Prepared,
   kit: Toolkit.Toolkit
 ): Effect.Effect<ToolAnswer, never, R> => {
-  const route = kit.find(call.name)
+  const { call, route, parsed } = prepared
   if (route === undefined) return refusedEarly(turn, call, unknownTool(turn, call, kit))
-  const label = route.tool === undefined ? route.action : `${route.action}/${route.tool}`
-  const parsed = parseArguments(call.arguments, { tool: label })
   if (Result.isFailure(parsed)) return refusedEarly(turn, call, parsed.failure)
   return Effect.andThen(ready(turn, step, call.id, route, parsed.success), run(turn, call, route, parsed.success))
 }
@@ -232,19 +257,19 @@ export const hooked = <R>(
 export const answerAll = <R>(
   turn: Turn<R>,
   step: number,
-  calls: ReadonlyArray<Prompt.ToolCall>,
+  calls: ReadonlyArray<Prepared>,
   kit: Toolkit.Toolkit
 ): Effect.Effect<ReadonlyArray<ToolAnswer>, never, R> => {
-  const one = (call: Prompt.ToolCall) =>
+  const one = (prepared: Prepared) =>
     observed(
       turn,
       step,
-      call,
-      kit.find(call.name),
+      prepared.call,
+      prepared.route,
       hooked(
         turn,
-        { _tag: "Tool", step, toolCallId: call.id, name: call.name, decided: false },
-        answer(turn, step, call, kit)
+        { _tag: "Tool", step, toolCallId: prepared.call.id, name: prepared.call.name, decided: false },
+        answer(turn, step, prepared, kit)
       )
     )
   const first = calls[0]

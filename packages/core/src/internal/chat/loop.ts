@@ -3,7 +3,9 @@
  * answers with text (`Completed`, its answer decoded when the turn asked for an `output`), a call needs an
  * approval (`AwaitingApproval`, with the state to resume from), or `maxSteps` model calls were made
  * (`StepLimitReached`). Publishes `ChatStep` after each model call, and tells the caller each step's end.
- * Fails with a model call's `ActionError`, or VALIDATION when the answer does not match the `output` schema.
+ * Fails with a model call's `ActionError`; EXECUTION when the model refused, or did not finish a reply the turn
+ * would use (cut at its token limit or filtered, with tool calls or the `output` to decode) — none of its calls
+ * run; VALIDATION when the answer does not match the `output` schema.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -22,6 +24,7 @@ import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as EventHub from "../events/hub.ts"
 import * as LlmExecutor from "../executor/llm.ts"
+import * as Finish from "../model/finish.ts"
 import type * as Toolkit from "../tool/toolkit.ts"
 import * as Answer from "./answer.ts"
 import * as ChatMessages from "./messages.ts"
@@ -46,7 +49,11 @@ export const loop = <R>(turn: Turn<R>, at: Position): Effect.Effect<ChatResult, 
   )
 }
 
-/** What follows model call `step`: the answer, or the tool calls' results and the next step. */
+/**
+ * What follows model call `step`: the answer, or the tool calls' results and the next step. A refusal, and a
+ * reply the model did not finish (cut at its token limit, or filtered) holding calls or the turn's `output`,
+ * end the turn with EXECUTION once the step is reported: none of its calls runs.
+ */
 const stepped = <R>(
   turn: Turn<R>,
   before: ReadonlyArray<Prompt.Message>,
@@ -55,19 +62,32 @@ const stepped = <R>(
   response: LanguageModel.Response
 ): Effect.Effect<ChatResult, ActionError, R> => {
   const calls = response.toolCalls
-  const messages: ReadonlyArray<Prompt.Message> = [...before, ChatMessages.assistantOf(response)]
   const finished: StepFinished = {
     _tag: "StepFinished",
     step,
     finishReason: response.finishReason,
     usage: response.usage
   }
-  const chatStep = publishStep(turn, step, response)
+  const reported = Effect.andThen(publishStep(turn, step, response), turn.emit(finished))
+  const stopped =
+    Finish.refused(chatAction, response) ??
+    Finish.unfinished(
+      chatAction,
+      response,
+      calls.length === 0 && turn.settings.output !== undefined ? "answer" : { toolCalls: calls.length }
+    )
+  if (stopped !== undefined) return Effect.andThen(reported, Effect.fail(stopped))
   if (calls.length === 0) {
-    return chatStep.pipe(Effect.andThen(turn.emit(finished)), Effect.andThen(completed(turn, messages, step, response)))
+    const messages: ReadonlyArray<Prompt.Message> = [...before, ChatMessages.assistantOf(response, [])]
+    return Effect.andThen(reported, completed(turn, messages, step, response))
   }
-  return chatStep.pipe(
-    Effect.andThen(Answer.answerAll(turn, step, calls, kit)),
+  const prepared = calls.map((call) => Answer.prepare(call, kit))
+  const messages: ReadonlyArray<Prompt.Message> = [
+    ...before,
+    ChatMessages.assistantOf(response, prepared.map(Answer.kept))
+  ]
+  return publishStep(turn, step, response).pipe(
+    Effect.andThen(Answer.answerAll(turn, step, prepared, kit)),
     Effect.flatMap((answers) => {
       const pending: Array<PendingCall> = []
       const answered: Array<Prompt.Message> = []
@@ -129,7 +149,6 @@ const completed = <R>(
       usage,
       steps,
       finishReason: response.finishReason,
-      ...(response.refusal === undefined ? {} : { refusal: response.refusal }),
       ...(response.reasoning === undefined ? {} : { reasoning: response.reasoning }),
       ...(response.citations === undefined ? {} : { citations: response.citations }),
       ...(decodedOutput === undefined ? {} : { output: decodedOutput.value })

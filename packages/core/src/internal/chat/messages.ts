@@ -76,9 +76,14 @@ export const historyOf = (
     return Effect.succeed(out)
   })
 
-/** The assistant message of a model's answer: its text, its tool calls (if any) and its reasoning (if any). */
-export const assistantOf = (response: LanguageModel.Response): Prompt.AssistantMessage => {
-  const calls = response.toolCalls
+/**
+ * The assistant message of a model's answer: its text, the tool calls kept of it (`calls`, if any) and its
+ * reasoning (if any).
+ */
+export const assistantOf = (
+  response: LanguageModel.Response,
+  calls: ReadonlyArray<Prompt.ToolCall>
+): Prompt.AssistantMessage => {
   const base: Prompt.AssistantMessage =
     calls.length === 0
       ? { role: "assistant", content: response.text }

@@ -1,7 +1,7 @@
 /**
  * A chat turn's settings: its options checked once, with the defaults filled in from the agent's roles, and
- * the model the turn calls. Refuses, as VALIDATION, a `maxSteps` or `concurrency` that is not an integer
- * >= 1, an `output` that is not an Effect Schema or has no JSON Schema form, and a turn with no
+ * the model the turn calls. Refuses, as VALIDATION, a `maxSteps`, `concurrency` or `maxTokens` that is not
+ * an integer >= 1, an `output` that is not an Effect Schema or has no JSON Schema form, and a turn with no
  * `LanguageModel` provided.
  */
 import * as Effect from "effect/Effect"
@@ -30,6 +30,7 @@ export interface Settings {
   readonly strict: boolean
   readonly model: string | undefined
   readonly temperature: number | undefined
+  readonly maxTokens: number | undefined
   readonly policy: Resilience.Policy | undefined
   /** The `output` schema and the response format asked for with it. */
   readonly output: { readonly schema: Schema.Top; readonly format: LanguageModel.ResponseFormat } | undefined
@@ -46,6 +47,12 @@ const positiveInt = (
       ? Result.succeed(value)
       : Result.fail(ChatMessages.invalid(chatAction, name, `${name} must be an integer >= 1, got ${value}`))
 
+const optionalPositiveInt = (
+  name: string,
+  value: number | undefined
+): Result.Result<number | undefined, ValidationError> =>
+  value === undefined ? Result.succeed(undefined) : positiveInt(name, value, value)
+
 /** The model named by the options, else by the first role whose spec names one. */
 export const modelName = (options: ChatOptions | undefined, roles: ReadonlyArray<Role.Any>): string | undefined =>
   options?.model ?? roles.find((role) => role.spec.model?.name !== undefined)?.spec.model?.name
@@ -60,6 +67,9 @@ export const settingsOf = (
   if (Result.isFailure(maxSteps)) return Result.fail(maxSteps.failure)
   const concurrency = positiveInt("concurrency", options?.concurrency, 4)
   if (Result.isFailure(concurrency)) return Result.fail(concurrency.failure)
+  const roleMaxTokens = roles.find((role) => role.spec.model?.maxTokens !== undefined)?.spec.model?.maxTokens
+  const maxTokens = optionalPositiveInt("maxTokens", options?.maxTokens ?? roleMaxTokens)
+  if (Result.isFailure(maxTokens)) return Result.fail(maxTokens.failure)
   const roleTemperature = roles.find((role) => (role.spec.model?.temperature ?? -1) >= 0)?.spec.model?.temperature
   // As for llm actions, a negative temperature (-1) keeps the client's own setting.
   const given = options?.temperature
@@ -79,6 +89,7 @@ export const settingsOf = (
     strict: options?.strict ?? false,
     model: modelName(options, roles),
     temperature,
+    maxTokens: maxTokens.success,
     policy
   })
 }

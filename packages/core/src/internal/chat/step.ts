@@ -61,6 +61,7 @@ const generate = <R>(
     action: chatAction,
     ...(settings.model === undefined ? {} : { model: settings.model }),
     ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
+    ...(settings.maxTokens === undefined ? {} : { maxTokens: settings.maxTokens }),
     ...(settings.output === undefined ? {} : { responseFormat: settings.output.format })
   }
   const once = attempt(turn, request, step)

@@ -15,6 +15,7 @@ import type * as Knowledge from "../../Knowledge.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Role from "../../Role.ts"
 import type { Attempt } from "./attempt.ts"
+import * as Finish from "../model/finish.ts"
 import { shorten } from "../text.ts"
 import { parseJson } from "../json.ts"
 
@@ -74,7 +75,8 @@ const show = (value: unknown): string => {
  * The request of an llm action: its system prompt (if any) and prompt; the
  * action's temperature when `>= 0`, else the role's `spec.model.temperature`
  * when set (and `>= 0`), else none (the client's own); the role's
- * `spec.model.name` as the model, else none (the layer's default). No tools.
+ * `spec.model.name` as the model, else none (the layer's default); the
+ * role's `spec.model.maxTokens`, when set. No tools.
  * With a `success` schema, the response format asking for JSON matching it
  * (named after the action; strict when the projection allows; left out for
  * a schema with no JSON Schema form).
@@ -97,12 +99,14 @@ export const request = (
         ? roleTemperature
         : undefined
   const model = spec.model?.name
+  const maxTokens = spec.model?.maxTokens
   const output = action.success === undefined ? undefined : outputOf(action.success, name)
   return {
     messages,
     action: name,
     ...(temperature === undefined ? {} : { temperature }),
     ...(model === undefined ? {} : { model }),
+    ...(maxTokens === undefined ? {} : { maxTokens }),
     ...(output === undefined ? {} : { responseFormat: output.format })
   }
 }
@@ -207,7 +211,11 @@ export const decodeReply = (
  *
  * - No `LanguageModel` in the context → VALIDATION "LanguageModel not
  *   provided", inside the run step, so a fallback runs.
- * - A refusal → EXECUTION with the refusal as excerpt.
+ * - A refusal → EXECUTION "the model refused: …" with the refusal as
+ *   excerpt (at most 1,000 characters).
+ * - A reply the model did not finish (cut at its token limit, or stopped by
+ *   a content filter) → EXECUTION naming `max_tokens` (or the filter): its
+ *   answer is incomplete, with or without `success`.
  * - Without `success`: the reply's text is the result; an empty or
  *   whitespace-only reply is EXECUTION ("the model returned no text", with
  *   the finish reason): there is nothing to return, and `""` would pass
@@ -231,15 +239,8 @@ export const run = (attempt: Attempt<Action.Llm<any, any, any>>): Effect.Effect<
     }
     const call = request(name, action, attempt.args, attempt.context.knowledge, attempt.spec ?? {})
     return Effect.flatMap(model.value.generate(call), (response): Effect.Effect<unknown, ActionError, unknown> => {
-      if (response.refusal !== undefined) {
-        return Effect.fail(
-          new ExecutionFailure({
-            action: name,
-            message: `${name}: the model refused: ${preview(response.refusal)}`,
-            excerpt: preview(response.refusal)
-          })
-        )
-      }
+      const stopped = Finish.refused(name, response) ?? Finish.unfinished(name, response, "answer")
+      if (stopped !== undefined) return Effect.fail(stopped)
       if (action.success !== undefined) return decodeReply(name, action.success, response.text)
       if (response.text.trim().length === 0) {
         return Effect.fail(

@@ -17,8 +17,9 @@ import { type Citation, citationsOf } from "./citation.ts"
 
 /**
  * Why the model stopped: it finished (`"stop"`), hit its token limit
- * (`"length"`, the text is cut), called tools (`"tool_calls"`), had its reply
- * filtered (`"content_filter"`), or anything else a provider says (`"other"`).
+ * (`"length"`, the reply is cut: its text, and any tool call it was writing),
+ * called tools (`"tool_calls"`), had its reply filtered (`"content_filter"`),
+ * or anything else a provider says (`"other"`).
  *
  * @category models
  * @since 0.1.0
@@ -61,10 +62,13 @@ export interface Response {
  * {@link Response}. Missing or `null` text is `""`; missing tool calls are
  * none; usage counts that are missing or not finite non-negative numbers are
  * 0, and a missing total is input + output; a missing finish reason is
- * `"tool_calls"` when there are tool calls, else `"stop"`; unknown reasons
- * are `"other"`. `reasoning` (with the field it came in, `reasoningField`)
- * and `citations` (a URL alone, or a {@link Citation}) are kept when given;
- * an empty reasoning is none.
+ * `"tool_calls"` when there are tool calls, else `"stop"`; a reason is read
+ * without regard to case, the names providers give a reply cut at its token
+ * limit (`max_tokens`, `MAX_TOKENS`, `max_output_tokens`, `model_length`,
+ * `model_context_window_exceeded`) are `"length"`, and unknown reasons are
+ * `"other"`. `reasoning` (with the field it came in, `reasoningField`) and
+ * `citations` (a URL alone, or a {@link Citation}) are kept when given; an
+ * empty reasoning is none.
  *
  * @category models
  * @since 0.1.0
@@ -100,10 +104,42 @@ export const tooLarge = (action: string, maxReplyCharacters: number): ExecutionF
       `(${maxReplyCharacters.toLocaleString("en-US")} characters of text, reasoning and tool-call arguments)`
   })
 
+/**
+ * The finish reasons providers send, read without regard to case, by what they mean. A reply cut at its token
+ * limit is `length` under many names: OpenAI's `length`, Anthropic's and Bedrock's `max_tokens`, Gemini's and
+ * Cohere's `MAX_TOKENS`, the Responses API's `max_output_tokens`, Mistral's `model_length` and Anthropic's
+ * `model_context_window_exceeded` (the context window ran out while writing).
+ */
+const finishReasons: ReadonlyMap<string, FinishReason> = new Map([
+  ["stop", "stop"],
+  ["length", "length"],
+  ["max_tokens", "length"],
+  ["max_output_tokens", "length"],
+  ["model_length", "length"],
+  ["model_context_window_exceeded", "length"],
+  ["tool_calls", "tool_calls"],
+  ["content_filter", "content_filter"]
+])
+
+/**
+ * What a provider's finish reason means: `undefined` when it said none (an absent, `null` or empty reason, or
+ * one that is not a string), else its {@link FinishReason} (`"other"` for a reason it does not know).
+ */
+export const finishReasonOf = (reason: unknown): FinishReason | undefined =>
+  typeof reason !== "string" || reason === "" ? undefined : (finishReasons.get(reason.toLowerCase()) ?? "other")
+
+/**
+ * A response whose call was made with `maxTokens` and whose output used exactly that many tokens: it was cut
+ * at the cap whatever its finish reason says (a router may say `"tool_calls"` for a call it cut), so it
+ * finishes `"length"`. Any other response is returned as it is.
+ */
+export const capped = (response: Response, maxTokens: number | undefined): Response =>
+  maxTokens === undefined || response.finishReason === "length" || response.usage.outputTokens !== maxTokens
+    ? response
+    : { ...response, finishReason: "length" }
+
 const count = (value: number | null | undefined): number =>
   typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.floor(value) : 0
-
-const finishReasons: ReadonlySet<string> = new Set(["stop", "length", "tool_calls", "content_filter"])
 
 const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
@@ -167,15 +203,7 @@ export const normalise = (
   const inputTokens = count(usage?.inputTokens as number | undefined)
   const outputTokens = count(usage?.outputTokens as number | undefined)
   const total = usage?.totalTokens
-  const reason: unknown = raw.finishReason
-  const finishReason: FinishReason =
-    typeof reason !== "string" || reason === ""
-      ? toolCalls.length > 0
-        ? "tool_calls"
-        : "stop"
-      : finishReasons.has(reason)
-        ? (reason as FinishReason)
-        : "other"
+  const finishReason: FinishReason = finishReasonOf(raw.finishReason) ?? (toolCalls.length > 0 ? "tool_calls" : "stop")
   const citations = citationsOf(raw.citations)
   return {
     text,

@@ -26,7 +26,14 @@ import * as Stream from "effect/Stream"
 import { type ActionError, ExecutionFailure, isActionError, TransientFailure } from "../../ActionError.ts"
 import type { ToolCall } from "../../Prompt.ts"
 import { type Citation, citationOf } from "./citation.ts"
-import { defaultMaxReplyCharacters, normalise, type ProviderResponse, type Response, tooLarge } from "./provider.ts"
+import {
+  capped,
+  defaultMaxReplyCharacters,
+  normalise,
+  type ProviderResponse,
+  type Response,
+  tooLarge
+} from "./provider.ts"
 
 /**
  * One piece of a streamed answer (see `LanguageModel`'s `stream`):
@@ -113,12 +120,14 @@ const optionalString = (value: unknown): value is string | null | undefined =>
 const nonEmpty = (value: string | null | undefined): value is string => typeof value === "string" && value !== ""
 
 /**
- * Options of a reader: the action that names its errors, the cap on the reply's size, and the clock
- * (milliseconds) whose time of the last batch the idle watch reads.
+ * Options of a reader: the action that names its errors, the cap on the reply's size, the request's
+ * `maxTokens` (a reply that used exactly that many is cut: `"length"`), and the clock (milliseconds) whose
+ * time of the last batch the idle watch reads.
  */
 export interface ReaderOptions {
   readonly action: string
   readonly maxReplyCharacters?: number | undefined
+  readonly maxTokens?: number | undefined
   readonly now?: (() => number) | undefined
 }
 
@@ -126,6 +135,7 @@ export interface ReaderOptions {
 interface State {
   readonly action: string
   readonly cap: number
+  readonly maxTokens: number | undefined
   readonly now: (() => number) | undefined
   text: string
   refusal: string
@@ -333,7 +343,7 @@ const finish = (state: State): Effect.Effect<ReadonlyArray<StreamPart>, ActionEr
     state.cap
   )
   if (response instanceof ExecutionFailure) return Effect.fail(response)
-  parts.push({ _tag: "Finished", response })
+  parts.push({ _tag: "Finished", response: capped(response, state.maxTokens) })
   return Effect.succeed(parts)
 }
 
@@ -347,6 +357,7 @@ export const reader = (options: ReaderOptions) => {
   const state: State = {
     action: options.action,
     cap: options.maxReplyCharacters ?? defaultMaxReplyCharacters,
+    maxTokens: options.maxTokens,
     now: options.now,
     text: "",
     refusal: "",

@@ -15,6 +15,10 @@
  *   never by prefix or fuzzily;
  * - a JSON string is decoded once where an object or array is expected;
  * - objects are walked into structs and records, arrays element-wise;
+ * - `null` for a property that may be absent and does not take `null`
+ *   (`Schema.optionalKey(Schema.Int)`, an MCP tool's property left out of
+ *   `required`) is an absent property: strict mode offers such a property
+ *   to a model as required and nullable, so the model sends `null` for it;
  * - never boolean → number, `[]` → 0 or `""` → 0.
  *
  * A coercer never mutates its input and never fails: what it cannot repair
@@ -91,13 +95,24 @@ const literalCoercer = (literals: ReadonlyArray<SchemaAST.LiteralValue>): Coerce
   }
 }
 
+/**
+ * Whether `null` given for a property means the property is absent: it may be absent (an optional key) and
+ * its schema does not take `null` itself. Strict mode shows a model every optional property as required and
+ * nullable, so the model sends `null` for one it leaves out — and models send it without strict mode too.
+ */
+const nullIsAbsent = (property: SchemaAST.PropertySignature): boolean =>
+  property.type.context?.isOptional === true && !guardOf(property.type)(null)
+
 const objectsCoercer = (ast: SchemaAST.Objects): Coerce => {
   if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) return identity
   const names = new Set<PropertyKey>(ast.propertySignatures.map((property) => property.name))
   const properties: Array<readonly [string, Coerce]> = []
+  const absentIfNull: Array<string> = []
   for (const property of ast.propertySignatures) {
+    if (typeof property.name !== "string") continue
+    if (nullIsAbsent(property)) absentIfNull.push(property.name)
     const coerce = compile(property.type)
-    if (typeof property.name === "string" && coerce !== identity) properties.push([property.name, coerce])
+    if (coerce !== identity) properties.push([property.name, coerce])
   }
   // Only string-keyed index signatures (`Schema.Record(Schema.String, _)`) are walked.
   const index = ast.indexSignatures.find((signature) => signature.parameter._tag === "String")
@@ -111,9 +126,13 @@ const objectsCoercer = (ast: SchemaAST.Objects): Coerce => {
     }
     if (!Predicate.isObject(source)) return input
     let out: Record<string, unknown> | undefined
+    for (const name of absentIfNull) {
+      if (Object.hasOwn(source, name) && source[name] === null) delete (out ??= { ...source })[name]
+    }
     for (const [name, coerce] of properties) {
       if (!Object.hasOwn(source, name)) continue
       const value = source[name]
+      if (value === null && out !== undefined && !Object.hasOwn(out, name)) continue
       const coerced = coerce(value)
       if (coerced !== value) setOwn((out ??= { ...source }), name, coerced)
     }

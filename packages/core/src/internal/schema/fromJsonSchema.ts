@@ -75,7 +75,8 @@ const intersectedNodes = (document: JsonSchema.Document<"draft-2020-12">): Reado
 /**
  * Rewrites one JSON Schema node before Effect imports it: drops unsupported
  * keywords, non-local `$ref`s and structured `const`/`enum` values (each then
- * accepts any JSON value), reads OpenAPI's `nullable`, and closes objects that
+ * accepts any JSON value), reads OpenAPI's `nullable` and `not: { type:
+ * "null" }` (as the other types), and closes objects that
  * declare properties so undeclared keys are dropped, unless
  * the node takes part in an intersection.
  */
@@ -83,7 +84,12 @@ const sanitizer =
   (open: ReadonlySet<object>) =>
   (schema: JsonSchema.JsonSchema): JsonSchema.JsonSchema => {
     const out: JsonSchema.JsonSchema = {}
+    let notNull = false
     for (const [key, value] of Object.entries(schema)) {
+      if (key === "not" && isNullType(value)) {
+        notNull = true
+        continue
+      }
       if (
         UNSUPPORTED_KEYWORDS.has(key) &&
         !(key === "not" && Predicate.isObject(value) && Object.keys(value).length === 0)
@@ -96,6 +102,8 @@ const sanitizer =
       setOwn(out, key, value)
     }
     if (schema.nullable === true && typeof schema.type === "string") out.type = [schema.type, "null"]
+    // `not: { type: "null" }` (Effect's own form of "any value but null") said as the types it leaves.
+    if (notNull) out.type = withoutNull(out.type)
     const properties = schema.properties
     if (Predicate.isObject(properties) && Object.keys(properties).length > 0) {
       if (out.type === undefined) out.type = "object"
@@ -109,6 +117,17 @@ const sanitizer =
     }
     return out
   }
+
+const isNullType = (value: unknown): boolean =>
+  Predicate.isObject(value) && value.type === "null" && Object.keys(value).length === 1
+
+const nonNullTypes: ReadonlyArray<string> = ["string", "number", "boolean", "object", "array"]
+
+/** The JSON types of `type` but `null` (every type but `null` when `type` says none). */
+const withoutNull = (type: unknown): string | ReadonlyArray<string> => {
+  if (typeof type === "string") return type === "null" ? [] : type
+  return Array.isArray(type) ? type.filter((name) => name !== "null") : nonNullTypes
+}
 
 const DRAFT_07_OR_OLDER = /draft-0[4-7]/
 

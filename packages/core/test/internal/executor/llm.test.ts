@@ -185,7 +185,7 @@ describe("llm actions", () => {
     Effect.gen(function* () {
       const model = recording([
         { text: "Pack layers." },
-        { text: "  \n", finishReason: "length" },
+        { text: "  \n", finishReason: "stop" },
         { text: null, refusal: "I can't help with that." }
       ])
       const role = Role.make({ identity, actions: { tip: Action.llm({ description: "Tip", parameters: {} }) } })
@@ -198,7 +198,7 @@ describe("llm actions", () => {
       )
       assert.strictEqual(text, "Pack layers.")
       assert.strictEqual(empty._tag, "ExecutionFailure")
-      assert.strictEqual(empty.message, "tip: the model returned no text (finish reason: length)")
+      assert.strictEqual(empty.message, "tip: the model returned no text (finish reason: stop)")
       assert.strictEqual(refused._tag, "ExecutionFailure")
       assert.include(refused.message, "the model refused: I can't help with that.")
     })

@@ -726,7 +726,7 @@ describe("fromJsonSchema", () => {
           code: { type: "string", pattern: "^[A-Z]{3}$" },
           // biome-ignore lint/suspicious/noThenProperty: `then` is a JSON Schema keyword here
           shape: { if: { type: "string" }, then: { minLength: 2 } },
-          other: { not: { type: "null" } },
+          other: { not: { type: "string" } },
           point: { const: { x: 1 } },
           remote: { $ref: "https://example.com/schema.json" }
         },
@@ -736,6 +736,20 @@ describe("fromJsonSchema", () => {
         yield* decodeJson(inputSchema, { code: "usd", shape: 1, other: null, point: [1], remote: "r", extra: 1 }),
         { code: "usd", shape: 1, other: null, point: [1], remote: "r" }
       )
+    })
+  )
+
+  it.effect("not: { type: 'null' } is any value but null: null is absent when optional, VALIDATION when required", () =>
+    Effect.gen(function* () {
+      const inputSchema = {
+        type: "object",
+        properties: { id: { not: { type: "null" } }, note: { not: { type: "null" } } },
+        required: ["id"]
+      }
+      assert.deepStrictEqual(yield* decodeJson(inputSchema, { id: [1], note: null }), { id: [1] })
+      assert.deepStrictEqual(yield* decodeJson(inputSchema, { id: "a", note: { x: 1 } }), { id: "a", note: { x: 1 } })
+      const error = yield* Effect.flip(decodeJson(inputSchema, { id: null }))
+      assert.strictEqual(error.issues[0]?.path, "id")
     })
   )
 

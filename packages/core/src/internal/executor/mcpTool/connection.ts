@@ -17,6 +17,8 @@
  *   doubling per consecutive failure, at most 30 s) calls fail fast instead of
  *   spawning the server again — no tight respawn loop; such a call is
  *   TRANSIENT with the time left as `retryAfter`.
+ * - A listing of a server's tools that ends early (its cursor does not
+ *   advance) is published to the agent's events as `McpToolListingStopped`.
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -28,7 +30,14 @@ import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import type * as Action from "../../../Action.ts"
 import { type ActionError, TransientFailure } from "../../../ActionError.ts"
-import { type Connection, describeServer, type McpClient, McpClientError } from "../../../McpClient.ts"
+import {
+  type Connection,
+  describeServer,
+  type ListingStopped,
+  type McpClient,
+  McpClientError
+} from "../../../McpClient.ts"
+import * as EventHub from "../../events/hub.ts"
 import { diagnostics, toActionError } from "./failure.ts"
 
 /**
@@ -57,6 +66,8 @@ type Open = () => Effect.Effect<Connection, McpClientError, Scope.Scope>
 export interface Pool {
   readonly get: (key: string, open: Open) => Effect.Effect<Connection, McpClientError | BackingOff, Scope.Scope>
   readonly drop: (key: string, connection: Connection) => Effect.Effect<void>
+  /** Publishes that a listing of `action`'s server ended early, as the agent's `McpToolListingStopped` event. */
+  readonly listingStopped: (action: string, server: string, stopped: ListingStopped) => Effect.Effect<void>
 }
 
 const backoffMs = (failures: number): number => Math.min(30_000, 500 * 2 ** Math.max(0, failures - 1))
@@ -69,72 +80,89 @@ const toClientError = (cause: Cause.Cause<McpClientError>): McpClientError => {
 }
 
 /**
- * Makes the pool of one agent; its connections close with the current scope.
+ * Makes the pool of one agent (`agentId`, whose `hub` gets its events); its connections close with the
+ * current scope.
  */
-export const make: Effect.Effect<Pool, never, Scope.Scope> = Effect.gen(function* () {
-  // The opener of the latest `get` per key (a key names one server and client, so any opener of it will do).
-  const openers = new Map<string, Open>()
-  // The slot each key's entry currently holds, and its count of consecutive failed connects.
-  const current = new Map<string, Slot>()
-  const failures = new Map<string, number>()
+export const make = (agentId: string, hub: EventHub.Hub): Effect.Effect<Pool, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    // The opener of the latest `get` per key (a key names one server and client, so any opener of it will do).
+    const openers = new Map<string, Open>()
+    // The slot each key's entry currently holds, and its count of consecutive failed connects.
+    const current = new Map<string, Slot>()
+    const failures = new Map<string, number>()
 
-  const lookup = (key: string): Effect.Effect<Slot, never, Scope.Scope> =>
-    Effect.gen(function* () {
-      const exit = yield* Effect.exit(openers.get(key)!())
-      let slot: Slot
-      if (Exit.isSuccess(exit)) {
-        failures.delete(key)
-        slot = { _tag: "Open", connection: exit.value }
-      } else {
-        if (Exit.hasInterrupts(exit)) return yield* Effect.interrupt
-        const count = (failures.get(key) ?? 0) + 1
-        failures.set(key, count)
-        const now = yield* Clock.currentTimeMillis
-        slot = { _tag: "Failed", error: toClientError(exit.cause), failures: count, retryAt: now + backoffMs(count) }
-      }
-      current.set(key, slot)
-      return slot
-    })
-
-  const map = yield* RcMap.make({ lookup, idleTimeToLive: Duration.infinity })
-
-  const invalidate = (key: string, slot: Slot) =>
-    Effect.suspend(() => {
-      if (current.get(key) !== slot) return Effect.void
-      current.delete(key)
-      return RcMap.invalidate(map, key)
-    })
-
-  const get: Pool["get"] = (key, open) =>
-    Effect.suspend(() => {
-      openers.set(key, open)
-      // A failed slot seen before this call waited was someone else's failure: back off from it.
-      const before = current.get(key)
-      return Effect.flatMap(
-        RcMap.get(map, key),
-        (slot): Effect.Effect<Connection, McpClientError | BackingOff, Scope.Scope> => {
-          if (slot._tag === "Open") {
-            if (slot.connection.isOpen()) return Effect.succeed(slot.connection)
-            return Effect.andThen(invalidate(key, slot), get(key, open))
-          }
-          if (slot !== before) return Effect.fail(slot.error)
-          return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            now < slot.retryAt
-              ? Effect.fail<BackingOff>({ _tag: "BackingOff", error: slot.error, retryAfterMs: slot.retryAt - now })
-              : Effect.andThen(invalidate(key, slot), get(key, open))
-          )
+    const lookup = (key: string): Effect.Effect<Slot, never, Scope.Scope> =>
+      Effect.gen(function* () {
+        const exit = yield* Effect.exit(openers.get(key)!())
+        let slot: Slot
+        if (Exit.isSuccess(exit)) {
+          failures.delete(key)
+          slot = { _tag: "Open", connection: exit.value }
+        } else {
+          if (Exit.hasInterrupts(exit)) return yield* Effect.interrupt
+          const count = (failures.get(key) ?? 0) + 1
+          failures.set(key, count)
+          const now = yield* Clock.currentTimeMillis
+          slot = { _tag: "Failed", error: toClientError(exit.cause), failures: count, retryAt: now + backoffMs(count) }
         }
+        current.set(key, slot)
+        return slot
+      })
+
+    const map = yield* RcMap.make({ lookup, idleTimeToLive: Duration.infinity })
+
+    const invalidate = (key: string, slot: Slot) =>
+      Effect.suspend(() => {
+        if (current.get(key) !== slot) return Effect.void
+        current.delete(key)
+        return RcMap.invalidate(map, key)
+      })
+
+    const get: Pool["get"] = (key, open) =>
+      Effect.suspend(() => {
+        openers.set(key, open)
+        // A failed slot seen before this call waited was someone else's failure: back off from it.
+        const before = current.get(key)
+        return Effect.flatMap(
+          RcMap.get(map, key),
+          (slot): Effect.Effect<Connection, McpClientError | BackingOff, Scope.Scope> => {
+            if (slot._tag === "Open") {
+              if (slot.connection.isOpen()) return Effect.succeed(slot.connection)
+              return Effect.andThen(invalidate(key, slot), get(key, open))
+            }
+            if (slot !== before) return Effect.fail(slot.error)
+            return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+              now < slot.retryAt
+                ? Effect.fail<BackingOff>({ _tag: "BackingOff", error: slot.error, retryAfterMs: slot.retryAt - now })
+                : Effect.andThen(invalidate(key, slot), get(key, open))
+            )
+          }
+        )
+      })
+
+    const drop: Pool["drop"] = (key, connection) =>
+      Effect.suspend(() => {
+        const slot = current.get(key)
+        return slot?._tag === "Open" && slot.connection === connection ? invalidate(key, slot) : Effect.void
+      })
+
+    const listingStopped: Pool["listingStopped"] = (action, server, stopped) =>
+      Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
+        EventHub.publish(hub, {
+          _tag: "McpToolListingStopped",
+          agentId,
+          action,
+          server,
+          reason: stopped.reason,
+          pages: stopped.pages,
+          tools: stopped.tools,
+          message: stopped.message,
+          timestamp
+        })
       )
-    })
 
-  const drop: Pool["drop"] = (key, connection) =>
-    Effect.suspend(() => {
-      const slot = current.get(key)
-      return slot?._tag === "Open" && slot.connection === connection ? invalidate(key, slot) : Effect.void
-    })
-
-  return { get, drop }
-})
+    return { get, drop, listingStopped }
+  })
 
 /** The credential a connection is opened with (`apiKeyEnv` and its value). */
 export type Credential = { readonly variable: string; readonly value: Redacted.Redacted<string> }
@@ -175,7 +203,13 @@ export const connectionOf = (
 ): { readonly key: string; readonly get: Effect.Effect<Connection, ActionError, Scope.Scope> } => {
   const { name, action } = call
   const key = `${clientId(client)}|${prepared.serverKey}`
-  const open = () => client.connect(action.server, { name, ...(credential === undefined ? {} : { credential }) })
+  const server = describeServer(action.server)
+  const open = () =>
+    client.connect(action.server, {
+      name,
+      ...(credential === undefined ? {} : { credential }),
+      onListingStopped: (stopped) => call.agent.mcp.listingStopped(name, server, stopped)
+    })
   const get = Effect.mapError(call.agent.mcp.get(key, open), (error) =>
     error._tag === "BackingOff"
       ? backingOff(name, action, error)
