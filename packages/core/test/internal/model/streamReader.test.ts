@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Stream } from "effect"
+import { ExecutionFailure } from "../../../src/ActionError.ts"
 import * as Reader from "../../../src/internal/model/streamReader.ts"
 
 const joining = (chunks: ReadonlyArray<Reader.ProviderChunk>, maxReplyCharacters?: number) =>
@@ -98,6 +99,130 @@ describe("the stream reader", () => {
         assert.strictEqual(error.category, "EXECUTION")
         assert.include(error.message, `malformed chunk (chunk 1): ${field}`)
       }
+    })
+  )
+})
+
+describe("the stream reader, dialect by dialect", () => {
+  const finished = (parts: ReadonlyArray<Reader.StreamPart>) => {
+    const last = parts.at(-1)
+    assert.strictEqual(last?._tag, "Finished")
+    return (last as Extract<Reader.StreamPart, { _tag: "Finished" }>).response
+  }
+
+  it.effect("fragments without an index are matched by id; a new id starts a new call (Mistral)", () =>
+    Effect.gen(function* () {
+      const parts = yield* Stream.runCollect(
+        joining([
+          { toolCalls: [{ id: "a", name: "search", arguments: '{"q":' }] },
+          { toolCalls: [{ id: "b", name: "nights", arguments: "{}" }] },
+          { toolCalls: [{ id: "a", arguments: '"x"}' }] },
+          { finishReason: "tool_calls" }
+        ])
+      )
+      assert.deepStrictEqual(finished(parts).toolCalls, [
+        { id: "a", name: "search", arguments: '{"q":"x"}' },
+        { id: "b", name: "nights", arguments: "{}" }
+      ])
+    })
+  )
+
+  it.effect(
+    "one index for calls with distinct ids is several calls; a later fragment with neither is the last call's",
+    () =>
+      Effect.gen(function* () {
+        const parts = yield* Stream.runCollect(
+          joining([
+            { toolCalls: [{ index: 0, id: "a", name: "search", arguments: "{" }] },
+            { toolCalls: [{ index: 0, arguments: "}" }] },
+            { toolCalls: [{ index: 0, id: "b", name: "nights", arguments: "[" }] },
+            { toolCalls: [{ arguments: "]" }] },
+            { finishReason: "tool_calls" }
+          ])
+        )
+        assert.deepStrictEqual(finished(parts).toolCalls, [
+          { id: "a", name: "search", arguments: "{}" },
+          { id: "b", name: "nights", arguments: "[]" }
+        ])
+      })
+  )
+
+  it.effect("an empty id or name on a later fragment never replaces the known one (Alibaba, vLLM)", () =>
+    Effect.gen(function* () {
+      const parts = yield* Stream.runCollect(
+        joining([
+          { toolCalls: [{ index: 0, id: "a", name: "search", arguments: "" }] },
+          { toolCalls: [{ index: 0, id: "", name: "", arguments: '{"q":1}' }] },
+          { finishReason: "tool_calls" }
+        ])
+      )
+      assert.deepStrictEqual(finished(parts).toolCalls, [{ id: "a", name: "search", arguments: '{"q":1}' }])
+    })
+  )
+
+  it.effect("reasoning is its own part, never text; the field it came in is kept; citations once each", () =>
+    Effect.gen(function* () {
+      const parts = yield* Stream.runCollect(
+        joining([
+          { reasoning: "Think", reasoningField: "reasoning_content" },
+          { reasoning: "ing.", reasoningField: "reasoning_content", citations: ["https://a.example"] },
+          { text: "Done", citations: ["https://a.example", "https://b.example"] },
+          { finishReason: "stop", citations: [{ url: "https://a.example", title: "A", startIndex: 0, endIndex: 4 }] }
+        ])
+      )
+      assert.deepStrictEqual(
+        parts.filter((part) => part._tag !== "Finished"),
+        [
+          { _tag: "ReasoningDelta", delta: "Think" },
+          { _tag: "ReasoningDelta", delta: "ing." },
+          { _tag: "TextDelta", delta: "Done" }
+        ]
+      )
+      const response = finished(parts)
+      assert.strictEqual(response.text, "Done")
+      assert.strictEqual(response.reasoning, "Thinking.")
+      assert.strictEqual(response.reasoningField, "reasoning_content")
+      assert.deepStrictEqual(response.citations, [
+        { url: "https://a.example" },
+        { url: "https://b.example" },
+        { url: "https://a.example", title: "A", startIndex: 0, endIndex: 4 }
+      ])
+    })
+  )
+
+  it.effect("a reply past maxReplyCharacters fails EXECUTION naming the cap, in text, reasoning or arguments", () =>
+    Effect.gen(function* () {
+      const cases: ReadonlyArray<ReadonlyArray<Reader.ProviderChunk>> = [
+        [{ text: "12345" }, { text: "678901" }],
+        [{ reasoning: "1234567" }, { text: "8901" }],
+        [{ toolCalls: [{ index: 0, id: "a", name: "n", arguments: "1234567890" }] }, { text: "1" }]
+      ]
+      for (const chunks of cases) {
+        const parts: Array<Reader.StreamPart> = []
+        const exit = yield* Effect.exit(
+          Stream.runForEach(joining([...chunks, { finishReason: "stop" }], 10), (part) =>
+            Effect.sync(() => parts.push(part))
+          )
+        )
+        const error = failureOf(exit)
+        assert.strictEqual(error.category, "EXECUTION")
+        assert.include(error.message, "larger than maxReplyCharacters (10 characters")
+        assert.isFalse(parts.some((part) => part._tag === "Finished"))
+      }
+      // at the cap exactly, the reply is whole
+      const whole = yield* Stream.runCollect(
+        joining([{ text: "12345" }, { text: "67890" }, { finishReason: "stop" }], 10)
+      )
+      assert.strictEqual(finished(whole).text, "1234567890")
+    })
+  )
+
+  it.effect("once expired, the reader fails with why at the next batch and at the end", () =>
+    Effect.gen(function* () {
+      const read = Reader.reader({ action: "ask" })
+      read.expire(new ExecutionFailure({ action: "ask", message: "ask: cut off" }))
+      const exit = yield* Effect.exit(Stream.runCollect(Reader.joined(read, "ask", Stream.make({ text: "late" }))))
+      assert.strictEqual(failureOf(exit).message, "ask: cut off")
     })
   )
 })
