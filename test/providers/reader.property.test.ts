@@ -133,7 +133,7 @@ const deltasOf = (ref: Reference, d: Dialect, cuts: ReadonlyArray<number>, order
       piece,
       first: k === 0
     }))
-  if (d.interleave && attributable) ref.calls.forEach((_, i) => lanes.push(callLane(i)))
+  if (d.interleave && attributable) for (let i = 0; i < ref.calls.length; i++) lanes.push(callLane(i))
   else if (ref.calls.length > 0) lanes.push(ref.calls.flatMap((_, i) => callLane(i)))
   // Merge the lanes in an arbitrary order, each lane's own order kept; calls begin in their order (servers begin
   // call 1 after call 0, even when they interleave their arguments).
@@ -197,7 +197,9 @@ const sseOf = (ref: Reference, d: Dialect, deltas: ReadonlyArray<Readonly<Record
   // The finish reason on a delta's chunk (early, twice), on a chunk of its own after them (late, twice,
   // nullAfter), and for nullAfter a last chunk whose finish reason is null again.
   const onDelta = d.finish === "early" || d.finish === "twice" ? early % Math.max(deltas.length, 1) : -1
-  deltas.forEach((delta, i) => chunks.push({ ...base(), choices: [choice(delta, i === onDelta ? ref.finish : null)] }))
+  deltas.forEach((delta, i) => {
+    chunks.push({ ...base(), choices: [choice(delta, i === onDelta ? ref.finish : null)] })
+  })
   if (d.finish !== "early" || deltas.length === 0) chunks.push({ ...base(), choices: [choice({}, ref.finish)] })
   const finishing = chunks.findLast(
     (chunk) => (chunk.choices as Array<Chunk>)[0]?.finish_reason === ref.finish
@@ -302,7 +304,9 @@ describe("the stream reader, on every chunking", () => {
                   started.map((part) => [part.index, part.id, part.name]).sort((a, b) => Number(a[0]) - Number(b[0])),
                   ref.calls.map((call, i) => [i, call.id, call.name])
                 )
-                ref.calls.forEach((call, i) => assert.strictEqual(joined("ToolCallArgumentsDelta", i), call.arguments))
+                ref.calls.forEach((call, i) => {
+                  assert.strictEqual(joined("ToolCallArgumentsDelta", i), call.arguments)
+                })
               }
             ),
             { numRuns }

@@ -323,11 +323,16 @@ export type Provider = (
 
 /**
  * A streaming provider: makes one model call and yields its chunks, as an
- * Effect `Stream` or any async iterable. It must pass `call.signal` on to its
- * HTTP request (aborted when the stream is interrupted or no longer pulled).
- * An `ActionError` it fails with passes through; any other failure becomes
- * EXECUTION. The stream must say a finish reason before it ends: one that
- * ends without is taken as cut off (TRANSIENT).
+ * Effect `Stream` or any async iterable (an async iterable costs no effect
+ * per chunk). It must pass `call.signal` on to its HTTP request, and end its
+ * stream when the signal aborts: the signal aborts when the stream is
+ * interrupted or no longer pulled, and when the call passes its deadline or
+ * idle limit (the call then fails with TIMEOUT whatever the stream does; a
+ * stream that ignores the signal and stays silent is bounded only by the
+ * calling action's attempt timeout). An `ActionError` it fails with passes
+ * through; any other failure becomes EXECUTION. The stream must say a
+ * finish reason before it ends: one that ends without is taken as cut off
+ * (TRANSIENT).
  *
  * @category models
  * @since 0.2.0
