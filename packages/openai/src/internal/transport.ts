@@ -89,21 +89,24 @@ const counted = (body: ReadableStream<Uint8Array>, limit: number, streamed: bool
 
 const bodiless = new Set([101, 204, 205, 304])
 
-/** `fetch` whose response bodies are capped at `limit` bytes (see the module's header). */
+/**
+ * `fetch` whose response bodies are capped at `limit` bytes (see the module's header). The response is the one
+ * `base` gave: a stream's `body` is replaced by its counted form, and a non-streamed body is counted when the SDK
+ * reads its `text()` (building a new `Response` around the body costs a stream its first delta's time).
+ */
 export const boundedFetch =
   (base: typeof globalThis.fetch, limit: number): typeof globalThis.fetch =>
   async (input, init) => {
     const response = await base(input, init)
-    if (response.body === null || bodiless.has(response.status)) return response
+    const body = response.body
+    if (body === null || bodiless.has(response.status)) return response
     // A body whose length is declared within the cap cannot pass it (fetch refuses a longer one).
     const length = Number(response.headers.get("content-length") ?? Number.NaN)
     if (Number.isInteger(length) && length >= 0 && length <= limit) return response
-    const streamed = response.headers.get("content-type")?.includes("text/event-stream") === true
-    const capped = new Response(counted(response.body, limit, streamed), {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers
-    })
-    Object.defineProperty(capped, "url", { value: response.url })
-    return capped
+    if (response.headers.get("content-type")?.includes("text/event-stream") === true) {
+      Object.defineProperty(response, "body", { value: counted(body, limit, true) })
+    } else {
+      Object.defineProperty(response, "text", { value: () => new Response(counted(body, limit, false)).text() })
+    }
+    return response
   }
