@@ -178,6 +178,69 @@ describe("C58: reasoning is its own part, kept, and sent back where the dialect 
   )
 })
 
+describe("OpenRouter's and OpenAI's shapes the corpus lacks", () => {
+  it.live(
+    "url_citation annotations are citations; reasoning_details does not double the reasoning; comments pass",
+    () =>
+      Effect.gen(function* () {
+        const annotation = {
+          type: "url_citation",
+          url_citation: {
+            url: "https://example.com/a",
+            title: "A",
+            content: "An excerpt",
+            start_index: 0,
+            end_index: 5
+          }
+        }
+        const server = yield* Corpus.serve([
+          (response) => {
+            // OpenRouter: comments while processing, `reasoning` with its copy in `reasoning_details`, annotations first
+            response.writeHead(200, { "content-type": "text/event-stream" })
+            response.write(": OPENROUTER PROCESSING\n\n")
+            const chunk = (delta: object, finish: string | null = null) =>
+              `data: ${JSON.stringify({ id: "gen-1", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+            response.write(chunk({ role: "assistant", content: "", annotations: [annotation] }))
+            response.write(
+              chunk({
+                role: "assistant",
+                reasoning: "Look it up.",
+                reasoning_details: [{ type: "reasoning.text", text: "Look it up." }]
+              })
+            )
+            response.write(": OPENROUTER PROCESSING\n\n")
+            response.write(chunk({ role: "assistant", content: "It is A." }, "stop"))
+            response.end("data: [DONE]\n\n")
+          },
+          // OpenAI: annotations on the message of a whole answer
+          Corpus.body(
+            JSON.stringify({
+              id: "chatcmpl-1",
+              object: "chat.completion",
+              choices: [
+                {
+                  index: 0,
+                  message: { role: "assistant", content: "It is A.", annotations: [annotation] },
+                  finish_reason: "stop"
+                }
+              ]
+            })
+          )
+        ])
+        const { agent } = yield* weatherAgent
+        const layer = layerFor(server.url)
+        const events = yield* Effect.provide(streamTurn(agent), layer)
+        const streamed = (events.at(-1) as Extract<Chat.ChatEvent, { _tag: "TurnFinished" }>).result as Chat.Completed
+        const cited = [{ url: "https://example.com/a", title: "A", content: "An excerpt", startIndex: 0, endIndex: 5 }]
+        assert.strictEqual(streamed.text, "It is A.")
+        assert.strictEqual(streamed.reasoning, "Look it up.")
+        assert.deepStrictEqual(streamed.citations, cited)
+        const generated = (yield* Effect.provide(agent.chat("Which?"), layer)) as Chat.Completed
+        assert.deepStrictEqual(generated.citations, cited)
+      }).pipe(Effect.scoped)
+  )
+})
+
 /** A stream that sends `before` chunks, then an error event (a top-level `error`), as a server answering 200. */
 const errorInStream = (error: Readonly<Record<string, unknown>>): Corpus.Answer =>
   Corpus.sse(
