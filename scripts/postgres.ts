@@ -60,6 +60,9 @@ const freePort = (): Promise<number> =>
     })
   })
 
+const serverOptions = (port: number, dir: string) =>
+  `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`
+
 /** Starts a fresh Postgres; throws with the server's log when it cannot. */
 export const start = async (): Promise<Postgres> => {
   install()
@@ -71,8 +74,7 @@ export const start = async (): Promise<Postgres> => {
   try {
     run("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"])
     const port = await freePort()
-    const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`
-    run("pg_ctl", ["-D", data, "-l", log, "-o", options, "-w", "-t", "60", "start"])
+    run("pg_ctl", ["-D", data, "-l", log, "-o", serverOptions(port, dir), "-w", "-t", "60", "start"])
     return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, dir }
   } catch (cause) {
     const detail = cause instanceof Error ? cause.message : String(cause)
@@ -80,6 +82,21 @@ export const start = async (): Promise<Postgres> => {
     rmSync(dir, { recursive: true, force: true })
     throw new Error(`Could not start Postgres 15 from ${bin}: ${detail}\n${serverLog}`)
   }
+}
+
+/**
+ * Stops the server of `pg` (fast shutdown: open connections are closed) and keeps its data, so that
+ * {@link restart} brings it back on the same port: for tests of a database that goes away.
+ */
+export const halt = (pg: Postgres): void => {
+  run("pg_ctl", ["-D", join(pg.dir, "data"), "-m", "fast", "-w", "stop"])
+}
+
+/** Starts the server of `pg` again, after {@link halt}, on its port and with its data. */
+export const restart = (pg: Postgres): void => {
+  const port = Number(new URL(pg.url).port)
+  const log = join(pg.dir, "server.log")
+  run("pg_ctl", ["-D", join(pg.dir, "data"), "-l", log, "-o", serverOptions(port, pg.dir), "-w", "-t", "60", "start"])
 }
 
 /** Stops the server started in `dir` (fast shutdown) and removes the folder. */

@@ -155,7 +155,8 @@ export const ApprovalCheck = Schema.Literals([
   "used",
   "agent",
   "action",
-  "arguments"
+  "arguments",
+  "decided"
 ])
 
 /**
@@ -167,9 +168,11 @@ export type ApprovalCheck = typeof ApprovalCheck.Type
 /**
  * APPROVAL: the action requires an approved token and the call carried none,
  * or one that is pending, rejected, expired, used, or bound to another agent,
- * action or arguments. `reason` is the action's stated reason, `check` says
- * which check refused, `pendingTokenId` is a freshly requested token when the
- * call carried none. Not retryable.
+ * action or arguments; or a decision came for a call already decided
+ * otherwise (`check: "decided"`, the message saying `"already decided:
+ * approved by …"`). `reason` is the action's stated reason, `check` says
+ * which check refused, `pendingTokenId` is the live pending token of the
+ * call as it was made, when one is to be asked for. Not retryable.
  *
  * @category errors
  * @since 0.1.0

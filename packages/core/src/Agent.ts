@@ -44,11 +44,14 @@ export const TypeId = "~@rolecraft/core/Agent"
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never
 
 /**
- * The merged action record of several roles.
+ * The merged action record of several roles (`{}` for none: an agent of
+ * `mcpServers` only).
  *
  * @since 0.1.0
  */
-export type ActionsOf<Roles extends ReadonlyArray<Role.Any>> = UnionToIntersection<Roles[number]["actions"]>
+export type ActionsOf<Roles extends ReadonlyArray<Role.Any>> = [Roles[number]] extends [never]
+  ? {}
+  : UnionToIntersection<Roles[number]["actions"]>
 
 /**
  * An action name: a known one (completed by editors) or any string.
@@ -142,7 +145,12 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
   }
   /**
    * Continues a turn paused for approvals with one `Chat.approve` or
-   * `Chat.reject` decision per pending tool call id.
+   * `Chat.reject` decision per pending tool call id. Each decision is
+   * recorded in the approval store, bound to the call as the state shows it,
+   * before any call runs. A call is decided once: a state resumed before with
+   * other decisions fails with APPROVAL (`check: "decided"`, "call_2 (book)
+   * is already decided: approved by ann") and nothing runs; resumed again with
+   * the same decisions, an approved call finds its token used.
    */
   readonly resume: {
     <S extends Schema.Top>(

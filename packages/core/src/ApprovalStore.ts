@@ -4,98 +4,91 @@
  * {@link layerSqlite} (a SQLite file through Node's built-in `node:sqlite`,
  * so approvals survive a restart) and {@link layerSql} (any database behind
  * `effect/sql`'s `SqlClient`, such as Postgres through `@effect/sql-pg`,
- * shared by several processes).
+ * shared by several processes). All three keep the same rules, built on
+ * their storage by {@link make}:
  *
- * A token is an unguessable id (192 random bits from `node:crypto`, base64url)
- * bound to an agent id, an action (and tool) and the SHA-256 of the canonical
- * JSON of the call's raw arguments. It expires on Effect's `Clock` and is
- * single-use: only a fully matching {@link ApprovalStore} `consume` burns it,
- * atomically (of two concurrent uses, one wins).
+ * - A token is an unguessable id (192 random bits from `node:crypto`,
+ *   base64url) bound to an agent id, an action (and tool) and the SHA-256 of
+ *   the canonical JSON of the call's raw arguments. It expires on Effect's
+ *   `Clock`.
+ * - It is decided once, ever: the first decision recorded stands (of two
+ *   deciders racing, one records); the same decision again is that
+ *   decision; any other is refused with `check: "decided"` and the message
+ *   `"already decided: approved by alice"` (see `Decision`). A decision may
+ *   name the call it was shown for (its binding): a token bound to another
+ *   call is refused.
+ * - It is single-use: only a fully matching `consume` burns it, atomically
+ *   (of two concurrent uses, one wins).
+ * - A call asked for again while its token is still pending gets that same
+ *   token, so refusals repeated by a client do not fill the store.
+ * - The store boundary (`StoreBoundary`): text the store cannot hold (a NUL,
+ *   a lone surrogate, past its cap) is refused as VALIDATION naming the
+ *   field, in every store alike; a store that cannot be reached is TRANSIENT
+ *   naming it; a stored row that does not decode is EXECUTION. Never a
+ *   defect.
  *
  * @since 0.1.0
  */
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Result from "effect/Result"
-import * as Schema from "effect/Schema"
-import { expected } from "./internal/expectedError.ts"
 import type { DatabaseSync } from "node:sqlite"
 import type * as SqlClient from "effect/sql/SqlClient"
-import { ApprovalCheck } from "./ActionError.ts"
+import type { ApprovalCheck } from "./ActionError.ts"
 import { write } from "./internal/json.ts"
 import * as Memory from "./internal/store/memory.ts"
+import * as Rules from "./internal/store/rules.ts"
 import * as Sql from "./internal/store/sql.ts"
 import * as Sqlite from "./internal/store/sqlite.ts"
-import type { ApprovalStorageError, Binding, Status, Storage, Token } from "./internal/store/storage.ts"
+import type { Service, Storage } from "./internal/store/storage.ts"
+import type { StoreError } from "./StoreBoundary.ts"
 
-// The model of a token, the storage contract and the storage's failure live with the stores that implement them.
-export { ApprovalStorageError } from "./internal/store/storage.ts"
-export type { Binding, Status, Storage, Token } from "./internal/store/storage.ts"
+// The model of a token, the storage contract and the store's refusals live with the stores that implement them.
+export { ApprovalStorageError, ApprovalTokenError } from "./internal/store/storage.ts"
+export type { Binding, RequestOptions, Service, Status, Storage, Token } from "./internal/store/storage.ts"
 
-// node:crypto takes tens of milliseconds to load: it is loaded by the first digest or token, not at import
+// node:crypto takes tens of milliseconds to load: it is loaded by the first digest, not at import
 // (Node keeps the module once loaded).
 const nodeCrypto = () => process.getBuiltinModule("node:crypto")
 
 /**
- * A store operation refused a token. `check` says why: `"unknown"` (no such
- * token), `"expired"`, `"used"`, `"rejected"`, `"pending"` (not approved yet,
- * from `consume`), or a binding mismatch — `"agent"`, `"action"` (action or
- * tool), `"arguments"`. The message never holds the token id.
- *
- * @category errors
- * @since 0.1.0
- */
-export class ApprovalTokenError extends expected(
-  Schema.TaggedError<ApprovalTokenError>()("ApprovalTokenError", {
-    check: ApprovalCheck,
-    message: Schema.String
-  })
-) {}
-
-/**
  * The approval store service.
  *
- * - `request(binding, reason, ttl?)`: records a pending token that expires
- *   after `ttl` (default 15 minutes) and returns its id.
- * - `approve(tokenId, approver)`: approves a pending token (approving an
- *   approved one again is a no-op); fails `ApprovalTokenError` when it is
- *   unknown, expired, used or rejected.
- * - `reject(tokenId, approver, why)`: rejects a pending or approved token;
- *   fails when it is unknown, expired, used or already rejected.
+ * - `request(binding, reason, ttl?, options?)`: the id of a pending token
+ *   for the call `binding` describes, expiring after `ttl` (default 15
+ *   minutes). While a token requested with the same binding, reason, ttl and
+ *   `options.scope` is still pending and unexpired, that token's id is
+ *   returned instead of a new one (within one store value, for up to 10,000
+ *   calls at once).
+ * - `approve(tokenId, approver, binding?)`: approves a pending token. The
+ *   same approval again answers the token as it is; a token decided
+ *   otherwise (rejected, or approved by another approver) fails
+ *   `ApprovalTokenError` with `check: "decided"` ("already decided:
+ *   rejected by bob: too expensive"); an unknown or expired token fails with
+ *   that check. With `binding` (the call the approver was shown), a token
+ *   bound to another agent, action or arguments is refused with that check
+ *   and stays as it was.
+ * - `reject(tokenId, approver, why, binding?)`: the same for a rejection.
  * - `consume(tokenId, binding)`: burns an approved, unexpired, unused token
  *   whose binding matches in full, atomically; any other case fails with the
  *   check that refused and leaves the token as it was.
  * - `get(tokenId)`: the token, if the store knows it.
  *
- * `request` and `consume` fail with `ApprovalStorageError` when the storage
- * cannot be read or written (for SQLite: still locked by another process
- * after the store's busy wait); storage faults of `approve`, `reject` and
- * `get` are defects.
+ * Each fails with `StoreBoundary.StoreError`: VALIDATION when a text
+ * cannot be stored (a NUL or a lone surrogate in an approver, a reason, an
+ * agent id, an action or tool name; text past 1,024 characters for a name,
+ * 65,536 for a reason), TRANSIENT when the storage cannot be read or
+ * written (a database stopped, a closed connection; for SQLite, still
+ * locked by another process after the store's busy wait), EXECUTION when a
+ * stored token does not decode. A token id that no store could have issued
+ * is `"unknown"`.
  *
  * @category services
  * @since 0.1.0
  */
-export class ApprovalStore extends Context.Service<
-  ApprovalStore,
-  {
-    readonly request: (
-      binding: Binding,
-      reason: string,
-      ttl?: Duration.Input | undefined
-    ) => Effect.Effect<string, ApprovalStorageError>
-    readonly approve: (tokenId: string, approver: string) => Effect.Effect<Token, ApprovalTokenError>
-    readonly reject: (tokenId: string, approver: string, why: string) => Effect.Effect<Token, ApprovalTokenError>
-    readonly consume: (
-      tokenId: string,
-      binding: Binding
-    ) => Effect.Effect<Token, ApprovalTokenError | ApprovalStorageError>
-    readonly get: (tokenId: string) => Effect.Effect<Option.Option<Token>>
-  }
->()("@rolecraft/core/ApprovalStore") {}
+export class ApprovalStore extends Context.Service<ApprovalStore, Service>()("@rolecraft/core/ApprovalStore") {}
 
 /**
  * The default time to live of a requested token: 15 minutes.
@@ -103,7 +96,7 @@ export class ApprovalStore extends Context.Service<
  * @category constants
  * @since 0.1.0
  */
-export const defaultTtl: Duration.Duration = Duration.minutes(15)
+export const defaultTtl: Duration.Duration = Rules.defaultTtl
 
 /**
  * The canonical JSON of a value: the JSON a tool's result is written as
@@ -138,38 +131,7 @@ export const digest = (value: unknown): string => nodeCrypto().hash("sha256", ca
  *
  * @since 0.1.0
  */
-export const newTokenId = (): string => nodeCrypto().randomBytes(24).toString("base64url")
-
-const refused = (check: ApprovalCheck, message: string) => new ApprovalTokenError({ check, message })
-
-const refusal = (check: ApprovalCheck): Effect.Effect<never, ApprovalTokenError> =>
-  Effect.fail(new ApprovalTokenError({ check, message: checkMessages[check] }))
-
-/** Which check, if any, refuses consuming `token` for `binding` at `now`. */
-const consumeCheck = (token: Token | undefined, binding: Binding, now: number): ApprovalCheck | undefined => {
-  if (token === undefined) return "unknown"
-  const bound = token.binding
-  if (bound.agentId !== binding.agentId) return "agent"
-  if (bound.action !== binding.action || (bound.tool ?? "") !== (binding.tool ?? "")) return "action"
-  if (bound.argumentsDigest !== binding.argumentsDigest) return "arguments"
-  if (token.status === "rejected") return "rejected"
-  if (token.status === "used") return "used"
-  if (now >= token.expiresAt) return "expired"
-  if (token.status === "pending") return "pending"
-  return undefined
-}
-
-const checkMessages: Record<ApprovalCheck, string> = {
-  missing: "no approval token was given",
-  unknown: "the approval token is unknown",
-  pending: "the approval token has not been approved yet",
-  rejected: "the approval token was rejected",
-  expired: "the approval token has expired",
-  used: "the approval token has already been used",
-  agent: "the approval token was issued for another agent",
-  action: "the approval token was issued for another action",
-  arguments: "the approval token was issued for other arguments"
-}
+export const newTokenId: () => string = Rules.newTokenId
 
 /**
  * The message of a refusal by `check`, for callers that report it.
@@ -177,93 +139,17 @@ const checkMessages: Record<ApprovalCheck, string> = {
  * @category getters
  * @since 0.1.0
  */
-export const describeCheck = (check: ApprovalCheck): string => checkMessages[check]
+export const describeCheck: (check: ApprovalCheck) => string = Rules.describeCheck
 
 /**
- * Builds the store's rules (expiry on `Clock`, binding checks, single use)
- * on a {@link Storage}.
+ * Builds the store's rules (the store boundary's text checks, expiry on
+ * `Clock`, binding checks, decisions once, single use, one live pending
+ * token per call asked for again) on a {@link Storage}.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const make = (storage: Storage): ApprovalStore["Service"] => {
-  const defective = {
-    find: (tokenId: string) => Effect.orDie(storage.find(tokenId)),
-    transition: (tokenId: string, from: Status, next: Token) => Effect.orDie(storage.transition(tokenId, from, next))
-  }
-  const decide = (
-    tokenId: string,
-    what: "approve" | "reject",
-    next: (token: Token, now: number) => Token
-  ): Effect.Effect<Token, ApprovalTokenError> =>
-    Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      const storage = defective
-      for (;;) {
-        const token = yield* storage.find(tokenId)
-        if (token === undefined) return yield* refused("unknown", checkMessages.unknown)
-        if (token.status === "used") return yield* refused("used", checkMessages.used)
-        if (token.status === "rejected") return yield* refused("rejected", checkMessages.rejected)
-        if (now >= token.expiresAt) return yield* refused("expired", checkMessages.expired)
-        if (what === "approve" && token.status === "approved") return token
-        const updated = next(token, now)
-        if (yield* storage.transition(tokenId, token.status, updated)) return updated
-        // Another writer changed the token between find and transition: look again.
-      }
-    })
-
-  return ApprovalStore.of({
-    request: (binding, reason, ttl) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const id = newTokenId()
-        const lifetime = ttl === undefined ? defaultTtl : Duration.fromInputUnsafe(ttl)
-        yield* storage.insert({
-          id,
-          binding: {
-            agentId: binding.agentId,
-            action: binding.action,
-            tool: binding.tool,
-            argumentsDigest: binding.argumentsDigest
-          },
-          reason,
-          status: "pending",
-          requestedAt: now,
-          expiresAt: now + Duration.toMillis(lifetime),
-          approver: undefined,
-          decidedAt: undefined,
-          rejection: undefined,
-          usedAt: undefined
-        })
-        return id
-      }),
-    approve: (tokenId, approver) =>
-      decide(tokenId, "approve", (token, now) => ({ ...token, status: "approved", approver, decidedAt: now })),
-    reject: (tokenId, approver, why) =>
-      decide(tokenId, "reject", (token, now) => ({
-        ...token,
-        status: "rejected",
-        approver,
-        decidedAt: now,
-        rejection: why
-      })),
-    consume: (tokenId, binding) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.flatMap(storage.find(tokenId), (token) => {
-          const check = consumeCheck(token, binding, now)
-          if (check !== undefined || token === undefined) return refusal(check ?? "unknown")
-          const used: Token = { ...token, status: "used", usedAt: now }
-          return Effect.flatMap(storage.transition(tokenId, "approved", used), (burnt) =>
-            burnt
-              ? Effect.succeed(used)
-              : // Someone else consumed (or rejected) it first.
-                Effect.flatMap(storage.find(tokenId), (after) => refusal(consumeCheck(after, binding, now) ?? "used"))
-          )
-        })
-      ),
-    get: (tokenId) => Effect.map(defective.find(tokenId), Option.fromUndefinedOr)
-  })
-}
+export const make: (storage: Storage) => Service = Rules.make
 
 /**
  * A {@link Storage} in process memory. Every operation is synchronous, so a
@@ -317,7 +203,7 @@ export const defaultBusyTimeout = Sqlite.defaultBusyTimeout
  * conditional `UPDATE`, atomic across processes sharing the file. While the
  * database is locked by another connection, each operation retries on
  * Effect's scheduler for up to `busyTimeout` milliseconds (default
- * {@link defaultBusyTimeout}) then fails `ApprovalStorageError`. `journal:
+ * {@link defaultBusyTimeout}) then fails TRANSIENT (`StoreError`). `journal:
  * "wal"` switches the file to write-ahead logging (what
  * {@link layerSqlite} does). Throws when the table cannot be created.
  *
@@ -337,11 +223,11 @@ export const sqliteStorage: (
  * an operation waits up to `busyTimeout` milliseconds (default 5000) on
  * Effect's scheduler — the driver's own blocking wait is kept to 10 ms per
  * try, so timers and other fibers go on meanwhile — then fails
- * `ApprovalStorageError` (TRANSIENT for the call that needed the token).
+ * a TRANSIENT `StoreError` (TRANSIENT for the call that needed the token).
  * The file is switched to write-ahead logging (`journal_mode = WAL`), so
  * processes sharing it block each other less.
  *
- * Fails with `ApprovalStorageError` when the file cannot be opened or is not
+ * Fails with a TRANSIENT `StoreError` when the file cannot be opened or is not
  * a database.
  *
  * @example
@@ -359,8 +245,7 @@ export const sqliteStorage: (
 export const layerSqlite = (options: {
   readonly filename: string
   readonly busyTimeout?: number | undefined
-}): Layer.Layer<ApprovalStore, ApprovalStorageError> =>
-  Layer.effect(ApprovalStore, Effect.map(Sqlite.open(options), make))
+}): Layer.Layer<ApprovalStore, StoreError> => Layer.effect(ApprovalStore, Effect.map(Sqlite.open(options), make))
 
 /**
  * A {@link Storage} over `effect/sql`'s `SqlClient` (the table
@@ -369,12 +254,12 @@ export const layerSqlite = (options: {
  * database holds no usable token. `transition` is one conditional
  * `UPDATE … WHERE key = … AND status = … RETURNING key`, atomic across every
  * process sharing the database. The client's name transforms are bypassed.
- * Fails with `ApprovalStorageError` when the table cannot be created.
+ * Fails with a TRANSIENT `StoreError` when the table cannot be created.
  *
  * @category storage
  * @since 0.1.0
  */
-export const sqlStorage: Effect.Effect<Storage, ApprovalStorageError, SqlClient.SqlClient> = Sql.storage
+export const sqlStorage: Effect.Effect<Storage, StoreError, SqlClient.SqlClient> = Sql.storage
 
 /**
  * A durable store in any database behind `effect/sql`'s `SqlClient`, shared by
@@ -384,8 +269,10 @@ export const sqlStorage: Effect.Effect<Storage, ApprovalStorageError, SqlClient.
  * `rolecraft_approval_tokens` is created if missing; rows are keyed by the
  * SHA-256 of the token id, so the database holds no usable token.
  *
- * Fails with `ApprovalStorageError` when the table cannot be created; storage
- * faults afterwards are defects.
+ * Fails with a TRANSIENT `StoreError` when the table cannot be created;
+ * afterwards, a database that cannot be reached (stopped, restarted, a
+ * connection closed) is a TRANSIENT `StoreError` naming the store, and the
+ * next operation reconnects through the client's pool.
  *
  * @example
  * ```ts
@@ -401,7 +288,7 @@ export const sqlStorage: Effect.Effect<Storage, ApprovalStorageError, SqlClient.
  * @category layers
  * @since 0.1.0
  */
-export const layerSql: Layer.Layer<ApprovalStore, ApprovalStorageError, SqlClient.SqlClient> = Layer.effect(
+export const layerSql: Layer.Layer<ApprovalStore, StoreError, SqlClient.SqlClient> = Layer.effect(
   ApprovalStore,
   Effect.map(sqlStorage, make)
 )

@@ -28,6 +28,7 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type ActionError, Category } from "./ActionError.ts"
+import * as DecisionModule from "./Decision.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
 import * as Prompt from "./Prompt.ts"
 import type * as Resilience from "./Resilience.ts"
@@ -190,28 +191,27 @@ export type PausedState = typeof PausedState.Type
 /**
  * The decision on one pending call: approve it (the token is approved in the
  * store by `approver`, then the call runs with it) or reject it (the token is
- * rejected with `reason`, and the model is told so).
+ * rejected with `reason`, and the model is told so). A call is decided once:
+ * see `Decision`.
  *
  * @since 0.1.0
  */
-export type Decision =
-  | { readonly _tag: "Approve"; readonly approver: string }
-  | { readonly _tag: "Reject"; readonly approver: string; readonly reason: string }
+export type Decision = DecisionModule.Decision
 
 /**
- * Approves a pending call.
+ * Approves a pending call (the same as `Decision.approve`).
  *
  * @since 0.1.0
  */
-export const approve = (approver: string): Decision => ({ _tag: "Approve", approver })
+export const approve: (approver: string) => Decision = DecisionModule.approve
 
 /**
  * Rejects a pending call; `reason` is recorded in the store and told to the
- * model.
+ * model (the same as `Decision.reject`).
  *
  * @since 0.1.0
  */
-export const reject = (approver: string, reason: string): Decision => ({ _tag: "Reject", approver, reason })
+export const reject: (approver: string, reason: string) => Decision = DecisionModule.reject
 
 /**
  * One decision per pending call, keyed by its `toolCallId`.

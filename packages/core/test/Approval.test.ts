@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs"
+import { DatabaseSync } from "node:sqlite"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -57,10 +58,18 @@ const approvalError = <A, E>(exit: Exit.Exit<A, E>): ApprovalRequired => {
   return error as unknown as ApprovalRequired
 }
 
-/** Calls `book` without a token and approves the pending token it gets back. */
+let correlation = 0
+
+/**
+ * Calls `book` without a token and approves the pending token it gets back. Each is its own call (its own
+ * correlation id): the same call asked for again would get its live pending token back.
+ */
 const approvedToken = (agent: Agent.Agent<any, any>, params: Readonly<Record<string, unknown>> = args) =>
   Effect.gen(function* () {
-    const refused = approvalError(yield* Effect.exit(agent.executeAction("book", params)))
+    const response = yield* agent.execute({ action: "book", params, correlationId: `approved-${++correlation}` })
+    assert.isFalse(response.success)
+    const refused = (response.success ? undefined : response.error) as ApprovalRequired
+    assert.strictEqual(refused._tag, "ApprovalRequired")
     const id = refused.pendingTokenId!
     yield* agent.approvals.approve(id, "alice")
     return id
@@ -126,7 +135,7 @@ describe("Approval (SPEC §9 step 2)", () => {
   )
 
   it.effect(
-    "every refusal but a rejected token carries a fresh pending token bound to the call as it was made (unknown, pending, expired, used, arguments, action, agent)",
+    "every refusal but a rejected token carries the live pending token of the call as it was made (unknown, pending, expired, used, arguments, action, agent): one per call",
     () =>
       Effect.gen(function* () {
         const booked = yield* Ref.make(0)
@@ -151,7 +160,8 @@ describe("Approval (SPEC §9 step 2)", () => {
           ["action", forAction, "planner", "cancel", args, agent],
           ["agent", forAgent, "intruder", "book", args, other]
         ]
-        const seen = new Set<string>()
+        // The live pending token of each call (agent, action, arguments): refusals of one call share it.
+        const live = new Map<string, string>([[ApprovalStore.digest(["planner", "book", args]), pending]])
         const check = (
           expected: string,
           token: string,
@@ -173,9 +183,12 @@ describe("Approval (SPEC §9 step 2)", () => {
             assert.strictEqual(refusal.check, expected)
             const fresh = refusal.pendingTokenId
             assert.isDefined(fresh, expected)
-            assert.notStrictEqual(fresh, token, expected)
-            assert.isFalse(seen.has(fresh!), expected)
-            seen.add(fresh!)
+            // A pending token presented is that call's live one: it is the one to approve.
+            if (expected === "pending") assert.strictEqual(fresh, token, expected)
+            else assert.notStrictEqual(fresh, token, expected)
+            const call = ApprovalStore.digest([agentId, action, params])
+            assert.strictEqual(fresh, live.get(call) ?? fresh, expected)
+            live.set(call, fresh!)
             const stored = Option.getOrThrow(yield* agent.approvals.get(fresh!))
             assert.strictEqual(stored.status, "pending", expected)
             assert.deepStrictEqual(
@@ -192,8 +205,12 @@ describe("Approval (SPEC §9 step 2)", () => {
         for (const [expected, token, agentId, action, params, caller] of cases) {
           yield* check(expected, token, agentId, action, params, caller)
         }
+        assert.strictEqual(live.size, 4)
         yield* TestClock.adjust("11 minutes")
+        // The call's pending token has expired meanwhile: it is asked for again with a new one.
+        live.delete(ApprovalStore.digest(["planner", "book", args]))
         yield* check("expired", expiring, "planner", "book", args, agent)
+        assert.notStrictEqual(live.get(ApprovalStore.digest(["planner", "book", args])), pending)
         assert.strictEqual(yield* Ref.get(booked), 1)
       })
   )
@@ -382,4 +399,126 @@ describe("Approval (SPEC §9 step 2)", () => {
       rmSync(dir, { recursive: true })
     })
   )
+
+  describe("the approval step at the store boundary", () => {
+    /** A store counting what it stores, with the production rules. */
+    const counting = (storage: ApprovalStore.Storage = ApprovalStore.memoryStorage()) => {
+      const inserted: Array<ApprovalStore.Token> = []
+      const store = ApprovalStore.make({
+        ...storage,
+        insert: (token) =>
+          Effect.andThen(
+            Effect.sync(() => inserted.push(token)),
+            storage.insert(token)
+          )
+      })
+      return { store, inserted }
+    }
+
+    it.effect("refusals of one call repeated (no token, forged tokens, at once) share one pending token (C59)", () =>
+      Effect.gen(function* () {
+        const booked = yield* Ref.make(0)
+        const agent = yield* Agent.make({ id: "planner", roles: [makeTravel(booked)] })
+        const { store, inserted } = counting()
+        const using = Effect.provideService(ApprovalStore.ApprovalStore, store)
+        const call = (i: number) =>
+          Effect.exit(
+            using(agent.executeAction("book", i % 2 === 0 ? args : { ...args, _approval_token: `forged-${i}` }))
+          )
+        const one = yield* Effect.forEach(
+          Array.from({ length: 50 }, (_, i) => i),
+          call
+        )
+        const atOnce = yield* Effect.forEach(
+          Array.from({ length: 50 }, (_, i) => i),
+          call,
+          {
+            concurrency: "unbounded"
+          }
+        )
+        const refusals = [...one, ...atOnce].map(approvalError)
+        assert.deepStrictEqual(new Set(refusals.map((refusal) => refusal.check)), new Set(["missing", "unknown"]))
+        assert.strictEqual(new Set(refusals.map((refusal) => refusal.pendingTokenId)).size, 1)
+        assert.strictEqual(inserted.length, 1)
+        // Another call (other arguments) is asked for with a token of its own.
+        const other = approvalError(
+          yield* Effect.exit(using(agent.executeAction("book", { ...args, hotelId: "h-43" })))
+        )
+        assert.notStrictEqual(other.pendingTokenId, refusals[0]?.pendingTokenId)
+        assert.strictEqual(inserted.length, 2)
+        assert.strictEqual(yield* Ref.get(booked), 0)
+      }).pipe(
+        Effect.provideServiceEffect(
+          ApprovalStore.ApprovalStore,
+          Effect.sync(() => counting().store)
+        )
+      )
+    )
+
+    const stores: ReadonlyArray<readonly [string, () => ApprovalStore.Storage]> = [
+      ["memory", ApprovalStore.memoryStorage],
+      ["sqlite", () => ApprovalStore.sqliteStorage(new DatabaseSync(":memory:"))]
+    ]
+    for (const [name, storage] of stores) {
+      it.effect(
+        `${name}: an MCP tool name the store cannot hold is VALIDATION naming the field, not a defect (C52)`,
+        () =>
+          Effect.gen(function* () {
+            const role = Role.make({
+              identity: identity("fx"),
+              actions: {
+                currency: Action.mcpTool({ description: "Currency tools", server: "http://127.0.0.1:1/mcp" }).pipe(
+                  Action.requireApproval({ reason: "Moves money" })
+                )
+              }
+            })
+            const agent = yield* Agent.make({ id: "fx-agent", roles: [role] })
+            for (const tool of ["con\u0000vert", "con\uD800vert"]) {
+              const exit = yield* Effect.exit(
+                agent
+                  .executeAction("currency", { tool, arguments: { amount: 10 } })
+                  .pipe(Effect.provideService(ApprovalStore.ApprovalStore, ApprovalStore.make(storage())))
+              )
+              assert.isFalse(Exit.hasDies(exit))
+              const error = Option.getOrThrow(Exit.findErrorOption(exit)) as {
+                readonly _tag: string
+                readonly category: string
+                readonly issues?: ReadonlyArray<{ readonly path: string }>
+              }
+              assert.deepStrictEqual(
+                [error._tag, error.category, error.issues?.map((issue) => issue.path)],
+                ["ValidationError", "VALIDATION", ["tool"]]
+              )
+            }
+          })
+      )
+    }
+
+    it.effect("a store that cannot be reached is TRANSIENT for the call; a row that does not decode, EXECUTION", () =>
+      Effect.gen(function* () {
+        const booked = yield* Ref.make(0)
+        const agent = yield* Agent.make({ id: "planner", roles: [makeTravel(booked)] })
+        const database = new DatabaseSync(":memory:")
+        const store = ApprovalStore.make(ApprovalStore.sqliteStorage(database))
+        const using = Effect.provideService(ApprovalStore.ApprovalStore, store)
+        const pending = approvalError(yield* Effect.exit(using(agent.executeAction("book", args)))).pendingTokenId!
+        yield* store.approve(pending, "alice")
+        database.prepare("UPDATE rolecraft_approval_tokens SET status = 'bogus'").run()
+        const corrupt = Option.getOrThrow(
+          Exit.findErrorOption(
+            yield* Effect.exit(using(agent.executeAction("book", { ...args, _approval_token: pending })))
+          )
+        ) as { readonly _tag: string; readonly category: string; readonly message: string }
+        assert.deepStrictEqual([corrupt._tag, corrupt.category], ["ExecutionFailure", "EXECUTION"])
+        assert.include(corrupt.message, "the approval store (SQLite): the stored token row")
+        database.close()
+        const down = Option.getOrThrow(
+          Exit.findErrorOption(yield* Effect.exit(using(agent.executeAction("book", args))))
+        ) as { readonly _tag: string; readonly category: string; readonly retryable: boolean; readonly message: string }
+        assert.deepStrictEqual([down._tag, down.category, down.retryable], ["TransientFailure", "TRANSIENT", true])
+        assert.include(down.message, "the approval store (SQLite) could not")
+        assert.strictEqual(yield* Ref.get(booked), 0)
+      })
+    )
+  })
 })

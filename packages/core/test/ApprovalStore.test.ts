@@ -5,12 +5,16 @@ import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { assert, describe, it } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Exit, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Exit, Layer, Option, Redacted, Schedule } from "effect"
+import type * as Scope from "effect/Scope"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import * as fc from "fast-check"
+import * as Postgres from "../../../scripts/postgres.ts"
 import { postgresUrl } from "../../../test/setup/postgresUrl.ts"
 import * as ApprovalStore from "../src/ApprovalStore.ts"
+import * as Decision from "../src/Decision.ts"
+import type * as StoreBoundary from "../src/StoreBoundary.ts"
 
 const binding: ApprovalStore.Binding = {
   agentId: "planner",
@@ -226,11 +230,17 @@ describe("ApprovalStore", () => {
           assert.strictEqual(checkOf(yield* Effect.exit(store.consume(id, binding))), "pending")
           const approved = yield* store.approve(id, "alice")
           assert.deepStrictEqual([approved.status, approved.approver, approved.decidedAt], ["approved", "alice", 1000])
-          assert.strictEqual((yield* store.approve(id, "bob")).approver, "alice", "approving twice is a no-op")
+          assert.deepStrictEqual(
+            yield* store.approve(id, "alice"),
+            approved,
+            "the same approval again is that approval"
+          )
+          assert.strictEqual(checkOf(yield* Effect.exit(store.approve(id, "bob"))), "decided")
           const used = yield* store.consume(id, binding)
           assert.deepStrictEqual([used.status, used.usedAt], ["used", 1000])
           assert.strictEqual(checkOf(yield* Effect.exit(store.consume(id, binding))), "used")
-          assert.strictEqual(checkOf(yield* Effect.exit(store.approve(id, "alice"))), "used")
+          assert.strictEqual((yield* store.approve(id, "alice")).status, "used")
+          assert.strictEqual(checkOf(yield* Effect.exit(store.reject(id, "alice", "too late"))), "decided")
           assert.deepStrictEqual(Option.getOrThrow(yield* store.get(id)).binding, { ...binding, tool: undefined })
         }).pipe(Effect.provide(layer()))
       )
@@ -255,32 +265,39 @@ describe("ApprovalStore", () => {
         }).pipe(Effect.provide(layer()))
       )
 
-      it.effect("a rejected token is refused; it cannot be approved afterwards", () =>
+      it.effect("a rejected token is refused; a decided token is not decided again, either way", () =>
         Effect.gen(function* () {
           const store = yield* ApprovalStore.ApprovalStore
           const id = yield* store.request(binding, "why")
           const rejected = yield* store.reject(id, "alice", "too expensive")
           assert.deepStrictEqual([rejected.status, rejected.rejection], ["rejected", "too expensive"])
           assert.strictEqual(checkOf(yield* Effect.exit(store.consume(id, binding))), "rejected")
-          assert.strictEqual(checkOf(yield* Effect.exit(store.approve(id, "bob"))), "rejected")
-          assert.strictEqual(checkOf(yield* Effect.exit(store.reject(id, "bob", "again"))), "rejected")
-          const revoked = yield* store.request(binding, "why")
-          yield* store.approve(revoked, "alice")
-          yield* store.reject(revoked, "alice", "changed my mind")
-          assert.strictEqual(checkOf(yield* Effect.exit(store.consume(revoked, binding))), "rejected")
+          const approve = yield* Effect.flip(store.approve(id, "bob"))
+          assert.deepStrictEqual(
+            [approve._tag === "ApprovalTokenError" && approve.check, approve.message],
+            ["decided", "already decided: rejected by alice: too expensive"]
+          )
+          assert.strictEqual(checkOf(yield* Effect.exit(store.reject(id, "bob", "again"))), "decided")
+          assert.deepStrictEqual(yield* store.reject(id, "alice", "too expensive"), rejected)
+          const approved = yield* store.request(binding, "why")
+          yield* store.approve(approved, "alice")
+          const revoke = yield* Effect.flip(store.reject(approved, "alice", "changed my mind"))
+          assert.strictEqual(revoke.message, "already decided: approved by alice")
+          assert.strictEqual((yield* store.consume(approved, binding)).status, "used")
         }).pipe(Effect.provide(layer()))
       )
 
       it.effect("tokens expire on the Clock after their ttl (default 15 minutes), approved or not", () =>
         Effect.gen(function* () {
           const store = yield* ApprovalStore.ApprovalStore
-          const short = yield* store.request(binding, "why", "1 minute")
-          const long = yield* store.request(binding, "why")
-          const unapproved = yield* store.request(binding, "why", "1 minute")
+          // Four calls (four scopes): each its own token.
+          const short = yield* store.request(binding, "why", "1 minute", { scope: "short" })
+          const long = yield* store.request(binding, "why", undefined, { scope: "long" })
+          const unapproved = yield* store.request(binding, "why", "1 minute", { scope: "unapproved" })
           yield* store.approve(short, "alice")
           yield* store.approve(long, "alice")
           yield* TestClock.adjust("59999 millis")
-          const early = yield* store.request(binding, "why", "1 minute")
+          const early = yield* store.request(binding, "why", "1 minute", { scope: "early" })
           yield* store.approve(early, "alice")
           yield* TestClock.adjust("1 milli")
           assert.strictEqual(checkOf(yield* Effect.exit(store.consume(short, binding))), "expired")
@@ -355,7 +372,7 @@ describe("ApprovalStore", () => {
       const storage = ApprovalStore.memoryStorage()
       const store = ApprovalStore.make(storage)
       const old = yield* store.request(binding, "why", "1 minute")
-      for (let i = 0; i < 9_998; i++) yield* store.request(binding, "why", "1 minute")
+      for (let i = 0; i < 9_998; i++) yield* store.request(binding, "why", "1 minute", { scope: `call ${i}` })
       const live = yield* store.request(binding, "why", "1 hour")
       yield* TestClock.adjust("2 minutes")
       assert.strictEqual(checkOf(yield* Effect.exit(store.consume(old, binding))), "expired")
@@ -464,7 +481,7 @@ describe("ApprovalStore", () => {
       })
     )
 
-    it.effect("a file that is not a database is ApprovalStorageError naming it", () =>
+    it.effect("a file that is not a database is a TRANSIENT StoreError naming it", () =>
       Effect.gen(function* () {
         const dir = tempDir()
         const filename = join(dir, "not-a-db.txt")
@@ -472,7 +489,10 @@ describe("ApprovalStore", () => {
         const error = yield* Effect.flip(
           Effect.provide(Effect.service(ApprovalStore.ApprovalStore), ApprovalStore.layerSqlite({ filename }))
         )
-        assert.strictEqual(error._tag, "ApprovalStorageError")
+        assert.deepStrictEqual(
+          [error._tag, error.category, error.store],
+          ["StoreError", "TRANSIENT", "the approval store (SQLite)"]
+        )
         assert.include(error.message, filename)
         const missingDir = yield* Effect.flip(
           Effect.provide(
@@ -480,8 +500,385 @@ describe("ApprovalStore", () => {
             ApprovalStore.layerSqlite({ filename: join(dir, "no", "such", "dir.db") })
           )
         )
-        assert.strictEqual(missingDir._tag, "ApprovalStorageError")
+        assert.strictEqual(missingDir._tag, "StoreError")
         rmSync(dir, { recursive: true })
+      })
+    )
+  })
+
+  // The contract on each storage (memory, SQLite, Postgres), built with the production constructor. Each
+  // operation of a wrapped storage yields first, so concurrent operations interleave between find and
+  // transition (the window a compare-and-set must close).
+  const storages: ReadonlyArray<readonly [string, Effect.Effect<ApprovalStore.Storage, unknown, Scope.Scope>]> = [
+    ["memory", Effect.sync(ApprovalStore.memoryStorage)],
+    ["sqlite", Effect.sync(() => ApprovalStore.sqliteStorage(new DatabaseSync(":memory:")))],
+    [
+      "postgres",
+      Effect.flatMap(Layer.build(pg()), (context) => Effect.provideContext(ApprovalStore.sqlStorage, context))
+    ]
+  ]
+
+  const apply = (store: ApprovalStore.Service, id: string, decision: Decision.Decision) =>
+    decision._tag === "Approve"
+      ? store.approve(id, decision.approver)
+      : store.reject(id, decision.approver, decision.reason)
+
+  const alice = Decision.approve("alice")
+  const bob = Decision.approve("bob")
+  const aliceNo = Decision.reject("alice", "too expensive")
+  const bobNo = Decision.reject("bob", "not now")
+  /** Every order of two decisions: the same decision twice, and each kind of other decision. */
+  const orders: ReadonlyArray<readonly [string, Decision.Decision, Decision.Decision]> = [
+    ["approve / the same approve", alice, alice],
+    ["approve / approve by another", alice, bob],
+    ["approve / reject", alice, bobNo],
+    ["reject / approve", aliceNo, bob],
+    ["reject / the same reject", aliceNo, aliceNo],
+    ["reject / reject by another", aliceNo, bobNo],
+    ["reject / reject with another reason", aliceNo, Decision.reject("alice", "never")]
+  ]
+
+  /** What a decision came to: "ok" with the decision the token records, or the refusal's check and message. */
+  const outcome = (
+    exit: Exit.Exit<ApprovalStore.Token, ApprovalStore.ApprovalTokenError | StoreBoundary.StoreError>
+  ) => {
+    if (Exit.isSuccess(exit)) {
+      const token = exit.value
+      return `ok: ${token.status === "rejected" ? `rejected by ${token.approver}: ${token.rejection}` : `approved by ${token.approver}`}`
+    }
+    const error = Option.getOrThrow(Exit.findErrorOption(exit))
+    return `${error._tag === "ApprovalTokenError" ? error.check : error._tag}: ${error.message}`
+  }
+
+  for (const [name, make] of storages) {
+    describe(`${name}: a token is decided once`, () => {
+      for (const [order, first, second] of orders) {
+        it.effect(`${order}, one after the other: the first stands; the second is it again or refused`, () =>
+          Effect.gen(function* () {
+            const store = ApprovalStore.make(yield* make)
+            const id = yield* store.request(binding, "why", undefined, { scope: order })
+            assert.strictEqual(outcome(yield* Effect.exit(apply(store, id, first))), `ok: ${Decision.describe(first)}`)
+            const expected = Decision.same(first, second)
+              ? `ok: ${Decision.describe(first)}`
+              : `decided: already decided: ${Decision.describe(first)}`
+            assert.strictEqual(outcome(yield* Effect.exit(apply(store, id, second))), expected)
+            const token = Option.getOrThrow(yield* store.get(id))
+            assert.strictEqual(outcome(Exit.succeed(token)), `ok: ${Decision.describe(first)}`)
+          })
+        )
+
+        it.effect(`${order}, at once (interleaved): one is recorded, the loser is it again or refused`, () =>
+          Effect.gen(function* () {
+            const store = ApprovalStore.make(yielding(yield* make))
+            const id = yield* store.request(binding, "why", undefined, { scope: `${order} at once` })
+            const [a, b] = yield* Effect.all([apply(store, id, first), apply(store, id, second)].map(Effect.exit), {
+              concurrency: "unbounded"
+            })
+            const token = Option.getOrThrow(yield* store.get(id))
+            const recorded = outcome(Exit.succeed(token)).slice("ok: ".length)
+            assert.include([Decision.describe(first), Decision.describe(second)], recorded)
+            for (const [exit, decision] of [
+              [a, first],
+              [b, second]
+            ] as const) {
+              const expected =
+                Decision.describe(decision) === recorded ? `ok: ${recorded}` : `decided: already decided: ${recorded}`
+              assert.strictEqual(outcome(exit!), expected)
+            }
+          })
+        )
+      }
+
+      it.effect("twenty deciders at once (ten approve, ten reject, each their own): exactly one is recorded", () =>
+        Effect.gen(function* () {
+          const store = ApprovalStore.make(yielding(yield* make))
+          const id = yield* store.request(binding, "why", undefined, { scope: "twenty" })
+          const deciders = Array.from({ length: 20 }, (_, i) =>
+            i % 2 === 0 ? Decision.approve(`approver ${i}`) : Decision.reject(`approver ${i}`, `reason ${i}`)
+          )
+          const exits = yield* Effect.forEach(deciders, (decision) => Effect.exit(apply(store, id, decision)), {
+            concurrency: "unbounded"
+          })
+          const results = exits.map(outcome)
+          const recorded = outcome(Exit.succeed(Option.getOrThrow(yield* store.get(id)))).slice("ok: ".length)
+          assert.strictEqual(results.filter((r) => r.startsWith("ok: ")).length, 1)
+          assert.deepStrictEqual(
+            results.filter((r) => !r.startsWith("ok: ")),
+            Array.from({ length: 19 }, () => `decided: already decided: ${recorded}`)
+          )
+        })
+      )
+
+      it.effect("a decision bound to another call (agent, action, tool, arguments) is refused; the token stays", () =>
+        Effect.gen(function* () {
+          const store = ApprovalStore.make(yield* make)
+          const id = yield* store.request(binding, "why", undefined, { scope: "bound" })
+          const others: ReadonlyArray<readonly [string, ApprovalStore.Binding]> = [
+            ["agent", { ...binding, agentId: "intruder" }],
+            ["action", { ...binding, action: "cancel" }],
+            ["action", { ...binding, tool: "convert" }],
+            ["arguments", { ...binding, argumentsDigest: ApprovalStore.digest({ hotelId: "h-43" }) }]
+          ]
+          for (const [check, other] of others) {
+            assert.strictEqual(checkOf(yield* Effect.exit(store.approve(id, "alice", other))), check)
+            assert.strictEqual(checkOf(yield* Effect.exit(store.reject(id, "alice", "no", other))), check)
+          }
+          assert.strictEqual(Option.getOrThrow(yield* store.get(id)).status, "pending")
+          assert.strictEqual((yield* store.approve(id, "alice", binding)).status, "approved")
+        })
+      )
+    })
+
+    describe(`${name}: a call asked for again gets its live pending token`, () => {
+      it.effect("the same call (binding, reason, ttl, scope) shares one token until it is decided or expires", () =>
+        Effect.gen(function* () {
+          const store = ApprovalStore.make(yield* make)
+          const scoped = { scope: "client 1" }
+          const first = yield* store.request(binding, "why", "1 minute", scoped)
+          assert.strictEqual(yield* store.request(binding, "why", "1 minute", scoped), first)
+          const others = [
+            yield* store.request(binding, "why", "1 minute", { scope: "client 2" }),
+            yield* store.request(binding, "why", "1 minute"),
+            yield* store.request(binding, "another reason", "1 minute", scoped),
+            yield* store.request(binding, "why", "2 minutes", scoped),
+            yield* store.request(
+              { ...binding, argumentsDigest: ApprovalStore.digest({ hotelId: "h-43" }) },
+              "why",
+              "1 minute",
+              scoped
+            )
+          ]
+          assert.strictEqual(new Set([first, ...others]).size, 6)
+          yield* store.approve(first, "alice")
+          const afterApproval = yield* store.request(binding, "why", "1 minute", scoped)
+          assert.notStrictEqual(afterApproval, first)
+          yield* store.reject(afterApproval, "alice", "no")
+          const afterRejection = yield* store.request(binding, "why", "1 minute", scoped)
+          assert.notInclude([first, afterApproval], afterRejection)
+          yield* TestClock.adjust("1 minute")
+          const afterExpiry = yield* store.request(binding, "why", "1 minute", scoped)
+          assert.notInclude([first, afterApproval, afterRejection], afterExpiry)
+          assert.strictEqual(Option.getOrThrow(yield* store.get(afterExpiry)).status, "pending")
+        })
+      )
+
+      it.effect("a hundred requests of one call at once store one token", () =>
+        Effect.gen(function* () {
+          let inserted = 0
+          const storage = yielding(yield* make)
+          const store = ApprovalStore.make({
+            ...storage,
+            insert: (token) =>
+              Effect.andThen(
+                Effect.sync(() => inserted++),
+                storage.insert(token)
+              )
+          })
+          const ids = yield* Effect.forEach(
+            Array.from({ length: 100 }),
+            () => store.request(binding, "why", undefined, { scope: "flood" }),
+            { concurrency: "unbounded" }
+          )
+          assert.strictEqual(new Set(ids).size, 1)
+          assert.strictEqual(inserted, 1)
+        })
+      )
+    })
+
+    describe(`${name}: the store boundary`, () => {
+      /** Texts no store can hold: a NUL, lone surrogates (high, low, reversed), and text past its cap. */
+      const hostile: ReadonlyArray<readonly [string, string]> = [
+        ["a NUL", "no\u0000pe"],
+        ["only a NUL", "\u0000"],
+        ["a lone high surrogate", "s\uD800x"],
+        ["a lone high surrogate at the end", "s\uDBFF"],
+        ["a lone low surrogate", "s\uDC00x"],
+        ["a reversed pair", "\uDC00\uD800"],
+        ["1 MB", "x".repeat(1 << 20)]
+      ]
+      type Field = readonly [
+        field: string,
+        operation: (store: ApprovalStore.Service, pending: string, text: string) => Effect.Effect<unknown, unknown>
+      ]
+      const fields: ReadonlyArray<Field> = [
+        ["agentId", (store, _, text) => store.request({ ...binding, agentId: text }, "why")],
+        ["action", (store, _, text) => store.request({ ...binding, action: text }, "why")],
+        ["tool", (store, _, text) => store.request({ ...binding, tool: text }, "why")],
+        ["argumentsDigest", (store, _, text) => store.request({ ...binding, argumentsDigest: text }, "why")],
+        ["reason", (store, _, text) => store.request(binding, text)],
+        ["approver", (store, pending, text) => store.approve(pending, text)],
+        ["approver", (store, pending, text) => store.reject(pending, text, "no")],
+        ["reason", (store, pending, text) => store.reject(pending, "alice", text)]
+      ]
+
+      for (const [what, text] of hostile) {
+        it.effect(`${what} in any field is VALIDATION naming the field; nothing is stored or decided`, () =>
+          Effect.gen(function* () {
+            const store = ApprovalStore.make(yield* make)
+            const pending = yield* store.request(binding, "why", undefined, { scope: `hostile ${what}` })
+            for (const [field, operation] of fields) {
+              const error = yield* Effect.flip(operation(store, pending, text))
+              const refused = error as StoreBoundary.StoreError
+              assert.deepStrictEqual(
+                [refused._tag, refused.category, refused.field, refused.retryable],
+                ["StoreError", "VALIDATION", field, false],
+                `${what} in ${field}`
+              )
+              assert.include(refused.message, field)
+              assert.notInclude(refused.message, text)
+            }
+            assert.strictEqual(Option.getOrThrow(yield* store.get(pending)).status, "pending")
+            // A token id no store issued: unknown, looked up nowhere.
+            assert.isTrue(Option.isNone(yield* store.get(text)))
+            assert.strictEqual(checkOf(yield* Effect.exit(store.approve(text, "alice"))), "unknown")
+            assert.strictEqual(checkOf(yield* Effect.exit(store.consume(text, binding))), "unknown")
+          })
+        )
+      }
+
+      it.effect("two ids differing only in a lone surrogate are both refused: never merged into one row", () =>
+        Effect.gen(function* () {
+          const store = ApprovalStore.make(yield* make)
+          for (const agentId of ["s\uD800x", "s\uDBFFx"]) {
+            const error = yield* Effect.flip(store.request({ ...binding, agentId }, "why"))
+            assert.strictEqual((error as StoreBoundary.StoreError).category, "VALIDATION")
+          }
+        })
+      )
+
+      it.effect("text a store can hold round-trips exactly: unicode, pairs, names and reasons at their caps", () =>
+        Effect.gen(function* () {
+          const store = ApprovalStore.make(yield* make)
+          const name = "🚀".repeat(512)
+          const head = "Zoë 🚀 名前 \u00e9\u0301 \u2028 👍🏽 "
+          const reason = head + "x".repeat(65_536 - head.length)
+          const kept: ApprovalStore.Binding = {
+            agentId: name,
+            action: "名前 book",
+            tool: "tool \u2028",
+            argumentsDigest: "d"
+          }
+          const id = yield* store.request(kept, reason, undefined, { scope: "round trip" })
+          yield* store.reject(id, "Zoë 🚀", reason)
+          const token = Option.getOrThrow(yield* store.get(id))
+          assert.deepStrictEqual(
+            [token.binding, token.reason, token.approver, token.rejection],
+            [kept, reason, "Zoë 🚀", reason]
+          )
+        })
+      )
+    })
+  }
+
+  describe("the store boundary: rows that do not decode are EXECUTION naming the store, row and field", () => {
+    const corrupt: ReadonlyArray<readonly [string, string, string]> = [
+      ["a status no version wrote", "status = 'bogus'", "status"],
+      ["an approved token without its approver", "status = 'approved', approver = NULL", "approver"]
+    ]
+    for (const [what, update, field] of corrupt) {
+      it.effect(`sqlite: ${what}`, () =>
+        Effect.gen(function* () {
+          const database = new DatabaseSync(":memory:")
+          const store = ApprovalStore.make(ApprovalStore.sqliteStorage(database))
+          const id = yield* store.request(binding, "why")
+          database.prepare(`UPDATE rolecraft_approval_tokens SET ${update}`).run()
+          const operations: ReadonlyArray<Effect.Effect<unknown, unknown>> = [
+            store.get(id),
+            store.approve(id, "alice"),
+            store.consume(id, binding)
+          ]
+          for (const operation of operations) {
+            const error = (yield* Effect.flip(operation)) as StoreBoundary.StoreError
+            assert.deepStrictEqual(
+              [error._tag, error.category, error.field, error.store],
+              ["StoreError", "EXECUTION", field, "the approval store (SQLite)"]
+            )
+            assert.match(error.message, new RegExp(`token row [0-9a-f]{12}… does not decode at ${field}`))
+          }
+        })
+      )
+
+      it.effect(`postgres: ${what}`, () =>
+        Effect.gen(function* () {
+          const store = ApprovalStore.make(yield* ApprovalStore.sqlStorage)
+          const id = yield* store.request(binding, "why", undefined, { scope: `corrupt ${what}` })
+          const sql = yield* SqlClient.SqlClient
+          const key = createHash("sha256").update(id).digest("hex")
+          yield* sql.unsafe(`UPDATE rolecraft_approval_tokens SET ${update} WHERE key = '${key}'`)
+          const error = (yield* Effect.flip(store.get(id))) as StoreBoundary.StoreError
+          assert.deepStrictEqual(
+            [error._tag, error.category, error.field, error.store],
+            ["StoreError", "EXECUTION", field, "the approval store (SQL)"]
+          )
+          assert.include(error.message, `token row ${key.slice(0, 12)}…`)
+        }).pipe(Effect.provide(pg()))
+      )
+    }
+  })
+
+  describe("the store boundary: a store that goes away is TRANSIENT naming it, never a defect", () => {
+    // A Postgres of this test's own (the run's shared one is never stopped), stopped and started again while
+    // the store is in use: every operation is TRANSIENT naming the store, then works again on the same layer.
+    it.live("postgres stopped while in use, then started again (C53)", () =>
+      Effect.gen(function* () {
+        const server = yield* Effect.acquireRelease(
+          Effect.promise(() => Postgres.start()),
+          (started) => Effect.sync(() => Postgres.stop(started.dir))
+        )
+        const context = yield* Layer.build(
+          Layer.provide(ApprovalStore.layerSql, PgClient.layer({ url: Redacted.make(server.url) }))
+        )
+        const store = Context.get(context, ApprovalStore.ApprovalStore)
+        const id = yield* store.request(binding, "why")
+        Postgres.halt(server)
+        const operations: ReadonlyArray<readonly [string, Effect.Effect<unknown, unknown>]> = [
+          ["request", store.request(binding, "why", undefined, { scope: "while down" })],
+          ["get", store.get(id)],
+          ["approve", store.approve(id, "alice")],
+          ["reject", store.reject(id, "alice", "no")],
+          ["consume", store.consume(id, binding)]
+        ]
+        for (const [name, operation] of operations) {
+          const exit = yield* Effect.exit(Effect.timeout(operation, "20 seconds"))
+          assert.isTrue(Exit.isFailure(exit), name)
+          assert.isFalse(Exit.hasDies(exit), `${name} died: ${Exit.isFailure(exit) ? String(exit.cause) : ""}`)
+          const error = Option.getOrThrow(Exit.findErrorOption(exit)) as StoreBoundary.StoreError
+          assert.deepStrictEqual(
+            [error._tag, error.category, error.retryable, error.store],
+            ["StoreError", "TRANSIENT", true, "the approval store (SQL)"],
+            name
+          )
+          assert.match(error.message, /^the approval store \(SQL\) could not (write|read|update) a token: /, name)
+        }
+        Postgres.restart(server)
+        const back = yield* Effect.retry(store.approve(id, "alice"), {
+          times: 20,
+          schedule: Schedule.spaced("250 millis"),
+          while: (error) => error._tag === "StoreError" && error.category === "TRANSIENT"
+        })
+        assert.strictEqual(back.status, "approved")
+        assert.strictEqual((yield* store.consume(id, binding)).status, "used")
+      })
+    )
+
+    it.effect("sqlite: a closed database", () =>
+      Effect.gen(function* () {
+        const database = new DatabaseSync(":memory:")
+        const store = ApprovalStore.make(ApprovalStore.sqliteStorage(database))
+        const id = yield* store.request(binding, "why")
+        database.close()
+        for (const operation of [
+          store.request(binding, "why", undefined, { scope: "after close" }),
+          store.get(id),
+          store.approve(id, "alice"),
+          store.consume(id, binding)
+        ]) {
+          const error = yield* Effect.flip(operation as Effect.Effect<unknown, StoreBoundary.StoreError>)
+          assert.deepStrictEqual(
+            [error._tag, error.category, error.retryable, error.store],
+            ["StoreError", "TRANSIENT", true, "the approval store (SQLite)"]
+          )
+        }
       })
     )
   })

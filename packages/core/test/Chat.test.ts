@@ -7,7 +7,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ScriptedModel, Telemetry } from "@rolecraft/testing"
-import { Chunk, Effect, Fiber, Option, Schema, Stream } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Chunk, Effect, Exit, Fiber, Layer, Option, Redacted, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as Action from "../src/Action.ts"
 import { Timeout, TransientFailure, ValidationError } from "../src/ActionError.ts"
@@ -17,6 +18,7 @@ import * as Chat from "../src/Chat.ts"
 import type * as Events from "../src/Events.ts"
 import * as LanguageModel from "../src/LanguageModel.ts"
 import * as Role from "../src/Role.ts"
+import { postgresUrl } from "../../../test/setup/postgresUrl.ts"
 import { fixture, Location } from "./support/TravelRole.ts"
 
 const toolMessages = (messages: ReadonlyArray<LanguageModel.Message>) =>
@@ -492,6 +494,118 @@ describe("Chat: approvals", () => {
       assert.strictEqual(counts.book, 1)
     })
   )
+
+  it.effect(
+    "a second resume of the same state with another decision is APPROVAL already decided, before anything runs (C55 a)",
+    () =>
+      Effect.gen(function* () {
+        const { travel, counts } = fixture()
+        const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+        const scripted = yield* ScriptedModel.make([...bookingScript(), ScriptedModel.reply("Never reached.")])
+        const paused = yield* agent.chat("Book it").pipe(Effect.provide(scripted.layer))
+        expectTag(paused, "AwaitingApproval")
+        const first = yield* agent
+          .resume(paused.state, { call_2: Chat.approve("ann") })
+          .pipe(Effect.provide(scripted.layer))
+        expectTag(first, "Completed")
+        assert.strictEqual(counts.book, 1)
+        const second = yield* Effect.flip(
+          agent
+            .resume(paused.state, { call_2: Chat.reject("bob", "too expensive") })
+            .pipe(Effect.provide(scripted.layer))
+        )
+        assert.deepStrictEqual(
+          [second._tag, second.category, second._tag === "ApprovalRequired" && second.check, second.message],
+          ["ApprovalRequired", "APPROVAL", "decided", "resume: call_2 (book) is already decided: approved by ann"]
+        )
+        // The model was not called again, so it was never told "rejected"; the charge ran once.
+        assert.strictEqual((yield* scripted.requests).length, 2)
+        assert.strictEqual(counts.book, 1)
+        const token = Option.getOrThrow(yield* agent.approvals.get(paused.pending[0]?.pendingTokenId ?? ""))
+        assert.deepStrictEqual([token.status, token.approver, token.rejection], ["used", "ann", undefined])
+      })
+  )
+
+  it.effect(
+    "a paused state edited to other arguments: the decision binds to them, the token refuses, nothing runs",
+    () =>
+      Effect.gen(function* () {
+        const { travel, counts } = fixture()
+        const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+        const scripted = yield* ScriptedModel.make(bookingScript())
+        const paused = yield* agent.chat("Book it").pipe(Effect.provide(scripted.layer))
+        expectTag(paused, "AwaitingApproval")
+        const [pending] = paused.state.pending
+        const forged: Chat.PausedState = {
+          ...paused.state,
+          pending: [{ ...(pending as Chat.PendingCall), arguments: { hotel: "Savoy" } }]
+        }
+        const result = yield* agent.resume(forged, { call_2: Chat.approve("ann") }).pipe(Effect.provide(scripted.layer))
+        expectTag(result, "Completed")
+        assert.deepStrictEqual(errorOf(toolMessages(result.messages)[1]?.[1]), {
+          category: "APPROVAL",
+          message: "book requires approval (Bookings cost money): the approval token was issued for other arguments"
+        })
+        assert.strictEqual(counts.book, 0)
+        const token = Option.getOrThrow(yield* agent.approvals.get(pending?.pendingTokenId ?? ""))
+        assert.strictEqual(token.status, "pending", "the decision was not recorded on the real call's token")
+      })
+  )
+
+  it.effect("rejected first, approved second: the second resume is refused and the call never runs", () =>
+    Effect.gen(function* () {
+      const { travel, counts } = fixture()
+      const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+      const scripted = yield* ScriptedModel.make(bookingScript())
+      const paused = yield* agent.chat("Book it").pipe(Effect.provide(scripted.layer))
+      expectTag(paused, "AwaitingApproval")
+      yield* agent.resume(paused.state, { call_2: Chat.reject("ann", "no") }).pipe(Effect.provide(scripted.layer))
+      const second = yield* Effect.flip(
+        agent.resume(paused.state, { call_2: Chat.approve("bob") }).pipe(Effect.provide(scripted.layer))
+      )
+      assert.strictEqual(second.message, "resume: call_2 (book) is already decided: rejected by ann: no")
+      assert.strictEqual(counts.book, 0)
+    })
+  )
+
+  const approvalStores: ReadonlyArray<readonly [string, () => Layer.Layer<ApprovalStore.ApprovalStore, unknown>]> = [
+    ["memory", () => ApprovalStore.layerMemory],
+    ["sqlite", () => ApprovalStore.layerSqlite({ filename: ":memory:" })],
+    ["postgres", () => Layer.provide(ApprovalStore.layerSql, PgClient.layer({ url: Redacted.make(postgresUrl()) }))]
+  ]
+  for (const [name, layer] of approvalStores) {
+    it.effect(`${name}: an approver or reason the store cannot hold is VALIDATION at the decision (C52)`, () =>
+      Effect.gen(function* () {
+        const { travel, counts } = fixture()
+        const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+        const scripted = yield* ScriptedModel.make(bookingScript())
+        const paused = yield* agent.chat("Book it").pipe(Effect.provide(scripted.layer))
+        expectTag(paused, "AwaitingApproval")
+        const cases: ReadonlyArray<readonly [Chat.Decision, string]> = [
+          [Chat.reject("bob", "no\u0000pe"), "decisions.call_2.reason"],
+          [Chat.reject("b\u0000b", "no"), "decisions.call_2.approver"],
+          [Chat.approve("b\uD800b"), "decisions.call_2.approver"]
+        ]
+        for (const [decision, path] of cases) {
+          const exit: Exit.Exit<Chat.ChatResult, unknown> = yield* Effect.exit(
+            agent.resume(paused.state, { call_2: decision }).pipe(Effect.provide(scripted.layer))
+          )
+          assert.isFalse(Exit.hasDies(exit), String(exit))
+          const error: unknown = Option.getOrThrow(Exit.findErrorOption(exit))
+          assert.instanceOf(error, ValidationError)
+          assert.deepStrictEqual(
+            (error as ValidationError).issues.map((issue) => issue.path),
+            [path]
+          )
+        }
+        assert.strictEqual(counts.book, 0)
+        const token = Option.getOrThrow(
+          yield* (yield* ApprovalStore.ApprovalStore).get(paused.pending[0]?.pendingTokenId ?? "")
+        )
+        assert.strictEqual(token.status, "pending")
+      }).pipe(Effect.provide(layer()))
+    )
+  }
 
   it.effect("rejecting answers the call with an APPROVAL error carrying the reason; the call never runs", () =>
     Effect.gen(function* () {

@@ -1,7 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Chat } from "@rolecraft/core"
-import { type Duration, Effect, Layer } from "effect"
+import type { ValidationError } from "@rolecraft/core/ActionError"
+import { ConfigProvider, type Duration, Effect, Layer } from "effect"
 import { DurableChat, type RunStore } from "../src/index.ts"
+import * as Model from "@rolecraft/core/LanguageModel"
 import { makeAgent, refundModel } from "./support/refunds.ts"
 
 const toolMessages = (status: RunStore.RunStatus) =>
@@ -130,6 +132,117 @@ describe("DurableChat on the in-memory engine", () => {
       const token = yield* agent.approvals.get(paused.pending[0]?.pendingTokenId ?? "")
       assert.strictEqual(token._tag === "Some" ? token.value.status : "none", "pending")
     }).pipe(Effect.scoped)
+  )
+
+  it.live(
+    "without the chat's layer in this process, start, decide and cancel fail VALIDATION at once, saying what to provide",
+    () =>
+      Effect.gen(function* () {
+        const turns = DurableChat.make("support")
+        // The engine and nothing else: no turns.layer(agent). A send would wait for a registration that never comes.
+        const context = yield* Layer.build(DurableChat.layerTest)
+        const refused = (effect: Effect.Effect<void, ValidationError, Layer.Success<typeof DurableChat.layerTest>>) =>
+          effect.pipe(
+            Effect.provide(context),
+            Effect.flip,
+            Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.die(new Error("it hung")) })
+          )
+        for (const error of [
+          yield* refused(turns.start("run-6", "order-6")),
+          yield* refused(turns.decide("run-6", { call_1: Chat.approve("alice") })),
+          yield* refused(turns.cancel("run-6"))
+        ]) {
+          assert.strictEqual(error._tag, "ValidationError")
+          assert.include(error.message, 'the durable chat "support" does not run in this process')
+          assert.include(error.message, "DurableChat.layerTest")
+          assert.include(error.message, 'DurableChat.make("support").layer(agent)')
+        }
+        // status and await read the run store only, and need no registration.
+        assert.include((yield* Effect.flip(Effect.provide(turns.status("run-6"), context))).message, 'no run "run-6"')
+      }).pipe(Effect.scoped)
+  )
+
+  it.effect("layerPostgresConfig without its variable: VALIDATION naming the variable, before any connection", () =>
+    Effect.gen(function* () {
+      const build = (variables: Record<string, string>, variable?: string) =>
+        Layer.build(
+          DurableChat.layerPostgresConfig(variable === undefined ? {} : { variable }).pipe(
+            Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(variables)))
+          )
+        ).pipe(Effect.scoped, Effect.flip)
+      const missing = yield* build({})
+      assert.strictEqual(missing._tag, "ValidationError")
+      assert.include(missing.message, "DATABASE_URL is not set")
+      if (missing._tag === "ValidationError")
+        assert.deepStrictEqual(
+          missing.issues.map((i) => i.path),
+          ["DATABASE_URL"]
+        )
+      const named = yield* build({ DATABASE_URL: "postgres://somewhere/db" }, "AGENTS_PG_URL")
+      assert.include(named.message, "AGENTS_PG_URL is not set")
+    })
+  )
+})
+
+describe("DurableChat and tool call ids", () => {
+  // A durable run is a chat turn: its ids come from the same assignment. A model that reuses `call_1` in a later
+  // step gets a fresh id there, so the later call waits for its own decision and the earlier one never applies.
+  it.live(
+    "a model that reuses an id in a later step: the later call gets a fresh id and waits for its own decision",
+    () =>
+      Effect.gen(function* () {
+        const refunds: Array<string> = []
+        const agent = yield* makeAgent({ onRefund: (order) => Effect.sync(() => void refunds.push(order)) })
+        const model = Layer.succeed(
+          Model.LanguageModel,
+          Model.make(
+            (call) =>
+              Effect.sync(() => {
+                const answered = call.request.messages.filter((m) => m.role === "tool").length
+                return answered < 2
+                  ? {
+                      toolCalls: [
+                        { id: "call_1", name: "refund", arguments: JSON.stringify({ order: `order-${answered}` }) }
+                      ],
+                      finishReason: "tool_calls" as const,
+                      usage: { inputTokens: 1, outputTokens: 1 }
+                    }
+                  : { text: "Done.", finishReason: "stop" as const, usage: { inputTokens: 1, outputTokens: 1 } }
+              }),
+            { name: "reusing-ids" }
+          )
+        )
+        const turns = DurableChat.make("reused-ids")
+        const context = yield* Layer.build(
+          turns.layer(agent).pipe(Layer.provideMerge(DurableChat.layerTest), Layer.provide(model))
+        )
+        const run = <A, E>(effect: Effect.Effect<A, E, DurableChat.Services>) => Effect.provide(effect, context)
+        yield* run(turns.start("run-ids", "refund both"))
+        const first = yield* run(waitFor(turns, "run-ids", "AwaitingApproval"))
+        assert.deepStrictEqual(
+          first._tag === "AwaitingApproval" ? first.pending.map((p) => [p.toolCallId, p.arguments]) : [],
+          [["call_1", { order: "order-0" }]]
+        )
+        yield* run(turns.decide("run-ids", { call_1: Chat.approve("alice") }))
+        const second = yield* run(
+          turns.status("run-ids").pipe(
+            Effect.tap(() => Effect.sleep("10 millis")),
+            Effect.repeat({
+              until: (s) =>
+                (s._tag === "AwaitingApproval" && s.segment === 1) || s._tag === "Done" || s._tag === "Failed"
+            })
+          )
+        )
+        assert.deepStrictEqual(
+          second._tag === "AwaitingApproval" ? second.pending.map((p) => [p.toolCallId, p.arguments]) : [second._tag],
+          [["call_1_2_0", { order: "order-1" }]]
+        )
+        assert.deepStrictEqual(refunds, ["order-0"])
+        yield* run(turns.decide("run-ids", { call_1_2_0: Chat.reject("alice", "not this one") }))
+        const final = yield* run(turns.await("run-ids", { pollInterval: "10 millis" }))
+        assert.strictEqual(final._tag, "Done")
+        assert.deepStrictEqual(refunds, ["order-0"])
+      }).pipe(Effect.scoped)
   )
 })
 

@@ -106,6 +106,11 @@ const argumentsOf = (params: unknown): Record<string, unknown> | undefined => {
 
 const failure = (category: string, message: string): Failure => ({ error: { category, message } })
 
+/** What the toolkit remembers of a call id effect/ai asked a decision for. */
+type Asked =
+  | { readonly _tag: "Asked"; readonly tokenId: string; readonly call: string }
+  | { readonly _tag: "Ambiguous" }
+
 const describe = (u: unknown): string => (Array.isArray(u) ? "an array" : u === null ? "null" : `a ${typeof u}`)
 
 const outcome = <R>(
@@ -148,6 +153,13 @@ const outcome = <R>(
  *   handler cannot see effect/ai's decision itself: it trusts that effect/ai
  *   runs an asked call only once approved, so do not `handle` an asked call
  *   yourself.
+ * - Call ids: effect/ai matches a decision to its call by the call's id
+ *   alone, and the ids are the model's (this toolkit cannot give them fresh
+ *   ones, as a Rolecraft chat turn does). An id asked for two different
+ *   calls while the first still waits — a model that repeats an id in one
+ *   response, or sends `""` on every call — can no longer be told apart, so
+ *   neither of its calls runs, whatever is decided: each is answered APPROVAL
+ *   saying so. A denied call never runs.
  *
  * The tool list is read once, when this is called.
  *
@@ -176,11 +188,13 @@ export const make = <R>(agent: Agent.Agent<any, R>, options?: Options): AgentToo
   const capacity = Math.max(1, options?.maxPendingApprovals ?? 1000)
   // Calls effect/ai asked a decision for: tool call id → the pending token the pipeline requested, and the
   // action and arguments it was asked for (a call id reused by another conversation never takes its token).
-  const pending = new Map<string, { readonly tokenId: string; readonly call: string }>()
+  // An id asked for two different calls is ambiguous: effect/ai matches a decision to its call by id alone,
+  // so no decision given under that id can be told to belong to one of them, and neither runs.
+  const pending = new Map<string, Asked>()
   const callKey = (action: string, args: Record<string, unknown>) => JSON.stringify([action, args])
-  const remember = (toolCallId: string, tokenId: string, call: string) => {
+  const remember = (toolCallId: string, asked: Asked) => {
     pending.delete(toolCallId)
-    pending.set(toolCallId, { tokenId, call })
+    pending.set(toolCallId, asked)
     if (pending.size > capacity) pending.delete(pending.keys().next().value as string)
   }
 
@@ -189,6 +203,12 @@ export const make = <R>(agent: Agent.Agent<any, R>, options?: Options): AgentToo
   const ask = (action: string, params: unknown, toolCallId: string): Effect.Effect<boolean> => {
     const args = argumentsOf(params)
     if (args === undefined) return Effect.succeed(false)
+    const call = callKey(action, args)
+    const before = pending.get(toolCallId)
+    if (before !== undefined && (before._tag === "Ambiguous" || before.call !== call)) {
+      remember(toolCallId, { _tag: "Ambiguous" })
+      return Effect.succeed(true)
+    }
     const request = agent.execute({ action, params: args, correlationId: toolCallId }) as Effect.Effect<
       ActionResponse.ActionResponse,
       ActionError.RetrievalFailure
@@ -199,7 +219,7 @@ export const make = <R>(agent: Agent.Agent<any, R>, options?: Options): AgentToo
       if (error._tag !== "ApprovalRequired" || error.check !== "missing" || error.pendingTokenId === undefined) {
         return false
       }
-      remember(toolCallId, error.pendingTokenId, callKey(action, args))
+      remember(toolCallId, { _tag: "Asked", tokenId: error.pendingTokenId, call })
       return true
     })
   }
@@ -222,8 +242,16 @@ export const make = <R>(agent: Agent.Agent<any, R>, options?: Options): AgentToo
       }
       const correlation = toolCallId === undefined ? {} : { correlationId: toolCallId }
       const asked = toolCallId === undefined ? undefined : pending.get(toolCallId)
+      if (tool.approval !== undefined && asked?._tag === "Ambiguous") {
+        return yield* Effect.fail(
+          failure(
+            "APPROVAL",
+            `${tool.action} requires approval (${tool.approval.reason}): the tool call id ${JSON.stringify(toolCallId)} was given to two calls, so no decision can be told to belong to one of them; nothing ran`
+          )
+        )
+      }
       if (toolCallId !== undefined) pending.delete(toolCallId)
-      const tokenId = asked?.call === callKey(tool.action, args) ? asked.tokenId : undefined
+      const tokenId = asked?._tag === "Asked" && asked.call === callKey(tool.action, args) ? asked.tokenId : undefined
       if (tool.approval === undefined || tokenId === undefined) {
         return yield* outcome(agent.execute({ action: tool.action, params: args, ...correlation }))
       }
@@ -231,12 +259,15 @@ export const make = <R>(agent: Agent.Agent<any, R>, options?: Options): AgentToo
       const approved = yield* Effect.result(store.approve(tokenId, approver))
       if (approved._tag === "Failure") {
         const refusal = approved.failure
-        const check = refusal._tag === "ApprovalTokenError" ? refusal.check : "unknown"
         return yield* Effect.fail(
-          failure(
-            "APPROVAL",
-            `${tool.action} requires approval (${tool.approval.reason}): ${ApprovalStore.describeCheck(check)}`
-          )
+          refusal._tag === "ApprovalTokenError"
+            ? failure(
+                "APPROVAL",
+                `${tool.action} requires approval (${tool.approval.reason}): ${
+                  refusal.check === "decided" ? refusal.message : ApprovalStore.describeCheck(refusal.check)
+                }`
+              )
+            : failure(refusal.category, `${tool.action}: ${refusal.message}`)
         )
       }
       return yield* outcome(

@@ -183,4 +183,62 @@ describe("EffectAiToolkit", () => {
         assert.deepStrictEqual(booked, [])
       })
   )
+
+  // C54: effect/ai matches an approval to its call by id, so with one id on two calls it runs whichever call
+  // it finds under that id. Every order of decisions on the two calls: nothing runs, the model is told why.
+  const orders: ReadonlyArray<readonly [boolean, boolean]> = [
+    [true, false],
+    [false, true],
+    [true, true],
+    [false, false]
+  ]
+  for (const [first, second] of orders) {
+    it.effect(
+      `two calls sharing one id (C54), decided ${first ? "approve" : "deny"} / ${second ? "approve" : "deny"}: neither runs`,
+      () =>
+        Effect.gen(function* () {
+          const { role, booked } = makeDesk()
+          const agent = yield* Agent.make({ id: "desk", roles: [role] })
+          const { toolkit, layer } = EffectAiToolkit.make(agent)
+          const model = scripted([
+            [
+              toolCall("call_dup", "book", { hotelId: "h-1" }),
+              toolCall("call_dup", "book", { hotelId: "h-2" }),
+              finish("tool-calls", 5, 2)
+            ],
+            [text("Done."), finish("stop", 5, 2)]
+          ])
+          const provided = Effect.provide([layer, model.layer])
+          const chat = yield* Chat.empty
+          const asked = yield* chat.generateText({ prompt: "Book h-1 and h-2", toolkit }).pipe(provided)
+          const requests = asked.content.flatMap((part) => (part.type === "tool-approval-request" ? [part] : []))
+          assert.strictEqual(requests.length, 2)
+          assert.deepStrictEqual(booked, [])
+          yield* chat
+            .generateText({
+              prompt: [
+                {
+                  role: "tool",
+                  content: [
+                    { type: "tool-approval-response", approvalId: requests[0]?.approvalId ?? "", approved: first },
+                    { type: "tool-approval-response", approvalId: requests[1]?.approvalId ?? "", approved: second }
+                  ]
+                }
+              ],
+              toolkit
+            })
+            .pipe(provided)
+          assert.deepStrictEqual(booked, [])
+          if (first || second) {
+            const answered = toolResults(model.requests[1]?.prompt ?? Prompt.empty).find(
+              (part) => part.id === "call_dup"
+            )
+            assert.isTrue(answered?.isFailure)
+            const failure = answered?.result as EffectAiToolkit.Failure
+            assert.strictEqual(failure.error.category, "APPROVAL")
+            assert.include(failure.error.message, 'the tool call id "call_dup" was given to two calls')
+          }
+        })
+    )
+  }
 })

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { type ActionError, Approval, ApprovalStore } from "@rolecraft/core"
+import { type ActionError, Approval, ApprovalStore, type StoreBoundary } from "@rolecraft/core"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -33,7 +33,9 @@ const pendingOf = (error: unknown): Effect.Effect<string, ApprovalStore.Approval
  * `_approval_token`.
  *
  * Fails `ApprovalTokenError` when `error` has no pending token (`check:
- * "missing"`) or the store refuses (expired, unknown, …).
+ * "missing"`) or the store refuses (expired, unknown, already decided
+ * otherwise, …), `StoreBoundary.StoreError` when the store cannot hold the
+ * approver or cannot be reached.
  *
  * @category approvals
  * @since 0.1.0
@@ -42,7 +44,7 @@ export const approvePending = (
   store: Store,
   error: unknown,
   approver = "test"
-): Effect.Effect<string, ApprovalStore.ApprovalTokenError> =>
+): Effect.Effect<string, ApprovalStore.ApprovalTokenError | StoreBoundary.StoreError> =>
   Effect.flatMap(pendingOf(error), (id) => Effect.as(store.approve(id, approver), id))
 
 /**
@@ -57,7 +59,7 @@ export const rejectPending = (
   error: unknown,
   why = "rejected in a test",
   approver = "test"
-): Effect.Effect<string, ApprovalStore.ApprovalTokenError> =>
+): Effect.Effect<string, ApprovalStore.ApprovalTokenError | StoreBoundary.StoreError> =>
   Effect.flatMap(pendingOf(error), (id) => Effect.as(store.reject(id, approver, why), id))
 
 /**

@@ -31,7 +31,7 @@ describe("Approvals", () => {
       assert.strictEqual(yield* agent.executeAction("book", { hotelId: "h-1", _approval_token: token }), "booked h-1")
       assert.strictEqual(Option.getOrThrow(yield* agent.approvals.get(token)).approver, "alice")
       const notApproval = yield* Effect.flip(Approvals.approvePending(agent.approvals, new Error("other")))
-      assert.strictEqual(notApproval.check, "missing")
+      assert.strictEqual(notApproval._tag === "ApprovalTokenError" && notApproval.check, "missing")
     })
   )
 
@@ -87,10 +87,11 @@ describe("Approvals", () => {
       const token = (error as ActionError.ApprovalRequired).pendingTokenId!
       const again = refusal(yield* Effect.exit(agent.executeAction("book", { hotelId: "h-5", _approval_token: token })))
       assert.strictEqual((again as ActionError.ApprovalRequired).check, "pending")
-      // The refused call asked again: a second pending token, never approved either.
+      // The refused call is asked for again with its live pending token: no second token is requested.
+      assert.strictEqual((again as ActionError.ApprovalRequired).pendingTokenId, token)
       assert.deepStrictEqual(
         (yield* (yield* Approvals.Recorder).requests).map((t) => t.status),
-        ["pending", "pending"]
+        ["pending"]
       )
     }).pipe(Effect.provide(Approvals.layer()))
   )

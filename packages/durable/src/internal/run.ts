@@ -15,7 +15,7 @@ import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -25,6 +25,7 @@ import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as Workflow from "effect/workflow/Workflow"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import * as RunStore from "../RunStore.ts"
+import * as LocalWorkflows from "./localWorkflows.ts"
 import {
   ActionErrorSchema,
   approvalOf,
@@ -164,7 +165,8 @@ const pause = <R>(run: Run<R>, paused: Paused, at: number) =>
       const now = yield* Clock.currentTimeMillis
       const left: Record<string, number> = {}
       for (const call of paused.pending) {
-        const token = yield* run.agent.approvals.get(call.pendingTokenId)
+        // A store that cannot be reached stays a defect of the run here, as before the store boundary.
+        const token = yield* Effect.orDie(run.agent.approvals.get(call.pendingTokenId))
         left[call.toolCallId] = Option.isSome(token) ? Math.max(0, token.value.expiresAt - now) : 0
       }
       yield* run.store.set(run.name, run.runId, { _tag: "AwaitingApproval", pending: paused.pending, segment: at })
@@ -209,7 +211,8 @@ const resumes = <R>(run: Run<R>, paused: Paused, verdicts: ReadonlyArray<typeof 
       yield* run.store.set(run.name, run.runId, { _tag: "Running" })
       for (const [i, call] of paused.pending.entries()) {
         if (verdicts[i]?._tag !== "Expired") continue
-        const token = yield* run.agent.approvals.get(call.pendingTokenId)
+        // A store that cannot be reached stays a defect of the run here, as before the store boundary.
+        const token = yield* Effect.orDie(run.agent.approvals.get(call.pendingTokenId))
         const now = yield* Clock.currentTimeMillis
         if (Option.isSome(token) && token.value.expiresAt > now) {
           yield* Effect.sleep(Duration.millis(token.value.expiresAt - now))
@@ -269,4 +272,4 @@ export const layer = <R>(
   agent: Turns<R>,
   chatOptions?: Chat.ChatOptions
 ): Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | RunStore.RunStore | R> =>
-  workflow.toLayer(body(name, agent, chatOptions))
+  Layer.merge(workflow.toLayer(body(name, agent, chatOptions)), Layer.effectDiscard(LocalWorkflows.register(name)))

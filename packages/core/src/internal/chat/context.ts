@@ -52,7 +52,7 @@ export interface Mode {
 
 /**
  * One running turn: its agent, the toolkit builder of that agent, the turn's settings, model and usage
- * meter, the tokens spent before a pause (`prior`), and its mode.
+ * meter, the tokens spent before a pause (`prior`), the ids its calls have, and its mode.
  */
 export interface Turn<R> extends Mode {
   readonly host: Host<R>
@@ -61,6 +61,11 @@ export interface Turn<R> extends Mode {
   readonly model: LanguageModel.LanguageModel["Service"]
   readonly meter: LanguageModel.UsageMeter["Service"]
   readonly prior: Usage
+  /**
+   * The ids of the conversation's tool calls so far: the history's, then each step's as the step ends (a
+   * model call's new ids are checked against it; kept as the turn goes, not rebuilt from the messages).
+   */
+  readonly callIds: Set<string>
 }
 
 /** Where a turn is: the conversation so far and the model calls made (counted across an approval pause). */

@@ -62,6 +62,7 @@ const stepped = <R>(
   response: LanguageModel.Response
 ): Effect.Effect<ChatResult, ActionError, R> => {
   const calls = response.toolCalls
+  for (const call of calls) turn.callIds.add(call.id)
   const finished: StepFinished = {
     _tag: "StepFinished",
     step,

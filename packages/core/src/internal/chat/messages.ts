@@ -1,8 +1,8 @@
 /**
  * The messages of a chat turn: the assistant message of a model's answer,
- * checking a caller's history and a paused state (every tool call answered
- * exactly once), fresh ids for empty or repeated tool call ids, and the text
- * of a tool message.
+ * a caller's history and a paused state given unique tool call ids
+ * (`ToolCallId.unique`) and checked (every tool call answered exactly once),
+ * and the text of a tool message.
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -11,6 +11,7 @@ import { type ActionError, isActionError, type RetrievalFailure, ValidationError
 import * as Conversion from "../schema/decode.ts"
 import type * as LanguageModel from "../../LanguageModel.ts"
 import * as Prompt from "../../Prompt.ts"
+import * as ToolCallId from "../../ToolCallId.ts"
 import * as ToolResult from "../../ToolResult.ts"
 
 /** A VALIDATION failure of a turn: `<action>: <message>`, one issue at `path`. */
@@ -61,13 +62,18 @@ export const checkHistory = (
 
 const History = Schema.Struct({ messages: Schema.Array(Prompt.Message) })
 
-/** A caller's message list: decoded, checked, and given a system message when it has none. */
+/**
+ * A caller's message list: decoded, its tool call ids made unique across the whole list (an empty or
+ * repeated id gets a fresh one, in its call and in the tool message answering it), checked, and given a
+ * system message when it has none.
+ */
 export const historyOf = (
   action: string,
   input: unknown,
   system: string
 ): Effect.Effect<Array<Prompt.Message>, ValidationError> =>
-  Effect.flatMap(Conversion.decode(History, { messages: input }, { action }), ({ messages }) => {
+  Effect.flatMap(Conversion.decode(History, { messages: input }, { action }), (decoded) => {
+    const { messages } = ToolCallId.unique(decoded.messages)
     const problem = checkHistory(action, messages, new Set())
     if (problem !== undefined) return Effect.fail(problem)
     const out: Array<Prompt.Message> = messages.some((message) => message.role === "system")
@@ -94,24 +100,6 @@ export const assistantOf = (
     : { ...base, reasoning: response.reasoning, reasoningField: response.reasoningField }
 }
 
-/**
- * The id a tool call of a step is answered under: its own, or — when it is
- * empty or an earlier call of the step already has it — a fresh one,
- * `<id or "call">_<step>_<index>`, so that every call can be answered
- * exactly once by id. `seen` holds the ids given so far in the step (the new
- * one is added).
- */
-export const uniqueId = (id: string, seen: Set<string>, step: number, index: number): string => {
-  let fresh = id
-  if (fresh === "" || seen.has(fresh)) {
-    let n = 0
-    do fresh = `${id === "" ? "call" : id}_${step}_${index}${n++ === 0 ? "" : `_${n}`}`
-    while (seen.has(fresh))
-  }
-  seen.add(fresh)
-  return fresh
-}
-
 /** The text of a failed call (`"RETRIEVAL"` for a retrieval failure; see `ToolResult.failure`). */
 export const errorContent = (error: ActionError | RetrievalFailure): string =>
   ToolResult.failure(isActionError(error) ? error.category : "RETRIEVAL", error.message)
@@ -127,7 +115,8 @@ const isDecision = (u: unknown): boolean => {
 
 /**
  * Checks a paused turn before it resumes: its history (the pending calls may
- * stay unanswered), that each pending call is an unanswered call of the last
+ * stay unanswered), that the last assistant message's calls and the pending
+ * calls each have distinct ids, that each pending call is an unanswered call of the last
  * assistant message, and that `decisions` has exactly one entry per pending
  * call, each made by `Chat.approve` or `Chat.reject` (VALIDATION at
  * `decisions.<id>` otherwise). Returns the last assistant message's calls.
@@ -142,6 +131,18 @@ export const checkPaused = (
   if (problem !== undefined) return Result.fail(problem)
   const last = messages.findLast((message) => message.role === "assistant")
   const calls = last?.role === "assistant" ? (last.toolCalls ?? []) : []
+  // Two calls (or pending calls) under one id: a decision by id could not tell them apart.
+  const ids = [...calls.map((call) => call.id), ...pending.map((call) => `pending ${call.toolCallId}`)]
+  const repeated = ids.find((id, i) => ids.indexOf(id) !== i)
+  if (repeated !== undefined) {
+    return Result.fail(
+      invalid(
+        action,
+        repeated.startsWith("pending ") ? "pending" : "messages",
+        `two ${repeated.startsWith("pending ") ? "pending calls" : "calls of the last assistant message"} have the id ${repeated.replace(/^pending /, "")}; a decision could not tell them apart`
+      )
+    )
+  }
   const answered = new Set(messages.flatMap((message) => (message.role === "tool" ? [message.toolCallId] : [])))
   for (const call of pending) {
     if (!calls.some((c) => c.id === call.toolCallId) || answered.has(call.toolCallId)) {

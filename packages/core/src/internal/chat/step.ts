@@ -2,8 +2,8 @@
  * One step of a chat turn on the model's side: the tools offered to model call `step` (through the turn's
  * `tools` hook), the request, and the model call itself — streamed or generated, inside the turn's retry
  * policy and its `model` hook — with its parts sent to the caller as events as they arrive. Fails with the
- * model call's `ActionError`; the response's tool calls carry the ids the caller saw (an empty or repeated
- * id of a step made unique).
+ * model call's `ActionError`; the response's tool calls carry the ids the caller saw (`ToolCallId`: an empty
+ * id, or one used before in the step or anywhere in the conversation, made unique).
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
@@ -11,11 +11,11 @@ import type { ActionError } from "../../ActionError.ts"
 import type { ChatEvent } from "../../Chat.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
+import * as ToolCallId from "../../ToolCallId.ts"
 import * as RunStep from "../run/attempt.ts"
 import { noGuards } from "../run/guard.ts"
 import * as Toolkit from "../tool/toolkit.ts"
 import type { Turn } from "./context.ts"
-import * as ChatMessages from "./messages.ts"
 import { chatAction } from "./settings.ts"
 
 /**
@@ -86,7 +86,8 @@ const attempt = <R>(
   step: number
 ): Effect.Effect<LanguageModel.Response, ActionError> =>
   Effect.suspend(() => {
-    const parts = partsReader(step, turn.argumentDeltas)
+    // Each attempt assigns against the conversation's ids; the loop records the ids of the answer it keeps.
+    const parts = partsReader(step, turn.argumentDeltas, ToolCallId.make(turn.callIds))
     const started = turn.emit({ _tag: "StepStarted", step })
     // Not streaming: the whole answer, its parts read at once (no stream to run).
     if (!turn.streaming) {
@@ -112,11 +113,10 @@ const attempt = <R>(
 /**
  * Reads the parts of one model call, batch after batch: `read` gives a batch's events (one batch, one offer
  * to the caller); `response` the answer once `Finished` was read, with its tool calls under the ids the
- * caller saw. Local to one attempt.
+ * caller saw, assigned by `conversation` (the ids of the conversation so far). Local to one attempt.
  */
-const partsReader = (step: number, argumentDeltas: boolean) => {
+const partsReader = (step: number, argumentDeltas: boolean, conversation: ToolCallId.Ids) => {
   const ids: Array<readonly [index: number, id: string]> = []
-  const seen = new Set<string>()
   const idOf = new Map<number, string>()
   let finished: LanguageModel.Response | undefined
   const read = (batch: ReadonlyArray<LanguageModel.StreamPart>): ReadonlyArray<ChatEvent> => {
@@ -130,7 +130,7 @@ const partsReader = (step: number, argumentDeltas: boolean) => {
           events.push({ _tag: "ReasoningDelta", step, delta: part.delta })
           break
         case "ToolCallArgumentsStarted": {
-          const toolCallId = ChatMessages.uniqueId(part.id, seen, step, part.index)
+          const toolCallId = conversation.assign(part.id, step, part.index)
           ids.push([part.index, toolCallId])
           idOf.set(part.index, toolCallId)
           events.push({ _tag: "ToolCallArgumentsStarted", step, toolCallId, tool: part.name })
@@ -158,7 +158,8 @@ const partsReader = (step: number, argumentDeltas: boolean) => {
     // The response's calls are in index order, as are the starts sorted by index.
     const order = ids.slice().sort((a, b) => a[0] - b[0])
     const toolCalls = answer.toolCalls.map((call, i) => {
-      const fresh = order[i]?.[1] ?? call.id
+      // A call whose start was never read (a provider's response with more calls than starts) gets its id now.
+      const fresh = order[i]?.[1] ?? conversation.assign(call.id, step, i)
       return fresh === call.id ? call : { ...call, id: fresh }
     })
     return { ...answer, toolCalls }

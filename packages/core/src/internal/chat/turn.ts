@@ -20,6 +20,7 @@ import {
 } from "../../Chat.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
+import * as ToolCallId from "../../ToolCallId.ts"
 import * as Telemetry from "../events/telemetry.ts"
 import * as Toolkit from "../tool/toolkit.ts"
 import type { Host, Mode, Turn } from "./context.ts"
@@ -38,18 +39,29 @@ export type { Host } from "./context.ts"
  * - `chat(input, options)`: `input` is the user's message, or a message list
  *   from an earlier turn (decoded with `Prompt.Message`; every tool
  *   call in it must be answered once; without a system message one is put
- *   first).
- * - `resume(state, decisions, options)`: one decision per pending call
- *   (approved: the token is approved in the store — the `ApprovalStore`
- *   provided to the call, else the agent's — and the call runs with it;
- *   rejected: the token is rejected and the model gets an APPROVAL error
- *   with the reason; a token the store refuses to approve, e.g. expired or
- *   already used by an earlier resume, is answered with that APPROVAL error
- *   and the call does not run); then the turn continues.
+ *   first). Tool call ids are unique across the whole conversation
+ *   (`ToolCallId`): an empty or repeated id, in the list or in a model's
+ *   answer, gets a fresh one, in its call and in its tool message.
+ * - `resume(state, decisions, options)`: one decision per pending call,
+ *   each recorded in the store — the `ApprovalStore` provided to the call,
+ *   else the agent's — for the call as the state shows it (agent, action,
+ *   exact arguments) before any call runs. Approved: the call runs with its
+ *   token; rejected: the model gets an APPROVAL error with the reason; a
+ *   token the store refuses to approve (expired, unknown, bound to another
+ *   call, already used) is answered with that APPROVAL error and the call
+ *   does not run. Then the turn continues. A call is decided once: resuming
+ *   a state again with the same decisions is those decisions (an approved
+ *   call then finds its token used), while another decision for a call
+ *   already decided fails the resume with APPROVAL (`check: "decided"`,
+ *   "call_2 (book) is already decided: approved by ann") before anything
+ *   runs or the model is called.
  *
  * Both fail with an `ActionError` only when the turn itself cannot go on:
- * VALIDATION for bad options, history, state or decisions, or "LanguageModel
- * not provided"; a model call's failure (after `options.retry`). A tool
+ * VALIDATION for bad options, history, state or decisions (an approver or
+ * reason the store cannot hold, too), or "LanguageModel not provided"; a
+ * model call's failure (after `options.retry`); the store's TRANSIENT or
+ * EXECUTION failure while recording a decision; APPROVAL for a decision on
+ * a call decided otherwise. A tool
  * call's failure never fails the turn: it becomes that call's tool message,
  * `{"error":{"category","message"}}` (`"RETRIEVAL"` for a knowledge
  * retrieval failure). Interruption stops the turn and its tool calls.
@@ -134,7 +146,17 @@ export const make = <R>(host: Host<R>): Chats<R> => {
         : ChatMessages.historyOf(chatAction, input, first)
       return Effect.flatMap(Effect.zip(requireModel, history), ([model, messages]) =>
         metered((meter) => {
-          const turn: Turn<R> = { host, toolkit, settings: settings.success, model, meter, prior: zero, ...mode }
+          const callIds = new Set(ToolCallId.idsOf(messages))
+          const turn: Turn<R> = {
+            host,
+            toolkit,
+            settings: settings.success,
+            model,
+            meter,
+            prior: zero,
+            callIds,
+            ...mode
+          }
           return loop(turn, { messages, steps: 0 })
         })
       )
@@ -151,7 +173,17 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       if (Result.isFailure(settings)) return Effect.fail(settings.failure)
       return Effect.flatMap(requireModel, (model) =>
         metered((meter) => {
-          const turn: Turn<R> = { host, toolkit, settings: settings.success, model, meter, prior: state.usage, ...mode }
+          const callIds = new Set(ToolCallId.idsOf(state.messages))
+          const turn: Turn<R> = {
+            host,
+            toolkit,
+            settings: settings.success,
+            model,
+            meter,
+            prior: state.usage,
+            callIds,
+            ...mode
+          }
           return Resume.resume(turn, state, calls, decisions)
         })
       )

@@ -1,16 +1,24 @@
 /**
  * The approval step of the pipeline (step 2): for an action that requires approval, the token
  * a call presents checked against the `ApprovalStore` (consumed once, bound to the agent,
- * action and arguments), or a pending one requested; refuses with APPROVAL, or TRANSIENT when
- * the store cannot be read. And the one place the reserved `_approval_token` is taken out of
+ * action and arguments), or the call's live pending one asked for; refuses with APPROVAL, or
+ * with the store's own category when the store refuses or fails (VALIDATION for text it cannot
+ * hold, TRANSIENT when it cannot be reached, EXECUTION for a row that does not decode). And the one place the reserved `_approval_token` is taken out of
  * a user's raw arguments ({@link strip}, called by the agent's front doors): inside the
  * library the token travels as an argument of the pipeline.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { type ApprovalCheck, ApprovalRequired, TransientFailure, type ValidationError } from "../../ActionError.ts"
+import {
+  type ApprovalCheck,
+  ApprovalRequired,
+  type ExecutionFailure,
+  type TransientFailure,
+  type ValidationError
+} from "../../ActionError.ts"
 import * as ApprovalStore from "../../ApprovalStore.ts"
 import { bindingOf, type Policy, reservedParameter } from "../../Approval.ts"
+import * as StoreBoundary from "../../StoreBoundary.ts"
 
 /**
  * Splits the reserved approval parameter from raw call arguments. The
@@ -59,19 +67,21 @@ export const defaultStore: Effect.Effect<ApprovalStore.ApprovalStore["Service"]>
  * Step 2 for one call. Without a policy it succeeds (a token given anyway is
  * ignored). With one:
  *
- * - no token: a pending token is requested for this call's binding, with the
- *   policy's `reason` and `ttl`, and the call fails `ApprovalRequired` with
- *   `check: "missing"` and that `pendingTokenId`;
+ * - no token: the call's pending token is asked for (the live one when this
+ *   call, in the same `scope`, was asked for before; else a new one, with
+ *   the policy's `reason` and `ttl`), and the call fails `ApprovalRequired`
+ *   with `check: "missing"` and that `pendingTokenId`;
  * - a token: it is consumed against this call's binding; a refusal fails
  *   `ApprovalRequired` with the store's `check` (`unknown`, `pending`,
  *   `rejected`, `expired`, `used`, `agent`, `action`, `arguments`). Every
- *   refusal but `rejected` also carries a fresh `pendingTokenId`, requested
- *   for the call as it was made, so the caller can ask a person again; a
- *   rejected token is a person's answer and is not asked again.
+ *   refusal but `rejected` also carries the `pendingTokenId` of the call as
+ *   it was made, asked for the same way, so the caller can ask a person
+ *   again; a rejected token is a person's answer and is not asked again.
  *
- * When the store cannot be read or written (a SQLite file locked by another
- * process for longer than the store waits) the call fails
- * `TransientFailure` (retryable; nothing ran).
+ * When the store refuses or fails, the call fails with the store's category
+ * (nothing ran): VALIDATION naming a text the store cannot hold (a tool name
+ * with a NUL), TRANSIENT when it cannot be reached, EXECUTION when a stored
+ * token does not decode.
  *
  * `params` are the raw arguments without the token. Uses the `ApprovalStore`
  * provided to the call, else `store`.
@@ -86,7 +96,8 @@ export const verify = (options: {
   readonly token: string | undefined
   readonly params: Readonly<Record<string, unknown>>
   readonly store: ApprovalStore.ApprovalStore["Service"]
-}): Effect.Effect<void, ApprovalRequired | ValidationError | TransientFailure> => {
+  readonly scope?: string | undefined
+}): Effect.Effect<void, ApprovalRequired | ValidationError | TransientFailure | ExecutionFailure> => {
   const { policy, action, token } = options
   if (policy === undefined) return Effect.void
   const refused = (check: ApprovalCheck, pendingTokenId?: string) =>
@@ -97,22 +108,22 @@ export const verify = (options: {
       check,
       ...(pendingTokenId === undefined ? {} : { pendingTokenId })
     })
-  const unavailable = (error: ApprovalStore.ApprovalStorageError) =>
-    new TransientFailure({ action, message: `${action}: ${error.message}`, cause: error })
+  const request = { scope: options.scope }
   return Effect.flatMap(
     Effect.zip(bindingOf(options.agentId, action, options.tool, options.params), storeOf(options.store)),
     ([binding, store]) => {
       const askAgain = (check: ApprovalCheck) =>
-        Effect.flatMap(store.request(binding, policy.reason, policy.ttl ?? ApprovalStore.defaultTtl), (pending) =>
-          Effect.fail(refused(check, pending))
+        Effect.flatMap(
+          store.request(binding, policy.reason, policy.ttl ?? ApprovalStore.defaultTtl, request),
+          (pending) => Effect.fail(refused(check, pending))
         )
-      const step: Effect.Effect<void, ApprovalRequired | ApprovalStore.ApprovalStorageError> =
+      const step: Effect.Effect<void, ApprovalRequired | StoreBoundary.StoreError> =
         token === undefined
           ? askAgain("missing")
           : Effect.catchTag(Effect.asVoid(store.consume(token, binding)), "ApprovalTokenError", (refusal) =>
               refusal.check === "rejected" ? Effect.fail(refused("rejected")) : askAgain(refusal.check)
             )
-      return Effect.catchTag(step, "ApprovalStorageError", (error) => Effect.fail(unavailable(error)))
+      return Effect.catchTag(step, "StoreError", (error) => Effect.fail(StoreBoundary.toActionError(error, action)))
     }
   )
 }

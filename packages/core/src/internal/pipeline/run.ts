@@ -71,7 +71,7 @@ export const run = (
   const registered = agent.registry.get(name)
   const step = stepOf(agent.trace, registered)
   return Effect.suspend(() =>
-    registered === undefined ? unknown(agent, name, step) : steps(agent, registered, params, options.token, step)
+    registered === undefined ? unknown(agent, name, step) : steps(agent, registered, params, options, step)
   ).pipe(
     telemetry(agent, name, registered, params, options),
     Observe.observe(agent.hub, () => subjectOf(agent.id, name, registered, options.correlationId))
@@ -83,14 +83,17 @@ const steps = (
   agent: Agent,
   entry: Registered,
   params: Args,
-  token: string | undefined,
+  options: Options,
   step: Observe.StepTracer
 ): Effect.Effect<unknown, ActionError | RetrievalFailure, any> => {
   const { name, action, role, guardrails } = entry
   const tool = action._tag === "mcpTool" && typeof params.tool === "string" ? params.tool : undefined
   const store = agent.approvals
+  const { token } = options
+  // Who asks for the call: a refusal asked again in the same scope gets the call's live pending token.
+  const scope = options.call?.id ?? options.correlationId
   return chain(step("authority", AuthorityKernel.check(agent.authority, name, tool))) // 1
-    .next(() => step("approval", ApprovalKernel.verify({ ...entry.approval, tool, token, params, store }))) // 2
+    .next(() => step("approval", ApprovalKernel.verify({ ...entry.approval, tool, token, params, store, scope }))) // 2
     .next(() => step("beforeHook", Hooks.before(role.hooks, name, params))) // 3
     .next((hooked) => step("inputGuardrail", GuardrailKernel.checkInput(name, guardrails?.input, hooked)))
     .next((guarded) => step("conversion", Conversion.decode(action.parameters, guarded, { action: name }))) // 4

@@ -16,6 +16,7 @@ export const storage = (): Storage => {
     sweepAt = Math.max(10_000, tokens.size * 2)
   }
   return {
+    name: "the approval store (memory)",
     insert: (token) =>
       Effect.sync(() => {
         if (tokens.size >= sweepAt) sweep(token.requestedAt)

@@ -3,13 +3,20 @@
  * `SqlClient` (loaded by the first store, not at import), shared by every
  * process that reaches it: the table is created if missing with portable
  * SQL, and a `transition` is one conditional `UPDATE … RETURNING key`,
- * atomic across processes. The client's name transforms are bypassed.
+ * atomic across processes. The client's name transforms are bypassed. Every
+ * statement is guarded at the store boundary: a database that cannot be
+ * reached, or a connection that closes (the driver's failure or its defect),
+ * is TRANSIENT naming the store.
  */
 import * as Effect from "effect/Effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import * as Lazy from "../lazy.ts"
+import * as StoreBoundary from "../../StoreBoundary.ts"
 import { fromRow, keyOf, type Row, table } from "./row.ts"
-import { ApprovalStorageError, type Storage } from "./storage.ts"
+import type { Storage } from "./storage.ts"
+
+/** How the store names itself in messages. */
+export const name = "the approval store (SQL)"
 
 const portableSchemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
   key VARCHAR(64) PRIMARY KEY,
@@ -31,32 +38,36 @@ const portableSchemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
 const SqlClientModule = Lazy.make((): Promise<typeof SqlClient> => import("effect/sql/SqlClient"))
 
 /** The storage over the `SqlClient` of the context (see `ApprovalStore.sqlStorage`). */
-export const storage: Effect.Effect<Storage, ApprovalStorageError, SqlClient.SqlClient> = Effect.gen(function* () {
+export const storage: Effect.Effect<Storage, StoreBoundary.StoreError, SqlClient.SqlClient> = Effect.gen(function* () {
   const sql = (yield* SqlClientModule.use((module) => Effect.service(module.SqlClient))).withoutTransforms()
-  yield* sql.unsafe(portableSchemaSql).pipe(
+  yield* StoreBoundary.guard(
+    name,
+    `create the approval table ${table}`,
     // Two processes creating the table at once may collide in the catalog: the second try sees the table.
-    Effect.retry({ times: 2 }),
-    Effect.mapError(
-      (cause) =>
-        new ApprovalStorageError({ message: `Cannot create the approval table ${table}: ${cause.message}`, cause })
-    )
+    Effect.retry(sql.unsafe(portableSchemaSql), { times: 2 })
   )
   const t = sql(table)
   return {
+    name,
     insert: (token) =>
-      Effect.orDie(sql`INSERT INTO ${t} (key, agent_id, action, tool, arguments_digest, reason, status,
+      StoreBoundary.guard(
+        name,
+        "write a token",
+        sql`INSERT INTO ${t} (key, agent_id, action, tool, arguments_digest, reason, status,
           requested_at, expires_at, approver, decided_at, rejection, used_at)
         VALUES (${keyOf(token.id)}, ${token.binding.agentId}, ${token.binding.action}, ${token.binding.tool ?? null},
           ${token.binding.argumentsDigest}, ${token.reason}, ${token.status}, ${token.requestedAt}, ${token.expiresAt},
-          ${token.approver ?? null}, ${token.decidedAt ?? null}, ${token.rejection ?? null}, ${token.usedAt ?? null})`),
+          ${token.approver ?? null}, ${token.decidedAt ?? null}, ${token.rejection ?? null}, ${token.usedAt ?? null})`
+      ),
     find: (tokenId) =>
-      Effect.orDie(
-        Effect.map(sql<Row>`SELECT * FROM ${t} WHERE key = ${keyOf(tokenId)}`, (rows) =>
-          rows[0] === undefined ? undefined : fromRow(tokenId, rows[0])
-        )
+      Effect.flatMap(
+        StoreBoundary.guard(name, "read a token", sql<Row>`SELECT * FROM ${t} WHERE key = ${keyOf(tokenId)}`),
+        (rows) => (rows[0] === undefined ? Effect.succeed(undefined) : fromRow(name, tokenId, rows[0]))
       ),
     transition: (tokenId, from, next) =>
-      Effect.orDie(
+      StoreBoundary.guard(
+        name,
+        "update a token",
         Effect.map(
           sql<Row>`UPDATE ${t} SET status = ${next.status}, approver = ${next.approver ?? null},
               decided_at = ${next.decidedAt ?? null}, rejection = ${next.rejection ?? null}, used_at = ${next.usedAt ?? null}

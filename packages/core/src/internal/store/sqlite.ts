@@ -4,16 +4,21 @@
  * one conditional `UPDATE`, atomic across the processes sharing the file.
  * While another connection holds the database locked, an operation retries
  * on Effect's scheduler — the driver's own blocking wait is kept to 10 ms per
- * try — until its busy timeout has passed, then fails
- * `ApprovalStorageError`.
+ * try — until its busy timeout has passed, then fails TRANSIENT (a
+ * `StoreBoundary.StoreError`), as does any other failure of the driver (a
+ * closed database). A row that does not decode is EXECUTION.
  */
 import type { DatabaseSync } from "node:sqlite"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
+import * as StoreBoundary from "../../StoreBoundary.ts"
 import { fromRow, keyOf, type Row, table } from "./row.ts"
-import { ApprovalStorageError, type Storage } from "./storage.ts"
+import type { Storage } from "./storage.ts"
+
+/** How the store names itself in messages. */
+export const name = "the approval store (SQLite)"
 
 const schemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
   key TEXT PRIMARY KEY,
@@ -50,7 +55,7 @@ const isBusy = (cause: unknown): boolean => {
  */
 const guard =
   (budget: number) =>
-  <A>(what: string, run: () => A): Effect.Effect<A, ApprovalStorageError> =>
+  <A>(what: string, run: () => A): Effect.Effect<A, StoreBoundary.StoreError> =>
     Effect.try({ try: run, catch: (cause) => cause }).pipe(
       Effect.retry({
         while: isBusy,
@@ -62,14 +67,14 @@ const guard =
           Schedule.during(Duration.millis(Math.max(0, budget)))
         ])
       }),
-      Effect.mapError(
-        (cause) =>
-          new ApprovalStorageError({
-            message: isBusy(cause)
-              ? `The approval store could not ${what}: the database stayed locked by another connection for ${budget} ms`
-              : `The approval store could not ${what}: ${cause instanceof Error ? cause.message : String(cause)}`,
-            cause
-          })
+      Effect.mapError((cause) =>
+        StoreBoundary.unavailable(
+          name,
+          what,
+          isBusy(cause)
+            ? new Error(`the database stayed locked by another connection for ${budget} ms`, { cause })
+            : cause
+        )
       )
     )
 
@@ -92,6 +97,7 @@ export const storage = (
      WHERE key = ? AND status = ?`
   )
   return {
+    name,
     insert: (token) =>
       guarded("write a token", () => {
         insert.run(
@@ -111,10 +117,10 @@ export const storage = (
         )
       }),
     find: (tokenId) =>
-      guarded("read a token", () => {
-        const row = find.get(keyOf(tokenId)) as Row | undefined
-        return row === undefined ? undefined : fromRow(tokenId, row)
-      }),
+      Effect.flatMap(
+        guarded("read a token", () => find.get(keyOf(tokenId)) as Row | undefined),
+        (row) => (row === undefined ? Effect.succeed(undefined) : fromRow(name, tokenId, row))
+      ),
     transition: (tokenId, from, next) =>
       guarded(
         "update a token",
@@ -139,13 +145,9 @@ export const storage = (
 export const open = (options: {
   readonly filename: string
   readonly busyTimeout?: number | undefined
-}): Effect.Effect<Storage, ApprovalStorageError, Scope.Scope> =>
+}): Effect.Effect<Storage, StoreBoundary.StoreError, Scope.Scope> =>
   Effect.gen(function* () {
-    const failed = (cause: unknown) =>
-      new ApprovalStorageError({
-        message: `Cannot open the approval store ${options.filename}: ${cause instanceof Error ? cause.message : String(cause)}`,
-        cause
-      })
+    const failed = (cause: unknown) => StoreBoundary.unavailable(name, `open ${options.filename}`, cause)
     const database = yield* Effect.acquireRelease(
       Effect.try({
         // Loaded here, not at import: importing the package must not load `node:sqlite`.

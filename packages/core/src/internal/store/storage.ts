@@ -1,12 +1,16 @@
 /**
- * What an approval store keeps and how its storage fails: a token (its
- * binding, status and times) and the storage contract every store
- * implements — insert, find, and an atomic compare-and-set `transition`.
- * `ApprovalStore.ts` builds the service's rules on any such storage and
- * exports these names.
+ * What an approval store keeps and how it fails: a token (its binding,
+ * status and times), the storage contract every store implements — insert,
+ * find, and an atomic compare-and-set `transition` — the operations of the
+ * service built on it, and a refusal of a token. `ApprovalStore.ts` builds
+ * the service's rules on any such storage and exports these names.
  */
+import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { ApprovalCheck } from "../../ActionError.ts"
+import { StoreError } from "../../StoreBoundary.ts"
 import { expected } from "../expectedError.ts"
 
 /**
@@ -55,34 +59,102 @@ export interface Token {
 }
 
 /**
- * The store could not be opened (a bad SQLite file name or a file that is not
- * a database), or could not read or write a token: the database stayed
+ * The store could not be opened (a bad SQLite file name or a file that is
+ * not a database), or could not read or write a token: the database stayed
  * locked by another connection for longer than the store waits, or the
- * storage failed. The pipeline reports it as TRANSIENT (retryable).
+ * storage failed.
  *
+ * @deprecated Use `StoreBoundary.StoreError`: the approval stores fail with
+ * it, TRANSIENT for these cases (and VALIDATION for text they cannot hold,
+ * EXECUTION for a row that does not decode).
  * @category errors
  * @since 0.1.0
  */
-export class ApprovalStorageError extends expected(
-  Schema.TaggedError<ApprovalStorageError>()("ApprovalStorageError", {
-    message: Schema.String,
-    cause: Schema.optionalKey(Schema.Defect())
-  })
-) {}
+export const ApprovalStorageError = StoreError
+
+/**
+ * @deprecated Use `StoreBoundary.StoreError`.
+ * @category errors
+ * @since 0.1.0
+ */
+export type ApprovalStorageError = StoreError
 
 /**
  * What a store implementation keeps. `insert` adds a new token; `find` reads
  * one; `transition` is a compare-and-set: it writes `next` only when the
- * stored status is still `from`, and says whether it did. `ApprovalStore.make` builds
- * the service's rules on top, so a storage only has to make `transition`
- * atomic. Each fails with `ApprovalStorageError` when the storage cannot be
- * read or written.
+ * stored status is still `from`, and says whether it did. `ApprovalStore.make`
+ * builds the service's rules on top — the text checks of the store boundary,
+ * expiry, binding checks, decisions once, single use — so a storage only has
+ * to make `transition` atomic. Each fails with a `StoreBoundary.StoreError`:
+ * TRANSIENT when the storage cannot be read or written, EXECUTION when a
+ * stored token does not decode. `name` names the store in messages (default
+ * `"the approval store"`).
  *
  * @category models
  * @since 0.1.0
  */
 export interface Storage {
-  readonly insert: (token: Token) => Effect.Effect<void, ApprovalStorageError>
-  readonly find: (tokenId: string) => Effect.Effect<Token | undefined, ApprovalStorageError>
-  readonly transition: (tokenId: string, from: Status, next: Token) => Effect.Effect<boolean, ApprovalStorageError>
+  readonly name?: string | undefined
+  readonly insert: (token: Token) => Effect.Effect<void, StoreError>
+  readonly find: (tokenId: string) => Effect.Effect<Token | undefined, StoreError>
+  readonly transition: (tokenId: string, from: Status, next: Token) => Effect.Effect<boolean, StoreError>
+}
+
+/**
+ * A store operation refused a token. `check` says why: `"unknown"` (no such
+ * token), `"expired"`, `"used"`, `"rejected"`, `"pending"` (not approved yet,
+ * from `consume`), a binding mismatch — `"agent"`, `"action"` (action or
+ * tool), `"arguments"` — or `"decided"`: a decision on a token already
+ * decided otherwise (the message says `"already decided: approved by …"`).
+ * The message never holds the token id.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class ApprovalTokenError extends expected(
+  Schema.TaggedError<ApprovalTokenError>()("ApprovalTokenError", {
+    check: ApprovalCheck,
+    message: Schema.String
+  })
+) {}
+
+/**
+ * Options of a request: `scope` says who asks (a chat turn's tool call id, a
+ * client's session). Requests of the same binding, reason, time to live and
+ * scope share one live pending token; without a scope, every request of
+ * that binding does.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface RequestOptions {
+  readonly scope?: string | undefined
+}
+
+/**
+ * The operations of an approval store (see `ApprovalStore.ApprovalStore`).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Service {
+  readonly request: (
+    binding: Binding,
+    reason: string,
+    ttl?: Duration.Input | undefined,
+    options?: RequestOptions | undefined
+  ) => Effect.Effect<string, StoreError>
+  readonly approve: (
+    tokenId: string,
+    approver: string,
+    binding?: Binding | undefined
+  ) => Effect.Effect<Token, ApprovalTokenError | StoreError>
+  readonly reject: (
+    tokenId: string,
+    approver: string,
+    why: string,
+    binding?: Binding | undefined
+  ) => Effect.Effect<Token, ApprovalTokenError | StoreError>
+  readonly consume: (tokenId: string, binding: Binding) => Effect.Effect<Token, ApprovalTokenError | StoreError>
+  readonly get: (tokenId: string) => Effect.Effect<Option.Option<Token>, StoreError>
 }

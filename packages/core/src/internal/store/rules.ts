@@ -1,0 +1,221 @@
+/**
+ * The approval store's rules, the same on every storage: text bound for the
+ * store checked at the store boundary (VALIDATION naming the field), expiry
+ * on Effect's `Clock`, the binding checks, a pending token decided once
+ * (`Decision.judge`: the same decision again is that decision; another is
+ * refused as `"decided"`), single use, and one live pending token for a call
+ * asked for again (requests of the same binding, reason, time to live and
+ * scope share it, within one store value).
+ */
+import * as Cache from "effect/Cache"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { ApprovalCheck } from "../../ActionError.ts"
+import * as Decision from "../../Decision.ts"
+import * as StoreBoundary from "../../StoreBoundary.ts"
+import { ApprovalTokenError, type Binding, type Service, type Storage, type Token } from "./storage.ts"
+
+// node:crypto takes tens of milliseconds to load: it is loaded by the first token, not at import.
+const nodeCrypto = () => process.getBuiltinModule("node:crypto")
+
+/** A fresh token id: 24 random bytes from `node:crypto`, base64url (32 characters, 192 bits). */
+export const newTokenId = (): string => nodeCrypto().randomBytes(24).toString("base64url")
+
+/** The default time to live of a requested token: 15 minutes. */
+export const defaultTtl: Duration.Duration = Duration.minutes(15)
+
+/** How many calls asked for again the store remembers the live pending token of. */
+const remembered = 10_000
+
+const checkMessages: Record<ApprovalCheck, string> = {
+  missing: "no approval token was given",
+  unknown: "the approval token is unknown",
+  pending: "the approval token has not been approved yet",
+  rejected: "the approval token was rejected",
+  expired: "the approval token has expired",
+  used: "the approval token has already been used",
+  agent: "the approval token was issued for another agent",
+  action: "the approval token was issued for another action",
+  arguments: "the approval token was issued for other arguments",
+  decided: "the approval token has already been decided"
+}
+
+/** The message of a refusal by `check`. */
+export const describeCheck = (check: ApprovalCheck): string => checkMessages[check]
+
+const refusal = (check: ApprovalCheck, message = checkMessages[check]): Effect.Effect<never, ApprovalTokenError> =>
+  Effect.fail(new ApprovalTokenError({ check, message }))
+
+/** Which binding check, if any, refuses `binding` for a token bound to `bound`. */
+const bindingCheck = (bound: Binding, binding: Binding): ApprovalCheck | undefined => {
+  if (bound.agentId !== binding.agentId) return "agent"
+  if (bound.action !== binding.action || (bound.tool ?? "") !== (binding.tool ?? "")) return "action"
+  if (bound.argumentsDigest !== binding.argumentsDigest) return "arguments"
+  return undefined
+}
+
+/** Which check, if any, refuses consuming `token` for `binding` at `now`. */
+const consumeCheck = (token: Token | undefined, binding: Binding, now: number): ApprovalCheck | undefined => {
+  if (token === undefined) return "unknown"
+  const mismatch = bindingCheck(token.binding, binding)
+  if (mismatch !== undefined) return mismatch
+  if (token.status === "rejected") return "rejected"
+  if (token.status === "used") return "used"
+  if (now >= token.expiresAt) return "expired"
+  if (token.status === "pending") return "pending"
+  return undefined
+}
+
+/** The decision recorded on a token, if it was decided (a used token was approved). */
+const recorded = (token: Token): Decision.Decision | undefined => {
+  switch (token.status) {
+    case "pending":
+      return undefined
+    case "rejected":
+      return Decision.reject(token.approver ?? "", token.rejection ?? "")
+    default:
+      return Decision.approve(token.approver ?? "")
+  }
+}
+
+/** The token `decision` makes of a pending token at `now`. */
+const decided = (token: Token, decision: Decision.Decision, now: number): Token =>
+  decision._tag === "Approve"
+    ? { ...token, status: "approved", approver: decision.approver, decidedAt: now }
+    : { ...token, status: "rejected", approver: decision.approver, decidedAt: now, rejection: decision.reason }
+
+/** What a request is remembered under: everything the token is requested with. */
+const requestKey = (binding: Binding, reason: string, ttl: number, scope: string | undefined): string =>
+  JSON.stringify([binding.agentId, binding.action, binding.tool ?? null, binding.argumentsDigest, reason, ttl, scope])
+
+const requestOf = (key: string) => {
+  const [agentId, action, tool, argumentsDigest, reason, ttl] = JSON.parse(key) as [
+    string,
+    string,
+    string | null,
+    string,
+    string,
+    number
+  ]
+  return { binding: { agentId, action, tool: tool ?? undefined, argumentsDigest }, reason, ttl }
+}
+
+/** Builds the store's rules on `storage` (see the module doc and `ApprovalStore.make`). */
+export const make = (storage: Storage): Service => {
+  const store = storage.name ?? "the approval store"
+  // A token id no store could have issued (a NUL, a lone surrogate, past the cap) is unknown: it never
+  // reaches the storage, so a row is never looked up under a mangled key.
+  const find = (tokenId: string): Effect.Effect<Token | undefined, StoreBoundary.StoreError> =>
+    StoreBoundary.textProblem(tokenId) === undefined ? storage.find(tokenId) : Effect.succeed(undefined)
+
+  // Ids just minted for a request: answered as they are once, not looked up again.
+  const minted = new Set<string>()
+  const mint = (key: string): Effect.Effect<string, StoreBoundary.StoreError> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const { binding, reason, ttl } = requestOf(key)
+      const id = newTokenId()
+      const token: Token = {
+        id,
+        binding,
+        reason,
+        status: "pending",
+        requestedAt: now,
+        expiresAt: now + ttl,
+        approver: undefined,
+        decidedAt: undefined,
+        rejection: undefined,
+        usedAt: undefined
+      }
+      return Effect.as(
+        Effect.tap(storage.insert(token), () => Effect.sync(() => minted.add(id))),
+        id
+      )
+    })
+  // The live pending token of each call asked for: Effect's cache runs one lookup for concurrent requests of
+  // one key, keeps an entry as long as its token lives, and forgets the least recently used past its capacity.
+  const asked = Effect.runSync(
+    Cache.makeWith(mint, {
+      capacity: remembered,
+      timeToLive: (exit, key) => (exit._tag === "Success" ? Duration.millis(requestOf(key).ttl) : Duration.zero)
+    })
+  )
+
+  const request: Service["request"] = (binding, reason, ttl, options) =>
+    Effect.gen(function* () {
+      yield* StoreBoundary.checkText(store, [
+        { field: "agentId", text: binding.agentId },
+        { field: "action", text: binding.action },
+        { field: "tool", text: binding.tool },
+        { field: "argumentsDigest", text: binding.argumentsDigest },
+        { field: "reason", text: reason, max: StoreBoundary.maxTextLength }
+      ])
+      const lifetime = Duration.toMillis(ttl === undefined ? defaultTtl : Duration.fromInputUnsafe(ttl))
+      const key = requestKey(binding, reason, lifetime, options?.scope)
+      const id = yield* Cache.get(asked, key)
+      if (minted.delete(id)) return id
+      const token = yield* find(id)
+      const now = yield* Clock.currentTimeMillis
+      if (token !== undefined && token.status === "pending" && now < token.expiresAt) return id
+      // Decided, used or expired since: this call is asked for again with a fresh token.
+      yield* Cache.invalidateWhen(asked, key, (cached) => cached === id)
+      const fresh = yield* Cache.get(asked, key)
+      minted.delete(fresh)
+      return fresh
+    })
+
+  const decide = (
+    tokenId: string,
+    decision: Decision.Decision,
+    binding: Binding | undefined
+  ): Effect.Effect<Token, ApprovalTokenError | StoreBoundary.StoreError> =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      for (;;) {
+        const token = yield* find(tokenId)
+        if (token === undefined) return yield* refusal("unknown")
+        const mismatch = binding === undefined ? undefined : bindingCheck(token.binding, binding)
+        if (mismatch !== undefined) return yield* refusal(mismatch)
+        const ruling = Decision.judge(recorded(token), decision)
+        if (ruling._tag === "Repeat") return token
+        if (ruling._tag === "Refuse") return yield* refusal("decided", ruling.message)
+        if (now >= token.expiresAt) return yield* refusal("expired")
+        const next = decided(token, decision, now)
+        if (yield* storage.transition(tokenId, "pending", next)) return next
+        // Another decider recorded first: the next look answers as its decision says.
+      }
+    })
+
+  return {
+    request,
+    approve: (tokenId, approver, binding) =>
+      Effect.andThen(
+        StoreBoundary.checkText(store, [{ field: "approver", text: approver }]),
+        decide(tokenId, Decision.approve(approver), binding)
+      ),
+    reject: (tokenId, approver, why, binding) =>
+      Effect.andThen(
+        StoreBoundary.checkText(store, [
+          { field: "approver", text: approver },
+          { field: "reason", text: why, max: StoreBoundary.maxTextLength }
+        ]),
+        decide(tokenId, Decision.reject(approver, why), binding)
+      ),
+    consume: (tokenId, binding) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.flatMap(find(tokenId), (token) => {
+          const check = consumeCheck(token, binding, now)
+          if (check !== undefined || token === undefined) return refusal(check ?? "unknown")
+          const used: Token = { ...token, status: "used", usedAt: now }
+          return Effect.flatMap(storage.transition(tokenId, "approved", used), (burnt) =>
+            burnt
+              ? Effect.succeed(used)
+              : // Someone else consumed it first.
+                Effect.flatMap(find(tokenId), (after) => refusal(consumeCheck(after, binding, now) ?? "used"))
+          )
+        })
+      ),
+    get: (tokenId) => Effect.map(find(tokenId), Option.fromUndefinedOr)
+  }
+}
