@@ -5,13 +5,17 @@
  * TIMEOUT (retryable) naming the limit, with the provider's request aborted.
  *
  * A generated answer is cut off by the house's time limit (`run/timeLimit`).
- * A stream is watched by one fiber that sleeps until the nearer limit and is
- * re-armed only when it wakes: reading a chunk costs a clock read, never a
- * timer. When a limit passes, the watch aborts the provider's request (the
- * provider ends its stream, as its contract asks) and the reader fails with
- * the TIMEOUT — at once when it is waiting, or at the next chunk it reads.
+ * A stream is watched by one timer set for the nearer limit and re-armed
+ * only when it fires: reading a chunk costs a clock read, never a timer. On
+ * Effect's own clock the timer is a plain `setTimeout` (cleared when the
+ * stream's scope closes); on any other clock (the TestClock) it is a fiber
+ * sleeping on that clock, so tests drive it with `TestClock.adjust`. When a
+ * limit passes, the watch aborts the provider's request (the provider ends
+ * its stream, as its contract asks) and the reader fails with the TIMEOUT —
+ * at once when it is waiting, or at the next chunk it reads.
  */
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -56,26 +60,42 @@ export const deadline = <A, R>(
   return TimeLimit.timeoutOrElse(effect, after, () => Effect.fail(deadlinePassed(action, after)))
 }
 
+// The clock a fiber reads when no layer provides one: Effect caches a Reference's default value.
+const defaultClock: Clock.Clock = Context.get(Context.empty(), Clock.Clock)
+
+// setTimeout's largest delay; a larger one fires at once.
+const maxTimerMillis = 2 ** 31 - 1
+
 /**
- * The first limit a streamed call passes, once it passes: the deadline from its start, or the idle limit from
- * the last batch `read` read (from the start before the first). Sleeps until the nearer one, then looks again.
+ * What a streamed call's watch sees when it looks at `now`: the limit that passed, or how long until the
+ * nearer one (the deadline from `start`, or the idle limit from the last batch `read` read — from `start`
+ * before the first).
  */
-const expiry = (read: Reader, action: string, limits: CallLimits): Effect.Effect<ActionError> =>
-  Effect.clockWith((clock) => {
-    const start = clock.currentTimeMillisUnsafe()
-    const { timeout, idleTimeout } = limits
-    const deadlineAt = timeout === undefined ? Number.POSITIVE_INFINITY : start + Duration.toMillis(timeout)
-    const idleMs = idleTimeout === undefined ? Number.POSITIVE_INFINITY : Duration.toMillis(idleTimeout)
-    const look: Effect.Effect<ActionError> = Effect.suspend(() => {
-      const now = clock.currentTimeMillisUnsafe()
-      if (timeout !== undefined && now >= deadlineAt) return Effect.succeed(deadlinePassed(action, timeout))
-      const last = read.lastBatchAt < 0 ? start : read.lastBatchAt
-      const idleAt = last + idleMs
-      if (idleTimeout !== undefined && now >= idleAt) return Effect.succeed(idlePassed(action, idleTimeout))
-      return Effect.andThen(Effect.sleep(Math.min(deadlineAt, idleAt) - now), look)
-    })
-    return look
+const look = (read: Reader, action: string, limits: CallLimits, start: number, now: number): ActionError | number => {
+  const { timeout, idleTimeout } = limits
+  const deadlineAt = timeout === undefined ? Number.POSITIVE_INFINITY : start + Duration.toMillis(timeout)
+  if (timeout !== undefined && now >= deadlineAt) return deadlinePassed(action, timeout)
+  const last = read.lastBatchAt < 0 ? start : read.lastBatchAt
+  const idleAt = idleTimeout === undefined ? Number.POSITIVE_INFINITY : last + Duration.toMillis(idleTimeout)
+  if (idleTimeout !== undefined && now >= idleAt) return idlePassed(action, idleTimeout)
+  return Math.min(deadlineAt, idleAt) - now
+}
+
+/** The watch on a test clock: a fiber sleeping on that clock until a limit passes. */
+const watchOn = (
+  clock: Clock.Clock,
+  read: Reader,
+  action: string,
+  limits: CallLimits,
+  expire: (error: ActionError) => void
+): Effect.Effect<void, never, Scope.Scope> => {
+  const start = clock.currentTimeMillisUnsafe()
+  const loop: Effect.Effect<void> = Effect.suspend(() => {
+    const seen = look(read, action, limits, start, clock.currentTimeMillisUnsafe())
+    return typeof seen === "number" ? Effect.andThen(Effect.sleep(seen), loop) : Effect.sync(() => expire(seen))
   })
+  return Effect.asVoid(Effect.forkScoped(loop))
+}
 
 /**
  * Watches a streamed call for the life of the scope (the stream's): when a limit passes, `read` expires with
@@ -86,17 +106,31 @@ export const watch = (
   action: string,
   limits: CallLimits,
   abort: () => void
-): Effect.Effect<void, never, Scope.Scope> =>
-  limits.timeout === undefined && limits.idleTimeout === undefined
-    ? Effect.void
-    : Effect.asVoid(
-        Effect.forkScoped(
-          Effect.map(expiry(read, action, limits), (error) => {
-            read.expire(error)
-            abort()
-          })
-        )
-      )
+): Effect.Effect<void, never, Scope.Scope> => {
+  if (limits.timeout === undefined && limits.idleTimeout === undefined) return Effect.void
+  const expire = (error: ActionError) => {
+    read.expire(error)
+    abort()
+  }
+  return Effect.withFiber((fiber) => {
+    const clock = fiber.getRef(Clock.Clock)
+    if (clock !== defaultClock) return watchOn(clock, read, action, limits, expire)
+    const start = clock.currentTimeMillisUnsafe()
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const arm = (delay: number) => {
+      timer = setTimeout(fire, Math.min(delay, maxTimerMillis))
+    }
+    const fire = () => {
+      const seen = look(read, action, limits, start, clock.currentTimeMillisUnsafe())
+      if (typeof seen === "number") arm(seen)
+      else expire(seen)
+    }
+    return Effect.acquireRelease(
+      Effect.sync(() => fire()),
+      () => Effect.sync(() => clearTimeout(timer))
+    )
+  })
+}
 
 /** The clock a reader stamps its batches with, so the idle watch measures on the same clock as it sleeps. */
 export const clockNow: Effect.Effect<() => number> = Clock.clockWith((clock) =>
