@@ -9,7 +9,7 @@
  *
  *   cp -r packages/core/dist /tmp/core-before && mv /tmp/core-before packages/core/dist/before
  *   # … change, npm run build …
- *   node bench/ab.ts packages/core/dist/before [webservice|pipeline|mcp|secrets]… [--hops]
+ *   node bench/ab.ts packages/core/dist/before [webservice|pipeline|mcp|streaming|secrets]… [--hops]
  *
  * `--hops` adds the instrumented run (`hops.ts`) of each path's rows.
  *
@@ -20,7 +20,7 @@ import { pathToFileURL } from "node:url"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as After from "@rolecraft/core"
 import { McpClientSdk } from "@rolecraft/mcp"
-import { ConfigProvider, Effect, Redacted, Schema } from "effect"
+import { ConfigProvider, Effect, Layer, Redacted, Schema, Stream } from "effect"
 import * as HttpClient from "effect/http/HttpClient"
 import { request } from "undici"
 import { countHops, hopsTable } from "./hops.ts"
@@ -33,7 +33,7 @@ type Core = Pick<typeof After, "Action" | "Agent" | "Role" | "LanguageModel">
 
 const [directory, ...asked] = process.argv.slice(2)
 if (directory === undefined)
-  throw new Error("usage: node bench/ab.ts <before dist directory> [webservice|pipeline|mcp|secrets]…")
+  throw new Error("usage: node bench/ab.ts <before dist directory> [webservice|pipeline|mcp|streaming|secrets]…")
 const Before = (await import(pathToFileURL(resolve(directory, "index.js")).href)) as Core
 const withHops = asked.includes("--hops")
 const paths = asked.filter((path) => path !== "--hops").length === 0 ? ["webservice", "pipeline", "mcp"] : asked
@@ -147,6 +147,29 @@ if (paths.includes("mcp")) {
     }).pipe(Effect.scoped, Effect.provide(McpClientSdk.layer()))
   )
   tables.push(figuresTable(rows, "raw SDK client.callTool (stdio)", "mcpTool over stdio"))
+}
+
+if (paths.includes("streaming")) {
+  // The core of a streamed turn: a provider streaming 100 text deltas at once (as bench/streaming.ts's fake
+  // stream), read by the stream reader within the call's limits, turned into chat events by the chat step.
+  const chunks = [...Array.from({ length: 100 }, (_, i) => ({ text: `w${i} ` })), { finishReason: "stop" }]
+  const role = (core: Core) => core.Role.make({ identity: { name: "ab", goal: "Answer", domain: "bench" } })
+  const rows = await Effect.runPromise(
+    Effect.gen(function* () {
+      const contenders: Array<Contender<Effect.Effect<unknown, unknown>>> = []
+      for (const [name, core] of builds) {
+        const model = core.LanguageModel.make({ stream: () => Stream.fromIterable(chunks) }, { name: "ab" })
+        const agent = yield* core.Agent.make({ id: `ab-stream-${name}`, roles: [role(core)] })
+        const layer = Layer.succeed(core.LanguageModel.LanguageModel, model as never)
+        contenders.push({
+          name: `chatStream of 100 deltas (${name})`,
+          call: () => Stream.runDrain(agent.chatStream("Hi", { maxSteps: 1 })).pipe(Effect.provide(layer))
+        })
+      }
+      return yield* compare(contenders, { warmup: 2_000, samples: 200, batch: 10, budgetMs: 9_000, minSamples: 60 })
+    }).pipe(Effect.scoped)
+  )
+  tables.push(figuresTable(rows, "chatStream of 100 deltas (before)", "a streamed turn of 100 deltas"))
 }
 
 if (paths.includes("secrets")) {
