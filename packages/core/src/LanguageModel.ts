@@ -217,6 +217,12 @@ export type { ProviderChunk, StreamPart, ToolCallFragment } from "./internal/mod
  * that cannot stream, the stream is one `generate` call: one text delta,
  * each tool call started with all its arguments, then `Finished`.
  *
+ * `secrets` (optional, since 0.2.0): the secrets the model holds — its
+ * provider's API key. A model made with {@link make} declares the `secrets`
+ * it was given. The agent counts them among the secrets it knows and
+ * replaces them with `[REDACTED]` in every string it lets out (errors,
+ * events, spans, logs, tool messages), whatever action or hook quoted them.
+ *
  * Read optionally by the agent: without it, llm actions and chat turns fail
  * with VALIDATION ("LanguageModel not provided").
  *
@@ -228,6 +234,7 @@ export class LanguageModel extends Context.Service<
   {
     readonly generate: (request: Request) => Effect.Effect<Response, ActionError>
     readonly stream: (request: Request) => Stream.Stream<StreamPart, ActionError>
+    readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
   }
 >()("@rolecraft/core/LanguageModel") {}
 
@@ -363,7 +370,9 @@ export interface Providers {
  * - `model`: the default model name, used when a request names none.
  * - `secrets`: secrets the provider holds (its API key): every error is
  *   scrubbed of them (their text, base64 and URL-encoded forms) before it
- *   leaves, so they never reach errors, spans or logs.
+ *   leaves, so they never reach errors, spans or logs; the service declares
+ *   them (`secrets`), so an agent redacts them too wherever its own code,
+ *   hooks or other actions quote them.
  * - `timeout`: the whole-call deadline, generated or streamed, from the call
  *   to the last chunk; default 10 minutes; past it the call is interrupted
  *   (its request aborted) and fails with TIMEOUT.
@@ -471,7 +480,8 @@ export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.E
  *   interrupts, so the HTTP request is aborted; the provider must honour it);
  * - maps failures: an `ActionError` passes through; anything else is
  *   `ExecutionFailure` ("model call failed: …"); every error is scrubbed of
- *   `options.secrets`;
+ *   `options.secrets` (and, for a call an agent makes, of every secret the
+ *   agent knows) before the span records it;
  * - normalises the answer (see {@link ProviderResponse}) and records its
  *   usage into the current {@link UsageMeter}, if any.
  *
@@ -516,7 +526,8 @@ export const make = (provider: Provider | Providers, options?: MakeOptions): Lan
   }
   return LanguageModel.of({
     generate: (request) => generateWith(setup, request),
-    stream: (request) => streamWith(setup, request)
+    stream: (request) => streamWith(setup, request),
+    secrets: setup.secrets
   })
 }
 
@@ -631,7 +642,7 @@ const generateWith = (setup: Setup, request: Request): Effect.Effect<Response, A
   const { call, answer } = callSpan(setup, request)
   return generated(setup, request).pipe(
     Effect.tap(record),
-    Effect.mapError((error) => Redact.scrub(error, setup.secrets)),
+    Effect.catch((error) => Effect.flip(Redact.scrubKnown(error, setup.secrets))),
     Telemetry.chat(call, answer)
   )
 }
@@ -658,7 +669,7 @@ const streamWith = (setup: Setup, request: Request): Stream.Stream<StreamPart, A
         parts
       )
     }),
-    Stream.mapError((error) => Redact.scrub(error, setup.secrets)),
+    Stream.catch((error) => Stream.fromEffect(Effect.flip(Redact.scrubKnown(error, setup.secrets)))),
     Stream.withSpan(call.model === undefined ? "chat" : `chat ${call.model}`, {
       kind: "client",
       attributes: {

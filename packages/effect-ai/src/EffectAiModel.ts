@@ -18,6 +18,7 @@ import * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as Errors from "./internal/error.ts"
@@ -37,6 +38,13 @@ import { chunker, responseOf } from "./internal/response.ts"
  * - `timeout`, `idleTimeout`, `maxReplyCharacters`: the limits of every
  *   call, as `LanguageModel.make` takes them (defaults 10 minutes, 2
  *   minutes and 1,000,000 characters).
+ * - `secrets` (since 0.2.0): the secrets the effect/ai model's provider
+ *   holds — its API key, as a `Redacted` (e.g. read with
+ *   `Config.Redacted("ANTHROPIC_API_KEY")` where you build its layer).
+ *   effect/ai's `LanguageModel` does not say which key its provider uses,
+ *   so name it here: every model call's error is scrubbed of it, and the
+ *   model declares it, so an agent redacts it from every error, event,
+ *   span, log and tool message, whatever quoted it. Default none.
  *
  * @category models
  * @since 0.1.0
@@ -47,6 +55,7 @@ export interface Options {
   readonly timeout?: Duration.Input | undefined
   readonly idleTimeout?: Duration.Input | undefined
   readonly maxReplyCharacters?: number | undefined
+  readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
 }
 
 // =============================================================================
@@ -185,7 +194,8 @@ export const make = (
         model: options?.model,
         timeout: options?.timeout,
         idleTimeout: options?.idleTimeout,
-        maxReplyCharacters: options?.maxReplyCharacters
+        maxReplyCharacters: options?.maxReplyCharacters,
+        secrets: options?.secrets
       }
     )
   })
@@ -196,14 +206,19 @@ export const make = (
  *
  * @example
  * ```ts
- * import { Layer } from "effect"
+ * import { Config, Effect, Layer } from "effect"
  * import type { LanguageModel as AiLanguageModel } from "effect/ai"
  * import { EffectAiModel } from "@rolecraft/effect-ai"
  *
  * // Any effect/ai model layer: a provider package's, or one of your own.
  * declare const AiModel: Layer.Layer<AiLanguageModel.LanguageModel>
  *
- * const RolecraftModel = EffectAiModel.layer({ name: "anthropic" }).pipe(Layer.provide(AiModel))
+ * // The key the provider reads, named so the agent redacts it everywhere.
+ * const RolecraftModel = Layer.unwrap(
+ *   Effect.map(Config.Redacted("ANTHROPIC_API_KEY"), (key) =>
+ *     EffectAiModel.layer({ name: "anthropic", secrets: [key] })
+ *   )
+ * ).pipe(Layer.provide(AiModel))
  * ```
  *
  * @category layers
