@@ -27,9 +27,15 @@
  * @since 0.1.0
  */
 import * as Core from "@rolecraft/core/McpClient"
+import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Connection from "./internal/connection.ts"
+import type * as OAuthProvider from "./internal/oauth/provider.ts"
+import { McpElicitation } from "./McpElicitation.ts"
+import type * as McpOAuth from "./McpOAuth.ts"
 import { toMillis } from "./internal/request.ts"
 import * as McpTransport from "./McpTransport.ts"
 
@@ -68,6 +74,24 @@ const pageLimit = (value: number | undefined): number =>
   value === undefined || !Number.isFinite(value) ? defaultMaxListPages : Math.max(1, Math.floor(value))
 
 /**
+ * What `make` is given besides its options: the user's elicitation service
+ * (none: every elicitation request is declined) and OAuth (see
+ * {@link layerOAuth}).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Services {
+  readonly elicitation?: McpElicitation["Service"] | undefined
+  readonly oauth?:
+    | {
+        readonly options: (url: string) => McpOAuth.Options | undefined
+        readonly context: Context.Context<OAuthProvider.Services>
+      }
+    | undefined
+}
+
+/**
  * Makes the service. Each `connect` creates one SDK `Client`, connects it
  * over the transport `open` gives (bounded by `connectTimeout`), and closes
  * it — stopping a stdio server — when the scope closes.
@@ -75,8 +99,9 @@ const pageLimit = (value: number | undefined): number =>
  * @category constructors
  * @since 0.1.0
  */
-export const make = (options?: Options): Core.McpClient["Service"] => {
+export const make = (options?: Options, services?: Services): Core.McpClient["Service"] => {
   const settings: Connection.Settings = {
+    ...services,
     clientInfo: options?.clientInfo ?? { name: "rolecraft", version: "0.2.0" },
     connectTimeoutMs: toMillis(options?.connectTimeout, 30_000),
     listTimeoutMs: toMillis(options?.listTimeout, 30_000),
@@ -112,4 +137,60 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options?: Options): Layer.Layer<Core.McpClient> => Layer.succeed(Core.McpClient, make(options))
+export const layer = (options?: Options): Layer.Layer<Core.McpClient> =>
+  Layer.effect(
+    Core.McpClient,
+    Effect.map(Effect.serviceOption(McpElicitation), (elicitation) =>
+      make(options, Option.isSome(elicitation) ? { elicitation: elicitation.value } : {})
+    )
+  )
+
+/**
+ * The `McpClient` layer with OAuth 2.1 for streamable HTTP servers that ask
+ * for it (answer 401, or 403 `insufficient_scope`): the MCP SDK's client
+ * auth discovers the server's authorization server, registers the client (or
+ * uses its metadata URL or a pre-registered client), authorizes with PKCE
+ * and a resource indicator, and refreshes tokens (see `McpOAuth`). `oauth`
+ * is one setting for every server, or a function of the server's URL
+ * (`undefined`: no OAuth for that server).
+ *
+ * Needs `McpTokenStore` (where tokens are kept: `McpTokenStore.layerMemory`
+ * or `layerSql`) and `McpOAuth.Authorization` (the user's browser step;
+ * `McpOAuth.layerFollowRedirects` for servers that approve without a user).
+ * An authorization that fails, or a 401 or 403 that stays, fails the call
+ * with EXECUTION naming the status and the server. Tokens never appear in
+ * its errors or logs.
+ *
+ * @example
+ * ```ts
+ * import { Agent } from "@rolecraft/core"
+ * import { McpClientSdk, McpOAuth, McpTokenStore } from "@rolecraft/mcp"
+ * import { Effect, Layer } from "effect"
+ *
+ * const client = McpClientSdk.layerOAuth({ redirectUrl: "http://127.0.0.1:8976/callback" }).pipe(
+ *   Layer.provide([McpTokenStore.layerMemory, McpOAuth.layerFollowRedirects])
+ * )
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "fx", roles: [], mcpServers: { docs: "https://mcp.example.com/mcp" } })
+ *   return yield* agent.executeAction("docs", { tool: "search", arguments: { query: "oauth" } })
+ * }).pipe(Effect.scoped, Effect.provide(client))
+ * ```
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layerOAuth = (
+  oauth: McpOAuth.Options | ((url: string) => McpOAuth.Options | undefined),
+  options?: Options
+): Layer.Layer<Core.McpClient, never, OAuthProvider.Services> =>
+  Layer.effect(
+    Core.McpClient,
+    Effect.gen(function* () {
+      const elicitation = yield* Effect.serviceOption(McpElicitation)
+      const context = yield* Effect.context<OAuthProvider.Services>()
+      return make(options, {
+        ...(Option.isSome(elicitation) ? { elicitation: elicitation.value } : {}),
+        oauth: { options: typeof oauth === "function" ? oauth : () => oauth, context }
+      })
+    })
+  )

@@ -6,4 +6,7 @@
  */
 export * as Mcp from "./Mcp.ts"
 export * as McpClientSdk from "./McpClientSdk.ts"
+export * as McpElicitation from "./McpElicitation.ts"
+export * as McpOAuth from "./McpOAuth.ts"
+export * as McpTokenStore from "./McpTokenStore.ts"
 export * as McpTransport from "./McpTransport.ts"

@@ -7,10 +7,16 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Action } from "@rolecraft/core"
 import * as Core from "@rolecraft/core/McpClient"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import type * as McpTransport from "../McpTransport.ts"
+import type * as McpElicitation from "../McpElicitation.ts"
+import type * as McpOAuth from "../McpOAuth.ts"
+import * as McpTransport from "../McpTransport.ts"
 import { toError } from "./failure.ts"
+import * as OAuthFetch from "./oauth/fetch.ts"
+import * as OAuthProvider from "./oauth/provider.ts"
+import * as Requests from "./requests.ts"
 import { hide, secretsOf } from "./redact.ts"
 import { watch } from "./replies.ts"
 import type { Session } from "./session.ts"
@@ -23,6 +29,37 @@ export interface Settings {
   readonly listTimeoutMs: number
   readonly maxListPages: number
   readonly open: McpTransport.Open
+  /** How the client authorizes with an HTTP server that asks (none: a 401 fails the call). */
+  readonly oauth?:
+    | {
+        readonly options: (url: string) => McpOAuth.Options | undefined
+        readonly context: Context.Context<OAuthProvider.Services>
+      }
+    | undefined
+  /** Who answers a server's elicitation requests (none: they are declined). */
+  readonly elicitation?: McpElicitation.McpElicitation["Service"] | undefined
+}
+
+/** The default attempts of `McpOAuth.Options.maxAttempts`. */
+const defaultMaxAttempts = 3
+
+/** Opens the transport: over HTTP with OAuth when the client has it and the default opener is used. */
+const open = (
+  settings: Settings,
+  server: Action.McpServer,
+  connectOptions: Core.ConnectOptions,
+  onSecret: (secret: string) => void
+) => {
+  const oauth = settings.oauth
+  const options = typeof server === "string" && oauth !== undefined ? oauth.options(server) : undefined
+  if (typeof server !== "string" || oauth === undefined || options === undefined || settings.open !== McpTransport.openDefault) {
+    return settings.open(server, connectOptions)
+  }
+  const provider = OAuthProvider.make(options, server, oauth.context, onSecret)
+  const attempts = Math.max(1, Math.floor(options.maxAttempts ?? defaultMaxAttempts))
+  return McpTransport.openHttp(server, connectOptions, {
+    wrapFetch: (next) => OAuthFetch.make(provider, server, next, fetch, attempts)
+  })
 }
 
 /** Opens a connection to `server` (see the module doc). */
@@ -32,11 +69,15 @@ export const connect = (
   connectOptions: Core.ConnectOptions
 ): Effect.Effect<Core.Connection, Core.McpClientError, Scope.Scope> =>
   Effect.gen(function* () {
-    const opened = yield* settings.open(server, connectOptions)
-    const secrets = secretsOf(connectOptions)
+    // The connection's secrets: its credential's value, and every OAuth token and client secret it meets.
+    const secrets: Array<string> = [...secretsOf(connectOptions)]
+    const onSecret = (secret: string) => {
+      if (secret !== "" && !secrets.includes(secret)) secrets.push(secret)
+    }
+    const opened = yield* open(settings, server, connectOptions, onSecret)
     const context = yield* Effect.context<never>()
     const session: Session = {
-      client: new Client(settings.clientInfo, { capabilities: {} }),
+      client: new Client(settings.clientInfo, { capabilities: Requests.capabilities }),
       opened,
       state: { open: true, generation: 0, tools: undefined },
       pending: new Set(),
@@ -52,6 +93,7 @@ export const connect = (
     }
     const { client, state } = session
     watch(session)
+    Requests.answer(client, connectOptions.name, settings.elicitation, (message) => session.log("Debug", message))
 
     yield* Effect.addFinalizer(() =>
       Effect.tryPromise(() => client.close()).pipe(

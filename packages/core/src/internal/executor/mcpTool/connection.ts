@@ -210,10 +210,12 @@ export const connectionOf = (
       ...(credential === undefined ? {} : { credential }),
       onListingStopped: (stopped) => call.agent.mcp.listingStopped(name, server, stopped)
     })
-  const get = Effect.mapError(call.agent.mcp.get(key, open), (error) =>
-    error._tag === "BackingOff"
-      ? backingOff(name, action, error)
-      : toActionError(name, name, error, { idempotent: true, timeout: prepared.timeout })
-  )
+  const mapped = (error: McpClientError) => toActionError(name, name, error, { idempotent: true, timeout: prepared.timeout })
+  const get = Effect.mapError(call.agent.mcp.get(key, open), (error) => {
+    if (error._tag !== "BackingOff") return mapped(error)
+    // A refusal that retrying cannot cure (HTTP 401 or 403, a 4xx) keeps its own category while backing off.
+    const last = mapped(error.error)
+    return last._tag === "ExecutionFailure" || last._tag === "ValidationError" ? last : backingOff(name, action, error)
+  })
   return { key, get }
 }
