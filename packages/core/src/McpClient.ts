@@ -234,7 +234,9 @@ export interface ConnectOptions {
  * The service: `connect(server, options)` opens a connection (spawning a
  * stdio server, or initialising a streamable HTTP session) that stays open
  * until the given `Scope` closes. Fails with {@link McpClientError} (reason
- * `Connect` or `Closed`, usually).
+ * `Connect` or `Closed`, usually). `secrets()`, when the implementation has
+ * it, lists the secrets it obtained itself (OAuth tokens), which the agent
+ * redacts.
  *
  * Implementations: `McpClientSdk.layer` in `@rolecraft/mcp`, and the
  * in-memory test layer in `@rolecraft/testing`.
@@ -249,6 +251,12 @@ export class McpClient extends Context.Service<
       server: Action.McpServer,
       options: ConnectOptions
     ) => Effect.Effect<Connection, McpClientError, Scope.Scope>
+    /**
+     * The secrets the client obtained by itself (OAuth access and refresh
+     * tokens, registered client secrets), read when the agent redacts: the
+     * agent hides them at every exit as it hides its credentials. Optional.
+     */
+    readonly secrets?: (() => ReadonlyArray<Redacted.Redacted<string>>) | undefined
   }
 >()("@rolecraft/core/McpClient") {}
 

@@ -32,6 +32,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Connection from "./internal/connection.ts"
 import type * as OAuthProvider from "./internal/oauth/provider.ts"
 import { McpElicitation } from "./McpElicitation.ts"
@@ -108,8 +109,14 @@ export const make = (options?: Options, services?: Services): Core.McpClient["Se
     maxListPages: pageLimit(options?.maxListPages),
     open: options?.open ?? McpTransport.openDefault
   }
+  // Every secret a connection obtained (OAuth tokens, registered client secrets), for the agent to redact.
+  const obtained = new Map<string, Redacted.Redacted<string>>()
+  const onSecret = (secret: string) => {
+    if (secret !== "" && !obtained.has(secret)) obtained.set(secret, Redacted.make(secret))
+  }
   return Core.McpClient.of({
-    connect: (server, connectOptions) => Connection.connect(settings, server, connectOptions)
+    connect: (server, connectOptions) => Connection.connect(settings, server, connectOptions, onSecret),
+    secrets: () => [...obtained.values()]
   })
 }
 

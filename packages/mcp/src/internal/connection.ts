@@ -66,13 +66,16 @@ const open = (
 export const connect = (
   settings: Settings,
   server: Action.McpServer,
-  connectOptions: Core.ConnectOptions
+  connectOptions: Core.ConnectOptions,
+  onObtained?: (secret: string) => void
 ): Effect.Effect<Core.Connection, Core.McpClientError, Scope.Scope> =>
   Effect.gen(function* () {
     // The connection's secrets: its credential's value, and every OAuth token and client secret it meets.
     const secrets: Array<string> = [...secretsOf(connectOptions)]
     const onSecret = (secret: string) => {
-      if (secret !== "" && !secrets.includes(secret)) secrets.push(secret)
+      if (secret === "" || secrets.includes(secret)) return
+      secrets.push(secret)
+      onObtained?.(secret)
     }
     const opened = yield* open(settings, server, connectOptions, onSecret)
     const context = yield* Effect.context<never>()

@@ -105,8 +105,8 @@ export const reportsProtocolFailure = (result: CallToolResult): boolean => {
 }
 
 // "MCP error <code>" with a code in JSON-RPC's reserved range (-32768 to -32000), at the start or after a
-// label of a few words ending in "error:" or "failed:".
-const protocolFailure = /^\s*(?:[\w .-]{0,60}\b(?:error|failed|failure):\s*)?MCP error -32[0-7]\d{2}\b/i
+// label of at most three words ending in "error:", "failed:" or "failure:".
+const protocolFailure = /^\s*(?:(?:[\w./-]+\s+){0,2}(?:error|failed|failure):\s*)?MCP error -32[0-7]\d{2}\b/i
 
 /**
  * The text of a result for a message: text blocks joined with `"\n"`, other
