@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Action, Agent, Role } from "@rolecraft/core"
 import { McpClientSdk, McpElicitation } from "@rolecraft/mcp"
-import { Effect, Layer } from "effect"
+import { Effect, Fiber, Layer, Stream } from "effect"
 import * as HttpServer from "./fixtures/mcp-http-server.ts"
 
 const agentFor = (url: string) =>
@@ -51,6 +51,36 @@ describe("server requests to McpClientSdk", () => {
       assert.strictEqual(asked[0]?.mode, "form")
     }).pipe(Effect.scoped, Effect.provide(client))
   })
+})
+
+describe("what a server tells McpClientSdk unasked", () => {
+  it.live("a tool call's progress and the server's log messages become agent events", () =>
+    Effect.gen(function* () {
+      const server = yield* HttpServer.start
+      const agent = yield* agentFor(server.url)
+      const events = yield* agent.events.pipe(
+        Stream.filter((event) => event._tag === "McpToolCallProgressed" || event._tag === "McpServerLogged"),
+        Stream.take(3),
+        Stream.runCollect,
+        Effect.forkScoped
+      )
+      yield* Effect.yieldNow
+      assert.strictEqual(yield* agent.executeAction("remote", { tool: "report", arguments: {} }), "reported")
+      const seen = yield* Fiber.join(events)
+      const progress = seen.filter((event) => event._tag === "McpToolCallProgressed")
+      assert.deepStrictEqual(
+        progress.map((event) => [event.action, event.tool, event.progress, event.total, event.message]),
+        [
+          ["remote", "report", 1, 2, "step 1"],
+          ["remote", "report", 2, 2, "step 2"]
+        ]
+      )
+      const logged = seen.find((event) => event._tag === "McpServerLogged")
+      assert.strictEqual(logged?._tag === "McpServerLogged" && logged.level, "warning")
+      assert.strictEqual(logged?._tag === "McpServerLogged" && logged.logger, "report")
+      assert.strictEqual(logged?._tag === "McpServerLogged" && logged.message, '{"note":"disk almost full"}')
+    }).pipe(Effect.scoped, Effect.provide(McpClientSdk.layer()))
+  )
 })
 
 // C61, the kind: a tool result (no `isError`) whose text is a failed protocol request, in the forms a tool

@@ -204,6 +204,24 @@ export interface Connection {
 }
 
 /**
+ * What a server tells the client unasked during a connection: the progress
+ * of a tool call (`Progress`: `progress` so far, of `total` when known) or
+ * a log message (`Log`: its `level`, `logger` and `data` as text).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Notification =
+  | {
+      readonly _tag: "Progress"
+      readonly tool: string
+      readonly progress: number
+      readonly total?: number | undefined
+      readonly message?: string | undefined
+    }
+  | { readonly _tag: "Log"; readonly level: string; readonly logger?: string | undefined; readonly data: string }
+
+/**
  * Options of `connect`.
  *
  * - `name`: who the connection is for (an action key), used in logs.
@@ -215,6 +233,9 @@ export interface Connection {
  *   early (see {@link ListingStopped}); the agent publishes it as an
  *   `McpToolListingStopped` event. Default: nothing (the implementation
  *   logs a warning either way).
+ * - `onNotification`: told of a tool call's progress and of the server's log
+ *   messages (see {@link Notification}); the agent publishes them as
+ *   `McpToolCallProgressed` and `McpServerLogged` events. Default: nothing.
  *
  * @category models
  * @since 0.1.0
@@ -228,6 +249,7 @@ export interface ConnectOptions {
       }
     | undefined
   readonly onListingStopped?: ((stopped: ListingStopped) => Effect.Effect<void>) | undefined
+  readonly onNotification?: ((notification: Notification) => Effect.Effect<void>) | undefined
 }
 
 /**

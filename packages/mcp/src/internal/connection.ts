@@ -90,6 +90,10 @@ export const connect = (
         const text = hide(message, secrets)
         Effect.runForkWith(context)(level === "Warn" ? Effect.logWarning(text) : Effect.logDebug(text))
       },
+      notify: (notification) => {
+        const report = connectOptions.onNotification
+        if (report !== undefined) Effect.runForkWith(context)(report(notification))
+      },
       listTimeoutMs: settings.listTimeoutMs,
       maxListPages: settings.maxListPages,
       onListingStopped: connectOptions.onListingStopped
@@ -97,6 +101,7 @@ export const connect = (
     const { client, state } = session
     watch(session)
     Requests.answer(client, connectOptions.name, settings.elicitation, (message) => session.log("Debug", message))
+    Requests.listen(session)
 
     yield* Effect.addFinalizer(() =>
       Effect.tryPromise(() => client.close()).pipe(

@@ -4,11 +4,21 @@
  * declined when there is none (the client still declares the capability,
  * so a server learns that its user said no instead of meeting -32601);
  * on `accept` the SDK fills in the form's defaults for the fields left out.
+ * A server's log messages (`notifications/message`) are told to the
+ * connection's caller (the agent publishes them as events), their data as
+ * text of at most 2,000 characters with the connection's secrets hidden.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { ElicitRequestSchema, type ElicitResult } from "@modelcontextprotocol/sdk/types.js"
+import {
+  ElicitRequestSchema,
+  type ElicitResult,
+  LoggingMessageNotificationSchema
+} from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import type * as McpElicitation from "../McpElicitation.ts"
+import { truncate } from "./failure.ts"
+import { hide } from "./redact.ts"
+import type { Session } from "./session.ts"
 
 /** The capabilities the client declares for what it answers. */
 export const capabilities = { elicitation: { form: { applyDefaults: true }, url: {} } } as const
@@ -40,5 +50,22 @@ export const answer = (
     return response.action === "accept"
       ? { action: "accept", content: { ...(response.content as ElicitResult["content"]) } }
       : { action: response.action }
+  })
+}
+
+/** The most characters of a log message's data told to the caller. */
+const maxLogCharacters = 2_000
+
+/** Tells the connection's caller the server's log messages. */
+export const listen = (session: Session): void => {
+  session.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    const { level, logger, data } = notification.params
+    const text = typeof data === "string" ? data : (JSON.stringify(data) ?? String(data))
+    session.notify({
+      _tag: "Log",
+      level,
+      ...(logger === undefined ? {} : { logger }),
+      data: truncate(hide(text, session.secrets), maxLogCharacters)
+    })
   })
 }

@@ -151,7 +151,19 @@ export const callTool =
           // The SDK's request type wants a mutable record; the arguments are not changed.
           { method: "tools/call", params: { name, arguments: args as Record<string, unknown> } },
           CallResult,
-          { signal, timeout, resetTimeoutOnProgress: false }
+          {
+            signal,
+            timeout,
+            resetTimeoutOnProgress: false,
+            onprogress: (progress) =>
+              session.notify({
+                _tag: "Progress",
+                tool: name,
+                progress: progress.progress,
+                ...(progress.total === undefined ? {} : { total: progress.total }),
+                ...(progress.message === undefined ? {} : { message: hide(progress.message, session.secrets) })
+              })
+          }
         )
       ),
       (result): Core.CallToolResult => ({
