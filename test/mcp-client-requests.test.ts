@@ -5,7 +5,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Action, Agent, Role } from "@rolecraft/core"
-import { McpClientSdk, McpElicitation } from "@rolecraft/mcp"
+import { McpClientSdk, McpElicitation, McpSampling } from "@rolecraft/mcp"
+import { ScriptedModel } from "@rolecraft/testing"
 import { Effect, Fiber, Layer, Stream } from "effect"
 import * as HttpServer from "./fixtures/mcp-http-server.ts"
 
@@ -51,6 +52,58 @@ describe("server requests to McpClientSdk", () => {
       assert.strictEqual(asked[0]?.mode, "form")
     }).pipe(Effect.scoped, Effect.provide(client))
   })
+})
+
+describe("sampling and roots", () => {
+  it.live("sampling goes through the agent's LanguageModel (McpSampling.layerLanguageModel), its budget capped", () => {
+    const seen: Array<unknown> = []
+    const model = ScriptedModel.layer([
+      ScriptedModel.respond((request) => {
+        seen.push(request)
+        return ScriptedModel.reply("Paris")
+      })
+    ])
+    const client = McpClientSdk.layer().pipe(
+      Layer.provide(McpSampling.layerLanguageModel({ maxTokens: 64 })),
+      Layer.provide(model)
+    )
+    return Effect.gen(function* () {
+      const server = yield* HttpServer.start
+      const agent = yield* agentFor(server.url)
+      const answer = JSON.parse(String(yield* agent.executeAction("remote", { tool: "sample", arguments: {} })))
+      assert.strictEqual(answer.role, "assistant")
+      assert.deepStrictEqual(answer.content, { type: "text", text: "Paris" })
+      assert.strictEqual(answer.stopReason, "endTurn")
+      const request = seen[0] as { messages: Array<{ role: string; content: string }>; maxTokens: number }
+      assert.deepStrictEqual(request.messages, [
+        { role: "system", content: "Answer in one word." },
+        { role: "user", content: "Capital of France?" }
+      ])
+      assert.strictEqual(request.maxTokens, 64, "the server's 5,000 is capped")
+    }).pipe(Effect.scoped, Effect.provide(client))
+  })
+
+  it.live("without a sampling service the client does not declare sampling: the server's request fails", () =>
+    Effect.gen(function* () {
+      const server = yield* HttpServer.start
+      const agent = yield* agentFor(server.url)
+      const error = yield* Effect.flip(agent.executeAction("remote", { tool: "sample", arguments: {} }))
+      assert.strictEqual(error._tag, "ExecutionFailure")
+      assert.include(error.message, "MCP error -32601", "the client answers that it has no such method")
+    }).pipe(Effect.scoped, Effect.provide(McpClientSdk.layer()))
+  )
+
+  it.live("roots come from the client's configuration", () =>
+    Effect.gen(function* () {
+      const server = yield* HttpServer.start
+      const agent = yield* agentFor(server.url)
+      const answer = JSON.parse(String(yield* agent.executeAction("remote", { tool: "roots", arguments: {} })))
+      assert.deepStrictEqual(answer.roots, [{ uri: "file:///work/project", name: "project" }])
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(McpClientSdk.layer({ roots: [{ uri: "file:///work/project", name: "project" }] }))
+    )
+  )
 })
 
 describe("what a server tells McpClientSdk unasked", () => {

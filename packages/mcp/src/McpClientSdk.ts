@@ -36,6 +36,7 @@ import * as Redacted from "effect/Redacted"
 import * as Connection from "./internal/connection.ts"
 import type * as OAuthProvider from "./internal/oauth/provider.ts"
 import { McpElicitation } from "./McpElicitation.ts"
+import { McpSampling } from "./McpSampling.ts"
 import type * as McpOAuth from "./McpOAuth.ts"
 import { toMillis } from "./internal/request.ts"
 import * as McpTransport from "./McpTransport.ts"
@@ -55,6 +56,9 @@ import * as McpTransport from "./McpTransport.ts"
  *   a `nextCursor` that is `""` or `null` is the end, like none.
  * - `open`: how a server is reached (default `McpTransport.openDefault`:
  *   stdio for a command, streamable HTTP for a URL).
+ * - `roots`: the roots the client offers servers (`roots/list`: `file://`
+ *   URIs of the folders the agent works in, with names). Default none (the
+ *   client does not declare roots).
  *
  * @category models
  * @since 0.1.0
@@ -65,6 +69,7 @@ export interface Options {
   readonly listTimeout?: Duration.Input | undefined
   readonly maxListPages?: number | undefined
   readonly open?: McpTransport.Open | undefined
+  readonly roots?: ReadonlyArray<{ readonly uri: string; readonly name?: string | undefined }> | undefined
 }
 
 /** The default of `maxListPages`. */
@@ -76,14 +81,17 @@ const pageLimit = (value: number | undefined): number =>
 
 /**
  * What `make` is given besides its options: the user's elicitation service
- * (none: every elicitation request is declined) and OAuth (see
- * {@link layerOAuth}).
+ * (none: every elicitation request is declined), sampling service (none:
+ * sampling is not declared) and OAuth (see {@link layerOAuth}). The layers
+ * read `McpElicitation` and `McpSampling` from their context when built,
+ * when they are provided.
  *
  * @category models
  * @since 0.2.0
  */
 export interface Services {
   readonly elicitation?: McpElicitation["Service"] | undefined
+  readonly sampling?: McpSampling["Service"] | undefined
   readonly oauth?:
     | {
         readonly options: (url: string) => McpOAuth.Options | undefined
@@ -107,7 +115,8 @@ export const make = (options?: Options, services?: Services): Core.McpClient["Se
     connectTimeoutMs: toMillis(options?.connectTimeout, 30_000),
     listTimeoutMs: toMillis(options?.listTimeout, 30_000),
     maxListPages: pageLimit(options?.maxListPages),
-    open: options?.open ?? McpTransport.openDefault
+    open: options?.open ?? McpTransport.openDefault,
+    ...(options?.roots === undefined ? {} : { roots: options.roots })
   }
   // Every secret a connection obtained (OAuth tokens, registered client secrets), for the agent to redact.
   const obtained = new Map<string, Redacted.Redacted<string>>()
@@ -119,6 +128,15 @@ export const make = (options?: Options, services?: Services): Core.McpClient["Se
     secrets: () => [...obtained.values()]
   })
 }
+
+// The user's services the layers read when they are built: elicitation and sampling, each optional.
+const provided: Effect.Effect<Services> = Effect.map(
+  Effect.all([Effect.serviceOption(McpElicitation), Effect.serviceOption(McpSampling)]),
+  ([elicitation, sampling]) => ({
+    ...(Option.isSome(elicitation) ? { elicitation: elicitation.value } : {}),
+    ...(Option.isSome(sampling) ? { sampling: sampling.value } : {})
+  })
+)
 
 /**
  * The `McpClient` layer over the MCP SDK. See {@link Options} for defaults.
@@ -147,9 +165,7 @@ export const make = (options?: Options, services?: Services): Core.McpClient["Se
 export const layer = (options?: Options): Layer.Layer<Core.McpClient> =>
   Layer.effect(
     Core.McpClient,
-    Effect.map(Effect.serviceOption(McpElicitation), (elicitation) =>
-      make(options, Option.isSome(elicitation) ? { elicitation: elicitation.value } : {})
-    )
+    Effect.map(provided, (services) => make(options, services))
   )
 
 /**
@@ -193,10 +209,10 @@ export const layerOAuth = (
   Layer.effect(
     Core.McpClient,
     Effect.gen(function* () {
-      const elicitation = yield* Effect.serviceOption(McpElicitation)
+      const services = yield* provided
       const context = yield* Effect.context<OAuthProvider.Services>()
       return make(options, {
-        ...(Option.isSome(elicitation) ? { elicitation: elicitation.value } : {}),
+        ...services,
         oauth: { options: typeof oauth === "function" ? oauth : () => oauth, context }
       })
     })

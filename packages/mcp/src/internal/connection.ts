@@ -38,6 +38,10 @@ export interface Settings {
     | undefined
   /** Who answers a server's elicitation requests (none: they are declined). */
   readonly elicitation?: McpElicitation.McpElicitation["Service"] | undefined
+  /** Who answers a server's sampling requests (none: sampling is not declared). */
+  readonly sampling?: Requests.Answers["sampling"]
+  /** The roots the client lists (none: roots are not declared). */
+  readonly roots?: Requests.Answers["roots"]
 }
 
 /** The default attempts of `McpOAuth.Options.maxAttempts`. */
@@ -80,7 +84,7 @@ export const connect = (
     const opened = yield* open(settings, server, connectOptions, onSecret)
     const context = yield* Effect.context<never>()
     const session: Session = {
-      client: new Client(settings.clientInfo, { capabilities: Requests.capabilities }),
+      client: new Client(settings.clientInfo, { capabilities: Requests.capabilities(settings) }),
       opened,
       state: { open: true, generation: 0, tools: undefined },
       pending: new Set(),
@@ -102,6 +106,7 @@ export const connect = (
     watch(session)
     Requests.answer(client, connectOptions.name, settings.elicitation, (message) => session.log("Debug", message))
     Requests.listen(session)
+    Requests.serve(client, connectOptions.name, settings)
 
     yield* Effect.addFinalizer(() =>
       Effect.tryPromise(() => client.close()).pipe(

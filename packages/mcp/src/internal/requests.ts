@@ -10,18 +10,68 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import {
+  CreateMessageRequestSchema,
+  type CreateMessageResult,
   ElicitRequestSchema,
   type ElicitResult,
-  LoggingMessageNotificationSchema
+  ErrorCode,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  McpError
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import type * as McpElicitation from "../McpElicitation.ts"
+import type * as McpSampling from "../McpSampling.ts"
 import { truncate } from "./failure.ts"
 import { hide } from "./redact.ts"
 import type { Session } from "./session.ts"
 
+/** What the client answers besides elicitation: sampling (with a service) and roots (when configured). */
+export interface Answers {
+  readonly sampling?: McpSampling.McpSampling["Service"] | undefined
+  readonly roots?: ReadonlyArray<{ readonly uri: string; readonly name?: string | undefined }> | undefined
+}
+
 /** The capabilities the client declares for what it answers. */
-export const capabilities = { elicitation: { form: { applyDefaults: true }, url: {} } } as const
+export const capabilities = (answers: Answers) => ({
+  elicitation: { form: { applyDefaults: true }, url: {} },
+  ...(answers.sampling === undefined ? {} : { sampling: {} }),
+  ...(answers.roots === undefined ? {} : { roots: { listChanged: false } })
+})
+
+/** Answers `sampling/createMessage` with the sampling service and `roots/list` with the roots, when given. */
+export const serve = (client: Client, name: string, answers: Answers): void => {
+  const { sampling, roots } = answers
+  if (roots !== undefined) {
+    client.setRequestHandler(ListRootsRequestSchema, () => ({
+      roots: roots.map((root) => ({ uri: root.uri, ...(root.name === undefined ? {} : { name: root.name }) }))
+    }))
+  }
+  if (sampling === undefined) return
+  client.setRequestHandler(CreateMessageRequestSchema, async (request): Promise<CreateMessageResult> => {
+    const { messages, systemPrompt, maxTokens } = request.params
+    const texts = messages.map((message) => {
+      const blocks = Array.isArray(message.content) ? message.content : [message.content]
+      if (!blocks.every((block) => block.type === "text")) {
+        throw new McpError(ErrorCode.InvalidParams, "this client samples text messages only")
+      }
+      return { role: message.role, text: blocks.map((block) => (block.type === "text" ? block.text : "")).join("\n") }
+    })
+    const answered = await Effect.runPromise(
+      Effect.result(
+        sampling.sample({
+          server: name,
+          messages: texts,
+          ...(systemPrompt === undefined ? {} : { systemPrompt }),
+          maxTokens
+        })
+      )
+    )
+    if (answered._tag === "Failure") throw new McpError(ErrorCode.InternalError, answered.failure.message)
+    const { text, model, stopReason } = answered.success
+    return { role: "assistant", content: { type: "text", text }, model, stopReason }
+  })
+}
 
 /** Answers `elicitation/create` on `client` for the server `name` with `service` (declines without one). */
 export const answer = (
