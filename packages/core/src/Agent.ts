@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -35,6 +36,7 @@ import type * as LanguageModel from "./LanguageModel.ts"
 import type * as Prompt from "./Prompt.ts"
 import type * as McpClient from "./McpClient.ts"
 import type * as Role from "./Role.ts"
+import * as ThreadStore from "./ThreadStore.ts"
 
 /**
  * @since 0.1.0
@@ -288,6 +290,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const hub = yield* EventHub.makeHub
     const runtime: AgentRuntime = { id, mcp: yield* McpConnections.make(id, hub) }
     const approvals = yield* ApprovalKernel.defaultStore
+    const threads = Option.getOrUndefined(yield* Effect.serviceOption(ThreadStore.ThreadStore))
     const knowledgeBase = yield* KnowledgeKernel.defaultBase
     const traceSteps = options.traceSteps === true
     const metrics = Telemetry.actionMetrics(id)
@@ -317,6 +320,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       actions: registry,
       authority,
       approvals,
+      threads,
       hub,
       runtime,
       run: (name, params, call) => Pipeline.run(pipeline, name, params, call)
