@@ -10,12 +10,15 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
 import { ScriptedModel } from "@rolecraft/testing"
-import { Deferred, Effect, Exit, Fiber, Layer, Redacted, Stream } from "effect"
+import { Deferred, Effect, Fiber, Layer, Redacted, Schema, Stream } from "effect"
 import { postgresUrl } from "../../../test/setup/postgresUrl.ts"
+import * as Action from "../src/Action.ts"
 import * as Agent from "../src/Agent.ts"
 import * as Chat from "../src/Chat.ts"
+import * as History from "../src/History.ts"
 import * as LanguageModel from "../src/LanguageModel.ts"
 import type * as Prompt from "../src/Prompt.ts"
+import * as Role from "../src/Role.ts"
 import * as ThreadStore from "../src/ThreadStore.ts"
 import { fixture } from "./support/TravelRole.ts"
 
@@ -263,3 +266,318 @@ for (const [name, layer] of layers) {
     )
   })
 }
+
+describe("Chat on a thread: options, strategies, streams and refusals", () => {
+  const summarizer = () => {
+    const { travel, counts } = fixture()
+    const memory = Role.make({
+      identity: { name: "memory", goal: "Keep conversations short", domain: "memory" },
+      actions: {
+        summarize: Action.llm({
+          description: "Summarise the conversation in one line",
+          parameters: { conversation: Schema.String }
+        }).pipe(Action.excludeFromModel)
+      }
+    })
+    return { roles: [travel, memory] as const, counts }
+  }
+
+  it.effect("the summarising strategy folds the oldest exchanges into a summary kept in the thread", () =>
+    Effect.gen(function* () {
+      const { roles } = summarizer()
+      const agent = yield* Agent.make({ id: "planner", roles })
+      const store = yield* ThreadStore.ThreadStore
+      const reply = "r".repeat(400) // an exchange "qN" + reply: 5 + 104 = 109 tokens
+      const scripted = yield* ScriptedModel.make([
+        ScriptedModel.reply(reply),
+        ScriptedModel.reply(reply),
+        ScriptedModel.reply(reply),
+        ScriptedModel.reply("S1", { usage: { inputTokens: 7, outputTokens: 2 } }),
+        ScriptedModel.reply(reply, { usage: { inputTokens: 11, outputTokens: 3 } }),
+        ScriptedModel.reply(reply),
+        ScriptedModel.reply("S2"),
+        ScriptedModel.reply(reply)
+      ])
+      const options = {
+        system: "s",
+        thread: { id: "summarised", budget: { maxTokens: 250, strategy: History.summarize("summarize") } }
+      }
+      const results: Array<Chat.ChatResult> = []
+      for (let n = 1; n <= 6; n++) {
+        results.push(yield* agent.chat(`q${n}`, options).pipe(Effect.provide(scripted.layer)))
+      }
+      const requests = yield* scripted.requests
+      const turns = requests.filter((request) => request.action !== "summarize")
+      const summaries = requests.filter((request) => request.action === "summarize")
+      // 5 + 5 + 3 × 109 > 250 at the fourth turn: exchanges 1 and 2 are folded (what is left fits in 125).
+      assert.deepStrictEqual(contents(turns[3]?.messages ?? []), [
+        "s",
+        "Summary of the earlier conversation:\nS1",
+        "q3",
+        reply,
+        "q4"
+      ])
+      assert.strictEqual(summaries.length, 2)
+      assert.include(summaries[0]?.messages.at(-1)?.content ?? "", `user: q1\nassistant: ${reply}\nuser: q2`)
+      assert.notInclude(summaries[0]?.messages.at(-1)?.content ?? "", "q3")
+      // The next summary starts from the one before it.
+      assert.include(summaries[1]?.messages.at(-1)?.content ?? "", "Summary so far: S1\nuser: q3")
+      assert.deepStrictEqual(contents(turns[5]?.messages ?? []), [
+        "s",
+        "Summary of the earlier conversation:\nS2",
+        "q5",
+        reply,
+        "q6"
+      ])
+      // The summary's tokens are the turn's.
+      const fourth = results[3]
+      expectTag(fourth as Chat.ChatResult, "Completed")
+      assert.deepStrictEqual((fourth as Chat.Completed).usage, { inputTokens: 18, outputTokens: 5, totalTokens: 23 })
+      const kept = yield* store.read("summarised")
+      assert.strictEqual(kept.summary, "S2")
+      assert.strictEqual(kept.exchanges, 6)
+      assert.strictEqual(kept.messages.length, 12)
+      yield* scripted.assertDone
+    }).pipe(Effect.provide(ThreadStore.layerMemory))
+  )
+
+  it.effect("a summarising action that fails fails the turn with its error; nothing is written", () =>
+    Effect.gen(function* () {
+      const { roles } = summarizer()
+      const agent = yield* Agent.make({ id: "planner", roles })
+      const store = yield* ThreadStore.ThreadStore
+      const scripted = yield* ScriptedModel.make([
+        ScriptedModel.reply("r".repeat(400)),
+        ScriptedModel.reply("r".repeat(400)),
+        ScriptedModel.fail(503)
+      ])
+      const options = { thread: { id: "t", budget: { maxTokens: 200, strategy: History.summarize("summarize") } } }
+      yield* agent.chat("q1", options).pipe(Effect.provide(scripted.layer))
+      yield* agent.chat("q2", options).pipe(Effect.provide(scripted.layer))
+      const error = yield* Effect.flip(agent.chat("q3", options).pipe(Effect.provide(scripted.layer)))
+      assert.strictEqual(error.category, "TRANSIENT")
+      assert.strictEqual(error.action, "summarize")
+      const kept = yield* store.read("t")
+      assert.strictEqual(kept.exchanges, 2)
+      assert.strictEqual(kept.summary, undefined)
+    }).pipe(Effect.provide(ThreadStore.layerMemory))
+  )
+
+  it.effect("a streamed turn on a thread ends with TurnFinished once the exchange is written", () =>
+    Effect.gen(function* () {
+      const { travel } = fixture()
+      const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+      const store = yield* ThreadStore.ThreadStore
+      const scripted = yield* ScriptedModel.make([
+        ScriptedModel.toolCalls([{ name: "book", arguments: { hotel: "h-1" } }]),
+        ScriptedModel.reply("Booked it.")
+      ])
+      const first = yield* Stream.runCollect(agent.chatStream("Book h-1", { thread: "s" })).pipe(
+        Effect.provide(scripted.layer)
+      )
+      const finished = first.at(-1)
+      assert.strictEqual(finished?._tag, "TurnFinished")
+      if (finished?._tag !== "TurnFinished" || finished.result._tag !== "AwaitingApproval") return assert.fail()
+      assert.deepStrictEqual((yield* store.read("s")).paused, finished.result.state)
+      const second = yield* Stream.runCollect(
+        agent.resumeStream(finished.result.state, { call_1: Chat.approve("ann") }, { thread: "s" })
+      ).pipe(Effect.provide(scripted.layer))
+      assert.deepStrictEqual(
+        second.map((event) => event._tag),
+        ["ToolCallReady", "ToolResult", "StepStarted", "TextDelta", "TextDelta", "StepFinished", "TurnFinished"]
+      )
+      assert.deepStrictEqual(contents((yield* store.read("s")).messages), [
+        "Book h-1",
+        "",
+        "tool call_1: booked h-1",
+        "Booked it."
+      ])
+    }).pipe(Effect.provide(ThreadStore.layerMemory))
+  )
+
+  it.live("a streamed turn stopped part-way writes nothing and lets go of the thread", () =>
+    Effect.gen(function* () {
+      const { travel } = fixture()
+      const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+      const store = yield* ThreadStore.ThreadStore
+      const scripted = yield* ScriptedModel.make([
+        ScriptedModel.chunks([{ text: "Hel" }], { stall: true }),
+        ScriptedModel.reply("Hello.")
+      ])
+      // The consumer takes the first text and stops.
+      const taken = yield* Stream.runCollect(
+        agent.chatStream("Hi", { thread: "stopped" }).pipe(
+          Stream.filter((event) => event._tag === "TextDelta"),
+          Stream.take(1)
+        )
+      ).pipe(Effect.provide(scripted.layer))
+      assert.strictEqual(taken.length, 1)
+      assert.strictEqual((yield* store.read("stopped")).exchanges, 0)
+      const next = yield* agent
+        .chat("Hi", { thread: { id: "stopped", wait: "1 second" } })
+        .pipe(Effect.provide(scripted.layer))
+      expectTag(next, "Completed")
+      assert.deepStrictEqual(contents((yield* store.read("stopped")).messages), ["Hi", "Hello."])
+    }).pipe(Effect.provide(ThreadStore.layerMemory))
+  )
+
+  it.live("a turn that waits past its wait for a thread fails TRANSIENT naming the thread, before it runs", () =>
+    Effect.gen(function* () {
+      const { travel } = fixture()
+      const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+      const store = yield* ThreadStore.ThreadStore
+      const holding = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holder = yield* Effect.forkChild(
+        store.hold("busy", () => Effect.andThen(Deferred.succeed(holding, undefined), Deferred.await(release)))
+      )
+      yield* Deferred.await(holding)
+      const scripted = yield* ScriptedModel.make([])
+      const error = yield* Effect.flip(
+        agent.chat("Hi", { thread: { id: "busy", wait: "20 millis" } }).pipe(Effect.provide(scripted.layer))
+      )
+      assert.strictEqual(error._tag, "TransientFailure")
+      assert.isTrue(error.retryable)
+      assert.include(error.message, 'thread "busy" is held by another turn; waited 20 ms')
+      assert.strictEqual((yield* scripted.requests).length, 0)
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+    }).pipe(Effect.provide(ThreadStore.layerMemory))
+  )
+
+  describe("refused before anything runs", () => {
+    const refusals: ReadonlyArray<
+      readonly [string, (agent: Agent.Agent) => Effect.Effect<unknown, { readonly message: string }>, string, string]
+    > = [
+      [
+        "an input list holding another role than user",
+        (agent) => agent.chat([{ role: "assistant", content: "I said so" }], { thread: "r" }),
+        "input[0].role",
+        "the thread holds the history"
+      ],
+      ["an empty input list", (agent) => agent.chat([], { thread: "r" }), "input", "the input is empty"],
+      [
+        "an input past 1,000,000 characters",
+        (agent) => agent.chat("x".repeat(1_000_001), { thread: "r" }),
+        "input",
+        "at most 1000000"
+      ],
+      ["a thread id with a NUL", (agent) => agent.chat("Hi", { thread: "a\u0000b" }), "thread", "NUL"],
+      [
+        "a thread id of 1,025 characters",
+        (agent) => agent.chat("Hi", { thread: "t".repeat(1025) }),
+        "thread",
+        "at most 1024"
+      ],
+      [
+        "a budget of 0 tokens",
+        (agent) => agent.chat("Hi", { thread: { id: "r", budget: { maxTokens: 0 } } }),
+        "thread.budget.maxTokens",
+        "an integer >= 1"
+      ],
+      [
+        "a summarising budget with no action",
+        (agent) => agent.chat("Hi", { thread: { id: "r", budget: { maxTokens: 9, strategy: History.summarize("") } } }),
+        "thread.budget.strategy.action",
+        "needs an action"
+      ],
+      [
+        "a negative wait",
+        (agent) => agent.chat("Hi", { thread: { id: "r", wait: -1 } }),
+        "thread.wait",
+        "a duration >= 0"
+      ],
+      [
+        "a thread that is not a string or options",
+        (agent) => agent.chat("Hi", { thread: 42 as never }),
+        "thread",
+        "thread id"
+      ]
+    ]
+    for (const [what, turn, path, text] of refusals) {
+      it.effect(`${what}: VALIDATION at ${path}`, () =>
+        Effect.gen(function* () {
+          const { travel } = fixture()
+          const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+          const scripted = yield* ScriptedModel.make([])
+          const error = yield* Effect.flip(turn(agent as unknown as Agent.Agent).pipe(Effect.provide(scripted.layer)))
+          assert.strictEqual((error as { readonly _tag?: string })._tag, "ValidationError", error.message)
+          assert.strictEqual(
+            (error as unknown as { readonly issues: ReadonlyArray<{ path: string }> }).issues[0]?.path,
+            path
+          )
+          assert.include(error.message, text)
+          assert.strictEqual((yield* scripted.requests).length, 0)
+          assert.strictEqual((yield* (yield* ThreadStore.ThreadStore).read("r")).exchanges, 0)
+        }).pipe(Effect.provide(ThreadStore.layerMemory))
+      )
+    }
+
+    it.effect("a thread at its cap of exchanges: VALIDATION naming the thread", () =>
+      Effect.gen(function* () {
+        const { travel } = fixture()
+        const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+        const scripted = yield* ScriptedModel.make([ScriptedModel.reply("one"), ScriptedModel.reply("two")])
+        for (const input of ["1", "2"])
+          yield* agent.chat(input, { thread: "full" }).pipe(Effect.provide(scripted.layer))
+        const error = yield* Effect.flip(agent.chat("3", { thread: "full" }).pipe(Effect.provide(scripted.layer)))
+        assert.strictEqual(error._tag, "ValidationError")
+        assert.include(error.message, 'thread "full" holds 2 exchanges, the most a thread of this store may')
+        yield* scripted.assertDone
+      }).pipe(
+        Effect.provide(
+          Layer.succeed(ThreadStore.ThreadStore, ThreadStore.make(ThreadStore.memoryStorage(), { maxExchanges: 2 }))
+        )
+      )
+    )
+
+    it.effect("a thread whose stored history is not a valid conversation: EXECUTION naming the thread", () =>
+      Effect.gen(function* () {
+        const { travel } = fixture()
+        const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+        const store = yield* ThreadStore.ThreadStore
+        yield* store.hold("broken", (held) =>
+          held.write({
+            exchange: {
+              seq: 1,
+              messages: [
+                { role: "user", content: "Hi" },
+                { role: "assistant", content: "", toolCalls: [{ id: "c", name: "ping", arguments: "{}" }] }
+              ]
+            },
+            summary: undefined,
+            paused: undefined
+          })
+        )
+        const scripted = yield* ScriptedModel.make([])
+        const error = yield* Effect.flip(agent.chat("Again", { thread: "broken" }).pipe(Effect.provide(scripted.layer)))
+        assert.strictEqual(error.category, "EXECUTION")
+        assert.include(error.message, 'the history of thread "broken" is not a valid conversation')
+        assert.strictEqual((yield* scripted.requests).length, 0)
+      }).pipe(Effect.provide(ThreadStore.layerMemory))
+    )
+  })
+
+  it.effect("the store: the one provided to the call, else the one provided to Agent.make, else the agent's own", () =>
+    Effect.gen(function* () {
+      const { travel } = fixture()
+      const scripted = yield* ScriptedModel.make(Array.from({ length: 4 }, (_, n) => ScriptedModel.reply(`r${n}`)))
+      const atMake = ThreadStore.makeMemory()
+      const atCall = ThreadStore.makeMemory()
+      const agent = yield* Agent.make({ id: "planner", roles: [travel] }).pipe(
+        Effect.provideService(ThreadStore.ThreadStore, atMake)
+      )
+      const own = yield* Agent.make({ id: "solo", roles: [travel] })
+      yield* agent.chat("a", { thread: "t" }).pipe(Effect.provide(scripted.layer))
+      yield* agent
+        .chat("b", { thread: "t" })
+        .pipe(Effect.provide(scripted.layer), Effect.provideService(ThreadStore.ThreadStore, atCall))
+      yield* own.chat("c", { thread: "t" }).pipe(Effect.provide(scripted.layer))
+      yield* own.chat("d", { thread: "t" }).pipe(Effect.provide(scripted.layer))
+      assert.deepStrictEqual(contents((yield* atMake.read("t")).messages), ["a", "r0"])
+      assert.deepStrictEqual(contents((yield* atCall.read("t")).messages), ["b", "r1"])
+      // The agent's own store keeps its thread from one call to the next.
+      assert.deepStrictEqual(shapes(yield* scripted.requests).at(-1), "s u a u")
+    })
+  )
+})
