@@ -15,6 +15,7 @@ import * as Schema from "effect/Schema"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import * as RunStore from "../RunStore.ts"
+import { requireRegistered } from "./localWorkflows.ts"
 import { approvalOf, Decision, RunOptions } from "./records.ts"
 import type { ChatWorkflow } from "./run.ts"
 
@@ -47,6 +48,7 @@ export const start =
     options?: typeof RunOptions.Type
   ): Effect.Effect<void, ValidationError, Services> =>
     Effect.gen(function* () {
+      yield* requireRegistered(name, "start")
       if (runId.length === 0 || runId.length > 200) {
         return yield* invalid("start", "runId", "runId must be 1 to 200 characters")
       }
@@ -73,6 +75,7 @@ export const decide =
   (workflow: ChatWorkflow, name: string) =>
   (runId: string, decisions: Chat.Decisions): Effect.Effect<void, ValidationError, Services> =>
     Effect.gen(function* () {
+      yield* requireRegistered(name, "decide")
       const current = yield* requireRun(name, "decide", runId)
       if (current._tag !== "AwaitingApproval") {
         return yield* invalid(
@@ -109,6 +112,7 @@ export const cancel =
   (workflow: ChatWorkflow, name: string) =>
   (runId: string): Effect.Effect<void, ValidationError, Services> =>
     Effect.gen(function* () {
+      yield* requireRegistered(name, "cancel")
       const current = yield* requireRun(name, "cancel", runId)
       if (RunStore.isFinal(current)) {
         return yield* invalid("cancel", "runId", `run ${JSON.stringify(runId)} has already ended (${current._tag})`)

@@ -15,7 +15,7 @@ import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -25,6 +25,7 @@ import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as Workflow from "effect/workflow/Workflow"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import * as RunStore from "../RunStore.ts"
+import * as LocalWorkflows from "./localWorkflows.ts"
 import {
   ActionErrorSchema,
   approvalOf,
@@ -271,4 +272,4 @@ export const layer = <R>(
   agent: Turns<R>,
   chatOptions?: Chat.ChatOptions
 ): Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | RunStore.RunStore | R> =>
-  workflow.toLayer(body(name, agent, chatOptions))
+  Layer.merge(workflow.toLayer(body(name, agent, chatOptions)), Layer.effectDiscard(LocalWorkflows.register(name)))
