@@ -36,7 +36,14 @@ const start = (args: ReadonlyArray<string>) =>
       })
     )
     lines.once("line", (line) =>
-      line === "ready" ? resolve({ run: () => (child.stdin.write("go\n"), outcome) }) : reject(new Error(line))
+      line === "ready"
+        ? resolve({
+            run: () => {
+              child.stdin.write("go\n")
+              return outcome
+            }
+          })
+        : reject(new Error(line))
     )
     child.once("error", reject)
   })

@@ -1,5 +1,5 @@
 /**
- * The thread store's storage in process memory: a map of threads, each with its own semaphore (Effect's
+ * The thread store's storage in process memory: a map of threads, each with its exchanges in an array by number and its own semaphore (Effect's
  * `Semaphore`, one permit) that a turn holds while it runs. A second turn on the same thread waits for the permit
  * up to its `wait`, then fails TRANSIENT; turns on other threads never wait. A turn's writes are kept aside and
  * applied when it succeeds, so a failed or interrupted turn leaves the thread as it was.
@@ -17,19 +17,26 @@ interface Entry {
   /** Turns holding or waiting for the thread: an entry with none and no data is let go. */
   users: number
   head: HeadRow | undefined
-  exchanges: Map<number, ExchangeRow>
+  /** Exchange `n` at index `n - 1` (numbers start at 1 and follow each other). */
+  exchanges: ReadonlyArray<ExchangeRow | undefined>
 }
 
-const readerOf = (head: () => HeadRow | undefined, exchanges: () => ReadonlyMap<number, ExchangeRow>): Reader => ({
+const readerOf = (
+  head: () => HeadRow | undefined,
+  exchanges: () => ReadonlyArray<ExchangeRow | undefined>
+): Reader => ({
   head: Effect.sync(head),
-  index: Effect.sync(() =>
-    [...exchanges().values()]
-      .sort((a, b) => a.seq - b.seq)
-      .map(({ seq, tokens, call_ids }) => ({ seq, tokens, call_ids }))
-  ),
+  index: Effect.sync(() => {
+    const rows: Array<{ readonly seq: number; readonly tokens: number; readonly call_ids: string }> = []
+    for (const row of exchanges())
+      if (row !== undefined) rows.push({ seq: row.seq, tokens: row.tokens, call_ids: row.call_ids })
+    return rows
+  }),
   exchanges: (from, to) =>
     Effect.sync(() =>
-      [...exchanges().values()].filter((row) => row.seq >= from && row.seq <= to).sort((a, b) => a.seq - b.seq)
+      exchanges()
+        .slice(Math.max(from, 1) - 1, Math.max(to, 0))
+        .filter((row) => row !== undefined)
     )
 })
 
@@ -40,7 +47,7 @@ export const storage = (): Storage => {
   const enter = (threadId: string): Entry => {
     let entry = threads.get(threadId)
     if (entry === undefined) {
-      entry = { lock: Semaphore.makeUnsafe(1), users: 0, head: undefined, exchanges: new Map() }
+      entry = { lock: Semaphore.makeUnsafe(1), users: 0, head: undefined, exchanges: [] }
       threads.set(threadId, entry)
     }
     entry.users++
@@ -59,8 +66,8 @@ export const storage = (): Storage => {
     const written = new Map<number, ExchangeRow>()
     const view = () => {
       if (written.size === 0 && !cleared) return entry.exchanges
-      const merged = new Map(cleared ? [] : entry.exchanges)
-      for (const [seq, row] of written) merged.set(seq, row)
+      const merged = cleared ? [] : [...entry.exchanges]
+      for (const [seq, row] of written) merged[seq - 1] = row
       return merged
     }
     const writer: Writer = {
@@ -77,8 +84,9 @@ export const storage = (): Storage => {
       })
     }
     const apply = Effect.sync(() => {
-      if (cleared) entry.exchanges = new Map()
-      for (const [seq, row] of written) entry.exchanges.set(seq, row)
+      const exchanges = (cleared ? [] : entry.exchanges) as Array<ExchangeRow | undefined>
+      for (const [seq, row] of written) exchanges[seq - 1] = row
+      entry.exchanges = exchanges
       entry.head = head
     })
     return { writer, apply }
@@ -117,7 +125,7 @@ export const storage = (): Storage => {
       body(
         readerOf(
           () => threads.get(threadId)?.head,
-          () => threads.get(threadId)?.exchanges ?? new Map()
+          () => threads.get(threadId)?.exchanges ?? []
         )
       )
   }

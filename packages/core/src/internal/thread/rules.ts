@@ -6,6 +6,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import { PendingCall, type PausedState, pausedStateVersion } from "../../Chat.ts"
 import * as History from "../../History.ts"
@@ -110,6 +111,10 @@ const ExchangeSchema = Schema.Struct({
   call_ids: Schema.Array(Schema.String)
 })
 
+// Decoders made once: a turn decodes every exchange's index row on each load.
+const IndexRows = { one: IndexSchema, all: Schema.decodeUnknownExit(Schema.Array(IndexSchema)) }
+const ExchangeRows = { one: ExchangeSchema, all: Schema.decodeUnknownExit(Schema.Array(ExchangeSchema)) }
+
 /** JSON text read from a row: parsed, or left as it is for the schema to refuse. */
 const parsed = (text: unknown): unknown => {
   if (typeof text !== "string") return text
@@ -151,37 +156,65 @@ const decodeHead = (store: string, threadId: string, row: unknown): Effect.Effec
   )
 }
 
+/**
+ * Rows decoded with `schema` in one pass (what a turn reads on every load); when one does not decode, the first
+ * such row is decoded alone for an error naming it.
+ */
+const decodeRows = <S extends Schema.Top & { readonly DecodingServices: never }>(
+  store: string,
+  threadId: string,
+  schema: {
+    readonly one: S
+    readonly all: (rows: ReadonlyArray<unknown>) => Exit.Exit<ReadonlyArray<S["Type"]>, unknown>
+  },
+  rows: ReadonlyArray<unknown>,
+  prepare: (raw: Record<string, unknown>) => unknown
+): Effect.Effect<ReadonlyArray<S["Type"]>, StoreBoundary.StoreError> => {
+  const prepared = rows.map((row) => prepare(row as Record<string, unknown>))
+  const decoded = schema.all(prepared)
+  if (Exit.isSuccess(decoded)) return Effect.succeed(decoded.value)
+  const one = Schema.decodeUnknownExit(schema.one)
+  const at = prepared.findIndex((value) => Exit.isFailure(one(value)))
+  const raw = (rows[Math.max(0, at)] ?? {}) as Record<string, unknown>
+  return Effect.flatMap(
+    StoreBoundary.decodeRow(
+      store,
+      `${label(threadId)} exchange ${String(raw.seq)}`,
+      schema.one,
+      prepared[Math.max(0, at)]
+    ),
+    () => Effect.die("a row that does not decode in a list decodes alone")
+  )
+}
+
 const decodeIndex = (store: string, threadId: string, rows: ReadonlyArray<unknown>) =>
-  Effect.forEach(rows, (row) => {
-    const raw = row as Record<string, unknown>
-    return Effect.map(
-      StoreBoundary.decodeRow(store, `${label(threadId)} exchange ${String(raw.seq)}`, IndexSchema, {
-        seq: integer(raw.seq),
-        tokens: integer(raw.tokens),
-        call_ids: parsed(raw.call_ids)
-      }),
-      (entry): IndexEntry => ({ seq: entry.seq, tokens: entry.tokens, callIds: entry.call_ids })
-    )
-  })
+  Effect.map(
+    decodeRows(store, threadId, IndexRows, rows, (raw) => ({
+      seq: integer(raw.seq),
+      tokens: integer(raw.tokens),
+      call_ids: parsed(raw.call_ids)
+    })),
+    (entries) => entries.map((entry): IndexEntry => ({ seq: entry.seq, tokens: entry.tokens, callIds: entry.call_ids }))
+  )
 
 const decodeExchanges = (store: string, threadId: string, rows: ReadonlyArray<unknown>) =>
-  Effect.forEach(rows, (row) => {
-    const raw = row as Record<string, unknown>
-    return Effect.map(
-      StoreBoundary.decodeRow(store, `${label(threadId)} exchange ${String(raw.seq)}`, ExchangeSchema, {
-        seq: integer(raw.seq),
-        messages: parsed(raw.messages),
-        tokens: integer(raw.tokens),
-        call_ids: parsed(raw.call_ids)
-      }),
-      (exchange): Exchange => ({
-        seq: exchange.seq,
-        messages: exchange.messages,
-        tokens: exchange.tokens,
-        callIds: exchange.call_ids
-      })
-    )
-  })
+  Effect.map(
+    decodeRows(store, threadId, ExchangeRows, rows, (raw) => ({
+      seq: integer(raw.seq),
+      messages: parsed(raw.messages),
+      tokens: integer(raw.tokens),
+      call_ids: parsed(raw.call_ids)
+    })),
+    (exchanges) =>
+      exchanges.map(
+        (exchange): Exchange => ({
+          seq: exchange.seq,
+          messages: exchange.messages,
+          tokens: exchange.tokens,
+          callIds: exchange.call_ids
+        })
+      )
+  )
 
 const headRow = (exchanges: number, summary: Head["summary"], paused: Paused | undefined): HeadRow => ({
   exchanges,
