@@ -256,10 +256,11 @@ export interface Options<Roles extends ReadonlyArray<Role.Any>> {
  * name, or an action's resilience or guardrail policy is out of range. Needs
  * a `Scope`; calls need the services the local actions require, and read
  * Rolecraft's own services (`HttpClient`, `LanguageModel`, `McpClient`,
- * `KnowledgeBase`, `ApprovalStore`) optionally. With no `ApprovalStore` (or
- * `KnowledgeBase`) provided to a call, the agent uses the one provided to
- * `Agent.make`, else an in-memory one of its own (`agent.approvals`; a
- * knowledge base over the roles' file sources, each loaded once).
+ * `KnowledgeBase`, `ApprovalStore`, `ThreadStore`) optionally. With no
+ * `ApprovalStore` (or `KnowledgeBase`, `ThreadStore`) provided to a call, the
+ * agent uses the one provided to `Agent.make`, else an in-memory one of its
+ * own (`agent.approvals`; a knowledge base over the roles' file sources, each
+ * loaded once; the threads of turns with a `thread` option).
  *
  * @example
  * ```ts

@@ -79,6 +79,14 @@ export type Thread = Rules.Thread
 export type Held = Rules.Held
 
 /**
+ * What the {@link ThreadStore} service offers (see its docs).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Service = Rules.Service
+
+/**
  * The thread store service.
  *
  * - `read(threadId)`: the thread as last written ({@link Thread}); a thread

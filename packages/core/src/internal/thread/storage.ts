@@ -19,6 +19,7 @@ export const exchangeTable = "rolecraft_thread_exchanges"
  * A thread's head as written: `exchanges` is the number of the last exchange (exchanges are numbered from 1),
  * `summary_through` the last exchange folded into `summary` (0 for none), `paused` the paused turn (JSON) or null.
  *
+ * @category storage
  * @since 0.2.0
  */
 export interface HeadRow {
@@ -32,6 +33,7 @@ export interface HeadRow {
  * One exchange as written: its number, its messages (a JSON array of `Prompt.Message`), their estimated tokens and
  * the ids of its tool calls (a JSON array of strings).
  *
+ * @category storage
  * @since 0.2.0
  */
 export interface ExchangeRow {
@@ -45,6 +47,7 @@ export interface ExchangeRow {
  * Reads one thread: its head (`undefined` for a thread never written), every exchange's number, tokens and call ids
  * (`index`), and the exchanges numbered `from` to `to` (inclusive) with their messages. Rows are unchecked.
  *
+ * @category storage
  * @since 0.2.0
  */
 export interface Reader {
@@ -57,6 +60,7 @@ export interface Reader {
  * A thread held for a turn: what {@link Reader} reads, and writes that take effect when the turn succeeds — an
  * exchange written again replaces the one of its number; `clear` removes the thread.
  *
+ * @category storage
  * @since 0.2.0
  */
 export interface Writer extends Reader {
@@ -75,6 +79,7 @@ export interface Writer extends Reader {
  *   or is interrupted.
  * - `read(threadId, body)`: runs `body` on the thread as last written, without holding it.
  *
+ * @category storage
  * @since 0.2.0
  */
 export interface Storage {
