@@ -5,6 +5,7 @@
  * `resumeStream`). Each part is its own module; this one only puts them together, once per agent.
  */
 import * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import type * as Stream from "effect/Stream"
 import type { ActionError } from "../../ActionError.ts"
@@ -22,6 +23,8 @@ import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as ToolCallId from "../../ToolCallId.ts"
 import * as Telemetry from "../events/telemetry.ts"
+import * as Redact from "../redact.ts"
+import * as Secrets from "../secrets.ts"
 import * as Toolkit from "../tool/toolkit.ts"
 import * as ThreadStore from "../../ThreadStore.ts"
 import type { Host, Mode, Turn } from "./context.ts"
@@ -120,6 +123,13 @@ const turnEnd = (result: ChatResult): Telemetry.TurnEnd => {
   }
 }
 
+/** A turn whose model calls scrub their errors of the secrets it knows, before their spans record them. */
+const knowing = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  secrets: ReadonlyArray<Redacted.Redacted<string>>
+): Effect.Effect<A, E, R> =>
+  secrets.length === 0 ? self : Effect.provideService(self, Redact.Known, Effect.succeed(secrets))
+
 /**
  * Builds an agent's chat turns (`Agent.make` calls it once per agent, on its first chat).
  */
@@ -145,11 +155,19 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     taken: ReadonlySet<string> | undefined,
     body: (turn: Turn<R>) => Effect.Effect<ChatResult, ActionError, R>
   ): Effect.Effect<ChatResult, ActionError, R> =>
-    metered((meter) => {
-      const callIds = new Set(taken)
-      for (const id of ToolCallId.idsOf(at.messages)) callIds.add(id)
-      return body({ host, toolkit, settings, model, meter, prior, callIds, ...mode })
-    })
+    Effect.flatMap(Secrets.withModel(host.secrets, model), (secrets) =>
+      metered((meter) => {
+        const callIds = new Set(taken)
+        for (const id of ToolCallId.idsOf(at.messages)) callIds.add(id)
+        return knowing(body({ host, toolkit, settings, model, meter, prior, callIds, secrets, ...mode }), secrets)
+      })
+    )
+
+  /** A turn in its span, its error exit scrubbed of every secret the agent knows (read only when it fails). */
+  const exiting =
+    (options: ChatOptions | undefined, resumed: boolean) =>
+    (self: Effect.Effect<ChatResult, ActionError, R>): Effect.Effect<ChatResult, ActionError, R> =>
+      span(options, resumed)(Secrets.redacting(self, host.secrets))
 
   const start = (
     input: string | ReadonlyArray<Prompt.Message>,
@@ -186,7 +204,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
           ])
         : ChatMessages.historyOf(chatAction, input, first)
       return Effect.flatMap(Effect.zip(requireModel, history), ([model, messages]) => run(model, messages, zero))
-    }).pipe(span(options, false))
+    }).pipe(exiting(options, false))
 
   const proceed = (
     raw: PausedState,
@@ -208,7 +226,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
           )
         })
       return thread.success === undefined ? go(raw) : Threads.resume(threads, thread.success, raw, go)
-    }).pipe(span(options, true))
+    }).pipe(exiting(options, true))
 
   return {
     chat: (input, options) => start(input, options, TurnStream.unstreamed),
