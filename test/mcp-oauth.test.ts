@@ -38,23 +38,25 @@ const oauthClient = (store: Layer.Layer<McpTokenStore.McpTokenStore, unknown>) =
   )
 
 describe("McpClientSdk with OAuth", () => {
-  it.live("authorizes on the first 401 (registration, PKCE, resource indicator), then reuses and refreshes the token", () =>
-    Effect.gen(function* () {
-      const server = yield* servers
-      const agent = yield* agentFor(server)
-      assert.include(yield* search(agent, "roadmap"), 'match "roadmap"')
-      assert.strictEqual(server.registrations(), 1)
-      assert.strictEqual(server.authorizations(), 1)
-      assert.deepStrictEqual(server.resources, [server.mcpUrl])
+  it.live(
+    "authorizes on the first 401 (registration, PKCE, resource indicator), then reuses and refreshes the token",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* servers
+        const agent = yield* agentFor(server)
+        assert.include(yield* search(agent, "roadmap"), 'match "roadmap"')
+        assert.strictEqual(server.registrations(), 1)
+        assert.strictEqual(server.authorizations(), 1)
+        assert.deepStrictEqual(server.resources, [server.mcpUrl])
 
-      assert.include(yield* search(agent, "again"), 'match "again"')
-      assert.strictEqual(server.authorizations(), 1, "the token is reused")
+        assert.include(yield* search(agent, "again"), 'match "again"')
+        assert.strictEqual(server.authorizations(), 1, "the token is reused")
 
-      server.expireTokens()
-      assert.include(yield* search(agent, "later"), 'match "later"')
-      assert.strictEqual(server.refreshes(), 1, "an expired token is refreshed")
-      assert.strictEqual(server.authorizations(), 1, "no new browser step")
-    }).pipe(Effect.scoped, Effect.provide(oauthClient(McpTokenStore.layerMemory)))
+        server.expireTokens()
+        assert.include(yield* search(agent, "later"), 'match "later"')
+        assert.strictEqual(server.refreshes(), 1, "an expired token is refreshed")
+        assert.strictEqual(server.authorizations(), 1, "no new browser step")
+      }).pipe(Effect.scoped, Effect.provide(oauthClient(McpTokenStore.layerMemory)))
   )
 
   it.live("a refused browser step is EXECUTION naming 401, the server and the refusal; no token is issued", () =>
@@ -137,7 +139,9 @@ describe("C61: a 401 without OAuth", () => {
     Effect.gen(function* () {
       const server = yield* servers
       const agent = yield* agentFor(server)
-      const check = (error: ActionError.ActionError | { readonly _tag: string; readonly message: string; readonly category?: string }) => {
+      const check = (
+        error: ActionError.ActionError | { readonly _tag: string; readonly message: string; readonly category?: string }
+      ) => {
         assert.strictEqual(error._tag, "ExecutionFailure", error.message)
         assert.strictEqual("category" in error ? error.category : undefined, "EXECUTION")
         assert.include(error.message, "HTTP 401")

@@ -27,9 +27,10 @@ const program = Effect.gen(function* () {
     identity: { name: "notes", goal: "Find the team's notes", domain: "notes" },
     actions: { notes: Action.mcpTool({ description: "The team's notes", server: servers.mcpUrl }) }
   })
-  const client = McpClientSdk.layerOAuth({ redirectUrl: "http://127.0.0.1:8976/callback", clientName: "notes-agent" }).pipe(
-    Layer.provide([McpTokenStore.layerMemory, McpOAuth.layerFollowRedirects])
-  )
+  const client = McpClientSdk.layerOAuth({
+    redirectUrl: "http://127.0.0.1:8976/callback",
+    clientName: "notes-agent"
+  }).pipe(Layer.provide([McpTokenStore.layerMemory, McpOAuth.layerFollowRedirects]))
 
   yield* Effect.gen(function* () {
     const agent = yield* Agent.make({ id: "notes-agent", roles: [Notes] })

@@ -123,7 +123,8 @@ export const startOAuthServers = async (): Promise<OAuthServers> => {
     },
     exchangeRefreshToken: async (client, refreshToken, _scopes, resource) => {
       const entry = refresh.get(refreshToken)
-      if (entry === undefined || entry.clientId !== client.client_id) throw new InvalidGrantError("unknown refresh token")
+      if (entry === undefined || entry.clientId !== client.client_id)
+        throw new InvalidGrantError("unknown refresh token")
       refresh.delete(refreshToken)
       counts = { ...counts, refreshes: counts.refreshes + 1 }
       return tokensFor(client.client_id, entry.scopes, resource)
@@ -131,7 +132,12 @@ export const startOAuthServers = async (): Promise<OAuthServers> => {
     verifyAccessToken: async (accessToken): Promise<AuthInfo> => {
       const entry = access.get(accessToken)
       if (entry === undefined || entry.expired) throw new InvalidTokenError("the access token is unknown or expired")
-      return { token: accessToken, clientId: entry.clientId, scopes: entry.scopes, expiresAt: Math.floor(Date.now() / 1000) + 3600 }
+      return {
+        token: accessToken,
+        clientId: entry.clientId,
+        scopes: entry.scopes,
+        expiresAt: Math.floor(Date.now() / 1000) + 3600
+      }
     }
   }
 
@@ -154,7 +160,10 @@ export const startOAuthServers = async (): Promise<OAuthServers> => {
   app.post(
     "/mcp",
     express.json(),
-    requireBearerAuth({ verifier: provider, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(new URL(mcpUrl)) }),
+    requireBearerAuth({
+      verifier: provider,
+      resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(new URL(mcpUrl))
+    }),
     async (request: IncomingMessage & { readonly body?: unknown }, response: ServerResponse) => {
       // Stateless: a server and transport per request, closed with the response.
       const server = mcp()

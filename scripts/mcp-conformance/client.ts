@@ -103,9 +103,7 @@ const program = Effect.gen(function* () {
   }
 }).pipe(Effect.scoped, Effect.provide(client))
 
-// `Agent.make({ roles: [] })` types its requirements as `unknown` (Role.Services of `never`), though nothing
-// more is needed at run time: hence the cast.
-Effect.runPromiseExit(program as Effect.Effect<void, unknown>).then((exit) => {
+Effect.runPromiseExit(program).then((exit) => {
   if (exit._tag === "Success") process.exit(0)
   console.error(`FAILED: ${String(exit.cause)}`)
   process.exit(1)

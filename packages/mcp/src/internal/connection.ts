@@ -56,7 +56,12 @@ const open = (
 ) => {
   const oauth = settings.oauth
   const options = typeof server === "string" && oauth !== undefined ? oauth.options(server) : undefined
-  if (typeof server !== "string" || oauth === undefined || options === undefined || settings.open !== McpTransport.openDefault) {
+  if (
+    typeof server !== "string" ||
+    oauth === undefined ||
+    options === undefined ||
+    settings.open !== McpTransport.openDefault
+  ) {
     return settings.open(server, connectOptions)
   }
   const provider = OAuthProvider.make(options, server, oauth.context, onSecret)

@@ -160,11 +160,13 @@ export const toError = (session: Session, error: unknown, phase: Phase): Effect.
         }
       }
     }
-    if (error instanceof AuthorizationFailed) return Effect.succeed(refusedAccess(session, error.status, message, error))
+    if (error instanceof AuthorizationFailed)
+      return Effect.succeed(refusedAccess(session, error.status, message, error))
     if (error instanceof StreamableHTTPError) {
       const status = error.code ?? -1
       if (status === 401 || status === 403) return Effect.succeed(refusedAccess(session, status, message, error))
-      const sessionId = opened.transport instanceof StreamableHTTPClientTransport ? opened.transport.sessionId : undefined
+      const sessionId =
+        opened.transport instanceof StreamableHTTPClientTransport ? opened.transport.sessionId : undefined
       if (status === 404 && sessionId !== undefined && phase !== "connect") {
         return Effect.succeed(make({ reason: "SessionExpired", sent: false, status }))
       }

@@ -243,7 +243,8 @@ export const connectionOf = (
       onListingStopped: (stopped) => call.agent.mcp.listingStopped(name, server, stopped),
       onNotification: (notification) => call.agent.mcp.notified(name, server, notification)
     })
-  const mapped = (error: McpClientError) => toActionError(name, name, error, { idempotent: true, timeout: prepared.timeout })
+  const mapped = (error: McpClientError) =>
+    toActionError(name, name, error, { idempotent: true, timeout: prepared.timeout })
   const get = Effect.mapError(call.agent.mcp.get(key, open), (error) => {
     if (error._tag !== "BackingOff") return mapped(error)
     // A refusal that retrying cannot cure (HTTP 401 or 403, a 4xx) keeps its own category while backing off.
