@@ -83,7 +83,20 @@ describe("sampling and roots", () => {
     }).pipe(Effect.scoped, Effect.provide(client))
   })
 
-  it.live("without a sampling service the client does not declare sampling: the server's request fails", () =>
+  it.live("without a sampling service the client samples with the LanguageModel in context (the agent's)", () =>
+    Effect.gen(function* () {
+      const server = yield* HttpServer.start
+      const agent = yield* agentFor(server.url)
+      const answer = JSON.parse(String(yield* agent.executeAction("remote", { tool: "sample", arguments: {} })))
+      assert.deepStrictEqual(answer.content, { type: "text", text: "Lisbon" })
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(McpClientSdk.layer()),
+      Effect.provide(ScriptedModel.layer([ScriptedModel.reply("Lisbon")]))
+    )
+  )
+
+  it.live("with neither a sampling service nor a model the client does not declare sampling: the request fails", () =>
     Effect.gen(function* () {
       const server = yield* HttpServer.start
       const agent = yield* agentFor(server.url)

@@ -87,25 +87,38 @@ export const layerLanguageModel = (options?: {
 }): Layer.Layer<McpSampling, never, LanguageModel> =>
   Layer.effect(
     McpSampling,
-    Effect.map(Effect.service(LanguageModel), (model) => {
-      const cap = Math.max(1, Math.floor(options?.maxTokens ?? defaultMaxTokens))
-      return McpSampling.of({
-        sample: (request) => {
-          const messages: Array<Prompt.Message> = [
-            ...(request.systemPrompt === undefined ? [] : [{ role: "system" as const, content: request.systemPrompt }]),
-            ...request.messages.map((message) => ({ role: message.role, content: message.text }))
-          ]
-          return model.generate({ messages, maxTokens: Math.min(cap, Math.max(1, request.maxTokens)) }).pipe(
-            Effect.map(
-              (response): Response => ({
-                text: response.text,
-                model: response.model ?? "unknown",
-                stopReason: response.finishReason === "length" ? "maxTokens" : "endTurn"
-              })
-            ),
-            Effect.mapError((error) => ({ message: error.message }))
-          )
-        }
-      })
-    })
+    Effect.map(Effect.service(LanguageModel), (model) => fromLanguageModel(model, options))
   )
+
+/**
+ * The sampling service of one `LanguageModel` (see {@link layerLanguageModel}).
+ * `McpClientSdk` uses it by itself, with the `LanguageModel` in context when
+ * a connection opens (the agent's), when no `McpSampling` is provided.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const fromLanguageModel = (
+  model: LanguageModel["Service"],
+  options?: { readonly maxTokens?: number | undefined }
+): McpSampling["Service"] => {
+  const cap = Math.max(1, Math.floor(options?.maxTokens ?? defaultMaxTokens))
+  return McpSampling.of({
+    sample: (request) => {
+      const messages: Array<Prompt.Message> = [
+        ...(request.systemPrompt === undefined ? [] : [{ role: "system" as const, content: request.systemPrompt }]),
+        ...request.messages.map((message) => ({ role: message.role, content: message.text }))
+      ]
+      return model.generate({ messages, maxTokens: Math.min(cap, Math.max(1, request.maxTokens)) }).pipe(
+        Effect.map(
+          (response): Response => ({
+            text: response.text,
+            model: response.model ?? "unknown",
+            stopReason: response.finishReason === "length" ? "maxTokens" : "endTurn"
+          })
+        ),
+        Effect.mapError((error) => ({ message: error.message }))
+      )
+    }
+  })
+}

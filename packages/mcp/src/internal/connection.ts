@@ -6,12 +6,15 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Action } from "@rolecraft/core"
+import { LanguageModel } from "@rolecraft/core/LanguageModel"
 import * as Core from "@rolecraft/core/McpClient"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as McpElicitation from "../McpElicitation.ts"
 import type * as McpOAuth from "../McpOAuth.ts"
+import * as McpSampling from "../McpSampling.ts"
 import * as McpTransport from "../McpTransport.ts"
 import { toError } from "./failure.ts"
 import * as OAuthFetch from "./oauth/fetch.ts"
@@ -38,7 +41,7 @@ export interface Settings {
     | undefined
   /** Who answers a server's elicitation requests (none: they are declined). */
   readonly elicitation?: McpElicitation.McpElicitation["Service"] | undefined
-  /** Who answers a server's sampling requests (none: sampling is not declared). */
+  /** Who answers a server's sampling requests (none: the model in context at connect, or no sampling). */
   readonly sampling?: Requests.Answers["sampling"]
   /** The roots the client lists (none: roots are not declared). */
   readonly roots?: Requests.Answers["roots"]
@@ -87,9 +90,15 @@ export const connect = (
       onObtained?.(secret)
     }
     const opened = yield* open(settings, server, connectOptions, onSecret)
+    // Sampling: the user's service, else the model in context (the agent's), else none.
+    const model = settings.sampling === undefined ? yield* Effect.serviceOption(LanguageModel) : Option.none()
+    const answers: Requests.Answers = {
+      roots: settings.roots,
+      sampling: settings.sampling ?? (Option.isSome(model) ? McpSampling.fromLanguageModel(model.value) : undefined)
+    }
     const context = yield* Effect.context<never>()
     const session: Session = {
-      client: new Client(settings.clientInfo, { capabilities: Requests.capabilities(settings) }),
+      client: new Client(settings.clientInfo, { capabilities: Requests.capabilities(answers) }),
       opened,
       state: { open: true, generation: 0, tools: undefined },
       pending: new Set(),
@@ -111,7 +120,7 @@ export const connect = (
     watch(session)
     Requests.answer(client, connectOptions.name, settings.elicitation, (message) => session.log("Debug", message))
     Requests.listen(session)
-    Requests.serve(client, connectOptions.name, settings)
+    Requests.serve(client, connectOptions.name, answers)
 
     yield* Effect.addFinalizer(() =>
       Effect.tryPromise(() => client.close()).pipe(
