@@ -6,7 +6,12 @@
  * scenario's server, over `McpClientSdk.layerOAuth` (OAuth through the MCP
  * SDK's client auth; tokens in `McpTokenStore.layerMemory`; the browser step
  * follows the test authorization server's redirects), with an
- * `McpElicitation` service that accepts every form with its defaults.
+ * `McpElicitation` service that accepts every form with its defaults. The
+ * scenario's context chooses the grant: client credentials (a secret or a
+ * private key JWT), a pre-registered client, or the JWT bearer grant of an
+ * identity assertion this command gets from the scenario's identity provider
+ * (RFC 8693 token exchange); else authorization code with registration or
+ * the suite's client metadata document URL.
  *
  * It lists the server's tools the way an agent does — a chat turn offers
  * them to the model (`ScriptedModel`, which records what it was offered) —
@@ -15,7 +20,7 @@
  *
  * Run: node --conditions=@rolecraft/source scripts/mcp-conformance/client.ts <server-url>
  */
-import { Agent } from "@rolecraft/core"
+import { Agent, McpClient } from "@rolecraft/core"
 import { McpClientSdk, McpElicitation, McpOAuth, McpTokenStore } from "@rolecraft/mcp"
 import { ScriptedModel } from "@rolecraft/testing"
 import { Effect, Layer, Redacted } from "effect"
@@ -32,6 +37,9 @@ interface Context {
   readonly client_secret?: string
   readonly private_key_pem?: string
   readonly signing_algorithm?: string
+  readonly idp_client_id?: string
+  readonly idp_id_token?: string
+  readonly idp_token_endpoint?: string
 }
 const context: Context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}")
 
@@ -58,8 +66,43 @@ const grant = (): McpOAuth.Options["grant"] => {
       algorithm: context.signing_algorithm ?? "ES256"
     }
   }
+  if (scenario === "auth/cross-app-access-complete-flow" && context.client_id && context.client_secret) {
+    return {
+      _tag: "JwtBearer",
+      clientId: context.client_id,
+      clientSecret: Redacted.make(context.client_secret),
+      assertion: idJag
+    }
+  }
   return "authorization_code"
 }
+
+// Enterprise-managed authorization: the identity provider's ID token exchanged (RFC 8693) for an identity
+// assertion grant for this authorization server and resource.
+const idJag: McpOAuth.JwtBearer["assertion"] = ({ authorizationServer, resource }) =>
+  Effect.tryPromise({
+    try: async () => {
+      const response = await fetch(context.idp_token_endpoint ?? "", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          grant_type: "urn:ietf:params:oauth:grant-type:token-exchange",
+          subject_token: context.idp_id_token ?? "",
+          subject_token_type: "urn:ietf:params:oauth:token-type:id_token",
+          requested_token_type: "urn:ietf:params:oauth:token-type:id-jag",
+          audience: authorizationServer,
+          resource,
+          client_id: context.idp_client_id ?? ""
+        })
+      })
+      const body = (await response.json()) as { readonly access_token?: string; readonly error?: string }
+      if (body.access_token === undefined)
+        throw new Error(`the token exchange failed: ${body.error ?? response.status}`)
+      return Redacted.make(body.access_token)
+    },
+    catch: (error) =>
+      new McpClient.McpClientError({ reason: "Connect", sent: false, message: String(error), cause: error })
+  })
 const oauth: McpOAuth.Options = {
   redirectUrl: "http://localhost:3000/callback",
   clientName: "rolecraft-conformance",

@@ -49,6 +49,27 @@ export type ClientCredentials =
     }
 
 /**
+ * The JWT bearer grant (RFC 7523) with an assertion obtained elsewhere — for
+ * enterprise-managed authorization, an identity assertion grant (ID-JAG) an
+ * identity provider issued for this authorization server and resource in a
+ * token exchange (RFC 8693). `assertion` is asked for each token, given the
+ * authorization server's issuer and the resource (the MCP server) discovery
+ * found; the client authenticates with `clientId` and `clientSecret`.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface JwtBearer {
+  readonly _tag: "JwtBearer"
+  readonly clientId: string
+  readonly clientSecret: Redacted.Redacted<string>
+  readonly assertion: (target: {
+    readonly authorizationServer: string
+    readonly resource: string
+  }) => Effect.Effect<Redacted.Redacted<string>, Core.McpClientError>
+}
+
+/**
  * How the client authorizes with the servers that ask for it.
  *
  * - `redirectUrl`: where the authorization server sends the browser back
@@ -64,7 +85,7 @@ export type ClientCredentials =
  * - `scope`: the scope asked for when neither the server's challenge nor its
  *   metadata names one (default none).
  * - `grant`: `"authorization_code"` (default, with the {@link Authorization}
- *   browser step) or {@link ClientCredentials}.
+ *   browser step), {@link ClientCredentials} or {@link JwtBearer}.
  * - `maxAttempts`: how many authorizations one request may start (a new
  *   challenge after each, e.g. a step-up to more scopes) before its 401 or
  *   403 is final (default 3; a challenge seen before is final at once).
@@ -80,7 +101,7 @@ export interface Options {
     | { readonly clientId: string; readonly clientSecret?: Redacted.Redacted<string> | undefined }
     | undefined
   readonly scope?: string | undefined
-  readonly grant?: "authorization_code" | ClientCredentials | undefined
+  readonly grant?: "authorization_code" | ClientCredentials | JwtBearer | undefined
   readonly maxAttempts?: number | undefined
 }
 

@@ -3,9 +3,10 @@
  * services: what it keeps goes to the `McpTokenStore` under the server's URL
  * (verbatim), the browser step goes to the user's `Authorization` service
  * (its answer's `state` is checked and its `code` kept for the SDK's second
- * `auth()` call), and the client credentials grant delegates to the SDK's own
+ * `auth()` call), the client credentials grant delegates to the SDK's own
  * `ClientCredentialsProvider` or `PrivateKeyJwtProvider` for how the client
- * authenticates and what the token request says. Every token it sees is
+ * authenticates and what the token request says, and the JWT bearer grant
+ * asks the user's function for its assertion with what discovery found. Every token it sees is
  * told to `onSecret`, so the connection hides it from what it writes.
  */
 import { randomBytes } from "node:crypto"
@@ -56,6 +57,34 @@ const grantProvider = (grant: McpOAuth.ClientCredentials, name: string): OAuthCl
     : new PrivateKeyJwtProvider({ ...options, expectedIssuer: issuer })
 }
 
+const jwtBearerType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+/** A provider of the JWT bearer grant: the assertion asked for with what discovery found. */
+const jwtBearerProvider = (
+  grant: McpOAuth.JwtBearer,
+  server: string,
+  discovered: () => Promise<OAuthDiscoveryState | undefined>,
+  run: <A, E>(effect: Effect.Effect<A, E, Services>) => Promise<A>,
+  onSecret: (secret: string) => void
+): OAuthClientProvider => ({
+  redirectUrl: undefined,
+  clientMetadata: { client_name: grant.clientId, redirect_uris: [], grant_types: [jwtBearerType] },
+  clientInformation: () => ({ client_id: grant.clientId, client_secret: Redacted.value(grant.clientSecret) }),
+  tokens: () => undefined,
+  saveTokens: () => undefined,
+  redirectToAuthorization: () => undefined,
+  saveCodeVerifier: () => undefined,
+  codeVerifier: () => "",
+  prepareTokenRequest: async () => {
+    const state = await discovered()
+    const authorizationServer = state?.authorizationServerMetadata?.issuer ?? state?.authorizationServerUrl ?? server
+    const resource = state?.resourceMetadata?.resource ?? server
+    const assertion = Redacted.value(await run(grant.assertion({ authorizationServer, resource })))
+    onSecret(assertion)
+    return new URLSearchParams({ grant_type: jwtBearerType, assertion })
+  }
+})
+
 /** Makes the provider of `server` (its URL); `context` holds the services. */
 export const make = (
   options: McpOAuth.Options,
@@ -67,8 +96,21 @@ export const make = (
   const store = Context.get(context, McpTokenStore)
   const redirectUrl = options.redirectUrl ?? defaultRedirectUrl
   const grant = options.grant === undefined || options.grant === "authorization_code" ? undefined : options.grant
-  const delegate = grant === undefined ? undefined : grantProvider(grant, options.clientName ?? "rolecraft")
   const read = () => run(store.get(server))
+  const delegate =
+    grant === undefined
+      ? undefined
+      : grant._tag === "JwtBearer"
+        ? jwtBearerProvider(
+            grant,
+            server,
+            async () => (await read()).discoveryState as OAuthDiscoveryState | undefined,
+            run,
+            onSecret
+          )
+        : grantProvider(grant, options.clientName ?? "rolecraft")
+  if (grant !== undefined)
+    onSecret(Redacted.value(grant._tag === "PrivateKeyJwt" ? grant.privateKey : grant.clientSecret))
   const update = (change: (entry: Entry) => Entry) =>
     run(Effect.flatMap(store.get(server), (entry) => store.set(server, change(entry))))
   let state: string | undefined
