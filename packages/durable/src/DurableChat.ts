@@ -33,9 +33,10 @@
  *
  * @since 0.1.0
  */
-import type { ValidationError } from "@rolecraft/core/ActionError"
+import type { ApprovalRequired, ExecutionFailure, TransientFailure, ValidationError } from "@rolecraft/core/ActionError"
 import type * as Chat from "@rolecraft/core/Chat"
 import type * as LanguageModel from "@rolecraft/core/LanguageModel"
+import type * as StoreBoundary from "@rolecraft/core/StoreBoundary"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
@@ -91,6 +92,27 @@ export type RunOptions = typeof RunOptions.Type
 export type Services = WorkflowEngine.WorkflowEngine | RunStore.RunStore
 
 /**
+ * What a client operation (`start`, `status`, `cancel`, `await`) fails
+ * with, never a defect:
+ *
+ * - VALIDATION (`ValidationError`): an unknown run, a run not in the state
+ *   the operation needs, an id or text the store cannot hold (a NUL, a lone
+ *   surrogate, a run id past 200 characters), naming the field;
+ * - TRANSIENT (`TransientFailure`): the run store or the workflow engine
+ *   could not be reached (a database stopped or restarting), naming it: the
+ *   same operation may succeed later;
+ * - EXECUTION (`ExecutionFailure`): a stored row that does not decode (edited,
+ *   truncated, from a newer version), naming the run and the field.
+ *
+ * `decide` may also fail with APPROVAL (`ApprovalRequired`, see
+ * {@link DurableChat}).
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export type Failure = ValidationError | TransientFailure | ExecutionFailure
+
+/**
  * A run's final status (what {@link DurableChat} `await` returns).
  *
  * @category models
@@ -109,12 +131,23 @@ export type FinalStatus = Extract<RunStore.RunStatus, { readonly _tag: "Done" | 
  *   an existing one is VALIDATION); returns once the run is recorded.
  * - `status(runId)`: the run's stored status (a query, never a replay).
  * - `decide(runId, decisions)`: decides pending calls by `toolCallId` (all
- *   or some of them); an unknown run, a run not awaiting approval, or an
- *   unknown call is VALIDATION.
+ *   or some of them). A call is decided once, ever: the first decision
+ *   recorded for it stands (of two deciders racing, one records), the same
+ *   decision again is that decision, and any other — the loser of a race,
+ *   or a rejection sent after an approval — is APPROVAL (`check:
+ *   "decided"`, "decide: call_1 (refund) is already decided: approved by
+ *   alice"). A decision is recorded for the call it was shown for (its
+ *   approval token, bound to the call's exact arguments). An unknown run, a
+ *   run not awaiting approval (and no decision recorded for the call), an
+ *   unknown call or an approver or reason a store cannot hold is
+ *   VALIDATION.
  * - `cancel(runId)`: stops the run; nothing more runs. A final run is
  *   VALIDATION.
  * - `await(runId, options?)`: waits for the final status, reading the
- *   stored status every `pollInterval` (default 200 ms).
+ *   stored status every `pollInterval` (default 200 ms); a store that cannot
+ *   be reached meanwhile ends the wait TRANSIENT (wait again).
+ *
+ * Every operation fails with a typed {@link Failure}, never a defect.
  *
  * @category models
  * @since 0.1.0
@@ -129,19 +162,17 @@ export interface DurableChat {
     runId: string,
     input: string | ReadonlyArray<LanguageModel.Message>,
     options?: RunOptions
-  ) => Effect.Effect<void, ValidationError, WorkflowEngine.WorkflowEngine | RunStore.RunStore>
-  readonly status: (runId: string) => Effect.Effect<RunStore.RunStatus, ValidationError, RunStore.RunStore>
+  ) => Effect.Effect<void, Failure, WorkflowEngine.WorkflowEngine | RunStore.RunStore>
+  readonly status: (runId: string) => Effect.Effect<RunStore.RunStatus, Failure, RunStore.RunStore>
   readonly decide: (
     runId: string,
     decisions: Chat.Decisions
-  ) => Effect.Effect<void, ValidationError, WorkflowEngine.WorkflowEngine | RunStore.RunStore>
-  readonly cancel: (
-    runId: string
-  ) => Effect.Effect<void, ValidationError, WorkflowEngine.WorkflowEngine | RunStore.RunStore>
+  ) => Effect.Effect<void, Failure | ApprovalRequired, WorkflowEngine.WorkflowEngine | RunStore.RunStore>
+  readonly cancel: (runId: string) => Effect.Effect<void, Failure, WorkflowEngine.WorkflowEngine | RunStore.RunStore>
   readonly await: (
     runId: string,
     options?: { readonly pollInterval?: Duration.Input | undefined }
-  ) => Effect.Effect<FinalStatus, ValidationError, RunStore.RunStore>
+  ) => Effect.Effect<FinalStatus, Failure, RunStore.RunStore>
 }
 
 /**
@@ -191,7 +222,11 @@ export const layerTest: Layer.Layer<WorkflowEngine.WorkflowEngine | RunStore.Run
  */
 export const layerSingle = (options?: {
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
-}): Layer.Layer<WorkflowEngine.WorkflowEngine | RunStore.RunStore, Config.ConfigError, SqlClient.SqlClient> =>
+}): Layer.Layer<
+  WorkflowEngine.WorkflowEngine | RunStore.RunStore,
+  Config.ConfigError | StoreBoundary.StoreError,
+  SqlClient.SqlClient
+> =>
   Layer.mergeAll(
     ClusterWorkflowEngine.layer.pipe(
       Layer.provide(SingleRunner.layer({ runnerStorage: "sql", shardingConfig: options?.shardingConfig })),
