@@ -166,7 +166,7 @@ export const bench = async (): Promise<Section> => {
     title: "executeAction on a local action",
     description:
       "One running Effect times a direct call of the action's function (wrapped in `Effect.sync`), the same " +
-      "function as a traced `Effect.fn`, and `agent.executeAction` on it (the whole SPEC §9 pipeline), plain and " +
+      "function as a traced `Effect.fn`, and `agent.executeAction` on it (the whole ten-step pipeline), plain and " +
       "with every policy on (hooks, guardrails, contract with state, retrieval over 12 documents, retry, circuit " +
       "breaker, bulkhead, and approval: each call consumes its own token, approved before timing starts). " +
       "Each sample is the mean of a batch of 200 calls, after 20 000 warm-up calls; samples are taken in " +

@@ -1,5 +1,5 @@
 /**
- * The seeds' capabilities page in Rolecraft's form: two capabilities of llm
+ * Capabilities and roles: two capabilities of llm
  * actions, a role that adopts both, and a role whose own local `summarize`
  * overrides the capability's llm one (type and all) and runs.
  *

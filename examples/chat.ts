@@ -1,5 +1,5 @@
 /**
- * One chat turn (SPEC §7) over the real `openai` SDK, offline: the example
+ * One chat turn over the real `openai` SDK, offline: the example
  * starts a local OpenAI-compatible endpoint (`ChatCompletionsServer`) whose
  * script plays the model, and a small weather service on 127.0.0.1. The model
  * calls three tools in one step — a local action (`nights`), a webService
@@ -123,7 +123,7 @@ const program = Effect.gen(function* () {
   const [first] = yield* endpoint.requests
   const offered = (first?.body as { tools?: ReadonlyArray<{ function: { name: string } }> } | undefined)?.tools ?? []
   yield* Console.log(`\nTools offered: ${offered.map((tool) => tool.function.name).join(", ")}`)
-  yield* Console.log(`${result.steps} model calls, ${result.usage.totalTokens} tokens.`)
+  yield* Console.log(`${result.steps} model call${result.steps === 1 ? "" : "s"}, ${result.usage.totalTokens} tokens.`)
 }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(NodeHttpClient.layerUndici, McpClientSdk.layer())))
 
 NodeRuntime.runMain(program)

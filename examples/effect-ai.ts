@@ -98,7 +98,9 @@ const rolecraftTurn = Effect.gen(function* () {
   const done = yield* agent.resume(paused.state, decisions)
   if (done._tag !== "Completed") return yield* Console.log(`unexpected: ${done._tag}`)
   yield* Console.log(`  answer: ${done.text}`)
-  yield* Console.log(`  ${done.steps} model calls, ${done.usage.totalTokens} tokens; booked: ${booked.join(", ")}`)
+  yield* Console.log(
+    `  ${done.steps} model call${done.steps === 1 ? "" : "s"}, ${done.usage.totalTokens} tokens; booked: ${booked.join(", ")}`
+  )
 }).pipe(Effect.scoped, Effect.provide(EffectAiModel.layer({ name: "rule-based" }).pipe(Layer.provide(RuleBasedModel))))
 
 // -----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 /**
  * llm actions over the real `openai` SDK, offline: the example starts a local
  * OpenAI-compatible endpoint (`ChatCompletionsServer`) with a small script and
- * points `OpenAiLanguageModel` at it. It runs the seeds' `packingTip` (an llm
+ * points `OpenAiLanguageModel` at it. It runs a travel role's `packingTip` (an llm
  * action with temperature 0.3, here retried once after a 429), and the
  * `AssistantRole`'s `summarize` and `translate` from its two capabilities
  * (the ones of `capabilities.ts`).

@@ -1,7 +1,7 @@
 /**
- * Local actions through the agent's pipeline: the seeds' `nights` with string
+ * Local actions through the agent's pipeline: `nights` with string
  * dates, a failing call reported in an `ActionResponse`, a flaky action that
- * succeeds on its third attempt under a retry policy, the seeds'
+ * succeeds on its third attempt under a retry policy, an
  * approval-guarded `book` (refused without a token, run with an approved one,
  * refused on replay and with changed arguments), and a guarded, contracted
  * `charge` that keeps a budget in the role's state.

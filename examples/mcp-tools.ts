@@ -1,5 +1,5 @@
 /**
- * An mcpTool action in the style of the seeds' `currencyTools` (`@MCPTool`),
+ * An mcpTool action (`currencyTools`, a role's view of an MCP server's tools),
  * pointed at the published server-everything over stdio: its tools called
  * directly through the agent's pipeline, and one failure reported in an
  * `ActionResponse`.
@@ -19,7 +19,7 @@ const everything = fileURLToPath(
 export const TravelRole = Role.make({
   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
   actions: {
-    // The seeds' `@MCPTool(serverUrl = …, apiKeyEnv = "FX_API_KEY")`, here a stdio server.
+    // A stdio server here; a streamable HTTP one is its URL, with `apiKeyEnv` naming its credential's variable.
     currencyTools: Action.mcpTool({
       description: "Currency tools",
       server: { command: process.execPath, args: [everything, "stdio"] },

@@ -1,5 +1,5 @@
 /**
- * webService actions (SPEC §6): the seeds' `forecast` (GET, PATH, BEARER with
+ * webService actions: `forecast` (GET, PATH, BEARER with
  * WEATHER_API_KEY, an Accept header, 5 s timeout) and `temperature` (GET,
  * QUERY, post-processed with `mapResult` into "<city>: <temp>"), run by an
  * agent over Effect's HttpClient against a small weather service this script
@@ -42,7 +42,7 @@ const weatherService = LocalHttpServer.serve((request, response) => {
   send(404, { error: "not found" })
 })
 
-/** The seeds' TravelRole web actions, against a service at `base`. */
+/** A travel role's web actions, against a service at `base`. */
 const travelRole = (base: string) =>
   Role.make({
     identity: { name: "travel", goal: "Plan trips", domain: "travel" },

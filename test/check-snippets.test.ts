@@ -55,9 +55,26 @@ describe("documentation snippets", () => {
     assert.notInclude(bad.report, "doc.md:4:")
   })
 
-  it("checks the README and every page under docs/", () => {
+  it("a block opened with `ts run` is a program to run; the others are only type-checked", () => {
+    const snippets = extract("doc.md", ["```ts run", "console.log(1)", "```", "```ts", "const a = 1", "```"].join("\n"))
+    assert.deepStrictEqual(
+      snippets.map((snippet) => [snippet.line, snippet.run]),
+      [
+        [2, true],
+        [5, false]
+      ]
+    )
+  })
+
+  it("checks the README, every page under docs/ and every package's README", () => {
     const files = documentation()
     assert.strictEqual(files[0], "README.md")
-    assert.isTrue(files.slice(1).every((file) => file.startsWith("docs/") && file.endsWith(".md")))
+    assert.isTrue(
+      files.slice(1).every((file) => /^docs\/[^/]+\.md$|^packages\/[^/]+\/README\.md$/.test(file)),
+      files.join(", ")
+    )
+    for (const name of ["core", "mcp", "openai", "effect-ai", "testing", "durable"]) {
+      assert.include(files, `packages/${name}/README.md`)
+    }
   })
 })

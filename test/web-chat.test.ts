@@ -82,7 +82,9 @@ describe("web chat in headless chromium", () => {
         )
         const prompt = yield* textOf(second.locator(".approval p"))
         assert.include(prompt, 'bookHotel {"hotel":"Casa Alfama","nights":2} needs your approval')
-        assert.strictEqual(yield* Effect.promise(() => second.locator(".tool").getAttribute("data-state")), "ready")
+        // The call waits for approval, it is not running; its approval box is under it.
+        assert.strictEqual(yield* Effect.promise(() => second.locator(".tool").getAttribute("data-state")), "awaiting")
+        assert.strictEqual(yield* textOf(second.locator(".tool .status")), "awaiting your approval")
         yield* Effect.promise(() => second.locator("button.approve").click())
         yield* Effect.promise(() =>
           second.and(page.locator('[data-finished="Completed"]')).waitFor({ timeout: 30_000 })
@@ -91,6 +93,17 @@ describe("web chat in headless chromium", () => {
         assert.match(
           yield* textOf(second.locator(".tool .result")),
           /^\{"hotel":"Casa Alfama","nights":2,"confirmation":"BK-\d+"\}$/
+        )
+        // The rows read in the order things happened: the call, its approval, its result, then the answer.
+        assert.deepStrictEqual(
+          yield* Effect.promise(() =>
+            second.evaluate((bubble) =>
+              [...bubble.querySelectorAll(".tool > .name, .approval, .result, .text:not(:empty), .meta")].map(
+                (node) => node.className
+              )
+            )
+          ),
+          ["name", "approval", "result", "text", "meta"]
         )
         assert.match(
           yield* textOf(second.locator('.text[data-step="2"]')),
@@ -126,6 +139,14 @@ describe("web chat in headless chromium", () => {
         assert.isTrue(recorded.every((request) => (request.body as { readonly stream?: unknown }).stream === true))
 
         yield* Effect.promise(() => page.screenshot({ path: screenshot, fullPage: true }))
+
+        // 4. A turn of one model call says so in the singular; the others said "2 model calls".
+        const fourth = yield* Effect.promise(() => ask(page, "Hello", 3))
+        yield* Effect.promise(() =>
+          fourth.and(page.locator('[data-finished="Completed"]')).waitFor({ timeout: 30_000 })
+        )
+        assert.match(yield* textOf(fourth.locator(".meta")), /^Completed · 1 model call · \d+ tokens$/)
+        assert.match(yield* textOf(first.locator(".meta")), /^Completed · 2 model calls · \d+ tokens$/)
       }).pipe(Effect.scoped),
     120_000
   )

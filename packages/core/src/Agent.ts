@@ -44,11 +44,14 @@ export const TypeId = "~@rolecraft/core/Agent"
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never
 
 /**
- * The merged action record of several roles.
+ * The merged action record of several roles (`{}` for none: an agent of
+ * `mcpServers` only).
  *
  * @since 0.1.0
  */
-export type ActionsOf<Roles extends ReadonlyArray<Role.Any>> = UnionToIntersection<Roles[number]["actions"]>
+export type ActionsOf<Roles extends ReadonlyArray<Role.Any>> = [Roles[number]] extends [never]
+  ? {}
+  : UnionToIntersection<Roles[number]["actions"]>
 
 /**
  * An action name: a known one (completed by editors) or any string.

@@ -162,14 +162,17 @@ export interface Role<Actions extends Record<string, Action.Any> = Record<string
 export type Any = Role<any, any>
 
 /**
- * The services the actions of a role require.
+ * The services the actions of a role require (`never` for no role, as in
+ * `Agent.make({ roles: [] })`).
  *
  * @category models
  * @since 0.1.0
  */
-export type Services<X extends Any> = {
-  [K in keyof X["actions"]]: Action.Services<X["actions"][K]>
-}[keyof X["actions"]]
+export type Services<X extends Any> = [X] extends [never]
+  ? never
+  : {
+      [K in keyof X["actions"]]: Action.Services<X["actions"][K]>
+    }[keyof X["actions"]]
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never
 

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { expectTypeOf } from "vitest"
 import { Context, Effect, Exit, Fiber, Layer, Ref, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as Action from "../src/Action.ts"
@@ -225,6 +226,18 @@ describe("Agent", () => {
       const call: Effect.Effect<number, unknown, Rates> = agent.executeAction("convert", { amount: "10" })
       const usd = yield* Effect.provide(call, Layer.succeed(Rates, { eurToUsd: 1.5 }))
       assert.strictEqual(usd, 15)
+    })
+  )
+
+  it.effect("an agent with no role (roles: [], as with mcpServers only) needs no service, so runMain takes it", () =>
+    Effect.gen(function* () {
+      const agent = yield* Agent.make({ id: "servers-only", roles: [] })
+      // Before, an empty roles tuple gave Agent<unknown, unknown>: every call needed `unknown`, and
+      // NodeRuntime.runMain (which takes an Effect needing `never`) refused the program.
+      expectTypeOf(agent).toEqualTypeOf<Agent.Agent<{}, never>>()
+      const call: Effect.Effect<unknown, unknown, never> = agent.executeAction("anything", {})
+      const error = yield* Effect.flip(call)
+      assert.strictEqual((error as { readonly _tag: string })._tag, "ActionNotFound")
     })
   )
 

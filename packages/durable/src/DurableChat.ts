@@ -33,11 +33,17 @@
  *
  * @since 0.1.0
  */
-import type { ApprovalRequired, ExecutionFailure, TransientFailure, ValidationError } from "@rolecraft/core/ActionError"
+import {
+  type ApprovalRequired,
+  type ExecutionFailure,
+  type TransientFailure,
+  ValidationError
+} from "@rolecraft/core/ActionError"
 import type * as Chat from "@rolecraft/core/Chat"
 import type * as LanguageModel from "@rolecraft/core/LanguageModel"
 import type * as StoreBoundary from "@rolecraft/core/StoreBoundary"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
 import * as RunnerAddress from "effect/cluster/RunnerAddress"
@@ -48,15 +54,17 @@ import * as SqlMessageStorage from "effect/cluster/SqlMessageStorage"
 import * as SqlRunnerStorage from "effect/cluster/SqlRunnerStorage"
 import * as SingleRunner from "effect/cluster/SingleRunner"
 import * as TestRunner from "effect/cluster/TestRunner"
-import type * as Config from "effect/Config"
+import * as Config from "effect/Config"
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as RpcSerialization from "effect/rpc/RpcSerialization"
 import type * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import * as Client from "./internal/client.ts"
+import * as LocalWorkflows from "./internal/localWorkflows.ts"
 import * as Records from "./internal/records.ts"
 import * as Run from "./internal/run.ts"
 import * as RunnerWatch from "./internal/runnerWatch.ts"
@@ -209,7 +217,8 @@ export const make = (name: string): DurableChat => {
  */
 export const layerTest: Layer.Layer<WorkflowEngine.WorkflowEngine | RunStore.RunStore> = Layer.mergeAll(
   ClusterWorkflowEngine.layer.pipe(Layer.provide(TestRunner.layer)),
-  RunStore.layerMemory
+  RunStore.layerMemory,
+  LocalWorkflows.layer("layerTest")
 )
 
 /**
@@ -232,7 +241,8 @@ export const layerSingle = (options?: {
       Layer.provide(SingleRunner.layer({ runnerStorage: "sql", shardingConfig: options?.shardingConfig })),
       Layer.provide(NodeCrypto.layerDigest)
     ),
-    RunStore.layerSql
+    RunStore.layerSql,
+    LocalWorkflows.layer("layerSingle")
   )
 
 /**
@@ -290,4 +300,53 @@ export const layerCluster = (options: {
     Layer.provide(config)
   )
   return Layer.mergeAll(ClusterWorkflowEngine.layer.pipe(Layer.provide(cluster)), RunStore.layerSql)
+}
+
+/**
+ * A Postgres `SqlClient` (`@effect/sql-pg`'s `PgClient.layer`) for the
+ * engine layers and `ApprovalStore.layerSql`, its URL read through Effect
+ * `Config` (the environment by default) from `DATABASE_URL`, or from the
+ * variable `variable` names. The URL is a `Redacted` value: it appears in no
+ * error, log, span or stored row. `options` are `PgClient`'s other settings
+ * (`maxConnections`, `connectTimeout`, …).
+ *
+ * Fails to build with a ValidationError naming the variable when it is not
+ * set (`DATABASE_URL is not set`), and with `@effect/sql-pg`'s `SqlError`
+ * when the database cannot be reached.
+ *
+ * @example
+ * ```ts
+ * import { ApprovalStore } from "@rolecraft/core"
+ * import { DurableChat } from "@rolecraft/durable"
+ * import { Layer } from "effect"
+ *
+ * // DATABASE_URL=postgres://user:password@db.internal:5432/agents
+ * const engine = Layer.mergeAll(ApprovalStore.layerSql, DurableChat.layerSingle()).pipe(
+ *   Layer.provideMerge(DurableChat.layerPostgresConfig())
+ * )
+ * ```
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layerPostgresConfig = (
+  options?: Omit<PgClient.PgPoolConfig, "url"> & { readonly variable?: string | undefined }
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, ValidationError | SqlError> => {
+  const { variable = "DATABASE_URL", ...settings } = options ?? {}
+  return Layer.unwrap(
+    Effect.gen(function* () {
+      const url = yield* Config.Redacted(variable).pipe(
+        Effect.mapError((cause) => {
+          const problem = `is not set (the Postgres URL, like postgres://user:password@host:5432/database)`
+          return new ValidationError({
+            action: "DurableChat.layerPostgresConfig",
+            message: `DurableChat.layerPostgresConfig: ${variable} ${problem}`,
+            issues: [{ path: variable, message: problem }],
+            cause
+          })
+        })
+      )
+      return PgClient.layer({ ...settings, url })
+    })
+  )
 }

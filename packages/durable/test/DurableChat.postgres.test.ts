@@ -1,7 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
 import { ApprovalStore, Chat } from "@rolecraft/core"
-import { Effect, Layer, Redacted } from "effect"
+import { ConfigProvider, Effect, Layer, Redacted } from "effect"
 import { freshDatabase } from "../../../test/setup/postgresUrl.ts"
 import { DurableChat, RunStore } from "../src/index.ts"
 import { makeAgent, refundModel } from "./support/refunds.ts"
@@ -73,6 +73,48 @@ describe("DurableChat on Postgres (single-process layer)", () => {
         if (final._tag !== "Done" || final.result._tag !== "Completed") return assert.fail(JSON.stringify(final))
         assert.strictEqual(final.result.text, "Done: refunded order-1")
         assert.deepStrictEqual([counts.model, counts.refunds], [2, ["order-1"]])
+      }),
+    60_000
+  )
+
+  it.live(
+    "an approver process with layerSingle and no agent layer is refused at once (VALIDATION saying what to provide), not left hanging",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* freshDatabase("durable_approver")
+        const turns = DurableChat.make("support")
+        const counts = { model: 0, refunds: [] as Array<string> }
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const run = yield* process(url, counts)
+            yield* run(turns.start("run-b", "order-2"))
+            yield* run(waitFor(turns, "run-b", "AwaitingApproval"))
+          })
+        )
+        // The approver: the same database (its URL read from DATABASE_URL) and engine layer, but not the chat's
+        // layer (no agent, no model).
+        const error = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const approver = yield* Layer.build(
+              DurableChat.layerSingle({ shardingConfig }).pipe(
+                Layer.provideMerge(DurableChat.layerPostgresConfig()),
+                Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ DATABASE_URL: url })))
+              )
+            )
+            assert.strictEqual((yield* Effect.provide(turns.status("run-b"), approver))._tag, "AwaitingApproval")
+            return yield* turns
+              .decide("run-b", { call_1: Chat.approve("alice") })
+              .pipe(
+                Effect.provide(approver),
+                Effect.flip,
+                Effect.timeoutOrElse({ duration: "15 seconds", orElse: () => Effect.die(new Error("decide hung")) })
+              )
+          })
+        )
+        assert.strictEqual(error._tag, "ValidationError")
+        assert.include(error.message, 'the durable chat "support" does not run in this process')
+        assert.include(error.message, "DurableChat.layerSingle")
+        assert.deepStrictEqual([counts.model, counts.refunds], [1, []])
       }),
     60_000
   )

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Chat } from "@rolecraft/core"
-import { type Duration, Effect, Layer } from "effect"
+import type { ApprovalRequired } from "@rolecraft/core/ActionError"
+import { ConfigProvider, type Duration, Effect, Layer } from "effect"
 import { DurableChat, type RunStore } from "../src/index.ts"
 import * as Model from "@rolecraft/core/LanguageModel"
 import { makeAgent, refundModel } from "./support/refunds.ts"
@@ -144,6 +145,61 @@ describe("DurableChat on the in-memory engine", () => {
       const token = yield* agent.approvals.get(paused.pending[0]?.pendingTokenId ?? "")
       assert.strictEqual(token._tag === "Some" ? token.value.status : "none", "pending")
     }).pipe(Effect.scoped)
+  )
+
+  it.live(
+    "without the chat's layer in this process, start, decide and cancel fail VALIDATION at once, saying what to provide",
+    () =>
+      Effect.gen(function* () {
+        const turns = DurableChat.make("support")
+        // The engine and nothing else: no turns.layer(agent). A send would wait for a registration that never comes.
+        const context = yield* Layer.build(DurableChat.layerTest)
+        const refused = (
+          effect: Effect.Effect<
+            void,
+            DurableChat.Failure | ApprovalRequired,
+            Layer.Success<typeof DurableChat.layerTest>
+          >
+        ) =>
+          effect.pipe(
+            Effect.provide(context),
+            Effect.flip,
+            Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.die(new Error("it hung")) })
+          )
+        for (const error of [
+          yield* refused(turns.start("run-6", "order-6")),
+          yield* refused(turns.decide("run-6", { call_1: Chat.approve("alice") })),
+          yield* refused(turns.cancel("run-6"))
+        ]) {
+          assert.strictEqual(error._tag, "ValidationError")
+          assert.include(error.message, 'the durable chat "support" does not run in this process')
+          assert.include(error.message, "DurableChat.layerTest")
+          assert.include(error.message, 'DurableChat.make("support").layer(agent)')
+        }
+        // status and await read the run store only, and need no registration.
+        assert.include((yield* Effect.flip(Effect.provide(turns.status("run-6"), context))).message, 'no run "run-6"')
+      }).pipe(Effect.scoped)
+  )
+
+  it.effect("layerPostgresConfig without its variable: VALIDATION naming the variable, before any connection", () =>
+    Effect.gen(function* () {
+      const build = (variables: Record<string, string>, variable?: string) =>
+        Layer.build(
+          DurableChat.layerPostgresConfig(variable === undefined ? {} : { variable }).pipe(
+            Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(variables)))
+          )
+        ).pipe(Effect.scoped, Effect.flip)
+      const missing = yield* build({})
+      assert.strictEqual(missing._tag, "ValidationError")
+      assert.include(missing.message, "DATABASE_URL is not set")
+      if (missing._tag === "ValidationError")
+        assert.deepStrictEqual(
+          missing.issues.map((i) => i.path),
+          ["DATABASE_URL"]
+        )
+      const named = yield* build({ DATABASE_URL: "postgres://somewhere/db" }, "AGENTS_PG_URL")
+      assert.include(named.message, "AGENTS_PG_URL is not set")
+    })
   )
 })
 

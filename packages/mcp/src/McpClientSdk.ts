@@ -37,7 +37,7 @@ import * as McpTransport from "./McpTransport.ts"
  * Options of {@link make} and {@link layer}.
  *
  * - `clientInfo`: the name and version sent at `initialize` (default
- *   `{ name: "rolecraft", version: "0.1.0" }`).
+ *   `{ name: "rolecraft", version: "0.2.0" }`).
  * - `connectTimeout`: bounds spawning and `initialize` (default 30 seconds).
  * - `listTimeout`: bounds each `tools/list` page (default 30 seconds).
  * - `maxListPages`: the most `tools/list` pages one listing reads (default
@@ -77,7 +77,7 @@ const pageLimit = (value: number | undefined): number =>
  */
 export const make = (options?: Options): Core.McpClient["Service"] => {
   const settings: Connection.Settings = {
-    clientInfo: options?.clientInfo ?? { name: "rolecraft", version: "0.1.0" },
+    clientInfo: options?.clientInfo ?? { name: "rolecraft", version: "0.2.0" },
     connectTimeoutMs: toMillis(options?.connectTimeout, 30_000),
     listTimeoutMs: toMillis(options?.listTimeout, 30_000),
     maxListPages: pageLimit(options?.maxListPages),

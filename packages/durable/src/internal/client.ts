@@ -23,6 +23,7 @@ import * as Schema from "effect/Schema"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import * as RunStore from "../RunStore.ts"
+import { requireRegistered } from "./localWorkflows.ts"
 import { approvalOf, DecisionSchema, RunOptions, VerdictRecord } from "./records.ts"
 import { type ChatWorkflow, verdictStep } from "./run.ts"
 
@@ -69,6 +70,7 @@ export const start =
     options?: typeof RunOptions.Type
   ): Effect.Effect<void, Failure, Services> =>
     Effect.gen(function* () {
+      yield* requireRegistered(name, "start")
       if (runId.length === 0 || runId.length > RunStore.maxIdLength) {
         return yield* invalid("start", "runId", `runId must be 1 to ${RunStore.maxIdLength} characters`)
       }
@@ -138,6 +140,7 @@ export const decide =
   (workflow: ChatWorkflow, name: string) =>
   (runId: string, decisions: Chat.Decisions): Effect.Effect<void, Failure | ApprovalRequired, Services> =>
     Effect.gen(function* () {
+      yield* requireRegistered(name, "decide")
       const ids = Object.keys(decisions)
       if (ids.length === 0) return yield* invalid("decide", "decisions", "no decision was given")
       const checked = new Map<string, Decision.Decision>()
@@ -199,6 +202,7 @@ export const cancel =
   (workflow: ChatWorkflow, name: string) =>
   (runId: string): Effect.Effect<void, Failure, Services> =>
     Effect.gen(function* () {
+      yield* requireRegistered(name, "cancel")
       const current = yield* requireRun(name, "cancel", runId)
       if (RunStore.isFinal(current)) {
         return yield* invalid("cancel", "runId", `run ${JSON.stringify(runId)} has already ended (${current._tag})`)

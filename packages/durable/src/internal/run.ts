@@ -19,7 +19,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -29,6 +29,7 @@ import * as Workflow from "effect/workflow/Workflow"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import * as RunStore from "../RunStore.ts"
 import * as Journal from "./journal.ts"
+import * as LocalWorkflows from "./localWorkflows.ts"
 import {
   approvalOf,
   Input,
@@ -298,4 +299,4 @@ export const layer = <R>(
   agent: Turns<R>,
   chatOptions?: Chat.ChatOptions
 ): Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | RunStore.RunStore | R> =>
-  workflow.toLayer(body(name, agent, chatOptions))
+  Layer.merge(workflow.toLayer(body(name, agent, chatOptions)), Layer.effectDiscard(LocalWorkflows.register(name)))
