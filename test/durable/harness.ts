@@ -5,12 +5,12 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
+import { Duration, Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 
 const script = fileURLToPath(new URL("./process.ts", import.meta.url))
 
-const freePort = (): Promise<number> =>
+export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = createServer()
     server.once("error", reject)
@@ -22,7 +22,7 @@ const freePort = (): Promise<number> =>
     })
   })
 
-interface Proc {
+export interface Proc {
   readonly child: ChildProcess
   readonly output: () => string
   /** Resolves with the first stdout line matching `pattern`; rejects if the process exits first. */
@@ -45,11 +45,28 @@ export interface LockSettings {
  */
 export const defaultLocks: LockSettings = { expirationMs: 35_000, refreshMs: 10_000 }
 
-const start = (args: ReadonlyArray<string>, locks: LockSettings): Proc => {
+/** The shard settings of every process of the proofs (the lock settings from `locks`). */
+export const shardingConfigOf = (locks: LockSettings) =>
+  ({
+    shardsPerGroup: 30,
+    shardLockExpiration: Duration.millis(locks.expirationMs),
+    shardLockRefreshInterval: Duration.millis(locks.refreshMs),
+    entityMessagePollInterval: "1 second",
+    refreshAssignmentsInterval: "1 second",
+    runnerHealthCheckInterval: "1 second"
+  }) as const
+
+/** Starts one process of the proofs (./process.ts) with `args`; `env` adds variables (TOOL_MS, MODEL_MS). */
+export const spawnProcess = (
+  args: ReadonlyArray<string>,
+  locks: LockSettings,
+  env: Readonly<Record<string, string>> = {}
+): Proc => {
   const child = spawn(process.execPath, ["--conditions=@rolecraft/source", script, ...args], {
     stdio: ["pipe", "pipe", "pipe"],
     env: {
       ...process.env,
+      ...env,
       SHARD_LOCK_EXPIRATION_MS: String(locks.expirationMs),
       SHARD_LOCK_REFRESH_MS: String(locks.refreshMs)
     }
@@ -107,7 +124,7 @@ export interface Figures {
   readonly logs: string
 }
 
-const query = <A>(url: string, body: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+export const query = <A>(url: string, body: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
   Effect.runPromise(
     Effect.gen(function* () {
       return yield* body(yield* SqlClient.SqlClient)
@@ -118,7 +135,7 @@ const query = <A>(url: string, body: (sql: SqlClient.SqlClient) => Effect.Effect
 export const killOneRunner = async (url: string, turns: number, locks = defaultLocks): Promise<Figures> => {
   const procs: Array<Proc> = []
   const run = (args: ReadonlyArray<string>) => {
-    const proc = start(args, locks)
+    const proc = spawnProcess(args, locks)
     procs.push(proc)
     return proc
   }
