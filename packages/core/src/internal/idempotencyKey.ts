@@ -16,3 +16,6 @@ export const IdempotencyKey: Context.Reference<string | undefined> = Context.Ref
 
 /** The key of the current fiber's call, read synchronously (`undefined` outside a fiber). */
 export const current = (): string | undefined => Fiber.getCurrent()?.getRef(IdempotencyKey)
+
+/** The `_meta` key under which an mcpTool action sends the key (see `McpClient.idempotencyKeyMeta`). */
+export const idempotencyKeyMeta = "rolecraft/idempotencyKey" as const
