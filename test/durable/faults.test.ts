@@ -23,12 +23,13 @@ import {
   twoDeciders,
   waitCount
 } from "./faults.ts"
+import { startPostgres } from "./cleanup.ts"
 import { query } from "./harness.ts"
 
 const minutes = (n: number) => n * 60_000
 
 describe("durable runs on a Postgres of their own: ids, rows, deciders, a runner killed mid-tool", () => {
-  let pg: Postgres.Postgres | undefined
+  let pg: (Postgres.Postgres & { readonly stop: () => void }) | undefined
   let c: Cluster | undefined
   const the = () => {
     if (c === undefined) throw new Error("the cluster did not start")
@@ -36,13 +37,13 @@ describe("durable runs on a Postgres of their own: ids, rows, deciders, a runner
   }
 
   beforeAll(async () => {
-    pg = await Postgres.start()
+    pg = await startPostgres()
     c = await cluster(await Postgres.freshDatabase(pg.url, "faults"), { runners: 2, env: { TOOL_MS: "4000" } })
   }, minutes(2))
 
   afterAll(async () => {
     await c?.close()
-    if (pg !== undefined) Postgres.stop(pg.dir)
+    pg?.stop()
   }, minutes(1))
 
   it(

@@ -10,6 +10,7 @@ import { DurableChat, type RunStore } from "@rolecraft/durable"
 import { Cause, Effect, Exit, Layer, ManagedRuntime, Option, Redacted, Schedule } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as Postgres from "../../scripts/postgres.ts"
+import { startPostgres } from "./cleanup.ts"
 import {
   defaultLocks,
   freePort,
@@ -218,7 +219,7 @@ export const restartWithTurnsInFlight = async (options: {
   readonly toolMs: number
   readonly modelMs: number
 }): Promise<RestartFigures> => {
-  const pg = await Postgres.start()
+  const pg = await startPostgres()
   try {
     const c = await cluster(pg.url, {
       runners: 2,
@@ -278,7 +279,7 @@ export const restartWithTurnsInFlight = async (options: {
       await c.close()
     }
   } finally {
-    Postgres.stop(pg.dir)
+    pg.stop()
   }
 }
 
@@ -366,4 +367,21 @@ export const twoDeciders = async (c: Cluster, n: number): Promise<DecideFigures>
     runs: await figuresOf(c.url, runs),
     answers: runs.map((id) => [id, a?.[id] ?? "none", b?.[id] ?? "none"] as const)
   }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Throughput
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * On cluster `c`: `n` turns without approval (two model calls and one tool call each, the tool taking no time)
+ * started at once from this process; turns per second from the first start to the last run ended.
+ */
+export const throughput = async (c: Cluster, n: number): Promise<number> => {
+  const runs = ids(`tool-slow:burst-${Date.now()}`, n)
+  const started = Date.now()
+  const exit = await c.call(Effect.forEach(runs, (id) => turns.start(id, id), { concurrency: 16, discard: true }))
+  if (Exit.isFailure(exit)) throw new Error(`start failed: ${answerOf(exit)}`)
+  await waitCount(c.url, done(runs), n, 180_000)
+  return n / ((Date.now() - started) / 1000)
 }

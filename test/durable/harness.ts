@@ -6,6 +6,7 @@ import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
 import { PgClient } from "@effect/sql-pg"
 import { Duration, Effect, Redacted } from "effect"
+import { trackProcess } from "./cleanup.ts"
 import { SqlClient } from "effect/sql"
 
 const script = fileURLToPath(new URL("./process.ts", import.meta.url))
@@ -71,6 +72,7 @@ export const spawnProcess = (
       SHARD_LOCK_REFRESH_MS: String(locks.refreshMs)
     }
   })
+  trackProcess(child)
   let out = ""
   let err = ""
   const waiters: Array<{ pattern: RegExp; resolve: (line: string) => void }> = []
@@ -131,8 +133,16 @@ export const query = <A>(url: string, body: (sql: SqlClient.SqlClient) => Effect
     }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) })), Effect.orDie)
   )
 
-/** Runs the proof with `turns` runs on the database at `url`; every process it starts is stopped before it returns. */
-export const killOneRunner = async (url: string, turns: number, locks = defaultLocks): Promise<Figures> => {
+/**
+ * Runs the proof with `turns` runs on the database at `url`, killing the first runner started (`victim` 0) or the
+ * second (1); every process it starts is stopped before it returns.
+ */
+export const killOneRunner = async (
+  url: string,
+  turns: number,
+  locks = defaultLocks,
+  victimIndex: 0 | 1 = 0
+): Promise<Figures> => {
   const procs: Array<Proc> = []
   const run = (args: ReadonlyArray<string>) => {
     const proc = spawnProcess(args, locks)
@@ -149,8 +159,9 @@ export const killOneRunner = async (url: string, turns: number, locks = defaultL
     await starter.exited
     const approver = run(["approve", url, String(turns)])
     await approver.line(/^ready/)
-    const victim = a.child.pid ?? 0
-    a.child.kill("SIGKILL")
+    const killed = victimIndex === 0 ? a : b
+    const victim = killed.child.pid ?? 0
+    killed.child.kill("SIGKILL")
     const killedAt = Date.now()
     approver.child.stdin?.write("go\n")
     const approved = JSON.parse(await approver.line(/^\{/)) as { readonly doneMs: number }

@@ -47,7 +47,6 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
 import * as RunnerAddress from "effect/cluster/RunnerAddress"
-import * as RunnerHealth from "effect/cluster/RunnerHealth"
 import * as Runners from "effect/cluster/Runners"
 import * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as SqlMessageStorage from "effect/cluster/SqlMessageStorage"
@@ -255,7 +254,7 @@ export const layerSingle = (options?: {
  * After a runner dies its runs move to another runner once no runner counts
  * it any more and its shard locks are free. Every runner pings the others
  * every `runnerHealthCheckInterval` (Effect's default 1 minute) and records a
- * runner that does not answer (5 tries, 500 ms apart) as unhealthy, so a
+ * runner that does not answer (3 tries, 250 ms apart) as unhealthy, so a
  * crashed process, whose socket and Postgres session close at once, is
  * replaced within seconds of the next check. A runner nobody can reach that
  * way (its host frozen or gone without closing its connections) is dropped
@@ -289,7 +288,7 @@ export const layerCluster = (options: {
     Layer.orDie(SqlRunnerStorage.layer)
   ).pipe(Layer.provide(config))
   // Pings go through their own clients, as Effect's health check's do, with the runners' default serialization.
-  const ping = RunnerHealth.layerPing.pipe(
+  const ping = RunnerWatch.layerPing.pipe(
     Layer.provide(Runners.layerRpc),
     Layer.provide(NodeClusterSocket.layerClientProtocol),
     Layer.provide(RpcSerialization.layerSchemaBinary())

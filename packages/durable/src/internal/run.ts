@@ -69,7 +69,8 @@ export interface Turns<R> {
 export const workflowOf = (name: string) =>
   Workflow.make(`rolecraft/chat/${name}`, {
     payload: { runId: Schema.String, input: Input, options: RunOptions },
-    success: Outcome,
+    // The outcome itself is in the run store: the engine keeps only how the run ended.
+    success: Schema.String,
     idempotencyKey: (payload) => payload.runId
   })
 
@@ -220,9 +221,8 @@ const resumes = <R>(run: Run<R>, paused: Paused, decided: ReadonlyArray<Verdict>
     Journal.stepName("resume", at),
     Schema.Boolean,
     Effect.gen(function* () {
-      const current = yield* Journal.persist(run.store.get(run.name, run.runId))
-      if (Option.isSome(current) && current.value._tag === "Cancelled") return false
-      yield* Journal.persist(run.store.set(run.name, run.runId, { _tag: "Running" }))
+      // A final status is never overwritten: a run cancelled while it waited keeps its status and goes no further.
+      if (!(yield* Journal.persist(run.store.set(run.name, run.runId, { _tag: "Running" })))) return false
       for (const [i, call] of paused.pending.entries()) {
         if (decided[i]?._tag !== "Expired") continue
         const token = yield* Journal.persist(run.agent.approvals.get(call.pendingTokenId))
@@ -289,7 +289,7 @@ const body =
         steps: stepHooks(journal, run.runId)
       }
       const outcome = yield* settled(turn(run, payload, options))
-      return yield* end(run, outcome)
+      return (yield* end(run, outcome))._tag
     })
 
 /** Registers the workflow in this process with the agent that runs its turns (see `DurableChat.layer`). */
