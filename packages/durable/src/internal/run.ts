@@ -35,7 +35,7 @@ import {
   Input,
   metered,
   ModelRecord,
-  Outcome,
+  type Outcome,
   RunOptions,
   recordUsage,
   ToolRecord,
