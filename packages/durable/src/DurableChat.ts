@@ -4,14 +4,18 @@
  * for approvals survives restarts and is finished by whichever process holds
  * it when the decisions arrive.
  *
- * Each tool listing, model call and tool call of the turn is an activity
- * (through the chat's `steps` hooks): its result is stored, and a replay —
- * after a restart, or on another process — reads it and never runs it again.
- * Each pending call waits on a durable deferred that any process can complete
- * with {@link DurableChat} `decide`, raced against a durable clock for its
- * approval token's expiry (an expired call is answered APPROVAL "expired" and
- * the turn goes on). A tool call runs with `Chat.IdempotencyKey` set to the
- * run id and its tool call id, the same on every attempt.
+ * Each model call and tool call of the turn is a recorded step of the run
+ * (through the chat's `steps` hooks): its result is recorded in the run store
+ * before the step returns, and a replay — after a crash, a restart of the
+ * database, or on another process — reads it and never runs it again. A step
+ * cut off by a crash runs again, with the same idempotency key:
+ * `Chat.IdempotencyKey`, the run id and its tool call id (`"run-1/call_1"`),
+ * handed to a local action on its context, to a webService action as its
+ * `idempotencyHeader`, to an mcpTool call in its `_meta`. Each pending call
+ * waits on a durable deferred that any process can complete with
+ * {@link DurableChat} `decide` — once: the first decision recorded stands —
+ * raced against a durable clock for its approval token's expiry (an expired
+ * call is answered APPROVAL "expired" and the turn goes on).
  *
  * @example
  * ```ts
