@@ -132,6 +132,33 @@ describe("a durable run's pending call is decided once", () => {
   )
 })
 
+describe("a decide that is refused records nothing", () => {
+  // Every decision of one decide is checked before any is recorded: a call the run does not have makes the whole
+  // decide VALIDATION, and the calls it named beside it stay undecided (before, the ones named first were recorded
+  // and their run woken, then the decide failed).
+  it.live("a known call beside an unknown one: VALIDATION at the unknown one, the known one still undecided", () =>
+    Effect.gen(function* () {
+      const { refunds, turns, run } = yield* setup
+      yield* run(turns.start("r", "order-1"))
+      yield* run(waitFor(turns, "r", paused))
+      assert.strictEqual(
+        outcome(
+          yield* Effect.exit(run(turns.decide("r", { call_1: Chat.approve("alice"), call_9: Chat.approve("alice") })))
+        ),
+        'VALIDATION: decide: run "r" has no pending call call_9'
+      )
+      assert.strictEqual((yield* run(turns.status("r")))._tag, "AwaitingApproval")
+      assert.strictEqual(
+        outcome(yield* Effect.exit(run(turns.decide("r", { call_1: Chat.reject("bob", "no") })))),
+        "ok"
+      )
+      const final = yield* run(turns.await("r", { pollInterval: "5 millis" }))
+      assert.include(toolAnswer(final), "rejected by bob")
+      assert.deepStrictEqual(refunds, [])
+    }).pipe(Effect.scoped)
+  )
+})
+
 describe("a decision belongs to the call it was made for", () => {
   // A model that reuses `call_1` in a later step: the later call gets a fresh id (ToolCallId), waits for its own
   // decision, and the decision recorded for the first call answers only for the first.

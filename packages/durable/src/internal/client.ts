@@ -132,9 +132,15 @@ const decodeVerdict = (runId: string, id: string, body: string) =>
   )
 const encodeVerdict = Schema.encodeSync(Schema.fromJsonString(Schema.toCodecJson(VerdictRecord)))
 
+/** What a decision was made on: a call pending now, or one decided before (its recorded verdict). */
+type Target =
+  | { readonly _tag: "Pending"; readonly call: Chat.PendingCall }
+  | { readonly _tag: "Decided"; readonly recorded: VerdictRecord }
+
 /**
- * Decides pending calls of a run awaiting approval, by `toolCallId`: each decision is recorded once (the
- * first recorded for a call stands), then the run is woken with the recorded one.
+ * Decides pending calls of a run awaiting approval, by `toolCallId`: every decision checked first (nothing is
+ * recorded when one is refused as VALIDATION), then each recorded once — the first recorded for a call stands —
+ * and the run woken with the recorded one; a decision that is not the recorded one is APPROVAL "already decided".
  */
 export const decide =
   (workflow: ChatWorkflow, name: string) =>
@@ -148,54 +154,71 @@ export const decide =
       const store = yield* RunStore.RunStore
       const current = yield* requireRun(name, "decide", runId)
       const pending = current._tag === "AwaitingApproval" ? current.pending : []
-      const refused: Array<string> = []
+      const targets = new Map<string, Target>()
       for (const id of ids) {
-        const decision = checked.get(id) as Decision.Decision
         const call = pending.find((p) => p.toolCallId === id)
-        const step = verdictStep(id)
-        if (call === undefined) {
-          // Not pending (any more): a call decided before answers as its recorded decision says.
-          const before = yield* stored("decide", store.readStep(name, runId, step))
-          if (Option.isNone(before)) {
-            return yield* current._tag === "AwaitingApproval"
-              ? invalid("decide", `decisions.${id}`, `run ${JSON.stringify(runId)} has no pending call ${id}`)
-              : invalid("decide", "runId", `run ${JSON.stringify(runId)} is not awaiting approval (${current._tag})`)
-          }
-          const message = judged(yield* stored("decide", decodeVerdict(runId, id, before.value)), decision)
-          if (message !== undefined) refused.push(`${id} is ${message}`)
+        if (call !== undefined) {
+          targets.set(id, { _tag: "Pending", call })
           continue
         }
+        // Not pending (any more): a call decided before answers as its recorded verdict says.
+        const before = yield* stored("decide", store.readStep(name, runId, verdictStep(id)))
+        if (Option.isNone(before)) {
+          return yield* current._tag === "AwaitingApproval"
+            ? invalid("decide", `decisions.${id}`, `run ${JSON.stringify(runId)} has no pending call ${id}`)
+            : invalid("decide", "runId", `run ${JSON.stringify(runId)} is not awaiting approval (${current._tag})`)
+        }
+        targets.set(id, { _tag: "Decided", recorded: yield* stored("decide", decodeVerdict(runId, id, before.value)) })
+      }
+      const refused: Array<{ readonly call: Chat.PendingCall | undefined; readonly line: string }> = []
+      for (const [id, target] of targets) {
+        const decision = checked.get(id) as Decision.Decision
+        if (target._tag === "Decided") {
+          const message = judged(target.recorded, decision)
+          if (message !== undefined) refused.push({ call: undefined, line: `${id} is ${message}` })
+          continue
+        }
+        const { call } = target
         const body = encodeVerdict({ verdict: decision, pendingTokenId: call.pendingTokenId })
-        const first = yield* stored("decide", store.recordStep(name, runId, step, body))
+        const first = yield* stored("decide", store.recordStep(name, runId, verdictStep(id), body))
         const recorded = first === body ? undefined : yield* stored("decide", decodeVerdict(runId, id, first))
         const message = recorded === undefined ? undefined : judged(recorded, decision)
-        if (message !== undefined) refused.push(`${id} (${call.action}) is ${message}`)
+        if (message !== undefined) refused.push({ call, line: `${id} (${call.action}) is ${message}` })
         // The run is woken with the recorded decision, whoever recorded it: waking it twice changes nothing.
         const verdict = recorded === undefined ? decision : recorded.verdict
-        if (verdict._tag === "Expired") continue
-        const deferred = approvalOf(current._tag === "AwaitingApproval" ? current.segment : 0, id)
-        yield* engine(
-          "decide",
-          `wake run ${JSON.stringify(runId)} with the decision on ${id}`,
-          Effect.flatMap(executionId(workflow, runId), (execution) =>
-            DurableDeferred.succeed(deferred, {
-              token: DurableDeferred.tokenFromExecutionId(deferred, { workflow, executionId: execution }),
-              value: verdict
-            })
-          )
-        )
+        if (verdict._tag !== "Expired") yield* wake(workflow, runId, current, id, verdict)
       }
-      const first = ids.find((id) => refused.some((line) => line.startsWith(`${id} `)))
+      const [first] = refused
       if (first !== undefined) {
-        const call = pending.find((p) => p.toolCallId === first)
         return yield* new ApprovalRequired({
-          action: call?.action ?? "decide",
-          reason: call?.reason ?? "",
+          action: first.call?.action ?? "decide",
+          reason: first.call?.reason ?? "",
           check: "decided",
-          message: `decide: ${refused.join("; ")}`
+          message: `decide: ${refused.map(({ line }) => line).join("; ")}`
         })
       }
     })
+
+/** Completes the durable deferred the run waits on for call `id` with `decision`: TRANSIENT when it cannot. */
+const wake = (
+  workflow: ChatWorkflow,
+  runId: string,
+  current: RunStore.RunStatus,
+  id: string,
+  decision: Decision.Decision
+) => {
+  const deferred = approvalOf(current._tag === "AwaitingApproval" ? current.segment : 0, id)
+  return engine(
+    "decide",
+    `wake run ${JSON.stringify(runId)} with the decision on ${id}`,
+    Effect.flatMap(executionId(workflow, runId), (execution) =>
+      DurableDeferred.succeed(deferred, {
+        token: DurableDeferred.tokenFromExecutionId(deferred, { workflow, executionId: execution }),
+        value: decision
+      })
+    )
+  )
+}
 
 /** Stops a run that has not ended. */
 export const cancel =
