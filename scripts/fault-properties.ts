@@ -1,12 +1,29 @@
 /**
- * The fault suite's property tests at nightly size: 10,000 runs of each
- * property in test/faults/properties.test.ts (CI runs a few hundred). Run
- * with `node scripts/fault-properties.ts`; exits with vitest's status.
+/**
+ * The property tests at nightly size: 10,000 runs of each property in
+ * test/faults/properties.test.ts (CI runs a few hundred; FAULTS_RUNS),
+ * 100,000 runs of the stream reader's property in
+ * test/providers/reader.property.test.ts (CI runs 1,000; READER_RUNS), and
+ * 100,000 cases of the secrets property in test/faults/secrets.test.ts (CI
+ * runs 1,000; SECRETS_RUNS; about an hour here). Run with
+ * `node scripts/fault-properties.ts`; exits with the first failing status.
  */
 import { spawnSync } from "node:child_process"
 
-const result = spawnSync("npx", ["vitest", "run", "test/faults/properties.test.ts"], {
-  stdio: "inherit",
-  env: { ...process.env, FAULTS_RUNS: process.env.FAULTS_RUNS ?? "10000" }
-})
-process.exit(result.status ?? 1)
+const runs: ReadonlyArray<{ readonly files: ReadonlyArray<string>; readonly env: Record<string, string> }> = [
+  {
+    files: ["test/faults/properties.test.ts", "test/providers/reader.property.test.ts"],
+    env: {
+      FAULTS_RUNS: process.env.FAULTS_RUNS ?? "10000",
+      READER_RUNS: process.env.READER_RUNS ?? "100000",
+      // 100,000 streams through the SDK take minutes: the test's own timeout must not cut them off.
+      READER_TIMEOUT_MS: process.env.READER_TIMEOUT_MS ?? String(4 * 60 * 60 * 1000)
+    }
+  },
+  { files: ["test/faults/secrets.test.ts"], env: { SECRETS_RUNS: process.env.SECRETS_RUNS ?? "100000" } }
+]
+
+for (const { files, env } of runs) {
+  const result = spawnSync("npx", ["vitest", "run", ...files], { stdio: "inherit", env: { ...process.env, ...env } })
+  if (result.status !== 0) process.exit(result.status ?? 1)
+}

@@ -11,12 +11,18 @@
  * message }`. The page owns the conversation: it sends back the messages of
  * the last finished turn with each question, and a paused turn's state with
  * its decisions.
+ *
+ * Closed by default (`guard.ts`): every request must name the listener in
+ * its `Host` (and in its `Origin`, when a browser sends one), and each POST
+ * must be JSON and carry the token its page was served with; anything else
+ * is 403 (415 for another content type) before any work, so a page on
+ * another origin or on a rebound name cannot run a turn or decide one.
  */
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { type ActionError, Chat, LanguageModel, Prompt } from "@rolecraft/core"
-import { Context, type Duration, Effect, Layer, Schema, type Scope, Stream } from "effect"
+import { Context, Deferred, type Duration, Effect, Layer, Schema, type Scope, Stream } from "effect"
 import type * as Config from "effect/Config"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
@@ -24,6 +30,7 @@ import type * as HttpServerError from "effect/http/HttpServerError"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Concierge from "./agent.ts"
+import * as Guard from "./guard.ts"
 import * as Model from "./model.ts"
 
 const page = readFileSync(new URL("./page.html", import.meta.url), "utf8")
@@ -58,37 +65,70 @@ const eventStream = (events: Stream.Stream<Chat.ChatEvent, ActionError.ActionErr
 const badRequest = (error: { readonly message: string }) =>
   Effect.succeed(HttpServerResponse.text(`bad request: ${error.message}`, { status: 400 }))
 
-/** The routes over an agent and the model its turns use. */
-export const routes = (agent: Effect.Success<typeof Concierge.make>, model: LanguageModel.LanguageModel["Service"]) => {
+/** `handler`, once the request passed the door (`changes`: a POST, which needs JSON and the page token). */
+const guarded = <E, R>(
+  door: Effect.Effect<Guard.Door>,
+  changes: boolean,
+  handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+) =>
+  Effect.flatMap(Effect.zip(door, HttpServerRequest.HttpServerRequest), ([open, request]) => {
+    const refused = open.refusal(request, changes)
+    return refused === undefined
+      ? handler
+      : Effect.succeed(HttpServerResponse.text(`refused: ${refused.reason}`, { status: refused.status }))
+  })
+
+/** The routes over an agent and the model its turns use, behind `door` (known once the server listens). */
+export const routes = (
+  agent: Effect.Success<typeof Concierge.make>,
+  model: LanguageModel.LanguageModel["Service"],
+  door: Effect.Effect<Guard.Door>
+) => {
   const withModel = <A, E>(stream: Stream.Stream<A, E>) =>
     Stream.provideService(stream, LanguageModel.LanguageModel, model)
   return HttpRouter.addAll([
-    HttpRouter.route("GET", "/", HttpServerResponse.html(page)),
+    HttpRouter.route(
+      "GET",
+      "/",
+      guarded(
+        door,
+        false,
+        Effect.map(door, (open) => HttpServerResponse.html(page.replace("__CHAT_TOKEN__", open.pageToken())))
+      )
+    ),
     HttpRouter.route(
       "POST",
       "/api/chat",
-      Effect.gen(function* () {
-        const { input, history } = yield* HttpServerRequest.schemaBodyJson(ChatBody)
-        const turn =
-          history === undefined || history.length === 0
-            ? agent.chatStream(input)
-            : agent.chatStream([...history, { role: "user", content: input }])
-        return eventStream(withModel(turn))
-      }).pipe(Effect.catch(badRequest))
+      guarded(
+        door,
+        true,
+        Effect.gen(function* () {
+          const { input, history } = yield* HttpServerRequest.schemaBodyJson(ChatBody)
+          const turn =
+            history === undefined || history.length === 0
+              ? agent.chatStream(input)
+              : agent.chatStream([...history, { role: "user", content: input }])
+          return eventStream(withModel(turn))
+        }).pipe(Effect.catch(badRequest))
+      )
     ),
     HttpRouter.route(
       "POST",
       "/api/resume",
-      Effect.gen(function* () {
-        const { state, decisions } = yield* HttpServerRequest.schemaBodyJson(ResumeBody)
-        const decided = Object.fromEntries(
-          Object.entries(decisions).map(([id, decision]) => [
-            id,
-            decision === "approve" ? Chat.approve(approver) : Chat.reject(approver, "rejected on the page")
-          ])
-        )
-        return eventStream(withModel(agent.resumeStream(state, decided)))
-      }).pipe(Effect.catch(badRequest))
+      guarded(
+        door,
+        true,
+        Effect.gen(function* () {
+          const { state, decisions } = yield* HttpServerRequest.schemaBodyJson(ResumeBody)
+          const decided = Object.fromEntries(
+            Object.entries(decisions).map(([id, decision]) => [
+              id,
+              decision === "approve" ? Chat.approve(approver) : Chat.reject(approver, "rejected on the page")
+            ])
+          )
+          return eventStream(withModel(agent.resumeStream(state, decided)))
+        }).pipe(Effect.catch(badRequest))
+      )
     )
   ])
 }
@@ -102,11 +142,16 @@ export interface WebChat {
 /**
  * Starts the web chat on `host:port` (default 127.0.0.1, an ephemeral port)
  * for the life of the scope. `chunkDelay` paces the offline model's stream.
+ * `allowedHosts` and `allowedOrigins` add names the chat answers besides the
+ * listener's own (e.g. a proxy's `"chat.example.com"`, and its origin
+ * `"https://chat.example.com"`).
  */
 export const start = (options?: {
   readonly port?: number | undefined
   readonly host?: string | undefined
   readonly chunkDelay?: Duration.Input | undefined
+  readonly allowedHosts?: ReadonlyArray<string> | undefined
+  readonly allowedOrigins?: ReadonlyArray<string> | undefined
 }): Effect.Effect<
   WebChat,
   Config.ConfigError | HttpServerError.ServeError | ActionError.RoleDefinitionError,
@@ -116,12 +161,22 @@ export const start = (options?: {
     const model = yield* Model.choose({ chunkDelay: options?.chunkDelay })
     const languageModel = yield* Effect.provide(Effect.service(LanguageModel.LanguageModel), model.layer)
     const agent = yield* Concierge.make
-    const server = HttpRouter.serve(routes(agent, languageModel), { disableLogger: true, disableListenLog: true }).pipe(
-      Layer.provideMerge(
-        NodeHttpServer.layer(createServer, { port: options?.port ?? 0, host: options?.host ?? "127.0.0.1" })
-      )
-    )
+    const host = options?.host ?? "127.0.0.1"
+    const door = yield* Deferred.make<Guard.Door>()
+    const server = HttpRouter.serve(routes(agent, languageModel, Deferred.await(door)), {
+      disableLogger: true,
+      disableListenLog: true
+    }).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options?.port ?? 0, host })))
     const context = yield* Layer.build(server)
     const url = HttpServer.formatAddress(Context.get(context, HttpServer.HttpServer).address)
+    yield* Deferred.succeed(
+      door,
+      Guard.make({
+        host,
+        port: Number(new URL(url).port),
+        allowedHosts: options?.allowedHosts,
+        allowedOrigins: options?.allowedOrigins
+      })
+    )
     return { url, model }
   })

@@ -31,6 +31,7 @@ import * as ApprovalKernel from "./internal/pipeline/approval.ts"
 import * as AuthorityKernel from "./internal/pipeline/authority.ts"
 import * as KnowledgeKernel from "./internal/pipeline/retrieval.ts"
 import * as Pipeline from "./internal/pipeline/run.ts"
+import * as Secrets from "./internal/secrets.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
 import type * as Prompt from "./Prompt.ts"
 import type * as McpClient from "./McpClient.ts"
@@ -214,6 +215,19 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    * offered is refused as AUTHORITY when this says no, else NOT_FOUND).
    */
   readonly allows: (action: string, tool?: string) => boolean
+  /**
+   * `text` with every secret the agent knows replaced by `[REDACTED]` (its
+   * text, and its URL-encoded, base64 and JSON-string forms): its actions'
+   * credentials (`authTokenEnv`, `apiKeyEnv`, the credential variables of a
+   * stdio server's environment), read through `Config` now, and the secrets
+   * of the `LanguageModel` in context (its provider's key). The agent's own
+   * exits — errors, events, spans, tool messages — already pass through it;
+   * use it for what you send elsewhere a result of its actions (an MCP
+   * client, a model of your own).
+   *
+   * @since 0.2.0
+   */
+  readonly redact: (text: string) => Effect.Effect<string>
 }
 
 /**
@@ -288,8 +302,10 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
 ): Effect.Effect<Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>, RoleDefinitionError, Scope.Scope> =>
   Effect.gen(function* () {
     const id = options.id
-    const hub = yield* EventHub.makeHub
-    const runtime: AgentRuntime = { id, mcp: yield* McpConnections.make(id, hub) }
+    // Every secret the agent's actions read, for its exits (with the model's, read where they are used).
+    const secrets = Register.credentials(options.roles, options.mcpServers)
+    const hub = yield* EventHub.makeHub(secrets)
+    const runtime: AgentRuntime = { id, mcp: yield* McpConnections.make(id, hub), secrets }
     const approvals = yield* ApprovalKernel.defaultStore
     const knowledgeBase = yield* KnowledgeKernel.defaultBase
     const traceSteps = options.traceSteps === true
@@ -312,6 +328,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       hub,
       trace: Observe.stepTracer(traceSteps),
       traceContent: options.traceContent === true,
+      secrets,
       metrics
     }
     const chats = lazyChats({
@@ -322,6 +339,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       approvals,
       hub,
       runtime,
+      secrets,
       run: (name, params, call) => Pipeline.run(pipeline, name, params, call)
     })
     const agent: Agent<Record<string, Action.Any>, any> = {
@@ -341,7 +359,8 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       events: hub.events,
       approvals,
       tools: yield* Tools.toolsOf({ actions: registry, authority, runtime }),
-      allows: (action, tool) => AuthorityKernel.allows(authority, action, tool)
+      allows: (action, tool) => AuthorityKernel.allows(authority, action, tool),
+      redact: (text) => Effect.map(Secrets.known(secrets), (known) => Secrets.redactor(known)(text))
     }
     return agent as unknown as Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>
   })

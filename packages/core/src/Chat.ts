@@ -226,8 +226,10 @@ export type Decisions = Readonly<Record<string, Decision>>
  * `messages` the whole conversation (system message first; pass it back,
  * with a new user message, as the next turn's input), `usage` the turn's
  * tokens, `steps` its model calls, `finishReason` the last call's (e.g.
- * `"length"` when the text was cut), and `output` the answer decoded with
- * the `output` schema, when one was given.
+ * `"length"` when the text was cut), `reasoning` the last call's reasoning
+ * and `citations` the sources its answer cites, when the provider sent
+ * them, and `output` the answer decoded with the `output` schema, when one
+ * was given.
  *
  * A model that refuses does not complete the turn: the turn fails with
  * EXECUTION `"chat: the model refused: …"`, the refusal's text in the
@@ -245,6 +247,8 @@ export interface Completed {
   readonly finishReason: LanguageModel.FinishReason
   /** @deprecated Never set: a refusal fails the turn with EXECUTION "the model refused: …". */
   readonly refusal?: string | undefined
+  readonly reasoning?: string | undefined
+  readonly citations?: ReadonlyArray<LanguageModel.Citation> | undefined
   readonly output?: unknown
 }
 
@@ -347,6 +351,20 @@ export interface StepStarted {
  */
 export interface TextDelta {
   readonly _tag: "TextDelta"
+  readonly step: number
+  readonly delta: string
+}
+
+/**
+ * The next piece of the model's reasoning in this step, when the provider
+ * sends it (before the text, usually): shown apart, never part of the
+ * answer's text.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ReasoningDelta {
+  readonly _tag: "ReasoningDelta"
   readonly step: number
   readonly delta: string
 }
@@ -463,8 +481,9 @@ export interface TurnFinished {
 
 /**
  * What a streamed chat turn tells its caller as it happens. In each step:
- * `StepStarted`, the text's `TextDelta`s and each `ToolCallArgumentsStarted` as the
- * model sends them (with `ToolCallArgumentsDelta`s when asked), then per tool
+ * `StepStarted`, the reasoning's `ReasoningDelta`s, the text's `TextDelta`s
+ * and each `ToolCallArgumentsStarted` as the model sends them (with
+ * `ToolCallArgumentsDelta`s when asked), then per tool
  * call `ToolCallReady` and `ToolResult`, then `StepFinished`; a pause adds
  * `ApprovalRequested`; `TurnFinished` ends the turn. Events carry arguments
  * and results, so they go to the caller only, never into `agent.events`.
@@ -474,6 +493,7 @@ export interface TurnFinished {
  */
 export type ChatEvent =
   | StepStarted
+  | ReasoningDelta
   | TextDelta
   | ToolCallArgumentsStarted
   | ToolCallArgumentsDelta

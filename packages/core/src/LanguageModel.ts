@@ -18,7 +18,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -31,10 +31,17 @@ import * as Redact from "./internal/redact.ts"
 import * as Telemetry from "./internal/events/telemetry.ts"
 import * as Callback from "./internal/callback.ts"
 import type * as JsonSchema from "effect/JsonSchema"
+import * as CallLimits from "./internal/model/callLimits.ts"
 import * as HttpFailure from "./internal/model/httpFailure.ts"
-import * as Joiner from "./internal/model/joiner.ts"
-import type { ProviderChunk, StreamPart } from "./internal/model/joiner.ts"
-import { capped, normalise, type ProviderResponse, type Response } from "./internal/model/provider.ts"
+import {
+  capped,
+  defaultMaxReplyCharacters,
+  normalise,
+  type ProviderResponse,
+  type Response
+} from "./internal/model/provider.ts"
+import * as StreamReader from "./internal/model/streamReader.ts"
+import type { ProviderChunk, StreamPart } from "./internal/model/streamReader.ts"
 import * as Prompt from "./Prompt.ts"
 
 // =============================================================================
@@ -183,11 +190,12 @@ export interface ResponseFormat {
  */
 export type Usage = ActionResponse.Usage
 
-// The answer's shapes (`Response`, its `FinishReason`, the `StreamPart`s of a streamed one) and a provider's raw
-// answer (`ProviderResponse`, `ProviderChunk`, `ToolCallFragment`) are declared beside the code that reads them:
-// the normaliser and the stream joiner (which `make` uses, so they cannot import this module).
+// The answer's shapes (`Response`, its `FinishReason` and `Citation`s, the `StreamPart`s of a streamed one) and a
+// provider's raw answer (`ProviderResponse`, `ProviderChunk`, `ToolCallFragment`) are declared beside the code that
+// reads them: the normaliser and the stream reader (which `make` uses, so they cannot import this module).
+export type { Citation } from "./internal/model/citation.ts"
 export type { FinishReason, ProviderResponse, Response } from "./internal/model/provider.ts"
-export type { ProviderChunk, StreamPart, ToolCallFragment } from "./internal/model/joiner.ts"
+export type { ProviderChunk, StreamPart, ToolCallFragment } from "./internal/model/streamReader.ts"
 
 /**
  * The language model service.
@@ -202,11 +210,18 @@ export type { ProviderChunk, StreamPart, ToolCallFragment } from "./internal/mod
  * `stream(request)` makes the same call and yields {@link StreamPart}s as
  * the answer arrives, `Finished` last. Besides the failures of `generate`,
  * a stream that ends before the model said it was finished (a connection
- * closed mid-answer) is TRANSIENT, and a tool call whose name never arrived
- * is EXECUTION (it is never returned, so never run). Interrupting the stream,
+ * closed mid-answer) is TRANSIENT, a stream silent past its idle limit is
+ * TIMEOUT, and a tool call whose name never arrived is EXECUTION (it is
+ * never returned, so never run). Interrupting the stream,
  * or no longer pulling it, aborts the provider's request. Over a provider
  * that cannot stream, the stream is one `generate` call: one text delta,
  * each tool call started with all its arguments, then `Finished`.
+ *
+ * `secrets` (optional, since 0.2.0): the secrets the model holds — its
+ * provider's API key. A model made with {@link make} declares the `secrets`
+ * it was given. The agent counts them among the secrets it knows and
+ * replaces them with `[REDACTED]` in every string it lets out (errors,
+ * events, spans, logs, tool messages), whatever action or hook quoted them.
  *
  * Read optionally by the agent: without it, llm actions and chat turns fail
  * with VALIDATION ("LanguageModel not provided").
@@ -219,6 +234,7 @@ export class LanguageModel extends Context.Service<
   {
     readonly generate: (request: Request) => Effect.Effect<Response, ActionError>
     readonly stream: (request: Request) => Stream.Stream<StreamPart, ActionError>
+    readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
   }
 >()("@rolecraft/core/LanguageModel") {}
 
@@ -314,11 +330,16 @@ export type Provider = (
 
 /**
  * A streaming provider: makes one model call and yields its chunks, as an
- * Effect `Stream` or any async iterable. It must pass `call.signal` on to its
- * HTTP request (aborted when the stream is interrupted or no longer pulled).
- * An `ActionError` it fails with passes through; any other failure becomes
- * EXECUTION. The stream must say a finish reason before it ends: one that
- * ends without is taken as cut off (TRANSIENT).
+ * Effect `Stream` or any async iterable (an async iterable costs no effect
+ * per chunk). It must pass `call.signal` on to its HTTP request, and end its
+ * stream when the signal aborts: the signal aborts when the stream is
+ * interrupted or no longer pulled, and when the call passes its deadline or
+ * idle limit (the call then fails with TIMEOUT whatever the stream does; a
+ * stream that ignores the signal and stays silent is bounded only by the
+ * calling action's attempt timeout). An `ActionError` it fails with passes
+ * through; any other failure becomes EXECUTION. The stream must say a
+ * finish reason before it ends: one that ends without is taken as cut off
+ * (TRANSIENT).
  *
  * @category models
  * @since 0.2.0
@@ -349,7 +370,18 @@ export interface Providers {
  * - `model`: the default model name, used when a request names none.
  * - `secrets`: secrets the provider holds (its API key): every error is
  *   scrubbed of them (their text, base64 and URL-encoded forms) before it
- *   leaves, so they never reach errors, spans or logs.
+ *   leaves, so they never reach errors, spans or logs; the service declares
+ *   them (`secrets`), so an agent redacts them too wherever its own code,
+ *   hooks or other actions quote them.
+ * - `timeout`: the whole-call deadline, generated or streamed, from the call
+ *   to the last chunk; default 10 minutes; past it the call is interrupted
+ *   (its request aborted) and fails with TIMEOUT.
+ * - `idleTimeout`: how long a stream may send nothing (no chunk) before the
+ *   call is interrupted with TIMEOUT; default 2 minutes.
+ * - `maxReplyCharacters`: the cap on one reply's size — its text,
+ *   reasoning, refusal and tool-call arguments together — counted as a
+ *   stream arrives; default 1,000,000; past it the call fails with
+ *   EXECUTION naming the cap (a stream is aborted there).
  *
  * @category models
  * @since 0.1.0
@@ -358,20 +390,27 @@ export interface MakeOptions {
   readonly name?: string | undefined
   readonly model?: string | undefined
   readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
+  readonly timeout?: Duration.Input | undefined
+  readonly idleTimeout?: Duration.Input | undefined
+  readonly maxReplyCharacters?: number | undefined
 }
 
 const defaultAction = "LanguageModel"
 
 /**
- * The parts a whole answer streams as when it was not streamed: one text
- * delta (none for `""`), each tool call started with all its arguments (as
- * one delta, none for `""`), then `Finished`.
+ * The parts a whole answer streams as when it was not streamed: one
+ * reasoning delta (none without reasoning), one text delta (none for `""`),
+ * each tool call started with all its arguments (as one delta, none for
+ * `""`), then `Finished`.
  *
  * @category combinators
  * @since 0.2.0
  */
 export const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
   const parts: Array<StreamPart> = []
+  if (response.reasoning !== undefined && response.reasoning !== "") {
+    parts.push({ _tag: "ReasoningDelta", delta: response.reasoning })
+  }
   if (response.text !== "") parts.push({ _tag: "TextDelta", delta: response.text })
   response.toolCalls.forEach((call, index) => {
     parts.push({ _tag: "ToolCallArgumentsStarted", index, id: call.id, name: call.name })
@@ -382,10 +421,11 @@ export const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
 }
 
 /**
- * The response a list of streamed chunks adds up to, joined as a streaming
+ * The response a list of streamed chunks adds up to, read as a streaming
  * provider's are (see {@link ProviderChunk}); fails as such a stream would
- * (no finish reason: TRANSIENT; a malformed chunk or a tool call without a
- * name: EXECUTION). `action` names the errors (default `"LanguageModel"`).
+ * (no finish reason: TRANSIENT; a malformed chunk, a tool call without a
+ * name or a reply past 1,000,000 characters: EXECUTION). `action` names the
+ * errors (default `"LanguageModel"`).
  *
  * @category constructors
  * @since 0.2.0
@@ -393,7 +433,8 @@ export const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
 export const fromChunks = (
   chunks: Iterable<ProviderChunk>,
   action: string = defaultAction
-): Effect.Effect<Response, ActionError> => collect(Joiner.joined(action, Stream.fromIterable(chunks)))
+): Effect.Effect<Response, ActionError> =>
+  collect(StreamReader.joined(StreamReader.reader({ action }), action, Stream.fromIterable(chunks)))
 
 /**
  * The response of a streamed answer: its `Finished` part. A stream that ends
@@ -439,18 +480,22 @@ export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.E
  *   interrupts, so the HTTP request is aborted; the provider must honour it);
  * - maps failures: an `ActionError` passes through; anything else is
  *   `ExecutionFailure` ("model call failed: …"); every error is scrubbed of
- *   `options.secrets`;
+ *   `options.secrets` (and, for a call an agent makes, of every secret the
+ *   agent knows) before the span records it;
  * - normalises the answer (see {@link ProviderResponse}) and records its
  *   usage into the current {@link UsageMeter}, if any.
  *
  * Each `stream` call does the same in a `chat {model}` span (without the
- * metrics), joins the provider's chunks (see {@link ProviderChunk}: fragments by index, ids
- * and names from whichever fragment carries them, the last usage seen) and
- * aborts the provider's request when the stream is interrupted or no longer
- * pulled. A malformed chunk is EXECUTION naming the field.
+ * metrics), reads the provider's chunks (see {@link ProviderChunk}:
+ * fragments by index or by id, ids and names from whichever fragment
+ * carries them, the last usage seen) and aborts the provider's request when
+ * the stream is interrupted or no longer pulled. A malformed chunk is
+ * EXECUTION naming the field.
  *
- * It does not retry and sets no timeout of its own: the calling action's
- * resilience policy does both.
+ * Every call is bounded (see {@link MakeOptions}): a whole-call deadline, an
+ * idle limit between a stream's chunks, and a cap on the reply's size,
+ * checked as it arrives. It does not retry: the calling action's resilience
+ * policy does, and its attempt timeout, usually shorter, applies too.
  *
  * @example
  * ```ts
@@ -472,11 +517,17 @@ export const make = (provider: Provider | Providers, options?: MakeOptions): Lan
     providers: typeof provider === "function" ? { generate: provider } : provider,
     secrets: options?.secrets ?? [],
     providerName: options?.name ?? "unknown",
-    model: options?.model
+    model: options?.model,
+    limits: {
+      timeout: Duration.fromInputUnsafe(options?.timeout ?? CallLimits.defaultTimeout),
+      idleTimeout: Duration.fromInputUnsafe(options?.idleTimeout ?? CallLimits.defaultIdleTimeout)
+    },
+    maxReplyCharacters: options?.maxReplyCharacters ?? defaultMaxReplyCharacters
   }
   return LanguageModel.of({
     generate: (request) => generateWith(setup, request),
-    stream: (request) => streamWith(setup, request)
+    stream: (request) => streamWith(setup, request),
+    secrets: setup.secrets
   })
 }
 
@@ -486,6 +537,8 @@ interface Setup {
   readonly secrets: ReadonlyArray<Redacted.Redacted<string>>
   readonly providerName: string
   readonly model: string | undefined
+  readonly limits: CallLimits.CallLimits
+  readonly maxReplyCharacters: number
 }
 
 const callOf = (setup: Setup, request: Request, signal: AbortSignal): ProviderCall => ({
@@ -495,27 +548,31 @@ const callOf = (setup: Setup, request: Request, signal: AbortSignal): ProviderCa
   signal
 })
 
-/** The provider's answer, normalised; from its `generate`, else its stream run to the end. */
+/** The provider's answer, normalised, within the whole-call deadline; from its `generate`, else its stream. */
 const generated = (setup: Setup, request: Request): Effect.Effect<Response, ActionError> => {
   const generate = setup.providers.generate
   if (generate !== undefined) {
     const action = request.action ?? defaultAction
-    return Effect.flatMap(
-      Callback.fromReturned<ProviderResponse>(action, "model call", (signal) =>
-        generate(callOf(setup, request, signal))
+    return CallLimits.deadline(
+      Effect.flatMap(
+        Callback.fromReturned<ProviderResponse>(action, "model call", (signal) =>
+          generate(callOf(setup, request, signal))
+        ),
+        (raw) => {
+          const response = normalise(action, raw, setup.maxReplyCharacters)
+          return response instanceof ExecutionFailure
+            ? Effect.fail(response)
+            : Effect.succeed(capped(response, request.maxTokens))
+        }
       ),
-      (raw) => {
-        const response = normalise(action, raw)
-        return response instanceof ExecutionFailure
-          ? Effect.fail(response)
-          : Effect.succeed(capped(response, request.maxTokens))
-      }
+      action,
+      setup.limits
     )
   }
   return collect(streamed(setup, request))
 }
 
-/** The provider's answer as parts: its stream joined, else its `generate` answer in parts. */
+/** The provider's answer as parts: its stream read within the call's limits, else its `generate` answer in parts. */
 const streamed = (setup: Setup, request: Request): Stream.Stream<StreamPart, ActionError> => {
   const stream = setup.providers.stream
   if (stream === undefined) {
@@ -535,21 +592,23 @@ const streamed = (setup: Setup, request: Request): Stream.Stream<StreamPart, Act
       )
       const source = yield* Effect.try({
         try: () => stream(callOf(setup, request, controller.signal)),
-        catch: (thrown) => Joiner.streamFailure(action, thrown)
+        catch: (thrown) => StreamReader.streamFailure(action, thrown)
       })
-      const joined = Joiner.joined(
+      const read = StreamReader.reader({
+        action,
+        maxReplyCharacters: setup.maxReplyCharacters,
+        maxTokens: request.maxTokens,
+        now: yield* CallLimits.clockNow
+      })
+      yield* CallLimits.watch(read, action, setup.limits, () => controller.abort())
+      return StreamReader.joined(
+        read,
         action,
         Stream.isStream(source) ? source : Stream.fromAsyncIterable(source, (error) => error),
         () => {
           ended = true
         }
       )
-      const maxTokens = request.maxTokens
-      return maxTokens === undefined
-        ? joined
-        : Stream.map(joined, (part) =>
-            part._tag === "Finished" ? { ...part, response: capped(part.response, maxTokens) } : part
-          )
     })
   )
 }
@@ -583,7 +642,7 @@ const generateWith = (setup: Setup, request: Request): Effect.Effect<Response, A
   const { call, answer } = callSpan(setup, request)
   return generated(setup, request).pipe(
     Effect.tap(record),
-    Effect.mapError((error) => Redact.scrub(error, setup.secrets)),
+    Effect.catch((error) => Effect.flip(Redact.scrubKnown(error, setup.secrets))),
     Telemetry.chat(call, answer)
   )
 }
@@ -610,7 +669,7 @@ const streamWith = (setup: Setup, request: Request): Stream.Stream<StreamPart, A
         parts
       )
     }),
-    Stream.mapError((error) => Redact.scrub(error, setup.secrets)),
+    Stream.catch((error) => Stream.fromEffect(Effect.flip(Redact.scrubKnown(error, setup.secrets)))),
     Stream.withSpan(call.model === undefined ? "chat" : `chat ${call.model}`, {
       kind: "client",
       attributes: {

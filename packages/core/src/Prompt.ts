@@ -67,8 +67,11 @@ export const UserMessage = Schema.Struct({
 export type UserMessage = typeof UserMessage.Type
 
 /**
- * A reply of the model: its text (`""` when it only called tools) and the
- * tool calls it made, if any.
+ * A reply of the model: its text (`""` when it only called tools), the tool
+ * calls it made, if any, and the reasoning it gave before, when the provider
+ * sent it (`reasoning`, never part of `content`; `reasoningField` is the
+ * provider's name for it, so a provider that needs it back on the next
+ * request gets it in that field — see the provider's docs).
  *
  * @category schemas
  * @since 0.2.0
@@ -76,7 +79,9 @@ export type UserMessage = typeof UserMessage.Type
 export const AssistantMessage = Schema.Struct({
   role: Schema.Literal("assistant"),
   content: Schema.String,
-  toolCalls: Schema.optionalKey(Schema.Array(ToolCall))
+  toolCalls: Schema.optionalKey(Schema.Array(ToolCall)),
+  reasoning: Schema.optionalKey(Schema.String),
+  reasoningField: Schema.optionalKey(Schema.String)
 })
 
 /**

@@ -34,9 +34,10 @@ describe("LanguageModel stream", () => {
       assert.deepStrictEqual(generated, last?._tag === "Finished" ? last.response : undefined)
       assert.deepStrictEqual(generated, {
         text: "Looking it up.",
+        // in the order the calls began: the one at wire index 1 first
         toolCalls: [
-          { id: "c0", name: "search", arguments: '{"city":"Lisbon"}' },
-          { id: "c1", name: "nights", arguments: '{"city":"Porto"}' }
+          { id: "c1", name: "nights", arguments: '{"city":"Porto"}' },
+          { id: "c0", name: "search", arguments: '{"city":"Lisbon"}' }
         ],
         usage: { inputTokens: 20, outputTokens: 7, totalTokens: 27 },
         finishReason: "tool_calls",

@@ -23,15 +23,27 @@ import * as Logger from "effect/Logger"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as Origin from "./internal/origin.ts"
 
 /**
  * How to serve.
  *
  * - `transport`: `"stdio"` (this process's stdin and stdout), or
- *   `{ http: { port, host, path } }` — streamable HTTP on a `node:http`
- *   server, stateless (each POST is handled by a fresh SDK server), `port`
- *   default 0 (an ephemeral port), `host` default `"127.0.0.1"`, `path`
- *   default `"/mcp"`.
+ *   `{ http: { port, host, path, allowedHosts, allowedOrigins } }` —
+ *   streamable HTTP on a `node:http` server, stateless (each POST is handled
+ *   by a fresh SDK server), `port` default 0 (an ephemeral port), `host`
+ *   default `"127.0.0.1"`, `path` default `"/mcp"`. It answers only requests
+ *   whose `Host` is a name that reaches the listener, with its port (for a
+ *   loopback listener `127.0.0.1`, `localhost` and `[::1]`; on `0.0.0.0` or
+ *   `::` also each interface's address; else the address itself), and, when
+ *   a browser sends an `Origin`, only `http://` and one of those hosts:
+ *   anything else is HTTP 403 before a server is made, so a web page on
+ *   another origin, or on a name rebound to this address, cannot call a
+ *   tool. `allowedHosts` adds `Host` values (as clients send them, e.g.
+ *   `"mcp.example.com"` behind a proxy, or `"mcp.internal:8080"`);
+ *   `allowedOrigins` adds origins (`"https://app.example.com"`). The SDK
+ *   transport's own DNS-rebinding protection is on with the same lists, and
+ *   a POST must be `application/json` (else 415).
  * - `name`, `version`: what the server says at `initialize` (default the
  *   agent's id, `"0.1.0"`).
  * - `id`: the id of the agent made when serving a role (default the role's
@@ -48,6 +60,8 @@ export interface Options {
           readonly port?: number | undefined
           readonly host?: string | undefined
           readonly path?: string | undefined
+          readonly allowedHosts?: ReadonlyArray<string> | undefined
+          readonly allowedOrigins?: ReadonlyArray<string> | undefined
         }
       }
   readonly name?: string | undefined
@@ -88,16 +102,19 @@ type AnyAgent = Agent.Agent<any, any>
 
 const isAgent = (u: unknown): u is AnyAgent => typeof u === "object" && u !== null && Agent.TypeId in u
 
-// The same text a chat turn answers a tool call with (`ToolResult.success`), plus `structuredContent` for an
-// object: the JSON of that text, so the two agree (a bigint in it is its decimal string, a Map an object).
-// A result that cannot be written (a cycle) is the EXECUTION failure a chat turn answers with.
-const successResult = (action: string, value: unknown): CallToolResult => {
+// The same text a chat turn answers a tool call with (`ToolResult.success`), redacted of every secret the
+// agent knows, plus `structuredContent` for an object: the JSON of that text, so the two agree (a bigint in
+// it is its decimal string, a Map an object; left out in the rare case redacting broke the JSON). A result
+// that cannot be written (a cycle) is the EXECUTION failure a chat turn answers with.
+const successResult = (agent: AnyAgent, action: string, value: unknown): Effect.Effect<CallToolResult> => {
   const text = ToolResult.success(value, { action })
-  if (Result.isFailure(text)) return failureResult(text.failure.category, text.failure.message)
-  const content: CallToolResult["content"] = [{ type: "text", text: text.success }]
-  return ToolResult.structured(value) === undefined
-    ? { content }
-    : { content, structuredContent: JSON.parse(text.success) as Record<string, unknown> }
+  if (Result.isFailure(text)) return Effect.succeed(failureResult(text.failure.category, text.failure.message))
+  return Effect.map(agent.redact(text.success), (shown) => {
+    const content: CallToolResult["content"] = [{ type: "text", text: shown }]
+    if (ToolResult.structured(value) === undefined) return { content }
+    const structured = Result.try(() => JSON.parse(shown) as Record<string, unknown>)
+    return Result.isSuccess(structured) ? { content, structuredContent: structured.success } : { content }
+  })
 }
 
 const failureResult = (category: string, message: string): CallToolResult => ({
@@ -105,10 +122,14 @@ const failureResult = (category: string, message: string): CallToolResult => ({
   content: [{ type: "text", text: ToolResult.failure(category, message) }]
 })
 
-const toResult = (action: string, response: ActionResponse.ActionResponse): CallToolResult =>
+const toResult = (
+  agent: AnyAgent,
+  action: string,
+  response: ActionResponse.ActionResponse
+): Effect.Effect<CallToolResult> =>
   response.success
-    ? successResult(action, response.value)
-    : failureResult(response.error.category, response.error.message)
+    ? successResult(agent, action, response.value)
+    : Effect.succeed(failureResult(response.error.category, response.error.message))
 
 const serveAgent = <R>(
   agent: Agent.Agent<any, R>,
@@ -136,7 +157,7 @@ const serveAgent = <R>(
       }
       return run(
         agent.execute({ action: key, params: args ?? {} }).pipe(
-          Effect.map((response) => toResult(key, response)),
+          Effect.flatMap((response) => toResult(agent, key, response)),
           Effect.catch((failure) => Effect.succeed(failureResult("RETRIEVAL", failure.message)))
         ),
         { signal }
@@ -180,7 +201,16 @@ const serveAgent = <R>(
     }
 
     const { port = 0, host = "127.0.0.1", path = "/mcp" } = options.transport.http
+    // Known once the server listens (the port may be ephemeral); nothing is answered before.
+    let allowed: Origin.Allowed = { hosts: new Set(), origins: new Set() }
     const handle = (request: IncomingMessage, response: ServerResponse) => {
+      const refused = Origin.refusal(allowed, request.headers.host, request.headers.origin)
+      if (refused !== undefined) {
+        response
+          .writeHead(403, { "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: `Forbidden: ${refused}.` }, id: null }))
+        return
+      }
       const pathname = new URL(request.url ?? "/", "http://localhost").pathname
       if (pathname !== path) {
         response.writeHead(404, { "content-type": "text/plain" }).end("Not found")
@@ -193,7 +223,11 @@ const serveAgent = <R>(
         return
       }
       const server = makeServer()
-      const transport = new StreamableHTTPServerTransport({})
+      const transport = new StreamableHTTPServerTransport({
+        enableDnsRebindingProtection: true,
+        allowedHosts: [...allowed.hosts],
+        allowedOrigins: [...allowed.origins]
+      })
       response.on("close", () => {
         void transport.close()
         void server.close()
@@ -226,6 +260,10 @@ const serveAgent = <R>(
         })
     )
     const address = listening.address() as AddressInfo
+    allowed = Origin.allowedFor(address, {
+      hosts: options.transport.http.allowedHosts,
+      origins: options.transport.http.allowedOrigins
+    })
     const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address
     return { url: `http://${shownHost}:${address.port}${path}`, tools, closed: Effect.never }
   })

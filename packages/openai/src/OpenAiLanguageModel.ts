@@ -4,10 +4,19 @@
  * (`baseURL`), built with `LanguageModel.make`, generating or streaming.
  *
  * The SDK is constructed with `maxRetries: 0` and an explicit `timeout`, so
- * only the calling action's resilience policy retries; interruption (an
- * attempt timeout included) aborts the HTTP request; SDK errors map to the
- * action error categories (see {@link toActionError}); the API key is a `Redacted` value, scrubbed from
+ * only the calling action's resilience policy retries; every call is bounded
+ * as a whole by that `timeout` (a stream too, to its last chunk), a stream
+ * also by an idle limit between chunks, and a reply's size by a cap checked
+ * while its body is read; interruption (an attempt timeout included) aborts
+ * the HTTP request; SDK errors map to the action error categories (see
+ * {@link toActionError}); the API key is a `Redacted` value, scrubbed from
  * every error, and never logged (the SDK's own logger is off).
+ *
+ * Replies are read in every dialect compatible servers speak (see
+ * {@link chunkOf} and {@link responseOf}): content as text or as a list of
+ * parts, reasoning in its own field or as thinking parts (kept apart from
+ * the text, and sent back where the provider needs it), tool calls with or
+ * without `index`, and citations.
  *
  * @since 0.1.0
  */
@@ -31,6 +40,7 @@ import * as Failure from "./internal/failure.ts"
 import * as WireRequest from "./internal/request.ts"
 import * as WireResponse from "./internal/response.ts"
 import * as WireStream from "./internal/stream.ts"
+import * as Transport from "./internal/transport.ts"
 
 /**
  * Options of {@link layer}.
@@ -41,9 +51,21 @@ import * as WireStream from "./internal/stream.ts"
  * - `apiKey`: the API key, sent as `Authorization: Bearer …`. Without it no
  *   credential is sent (keyless local endpoints such as Ollama or llama.cpp).
  * - `baseURL`: the API's base URL; default `https://api.openai.com/v1`.
- * - `timeout`: the SDK's per-request timeout (TIMEOUT when it passes);
- *   default 2 minutes. An action's attempt timeout, usually shorter, aborts
- *   the request first.
+ * - `timeout`: the whole call's deadline, from the request to the last
+ *   chunk of a stream (TIMEOUT when it passes, the request aborted); default
+ *   2 minutes. An action's attempt timeout, usually shorter, aborts the
+ *   request first.
+ * - `idleTimeout`: how long a stream may send no chunk before the call ends
+ *   with TIMEOUT (the request aborted); default 2 minutes. Comments a server
+ *   sends to keep the connection open are not chunks.
+ * - `maxReplyCharacters`: the cap on one reply's size — its text, reasoning,
+ *   refusal and tool-call arguments together; default 1,000,000. Checked as
+ *   the reply arrives, and on the HTTP body itself (16 bytes a character, at
+ *   least 1 MiB: a non-streamed body as a whole, a stream event by event),
+ *   so a huge reply is never held whole; past it the call fails with
+ *   EXECUTION naming the cap, the request aborted.
+ * - `fetch`: the `fetch` the SDK sends requests with; default the global
+ *   `fetch`.
  * - `organization`, `project`: sent as the OpenAI organization and project
  *   headers when given.
  * - `headers`: extra headers sent with every request.
@@ -59,12 +81,16 @@ export interface Options {
   readonly apiKey?: Redacted.Redacted<string> | undefined
   readonly baseURL?: string | undefined
   readonly timeout?: Duration.Input | undefined
+  readonly idleTimeout?: Duration.Input | undefined
+  readonly maxReplyCharacters?: number | undefined
+  readonly fetch?: typeof globalThis.fetch | undefined
   readonly organization?: string | undefined
   readonly project?: string | undefined
   readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
 const defaultTimeout = Duration.minutes(2)
+const defaultMaxReplyCharacters = 1_000_000
 const defaultBaseURL = "https://api.openai.com/v1"
 
 // The SDK refuses to start without a credential; a keyless endpoint gets this
@@ -82,13 +108,17 @@ const noKey = "rolecraft-no-api-key"
 export const requestBody: (request: LanguageModel.Request, model: string) => ChatCompletionCreateParamsNonStreaming =
   WireRequest.requestBody
 /**
- * A chat completion as a provider response: the first choice's content,
- * refusal and tool calls (the raw `arguments` string kept exactly as sent;
- * arguments a server sent already parsed are turned back into JSON by
- * `LanguageModel.make`, which also decides every other odd field),
- * its finish reason, the model, and the usage (`prompt_tokens`,
- * `completion_tokens`, `total_tokens`; missing counts are 0). A body without
- * a first choice or message is EXECUTION.
+ * A chat completion as a provider response: the first choice's content (a
+ * string, or a list of parts: `text` parts are the answer, `thinking` parts
+ * reasoning), its reasoning (`reasoning_content` or `reasoning`, with the
+ * field it came in), refusal and tool calls (the raw `arguments` string kept
+ * exactly as sent; arguments a server sent already parsed are turned back
+ * into JSON by `LanguageModel.make`, which also decides every other odd
+ * field), its `url_citation` annotations and a top-level `citations` list
+ * as citations, its finish reason, the model, and the usage
+ * (`prompt_tokens`, `completion_tokens`, `total_tokens`; missing counts are
+ * 0). A body without a first choice or message is EXECUTION (one that is
+ * only `{ error }` is classified as that error).
  *
  * @category wire format
  * @since 0.1.0
@@ -96,7 +126,8 @@ export const requestBody: (request: LanguageModel.Request, model: string) => Cha
 export const responseOf: (
   action: string,
   completion: ChatCompletion
-) => Effect.Effect<LanguageModel.ProviderResponse, ActionError.ExecutionFailure> = WireResponse.responseOf
+) => Effect.Effect<LanguageModel.ProviderResponse, ActionError.ExecutionFailure | ActionError.TransientFailure> =
+  WireResponse.responseOf
 /**
  * The streaming request body: {@link requestBody} with `stream: true` and
  * `stream_options: { include_usage: true }`, so the last chunk carries the
@@ -112,11 +143,14 @@ export const streamingRequestBody: (
 
 /**
  * One streamed chat completion chunk as a provider chunk: the first
- * choice's `delta` (content, refusal, tool-call fragments by `index`, with
- * `id` and `function.name` when this fragment carries them and the next
- * piece of `function.arguments`), its `finish_reason`, the model and the
- * usage (the last chunk, `choices: []`). A field of the wrong type is
- * EXECUTION naming it (e.g. `choices[0].delta.tool_calls[0].index`).
+ * choice's `delta` (content as a string or a list of parts, reasoning,
+ * refusal, tool-call fragments — with `index`, or without as Mistral sends
+ * them — with `id` and `function.name` when this fragment carries them and
+ * the next piece of `function.arguments`, and `url_citation` annotations),
+ * its `finish_reason`, the model, the usage (a last chunk with
+ * `choices: []`, the finishing chunk, or inside its choice) and a top-level
+ * `citations` list. A field of the wrong type is EXECUTION naming it (e.g.
+ * `choices[0].delta.tool_calls[0].index`).
  *
  * @category wire format
  * @since 0.2.0
@@ -142,6 +176,12 @@ export const retryAfter = (headers: Headers | undefined, nowMs: number): Duratio
  * Maps an SDK failure to an action error:
  *
  * - `APIConnectionTimeoutError` → `Timeout` (`after` = the SDK timeout);
+ * - an error the API sent with a 200 (an error event inside a stream) → by
+ *   its `code` when that is an HTTP status, else `TransientFailure` when its
+ *   type says the server failed (`server_error`, overloaded, rate limit),
+ *   else `ExecutionFailure`;
+ * - a body past the reply cap → `ExecutionFailure` naming
+ *   `maxReplyCharacters`;
  * - `APIConnectionError` (refused, reset, DNS) → `TransientFailure`, whose
  *   message names `options.baseURL` when given (without user info, query or
  *   fragment);
@@ -159,7 +199,12 @@ export const retryAfter = (headers: Headers | undefined, nowMs: number): Duratio
 export const toActionError: (
   action: string,
   error: unknown,
-  options: { readonly timeout: Duration.Duration; readonly nowMs: number; readonly baseURL?: string | undefined }
+  options: {
+    readonly timeout: Duration.Duration
+    readonly nowMs: number
+    readonly baseURL?: string | undefined
+    readonly maxReplyCharacters?: number | undefined
+  }
 ) => ActionError.ActionError = Failure.toActionError
 /**
  * Makes the service over an SDK client built from `options` (see
@@ -180,6 +225,7 @@ export const toActionError: (
 export const make = (options: Options): Effect.Effect<LanguageModel.LanguageModel["Service"]> =>
   Effect.sync(() => {
     const timeout = options.timeout === undefined ? defaultTimeout : Duration.fromInputUnsafe(options.timeout)
+    const maxReplyCharacters = options.maxReplyCharacters ?? defaultMaxReplyCharacters
     const baseURL = options.baseURL ?? defaultBaseURL
     const hasKey = options.apiKey !== undefined && Redacted.value(options.apiKey).length > 0
     const client = new OpenAI({
@@ -191,6 +237,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
       baseURL,
       maxRetries: 0,
       timeout: Duration.toMillis(timeout),
+      fetch: Transport.boundedFetch(options.fetch ?? globalThis.fetch, Transport.bodyLimitOf(maxReplyCharacters)),
       logLevel: "off",
       defaultHeaders: { ...options.headers, ...(hasKey ? {} : { Authorization: null }) }
     })
@@ -202,9 +249,10 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
           "or set the role's spec.model.name",
         issues: [{ path: "model", message: "no model named" }]
       })
+    const failure = { timeout, baseURL, maxReplyCharacters }
     const failed = (action: string) => (error: unknown) =>
       Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
-        Effect.fail(Failure.toActionError(action, error, { timeout, nowMs, baseURL }))
+        Effect.fail(Failure.toActionError(action, error, { ...failure, nowMs }))
       )
     return LanguageModel.make(
       {
@@ -220,24 +268,48 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
         },
         stream: ({ request, model, action, signal }) => {
           if (model === undefined) return Stream.fail(noModel(action))
-          return Stream.unwrap(
-            Effect.tryPromise({
-              try: () => client.chat.completions.create(WireRequest.streamingRequestBody(request, model), { signal }),
-              catch: (error) => error
-            }).pipe(
-              Effect.catch(failed(action)),
-              Effect.map((chunks) =>
-                Stream.fromAsyncIterable(chunks, (error) =>
-                  Failure.streamError(action, error, { timeout, baseURL })
-                ).pipe(Stream.mapEffect((chunk) => WireStream.chunkOf(action, chunk)))
-              )
-            )
-          )
+          return chunksOf(client, WireRequest.streamingRequestBody(request, model), action, signal, failure)
         }
       },
-      { name: "openai", model: options.model, secrets: options.apiKey === undefined ? [] : [options.apiKey] }
+      {
+        name: "openai",
+        model: options.model,
+        secrets: options.apiKey === undefined ? [] : [options.apiKey],
+        timeout,
+        idleTimeout: options.idleTimeout ?? defaultTimeout,
+        maxReplyCharacters
+      }
     )
   })
+
+/**
+ * The chunks of one streamed call, read as they arrive (an async iterable: the core stream reader pulls them,
+ * one promise a chunk and no effect); every failure is an action error: the request's by `toActionError`, the
+ * stream's by `streamError`, a malformed chunk's EXECUTION.
+ */
+async function* chunksOf(
+  client: OpenAI,
+  body: ChatCompletionCreateParamsStreaming,
+  action: string,
+  signal: AbortSignal,
+  failure: { readonly timeout: Duration.Duration; readonly baseURL: string; readonly maxReplyCharacters: number }
+): AsyncIterable<LanguageModel.ProviderChunk> {
+  let chunks: AsyncIterable<ChatCompletionChunk>
+  try {
+    chunks = await client.chat.completions.create(body, { signal })
+  } catch (error) {
+    throw Failure.toActionError(action, error, { ...failure, nowMs: Date.now() })
+  }
+  try {
+    for await (const chunk of chunks) {
+      const read = WireStream.readChunk(action, chunk)
+      if (read instanceof ActionError.ExecutionFailure) throw read
+      yield read
+    }
+  } catch (error) {
+    throw Failure.streamError(action, error, failure)
+  }
+}
 
 /**
  * A `LanguageModel` layer over the `openai` SDK (see {@link Options}).

@@ -10,11 +10,18 @@
  */
 import * as Result from "effect/Result"
 
-/** Parses JSON text; the failure is the parser's message. */
+// V8 quotes a window of about 20 characters around a bad token (`Unexpected token 's', ..."b": sk-abcdefg"...
+// is not valid JSON`): a piece of the text that may be the middle of an echoed secret, which no redaction
+// can recognise. The message keeps the token and drops the window; callers quote the text themselves,
+// redacted before it is cut.
+const quotedWindow = /^(Unexpected token '[\s\S]*?'), (?:\.\.\.)?"[\s\S]*"(?:\.\.\.)? is not valid JSON$/
+
+/** Parses JSON text; the failure is the parser's message, without the piece of the text it may quote. */
 export const parseJson = (text: string): Result.Result<unknown, string> =>
   Result.try({
     try: (): unknown => JSON.parse(text),
-    catch: (cause) => (cause instanceof Error ? cause.message : String(cause))
+    catch: (cause) =>
+      (cause instanceof Error ? cause.message : String(cause)).replace(quotedWindow, "$1 is not valid JSON")
   })
 
 /**

@@ -79,3 +79,32 @@ describe("Json.write", () => {
     )
   })
 })
+
+describe("Json.parseJson", () => {
+  // V8's message quotes about 20 characters around a bad token: for an echoed secret, a piece of its middle
+  // that no redaction recognises (the callers quote the text themselves, redacted before they cut it).
+  it("a parse failure's message quotes no piece of the text", () => {
+    const secret = "sk-live-0123456789abcdefghijklmnopqrstuvwxyz"
+    const texts = [
+      `{"memo": ${secret}}`,
+      `{"a": "${"y".repeat(30)}", "b": ${secret}}`,
+      `[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, ${secret} ]`,
+      `${secret}`
+    ]
+    for (const text of texts) {
+      const parsed = Json.parseJson(text)
+      assert.isTrue(Result.isFailure(parsed), text)
+      const message = Result.isFailure(parsed) ? parsed.failure : ""
+      assert.match(message, /^Unexpected token '.' is not valid JSON$/, text)
+      for (let start = 0; start + 4 <= secret.length; start++) {
+        assert.notInclude(message, secret.slice(start, start + 4), text)
+      }
+    }
+    // Messages that quote nothing are left as they are.
+    const trailing = Json.parseJson('{"a":1} x')
+    assert.deepStrictEqual(
+      trailing,
+      Result.fail("Unexpected non-whitespace character after JSON at position 8 (line 1 column 9)")
+    )
+  })
+})

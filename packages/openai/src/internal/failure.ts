@@ -2,13 +2,18 @@
  * How a failed call to the chat completions API reads as an action error:
  * the SDK's timeout is TIMEOUT; a connection that could not be made, or a
  * stream that broke off, is TRANSIENT; an HTTP status is classified by
- * `LanguageModel.httpFailure` (with the wait a 429 asks for); a body that is
- * not JSON, or not the shape the API promises, is EXECUTION ("malformed
+ * `LanguageModel.httpFailure` (with the wait a 429 asks for); an error event
+ * inside a stream answered 200 (and a 200 body that is only an error) by its
+ * `code` when that is an HTTP status (OpenRouter's), else TRANSIENT when its
+ * type says the server failed (`server_error`, …), else EXECUTION; a body
+ * past its cap is EXECUTION naming `maxReplyCharacters`; a body that is not
+ * JSON, or not the shape the API promises, is EXECUTION ("malformed
  * answer"), as is anything else. Messages never show credentials in URLs.
  */
 import { ActionError, LanguageModel } from "@rolecraft/core"
 import * as Duration from "effect/Duration"
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
+import { BodyTooLarge } from "./transport.ts"
 
 /** A 2xx answer that is not what the API promises, `what` naming what is wrong. */
 export const malformed = (action: string, what: string) =>
@@ -34,12 +39,70 @@ const withoutURLCredentials = (text: string): string =>
     .replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/@]*@/gi, "$1")
     .replace(/([a-z][a-z0-9+.-]*:\/\/[^\s?#]*)[?#][^\s)]*/gi, "$1")
 
+/** The failure of a reply whose body passed its cap, the cap named. */
+const tooLarge = (action: string, error: BodyTooLarge, maxReplyCharacters: number | undefined) =>
+  new ActionError.ExecutionFailure({
+    action,
+    message:
+      `${action}: the model's reply is larger than maxReplyCharacters` +
+      (maxReplyCharacters === undefined ? "" : ` (${maxReplyCharacters.toLocaleString("en-US")} characters)`) +
+      ` allows: ${error.message}`,
+    cause: error
+  })
+
+const serverTypes = /server|overload|unavailable|internal|timeout|rate_limit/i
+
+/**
+ * An error the API sent with a 200 — an error event inside a stream, or a body that is only `{ error }`: by its
+ * `code` when that is an HTTP status (4xx, 5xx), else TRANSIENT when its `type` or `code` says the server
+ * failed or is busy, else EXECUTION. The message is the provider's.
+ */
+export const errorEvent = (
+  action: string,
+  body: unknown
+): ActionError.TransientFailure | ActionError.ExecutionFailure => {
+  const error = typeof body === "object" && body !== null ? (body as Readonly<Record<string, unknown>>) : {}
+  const message = typeof error.message === "string" ? error.message : (JSON.stringify(body) ?? "no message")
+  const code = typeof error.code === "number" ? error.code : Number.parseInt(String(error.code ?? ""), 10)
+  if (Number.isInteger(code) && code >= 400 && code <= 599) {
+    const failure = LanguageModel.httpFailure({ action, status: code, message })
+    const text = `${action}: the model API sent an error in its answer (code ${code}): ${message}`
+    return failure._tag === "TransientFailure"
+      ? new ActionError.TransientFailure({ action, status: code, message: text })
+      : new ActionError.ExecutionFailure({
+          action,
+          status: code,
+          message: text,
+          ...(failure.excerpt === undefined ? {} : { excerpt: failure.excerpt })
+        })
+  }
+  const kind = `${typeof error.type === "string" ? error.type : ""} ${typeof error.code === "string" ? error.code : ""}`
+  return serverTypes.test(kind)
+    ? new ActionError.TransientFailure({
+        action,
+        message: `${action}: the model API sent an error in its answer: ${message}`
+      })
+    : new ActionError.ExecutionFailure({
+        action,
+        message: `${action}: the model API sent an error in its answer: ${message}`
+      })
+}
+
 /** An SDK failure as an action error (see `OpenAiLanguageModel.toActionError` for the table). */
 export const toActionError = (
   action: string,
   error: unknown,
-  options: { readonly timeout: Duration.Duration; readonly nowMs: number; readonly baseURL?: string | undefined }
+  options: {
+    readonly timeout: Duration.Duration
+    readonly nowMs: number
+    readonly baseURL?: string | undefined
+    readonly maxReplyCharacters?: number | undefined
+  }
 ): ActionError.ActionError => {
+  if (error instanceof BodyTooLarge) return tooLarge(action, error, options.maxReplyCharacters)
+  if (error instanceof APIError && error.status === undefined && error.error !== undefined) {
+    return errorEvent(action, error.error)
+  }
   if (error instanceof APIConnectionTimeoutError) {
     return new ActionError.Timeout({
       action,
@@ -88,9 +151,14 @@ export const toActionError = (
 export const streamError = (
   action: string,
   error: unknown,
-  options: { readonly timeout: Duration.Duration; readonly baseURL: string }
+  options: { readonly timeout: Duration.Duration; readonly baseURL: string; readonly maxReplyCharacters?: number }
 ): ActionError.ActionError => {
-  if (error instanceof APIError || error instanceof SyntaxError || ActionError.isActionError(error)) {
+  if (
+    error instanceof APIError ||
+    error instanceof SyntaxError ||
+    error instanceof BodyTooLarge ||
+    ActionError.isActionError(error)
+  ) {
     return ActionError.isActionError(error) ? error : toActionError(action, error, { ...options, nowMs: 0 })
   }
   return new ActionError.TransientFailure({

@@ -1,10 +1,13 @@
 /**
  * The chat completions request a model request becomes: its messages in the
  * API's roles (an assistant message's tool calls as `function` calls, its
- * content `null` when it only called tools), its tools as `function` tools,
- * and `temperature`, `max_completion_tokens` (the request's `maxTokens`),
- * `tool_choice` and `response_format` only when the request gives them.
- * Every request is accepted; the API judges the rest.
+ * content `null` when it only called tools, and its reasoning sent back as
+ * `reasoning_content` when it made tool calls and its reasoning came in that
+ * field — DeepSeek and Moonshot refuse the next request without it; Groq and
+ * Cerebras refuse an unknown field, and no other dialect needs it back), its
+ * tools as `function` tools, and `temperature`, `max_completion_tokens` (the
+ * request's `maxTokens`), `tool_choice` and `response_format` only when the
+ * request gives them. Every request is accepted; the API judges the rest.
  */
 import type { LanguageModel, Prompt } from "@rolecraft/core"
 import type {
@@ -22,17 +25,20 @@ const toWire = (message: Prompt.Message): ChatCompletionMessageParam => {
       return { role: "user", content: message.content }
     case "assistant": {
       const calls = message.toolCalls ?? []
-      return calls.length === 0
-        ? { role: "assistant", content: message.content }
-        : {
-            role: "assistant",
-            content: message.content === "" ? null : message.content,
-            tool_calls: calls.map((call) => ({
-              id: call.id,
-              type: "function",
-              function: { name: call.name, arguments: call.arguments }
-            }))
-          }
+      if (calls.length === 0) return { role: "assistant", content: message.content }
+      const wire: ChatCompletionMessageParam = {
+        role: "assistant",
+        content: message.content === "" ? null : message.content,
+        tool_calls: calls.map((call) => ({
+          id: call.id,
+          type: "function",
+          function: { name: call.name, arguments: call.arguments }
+        }))
+      }
+      // DeepSeek and Moonshot refuse the next request when a tool-calling reply's reasoning is not sent back.
+      return message.reasoningField === "reasoning_content" && message.reasoning !== undefined
+        ? ({ ...wire, reasoning_content: message.reasoning } as ChatCompletionMessageParam)
+        : wire
     }
     case "tool":
       return { role: "tool", tool_call_id: message.toolCallId, content: message.content }

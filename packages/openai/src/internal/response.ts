@@ -1,14 +1,18 @@
 /**
  * A chat completion read as a provider response: the first choice's
- * content, refusal and tool calls, its finish reason, the model and the
- * usage, passed on as sent for `LanguageModel.make` to normalise. It refuses
- * (EXECUTION) only a body without a list of choices or whose first choice
- * has no message.
+ * content (a string, or a list of parts whose thinking parts are
+ * reasoning), reasoning (`reasoning_content` or `reasoning`), refusal, tool
+ * calls and `url_citation` annotations, its finish reason, the model, the
+ * usage and Perplexity's top-level `citations`, passed on as sent for
+ * `LanguageModel.make` to normalise. It refuses (EXECUTION) only a body
+ * without a list of choices or whose first choice has no message, and a
+ * content or reasoning of the wrong type.
  */
 import type { ActionError, LanguageModel, Prompt } from "@rolecraft/core"
 import * as Effect from "effect/Effect"
 import type { ChatCompletion } from "openai/resources/chat/completions"
-import { malformed } from "./failure.ts"
+import { citationsOf, contentOf, reasoningOf } from "./content.ts"
+import { errorEvent, malformed } from "./failure.ts"
 
 /**
  * A wire tool call as the provider's raw call: a `custom` call by its input; any other entry — `type`
@@ -39,32 +43,47 @@ const toolCallOf = (entry: unknown): unknown => {
 export const responseOf = (
   action: string,
   completion: ChatCompletion
-): Effect.Effect<LanguageModel.ProviderResponse, ActionError.ExecutionFailure> => {
+): Effect.Effect<LanguageModel.ProviderResponse, ActionError.ExecutionFailure | ActionError.TransientFailure> => {
   if (typeof completion !== "object" || completion === null || !Array.isArray(completion.choices)) {
-    return Effect.fail(malformed(action, "no choices"))
+    const error = (completion as { readonly error?: unknown } | null)?.error
+    return Effect.fail(
+      typeof error === "object" && error !== null ? errorEvent(action, error) : malformed(action, "no choices")
+    )
   }
   const choice = completion.choices[0]
   if (choice === undefined || typeof choice.message !== "object" || choice.message === null) {
     return Effect.fail(malformed(action, "no message in the first choice"))
   }
-  const message = choice.message
+  const message = choice.message as unknown as Readonly<Record<string, unknown>>
+  const content = contentOf(message.content, "choices[0].message.content")
+  if ("malformed" in content) return Effect.fail(malformed(action, content.malformed))
+  const reasoning = reasoningOf(message, content.reasoning, "choices[0].message")
+  if ("malformed" in reasoning) return Effect.fail(malformed(action, reasoning.malformed))
   // Read as sent, not as the SDK's types promise: `LanguageModel.make` decides every odd shape.
   const wireCalls: unknown = message.tool_calls
   const toolCalls = Array.isArray(wireCalls) ? wireCalls.map(toolCallOf) : wireCalls
+  const usage = completion.usage
+  const citations = citationsOf(
+    message.annotations,
+    (completion as unknown as { readonly citations?: unknown }).citations
+  )
   return Effect.succeed({
-    text: message.content,
+    text: content.text,
     // The one boundary where unchecked wire values enter: `LanguageModel.make` checks each.
     toolCalls: toolCalls as ReadonlyArray<Prompt.ToolCall>,
     finishReason: choice.finish_reason,
     model: completion.model,
-    refusal: message.refusal,
+    refusal: message.refusal as string | null | undefined,
+    reasoning: reasoning.reasoning,
+    reasoningField: reasoning.reasoningField,
+    ...(citations === undefined ? {} : { citations }),
     usage:
-      completion.usage === undefined || completion.usage === null
+      usage === undefined || usage === null
         ? undefined
         : {
-            inputTokens: completion.usage.prompt_tokens,
-            outputTokens: completion.usage.completion_tokens,
-            totalTokens: completion.usage.total_tokens
+            inputTokens: usage.prompt_tokens,
+            outputTokens: usage.completion_tokens,
+            totalTokens: usage.total_tokens
           }
   })
 }

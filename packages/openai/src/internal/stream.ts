@@ -1,19 +1,20 @@
 /**
  * A streamed chat completion chunk read as a provider chunk: the first
- * choice's `delta` (content, refusal, tool-call fragments by `index`), its
- * `finish_reason`, the model and the usage (on the last chunk, whose
- * `choices` is empty). Each field is checked as it arrives: one of the wrong
- * type is refused as EXECUTION naming it (e.g.
- * `choices[0].delta.tool_calls[0].index`); joining the chunks is
- * `LanguageModel.make`'s.
+ * choice's `delta` — its content (a string, or a list of parts whose
+ * thinking parts are reasoning), its reasoning (`reasoning_content` or
+ * `reasoning`), refusal, tool-call fragments (with or without `index`) and
+ * `url_citation` annotations — its `finish_reason`, the model, the usage (at
+ * the top level, or inside the choice as Moonshot sends it; a chunk with
+ * `choices: []` may carry it alone) and Perplexity's top-level `citations`.
+ * Each field is checked as it arrives: one of the wrong type is refused as
+ * EXECUTION naming it (e.g. `choices[0].delta.tool_calls[0].index`);
+ * joining the chunks is the core stream reader's.
  */
-import type { ActionError, LanguageModel } from "@rolecraft/core"
+import { ActionError, type LanguageModel } from "@rolecraft/core"
 import * as Effect from "effect/Effect"
 import type { ChatCompletionChunk } from "openai/resources/chat/completions"
+import { citationsOf, contentOf, isRecord, reasoningOf } from "./content.ts"
 import { malformed } from "./failure.ts"
-
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 const optionalString = (value: unknown): value is string | null | undefined =>
   value === undefined || value === null || typeof value === "string"
@@ -21,74 +22,98 @@ const optionalString = (value: unknown): value is string | null | undefined =>
 const optionalCount = (value: unknown): value is number | null | undefined =>
   value === undefined || value === null || typeof value === "number"
 
-/** The provider chunk of one streamed chunk, or EXECUTION naming its malformed field. */
-export const chunkOf = (
-  action: string,
-  chunk: ChatCompletionChunk
-): Effect.Effect<LanguageModel.ProviderChunk, ActionError.ExecutionFailure> => {
-  const bad = (field: string, detail: string) => Effect.fail(malformed(action, `a stream chunk's ${field} ${detail}`))
-  const raw: unknown = chunk
-  if (!isRecord(raw)) return bad("body", "is not an object")
-  const choices = raw.choices
-  if (!Array.isArray(choices)) return bad("choices", "is not an array")
-  const usage = raw.usage
-  if (usage !== undefined && usage !== null && !isRecord(usage)) return bad("usage", "is not an object")
-  if (isRecord(usage)) {
-    for (const key of ["prompt_tokens", "completion_tokens", "total_tokens"]) {
-      if (!optionalCount(usage[key])) return bad(`usage.${key}`, "is not a number")
-    }
-  }
-  if (!optionalString(raw.model)) return bad("model", "is not a string")
-  const common = {
-    model: raw.model,
-    usage: isRecord(usage)
-      ? {
-          inputTokens: usage.prompt_tokens as number | null | undefined,
-          outputTokens: usage.completion_tokens as number | null | undefined,
-          totalTokens: usage.total_tokens as number | null | undefined
-        }
-      : undefined
-  }
-  const choice: unknown = choices[0]
-  if (choice === undefined) return Effect.succeed(common)
-  if (!isRecord(choice)) return bad("choices[0]", "is not an object")
-  if (!optionalString(choice.finish_reason)) return bad("choices[0].finish_reason", "is not a string")
-  const delta = choice.delta ?? {}
-  if (!isRecord(delta)) return bad("choices[0].delta", "is not an object")
-  if (!optionalString(delta.content)) return bad("choices[0].delta.content", "is not a string")
-  if (!optionalString(delta.refusal)) return bad("choices[0].delta.refusal", "is not a string")
-  const calls = delta.tool_calls ?? []
-  if (!Array.isArray(calls)) return bad("choices[0].delta.tool_calls", "is not an array")
-  const toolCalls: Array<LanguageModel.ToolCallFragment> = []
+type Usage = LanguageModel.ProviderChunk["usage"]
+
+/** A wire usage object as the provider's usage, or the name of its malformed field. */
+const usageOf = (usage: unknown, field: string): Usage | string => {
+  if (usage === undefined || usage === null) return undefined
+  if (!isRecord(usage)) return `${field} is not an object`
+  const { prompt_tokens, completion_tokens, total_tokens } = usage
+  if (!optionalCount(prompt_tokens)) return `${field}.prompt_tokens is not a number`
+  if (!optionalCount(completion_tokens)) return `${field}.completion_tokens is not a number`
+  if (!optionalCount(total_tokens)) return `${field}.total_tokens is not a number`
+  return { inputTokens: prompt_tokens, outputTokens: completion_tokens, totalTokens: total_tokens }
+}
+
+/** The tool-call fragments of a delta, or the name of the malformed one. */
+const fragmentsOf = (calls: unknown): ReadonlyArray<LanguageModel.ToolCallFragment> | string | undefined => {
+  if (calls === undefined || calls === null) return undefined
+  if (!Array.isArray(calls)) return "choices[0].delta.tool_calls is not an array"
+  const fragments: Array<LanguageModel.ToolCallFragment> = []
   for (let i = 0; i < calls.length; i++) {
     const call: unknown = calls[i]
     const field = `choices[0].delta.tool_calls[${i}]`
-    if (!isRecord(call)) return bad(field, "is not an object")
-    if (typeof call.index !== "number" || !Number.isInteger(call.index) || call.index < 0) {
-      return bad(`${field}.index`, "is not an integer >= 0")
+    if (!isRecord(call)) return `${field} is not an object`
+    const index = call.index
+    if (index !== undefined && index !== null && (typeof index !== "number" || !Number.isInteger(index) || index < 0)) {
+      return `${field}.index is not an integer >= 0`
     }
-    if (!optionalString(call.id)) return bad(`${field}.id`, "is not a string")
+    if (!optionalString(call.id)) return `${field}.id is not a string`
     const fn = call.function ?? {}
-    if (!isRecord(fn)) return bad(`${field}.function`, "is not an object")
-    if (!optionalString(fn.name)) return bad(`${field}.function.name`, "is not a string")
-    toolCalls.push({
-      index: call.index,
+    if (!isRecord(fn)) return `${field}.function is not an object`
+    if (!optionalString(fn.name)) return `${field}.function.name is not a string`
+    const args = fn.arguments
+    fragments.push({
+      index,
       id: call.id,
       name: fn.name,
       // Some compatible servers send arguments already parsed.
       arguments:
-        fn.arguments === undefined || fn.arguments === null
-          ? undefined
-          : typeof fn.arguments === "string"
-            ? fn.arguments
-            : JSON.stringify(fn.arguments)
+        args === undefined || args === null ? undefined : typeof args === "string" ? args : JSON.stringify(args)
     })
   }
-  return Effect.succeed({
-    ...common,
-    text: delta.content,
+  return fragments
+}
+
+/** The provider chunk of one streamed chunk, or EXECUTION naming its malformed field. */
+export const readChunk = (
+  action: string,
+  chunk: ChatCompletionChunk
+): LanguageModel.ProviderChunk | ActionError.ExecutionFailure => {
+  const bad = (what: string) => malformed(action, `a stream chunk's ${what}`)
+  const raw: unknown = chunk
+  if (!isRecord(raw)) return bad("body is not an object")
+  const choices = raw.choices
+  if (!Array.isArray(choices)) return bad("choices is not an array")
+  if (!optionalString(raw.model)) return bad("model is not a string")
+  const choice: unknown = choices[0]
+  if (choice !== undefined && !isRecord(choice)) return bad("choices[0] is not an object")
+  // Moonshot sends the usage inside the choice of the finishing chunk.
+  const wireUsage = raw.usage ?? (choice === undefined ? undefined : choice.usage)
+  const usage = usageOf(wireUsage, raw.usage === undefined || raw.usage === null ? "choices[0].usage" : "usage")
+  if (typeof usage === "string") return bad(usage)
+  if (choice === undefined) {
+    const citations = citationsOf(undefined, raw.citations)
+    return { model: raw.model, usage, citations }
+  }
+  if (!optionalString(choice.finish_reason)) return bad("choices[0].finish_reason is not a string")
+  const delta = choice.delta ?? {}
+  if (!isRecord(delta)) return bad("choices[0].delta is not an object")
+  const content = contentOf(delta.content, "choices[0].delta.content")
+  if ("malformed" in content) return bad(content.malformed)
+  const reasoning = reasoningOf(delta, content.reasoning, "choices[0].delta")
+  if ("malformed" in reasoning) return bad(reasoning.malformed)
+  if (!optionalString(delta.refusal)) return bad("choices[0].delta.refusal is not a string")
+  const toolCalls = fragmentsOf(delta.tool_calls)
+  if (typeof toolCalls === "string") return bad(toolCalls)
+  return {
+    model: raw.model,
+    usage,
+    text: content.text,
+    reasoning: reasoning.reasoning,
+    reasoningField: reasoning.reasoningField,
     refusal: delta.refusal,
     toolCalls,
+    citations: citationsOf(delta.annotations, raw.citations),
     finishReason: choice.finish_reason
-  })
+  }
+}
+
+/** {@link readChunk} as an effect. */
+export const chunkOf = (
+  action: string,
+  chunk: ChatCompletionChunk
+): Effect.Effect<LanguageModel.ProviderChunk, ActionError.ExecutionFailure> => {
+  const read = readChunk(action, chunk)
+  return read instanceof ActionError.ExecutionFailure ? Effect.fail(read) : Effect.succeed(read)
 }

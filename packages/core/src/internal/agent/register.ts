@@ -7,7 +7,6 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import type * as Action from "../../Action.ts"
@@ -27,6 +26,7 @@ import type * as KnowledgeKernel from "../pipeline/retrieval.ts"
 import * as RunStep from "../run/attempt.ts"
 import type { Guards } from "../run/guard.ts"
 import * as ResiliencePolicy from "../run/policy.ts"
+import * as Secrets from "../secrets.ts"
 import * as JsonSchema from "../tool/jsonSchema.ts"
 
 /**
@@ -44,11 +44,6 @@ export interface Registered {
   readonly attributes: Readonly<Record<string, string>>
   /** The span and metrics of a direct call (no correlation id, no tool call, content not traced), made once. */
   readonly telemetry: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  /**
-   * The secrets its calls read, read again only when a call fails (`undefined` when it names none): every
-   * step's error is scrubbed of them, so a hook, result mapper or fallback quoting one leaks it nowhere.
-   */
-  readonly secrets: Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>> | undefined
   /** Step 7 for one call: the executor inside the action's resilience policy, then its fallback. */
   readonly run: (
     args: Readonly<Record<string, unknown>>,
@@ -76,8 +71,7 @@ export interface Options {
  */
 export const register = (options: Options): Effect.Effect<Registry, RoleDefinitionError> =>
   Effect.gen(function* () {
-    const servers = McpTool.serversRole(options.mcpServers)
-    const roles = servers === undefined ? options.roles : [...options.roles, servers]
+    const roles = rolesOf(options.roles, options.mcpServers)
     const registry = new Map<string, Registered>()
     for (const role of roles) {
       const state = yield* Ref.make<unknown>(role.state?.initial)
@@ -97,6 +91,27 @@ export const register = (options: Options): Effect.Effect<Registry, RoleDefiniti
     }
     return registry
   })
+
+/** The roles an agent registers: its own, then its MCP servers as one role of mcpTool actions. */
+const rolesOf = (
+  roles: ReadonlyArray<Role.Any>,
+  mcpServers: Readonly<Record<string, McpClient.Server>> | undefined
+): ReadonlyArray<Role.Any> => {
+  const servers = McpTool.serversRole(mcpServers)
+  return servers === undefined ? roles : [...roles, servers]
+}
+
+/**
+ * The credentials every action of an agent reads (its roles' and its MCP servers'), as one read;
+ * `undefined` when none names one. The agent redacts them, with its model's key, at every exit.
+ */
+export const credentials = (
+  roles: ReadonlyArray<Role.Any>,
+  mcpServers: Readonly<Record<string, McpClient.Server>> | undefined
+): Secrets.Read | undefined =>
+  Secrets.ofActions(
+    rolesOf(roles, mcpServers).flatMap((role) => role.entries.map(({ action }) => Executor.secretsOf(action)))
+  )
 
 /** Checks one action and prepares what its calls read. */
 const prepare = (
@@ -135,7 +150,6 @@ const prepare = (
       guardrails,
       approval: { agentId: id, action: name, policy: policies.approval },
       retrieval: { action: name, policy: policies.retrieval, role, base: options.knowledgeBase },
-      secrets: Executor.secretsOf(action),
       attributes,
       telemetry: Telemetry.executeTool(
         { tool: name, toolCallId: undefined, attributes, arguments: undefined },

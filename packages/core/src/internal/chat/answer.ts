@@ -8,6 +8,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import {
   type ActionError,
@@ -23,6 +24,8 @@ import type * as Prompt from "../../Prompt.ts"
 import * as EventHub from "../events/hub.ts"
 import * as Telemetry from "../events/telemetry.ts"
 import * as AuthorityKernel from "../pipeline/authority.ts"
+import * as Redact from "../redact.ts"
+import * as Secrets from "../secrets.ts"
 import { keepEnds } from "../text.ts"
 import { parseArguments } from "../tool/arguments.ts"
 import type * as Toolkit from "../tool/toolkit.ts"
@@ -43,13 +46,16 @@ export interface Route {
  */
 export const maxToolResultCharacters = 64_000
 
-/** A call's answer from its result (`ToolResult.success`), cut to fit a tool message. */
+/**
+ * A call's answer from its result (`ToolResult.success`), whole: the tool-message writer ({@link hooked})
+ * redacts it and cuts it to fit.
+ */
 export const answered = (toolCallId: string, action: string, value: unknown): ToolAnswer => {
   // The text Mcp.serve sends too, on the JSON writer of the output guardrail and ActionResult.asString.
   const text = ToolResultText.success(value, { action })
   if (Result.isFailure(text)) return failed(toolCallId, text.failure)
   return {
-    message: { role: "tool", toolCallId, content: keepEnds(text.success, maxToolResultCharacters) },
+    message: { role: "tool", toolCallId, content: text.success },
     category: undefined,
     success: true,
     pending: undefined
@@ -67,6 +73,17 @@ export const failed = (
   success: false,
   pending
 })
+
+/**
+ * The tool message of an answer as the model is sent it: every secret the turn knows replaced (before a
+ * cut, so no cut leaves the start of one behind), then a result cut to {@link maxToolResultCharacters}.
+ */
+export const written = (answer: ToolAnswer, secrets: ReadonlyArray<Redacted.Redacted<string>>): ToolAnswer => {
+  const { content } = answer.message
+  const redacted = secrets.length === 0 ? content : Redact.text(content, secrets)
+  const fitted = answer.success ? keepEnds(redacted, maxToolResultCharacters) : redacted
+  return fitted === content ? answer : { ...answer, message: { ...answer.message, content: fitted } }
+}
 
 const isPending = (error: ActionError | RetrievalFailure, action: string): error is ApprovalRequired =>
   error._tag === "ApprovalRequired" &&
@@ -86,7 +103,11 @@ export const run = <R>(
   token?: string
 ): Effect.Effect<ToolAnswer, never, R> => {
   const params = route.tool === undefined ? args : { tool: route.tool, arguments: args }
-  const ran = turn.host.run(route.action, params, { token, call: { id: call.id, tool: call.name } })
+  const ran = turn.host.run(route.action, params, {
+    token,
+    call: { id: call.id, tool: call.name },
+    secrets: turn.secrets
+  })
   return Effect.map(Effect.result(ran), (outcome) => {
     if (outcome._tag === "Success") return answered(call.id, route.action, outcome.success)
     const error = outcome.failure
@@ -142,12 +163,14 @@ const unknownTool = <R>(turn: Turn<R>, call: Prompt.ToolCall, kit: Toolkit.Toolk
  * gets its execute_tool span, failed with the error the model is sent.
  */
 const refusedEarly = <R>(turn: Turn<R>, call: Prompt.ToolCall, error: ActionError): Effect.Effect<ToolAnswer> =>
-  Effect.fail(error).pipe(
+  // The error quotes the model's name or arguments: redacted before its span records it.
+  Effect.fail(Redact.scrub(error, turn.secrets)).pipe(
     Telemetry.executeTool({
       tool: call.name,
       toolCallId: call.id,
       attributes: { "rolecraft.agent": turn.host.id },
-      arguments: undefined
+      arguments: undefined,
+      redact: turn.secrets.length === 0 ? undefined : Effect.succeed(Secrets.redactor(turn.secrets))
     }),
     Effect.catch((refused) => Effect.succeed(failed(call.id, refused)))
   )
@@ -218,17 +241,21 @@ export const observed = <R>(
     }
     return Effect.gen(function* () {
       const start = yield* Clock.currentTimeMillis
-      yield* EventHub.publish(hub, { _tag: "ToolExecutionStarted", ...about, timestamp: start })
+      yield* EventHub.publish(hub, { _tag: "ToolExecutionStarted", ...about, timestamp: start }, turn.secrets)
       const result = yield* reported
       const now = yield* Clock.currentTimeMillis
-      yield* EventHub.publish(hub, {
-        _tag: "ToolExecutionFinished",
-        ...about,
-        success: result.success,
-        category: result.category,
-        durationMs: now - start,
-        timestamp: now
-      })
+      yield* EventHub.publish(
+        hub,
+        {
+          _tag: "ToolExecutionFinished",
+          ...about,
+          success: result.success,
+          category: result.category,
+          durationMs: now - start,
+          timestamp: now
+        },
+        turn.secrets
+      )
       return result
     })
   })
@@ -243,14 +270,19 @@ const toolResult = (step: number, answer: ToolAnswer): ToolResult => ({
   content: answer.message.content
 })
 
-/** A tool call through the `tool` hook of the turn, if any. */
+/**
+ * A tool call's answer as the tool-message writer makes it ({@link written}), through the `tool` hook of
+ * the turn, if any: every answer passes here once, so neither the hook (nor a durable run storing what it
+ * returns), the caller's events nor the model sees a secret the agent knows.
+ */
 export const hooked = <R>(
   turn: Turn<R>,
   step: Extract<Step, { readonly _tag: "Tool" }>,
   answer: Effect.Effect<ToolAnswer, never, R>
 ): Effect.Effect<ToolAnswer, never, R> => {
   const hook = turn.settings.hooks?.tool
-  return hook === undefined ? answer : hook(step, answer)
+  const made = Effect.map(answer, (made) => written(made, turn.secrets))
+  return hook === undefined ? made : hook(step, made)
 }
 
 /** The model's calls of model call `step`, answered `settings.concurrency` at a time, in the calls' order. */

@@ -4,6 +4,7 @@
  * of a turn is a top-level function of these; none holds state of its own.
  */
 import type * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
 import type * as Action from "../../Action.ts"
 import type { ActionError, RetrievalFailure } from "../../ActionError.ts"
 import type * as ApprovalStore from "../../ApprovalStore.ts"
@@ -15,13 +16,14 @@ import type * as EventHub from "../events/hub.ts"
 import type { AgentRuntime } from "../executor/attempt.ts"
 import type * as AuthorityKernel from "../pipeline/authority.ts"
 import type * as Pipeline from "../pipeline/run.ts"
+import type * as Secrets from "../secrets.ts"
 import type * as Toolkit from "../tool/toolkit.ts"
 import type { Settings } from "./settings.ts"
 
 /**
  * What `Agent.make` hands the chat turns: the agent's id and roles, its actions by name, compiled authority,
- * default approval store, event hub, per-agent runtime (MCP connections), and its pipeline (`run`), which
- * takes a call's approval token as an argument.
+ * default approval store, event hub, per-agent runtime (MCP connections), the credentials its actions read,
+ * and its pipeline (`run`), which takes a call's approval token as an argument.
  */
 export interface Host<R> {
   readonly id: string
@@ -31,10 +33,11 @@ export interface Host<R> {
   readonly approvals: ApprovalStore.ApprovalStore["Service"]
   readonly hub: EventHub.Hub
   readonly runtime: AgentRuntime
+  readonly secrets: Secrets.Read | undefined
   readonly run: (
     name: string,
     params: Readonly<Record<string, unknown>>,
-    options: Pick<Pipeline.Options, "token" | "call">
+    options: Pick<Pipeline.Options, "token" | "call" | "secrets">
   ) => Effect.Effect<unknown, ActionError | RetrievalFailure, R>
 }
 
@@ -52,7 +55,8 @@ export interface Mode {
 
 /**
  * One running turn: its agent, the toolkit builder of that agent, the turn's settings, model and usage
- * meter, the tokens spent before a pause (`prior`), the ids its calls have, and its mode.
+ * meter, the tokens spent before a pause (`prior`), the ids its calls have, every secret the agent knows
+ * (read when the turn starts: its tool messages, events and spans are redacted of them), and its mode.
  */
 export interface Turn<R> extends Mode {
   readonly host: Host<R>
@@ -66,6 +70,7 @@ export interface Turn<R> extends Mode {
    * model call's new ids are checked against it; kept as the turn goes, not rebuilt from the messages).
    */
   readonly callIds: Set<string>
+  readonly secrets: ReadonlyArray<Redacted.Redacted<string>>
 }
 
 /** Where a turn is: the conversation so far and the model calls made (counted across an approval pause). */

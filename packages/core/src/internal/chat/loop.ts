@@ -27,6 +27,7 @@ import * as LlmExecutor from "../executor/llm.ts"
 import * as Finish from "../model/finish.ts"
 import type * as Toolkit from "../tool/toolkit.ts"
 import * as Answer from "./answer.ts"
+import * as ChatMessages from "./messages.ts"
 import type { Position, Turn } from "./context.ts"
 import { chatAction } from "./settings.ts"
 import * as Step from "./step.ts"
@@ -78,13 +79,13 @@ const stepped = <R>(
     )
   if (stopped !== undefined) return Effect.andThen(reported, Effect.fail(stopped))
   if (calls.length === 0) {
-    const messages: ReadonlyArray<Prompt.Message> = [...before, { role: "assistant", content: response.text }]
+    const messages: ReadonlyArray<Prompt.Message> = [...before, ChatMessages.assistantOf(response, [])]
     return Effect.andThen(reported, completed(turn, messages, step, response))
   }
   const prepared = calls.map((call) => Answer.prepare(call, kit))
   const messages: ReadonlyArray<Prompt.Message> = [
     ...before,
-    { role: "assistant", content: response.text, toolCalls: prepared.map(Answer.kept) }
+    ChatMessages.assistantOf(response, prepared.map(Answer.kept))
   ]
   return publishStep(turn, step, response).pipe(
     Effect.andThen(Answer.answerAll(turn, step, prepared, kit)),
@@ -149,6 +150,8 @@ const completed = <R>(
       usage,
       steps,
       finishReason: response.finishReason,
+      ...(response.reasoning === undefined ? {} : { reasoning: response.reasoning }),
+      ...(response.citations === undefined ? {} : { citations: response.citations }),
       ...(decodedOutput === undefined ? {} : { output: decodedOutput.value })
     })
   )

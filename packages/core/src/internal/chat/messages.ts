@@ -1,13 +1,15 @@
 /**
- * The messages of a chat turn: a caller's history and a paused state given
- * unique tool call ids (`ToolCallId.unique`) and checked (every tool call
- * answered exactly once), and the text of a tool message.
+ * The messages of a chat turn: the assistant message of a model's answer,
+ * a caller's history and a paused state given unique tool call ids
+ * (`ToolCallId.unique`) and checked (every tool call answered exactly once),
+ * and the text of a tool message.
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type ActionError, isActionError, type RetrievalFailure, ValidationError } from "../../ActionError.ts"
 import * as Conversion from "../schema/decode.ts"
+import type * as LanguageModel from "../../LanguageModel.ts"
 import * as Prompt from "../../Prompt.ts"
 import * as ToolCallId from "../../ToolCallId.ts"
 import * as ToolResult from "../../ToolResult.ts"
@@ -79,6 +81,24 @@ export const historyOf = (
       : [{ role: "system", content: system }, ...messages]
     return Effect.succeed(out)
   })
+
+/**
+ * The assistant message of a model's answer: its text, the tool calls kept of it (`calls`, if any) and its
+ * reasoning (if any).
+ */
+export const assistantOf = (
+  response: LanguageModel.Response,
+  calls: ReadonlyArray<Prompt.ToolCall>
+): Prompt.AssistantMessage => {
+  const base: Prompt.AssistantMessage =
+    calls.length === 0
+      ? { role: "assistant", content: response.text }
+      : { role: "assistant", content: response.text, toolCalls: calls }
+  if (response.reasoning === undefined) return base
+  return response.reasoningField === undefined
+    ? { ...base, reasoning: response.reasoning }
+    : { ...base, reasoning: response.reasoning, reasoningField: response.reasoningField }
+}
 
 /** The text of a failed call (`"RETRIEVAL"` for a retrieval failure; see `ToolResult.failure`). */
 export const errorContent = (error: ActionError | RetrievalFailure): string =>

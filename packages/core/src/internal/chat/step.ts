@@ -77,8 +77,8 @@ const generate = <R>(
 }
 
 /**
- * One model call, its text and tool-call starts sent to the caller as they arrive; the response with its
- * tool calls under the ids the caller saw.
+ * One model call, its reasoning, text and tool-call starts sent to the caller as they arrive; the response
+ * with its tool calls under the ids the caller saw.
  */
 const attempt = <R>(
   turn: Turn<R>,
@@ -125,6 +125,9 @@ const partsReader = (step: number, argumentDeltas: boolean, conversation: ToolCa
       switch (part._tag) {
         case "TextDelta":
           events.push({ _tag: "TextDelta", step, delta: part.delta })
+          break
+        case "ReasoningDelta":
+          events.push({ _tag: "ReasoningDelta", step, delta: part.delta })
           break
         case "ToolCallArgumentsStarted": {
           const toolCallId = conversation.assign(part.id, step, part.index)

@@ -5,6 +5,7 @@
  * `resumeStream`). Each part is its own module; this one only puts them together, once per agent.
  */
 import * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import type * as Stream from "effect/Stream"
 import type { ActionError } from "../../ActionError.ts"
@@ -22,6 +23,8 @@ import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as ToolCallId from "../../ToolCallId.ts"
 import * as Telemetry from "../events/telemetry.ts"
+import * as Redact from "../redact.ts"
+import * as Secrets from "../secrets.ts"
 import * as Toolkit from "../tool/toolkit.ts"
 import type { Host, Mode, Turn } from "./context.ts"
 import { loop } from "./loop.ts"
@@ -118,6 +121,13 @@ const turnEnd = (result: ChatResult): Telemetry.TurnEnd => {
   }
 }
 
+/** A turn whose model calls scrub their errors of the secrets it knows, before their spans record them. */
+const knowing = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  secrets: ReadonlyArray<Redacted.Redacted<string>>
+): Effect.Effect<A, E, R> =>
+  secrets.length === 0 ? self : Effect.provideService(self, Redact.Known, Effect.succeed(secrets))
+
 /**
  * Builds an agent's chat turns (`Agent.make` calls it once per agent, on its first chat).
  */
@@ -128,6 +138,12 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   /** A turn (or its resumption) in its `invoke_agent` span. */
   const span = (options: ChatOptions | undefined, resumed: boolean) =>
     Telemetry.invokeAgent({ agentId: host.id, model: modelName(options, host.roles), resumed }, turnEnd)
+
+  /** A turn in its span, its error exit scrubbed of every secret the agent knows (read only when it fails). */
+  const exiting =
+    (options: ChatOptions | undefined, resumed: boolean) =>
+    (self: Effect.Effect<ChatResult, ActionError, R>): Effect.Effect<ChatResult, ActionError, R> =>
+      span(options, resumed)(Secrets.redacting(self, host.secrets))
 
   const start = (
     input: string | ReadonlyArray<Prompt.Message>,
@@ -145,22 +161,25 @@ export const make = <R>(host: Host<R>): Chats<R> => {
           ])
         : ChatMessages.historyOf(chatAction, input, first)
       return Effect.flatMap(Effect.zip(requireModel, history), ([model, messages]) =>
-        metered((meter) => {
-          const callIds = new Set(ToolCallId.idsOf(messages))
-          const turn: Turn<R> = {
-            host,
-            toolkit,
-            settings: settings.success,
-            model,
-            meter,
-            prior: zero,
-            callIds,
-            ...mode
-          }
-          return loop(turn, { messages, steps: 0 })
-        })
+        Effect.flatMap(Secrets.withModel(host.secrets, model), (secrets) =>
+          metered((meter) => {
+            const callIds = new Set(ToolCallId.idsOf(messages))
+            const turn: Turn<R> = {
+              host,
+              toolkit,
+              settings: settings.success,
+              model,
+              meter,
+              prior: zero,
+              callIds,
+              secrets,
+              ...mode
+            }
+            return knowing(loop(turn, { messages, steps: 0 }), secrets)
+          })
+        )
       )
-    }).pipe(span(options, false))
+    }).pipe(exiting(options, false))
 
   const proceed = (
     raw: PausedState,
@@ -172,22 +191,25 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       const settings = settingsOf(options, host.roles, state.maxSteps)
       if (Result.isFailure(settings)) return Effect.fail(settings.failure)
       return Effect.flatMap(requireModel, (model) =>
-        metered((meter) => {
-          const callIds = new Set(ToolCallId.idsOf(state.messages))
-          const turn: Turn<R> = {
-            host,
-            toolkit,
-            settings: settings.success,
-            model,
-            meter,
-            prior: state.usage,
-            callIds,
-            ...mode
-          }
-          return Resume.resume(turn, state, calls, decisions)
-        })
+        Effect.flatMap(Secrets.withModel(host.secrets, model), (secrets) =>
+          metered((meter) => {
+            const callIds = new Set(ToolCallId.idsOf(state.messages))
+            const turn: Turn<R> = {
+              host,
+              toolkit,
+              settings: settings.success,
+              model,
+              meter,
+              prior: state.usage,
+              callIds,
+              secrets,
+              ...mode
+            }
+            return knowing(Resume.resume(turn, state, calls, decisions), secrets)
+          })
+        )
       )
-    }).pipe(span(options, true))
+    }).pipe(exiting(options, true))
 
   return {
     chat: (input, options) => start(input, options, TurnStream.unstreamed),

@@ -102,7 +102,8 @@ export type Step =
  */
 export type StepTracer = <A, E, R>(name: Step, step: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
-const untraced: StepTracer = (_name, step) => step
+/** The step tracer without step spans: each step as it is. */
+export const untraced: StepTracer = (_name, step) => step
 const traced: StepTracer = (name, step) => Effect.withSpan(step, `Rolecraft.step.${name}`, { captureStackTrace: false })
 
 /**

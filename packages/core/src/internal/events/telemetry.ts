@@ -39,7 +39,9 @@ const text = (value: unknown): string => {
   }
 }
 
-const content = (value: unknown): string => shorten(text(value), maxContentLength)
+// Redacted before it is cut, so no cut leaves the start of a secret behind.
+const content = (value: unknown, redact: (text: string) => string): string =>
+  shorten(redact(text(value)), maxContentLength)
 
 /**
  * Whether the spans of the current fiber go to a tracing backend. With
@@ -165,13 +167,19 @@ export interface ToolCallSpan {
  * What an `execute_tool` span says of one call: the tool name the model used
  * (the action name for a direct call), its call id in a chat turn, the
  * `rolecraft.*` attributes, and the raw arguments when content is traced.
+ * `redact`, when given, replaces the agent's secrets in every text the span
+ * records (its name, the call id and attributes, the arguments and result);
+ * it is read only when a tracer records the span's attributes.
  */
 export interface ToolCall {
   readonly tool: string
   readonly toolCallId: string | undefined
   readonly attributes: Readonly<Record<string, string>>
   readonly arguments: (() => unknown) | undefined
+  readonly redact?: Effect.Effect<(text: string) => string> | undefined
 }
+
+const asIs = (text: string): string => text
 
 /**
  * Runs one call in its `execute_tool {tool}` span (kind internal) and records
@@ -180,30 +188,55 @@ export interface ToolCall {
  * (on success) `gen_ai.tool.call.result`. Attributes are recorded only when
  * a tracer is installed; its options are made once, when one first records
  * them: an agent prepares this per action. Without `metrics` (a call answered
- * before the pipeline), only the span.
+ * before the pipeline), only the span. The texts it records pass `redact`
+ * (before a long one is cut).
  */
 export const executeTool = (call: ToolCall, metrics?: ActionMetrics) => {
   const traceContent = call.arguments !== undefined
-  const name = `execute_tool ${call.tool}`
-  // Made when a tracer first records them: a call in a chat turn has its own call id, so its own attributes.
-  let options: Tracer.SpanOptionsNoTrace | undefined
-  const annotatedOptions = (): Tracer.SpanOptionsNoTrace =>
-    (options ??= {
-      kind: "internal",
-      attributes: {
-        "gen_ai.operation.name": "execute_tool",
-        "gen_ai.tool.name": call.tool,
-        ...(call.toolCallId === undefined ? {} : { "gen_ai.tool.call.id": call.toolCallId }),
-        ...call.attributes,
-        ...(call.arguments === undefined ? {} : { "gen_ai.tool.call.arguments": content(call.arguments()) })
-      }
-    })
-  return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    spanned(self, name, "internal", annotatedOptions, (span, exit, millis, context) => {
+  const recorded = (redact: (text: string) => string) => {
+    // Made when a tracer first records them: a call in a chat turn has its own call id, so its own attributes.
+    let options: Tracer.SpanOptionsNoTrace | undefined
+    const annotatedOptions = (): Tracer.SpanOptionsNoTrace =>
+      (options ??= {
+        kind: "internal",
+        attributes: {
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.name": redact(call.tool),
+          ...(call.toolCallId === undefined ? {} : { "gen_ai.tool.call.id": redact(call.toolCallId) }),
+          ...(redact === asIs
+            ? call.attributes
+            : Object.fromEntries(Object.entries(call.attributes).map(([key, value]) => [key, redact(value)]))),
+          ...(call.arguments === undefined ? {} : { "gen_ai.tool.call.arguments": content(call.arguments(), redact) })
+        }
+      })
+    const ended = (
+      span: Tracer.Span | undefined,
+      exit: Exit.Exit<unknown, unknown>,
+      millis: number,
+      context: Context.Context<never>
+    ) => {
       metrics?.recordUnsafe(exit, millis, context)
       if (Exit.isFailure(exit)) failedWith(span, exit.cause)
-      else if (traceContent) span?.attribute("gen_ai.tool.call.result", content(exit.value))
-    })
+      else if (traceContent) span?.attribute("gen_ai.tool.call.result", content(exit.value, redact))
+    }
+    return { name: `execute_tool ${redact(call.tool)}`, annotatedOptions, ended }
+  }
+  const plain = recorded(asIs)
+  const redact = call.redact
+  if (redact === undefined) {
+    return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      spanned(self, plain.name, "internal", plain.annotatedOptions, plain.ended)
+  }
+  // The agent's secrets are read only when a tracer records what the span says.
+  return <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.withFiber((fiber) =>
+      exporting(fiber)
+        ? Effect.flatMap(redact, (replace) => {
+            const made = recorded(replace)
+            return spanned(self, made.name, "internal", made.annotatedOptions, made.ended)
+          })
+        : spanned(self, plain.name, "internal", plain.annotatedOptions, plain.ended)
+    )
 }
 
 // =============================================================================

@@ -5,15 +5,19 @@
 import type * as Action from "../../Action.ts"
 import type * as Role from "../../Role.ts"
 import type { AttemptTimeout } from "../run/attempt.ts"
+import type * as Secrets from "../secrets.ts"
 import type * as McpConnection from "./mcpTool/connection.ts"
 
 /**
- * What the agent holds for the executors: its id and per-agent resources
- * (`mcp`: its MCP connections, closed with its scope).
+ * What the agent holds for the executors: its id, per-agent resources
+ * (`mcp`: its MCP connections, closed with its scope), and the credentials
+ * its actions read (`secrets`; a model call it makes scrubs its errors of
+ * them).
  */
 export interface AgentRuntime {
   readonly id: string
   readonly mcp: McpConnection.Pool
+  readonly secrets: Secrets.Read | undefined
 }
 
 /**

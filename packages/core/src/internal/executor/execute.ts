@@ -9,6 +9,7 @@ import type * as Action from "../../Action.ts"
 import type { ActionError } from "../../ActionError.ts"
 import * as ActionResult from "../../ActionResult.ts"
 import * as Lazy from "../lazy.ts"
+import * as Redact from "../redact.ts"
 import * as Callback from "../callback.ts"
 import type { Attempt } from "./attempt.ts"
 import * as Endpoint from "./endpoint.ts"
@@ -73,7 +74,12 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
       return mapped(
         attempt,
         action.mapResult,
-        Llm.use((llm) => llm.run({ ...attempt, action }))
+        // The model call's errors are scrubbed of the agent's credentials too, before its span records them.
+        Effect.provideService(
+          Llm.use((llm) => llm.run({ ...attempt, action })),
+          Redact.Known,
+          attempt.agent.secrets
+        )
       )
     case "mcpTool":
       return mapped(attempt, action.mapResult, McpTool.execute({ ...attempt, action }))
@@ -82,9 +88,9 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
 
 /**
  * The secrets a call of `action` reads (a webService's `authTokenEnv`, an
- * mcpTool's `apiKeyEnv`), read again only when the call fails, to redact
- * every error of the call — its result mapper's, its fallback's, its role's
- * hooks' — in one place; `undefined` for an action that names none.
+ * mcpTool's `apiKeyEnv` and the credentials in its stdio server's
+ * environment), read where a text may leave the agent with one of them
+ * (see `secrets.ts`); `undefined` for an action that names none.
  */
 export const secretsOf = (action: Action.Any): Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>> | undefined => {
   switch (action._tag) {
@@ -93,7 +99,9 @@ export const secretsOf = (action: Action.Any): Effect.Effect<ReadonlyArray<Redac
         ? undefined
         : WebService.use((webService) => webService.secretsOf(action))
     case "mcpTool":
-      return action.apiKeyEnv === undefined ? undefined : McpTool.secretsOf(action)
+      return action.apiKeyEnv === undefined && McpTool.environmentSecrets(action.server).length === 0
+        ? undefined
+        : McpTool.secretsOf(action)
     default:
       return undefined
   }

@@ -35,13 +35,24 @@ const notProvided = (name: string) =>
 // Only an action that names a credential reads the environment through Effect's Config.
 const Config = Lazy.make((): Promise<typeof ConfigModule> => import("effect/Config"))
 
+// The Config reading each credential variable, made once per name: making one compiles its schema (~0.1 ms).
+const configs = new Map<string, ConfigModule.Config<Redacted.Redacted<string>>>()
+const maxConfigs = 1024
+const credentialConfig = (Config: typeof ConfigModule, variable: string) => {
+  const known = configs.get(variable)
+  if (known !== undefined) return known
+  const made = Config.Redacted(variable)
+  if (configs.size < maxConfigs) configs.set(variable, made)
+  return made
+}
+
 const readCredential = (
   name: string,
   variable: string | undefined
 ): Effect.Effect<Credential | undefined, ValidationError> =>
   variable === undefined
     ? Effect.succeed(undefined)
-    : Config.use((Config) => Config.Redacted(variable)).pipe(
+    : Config.use((Config) => credentialConfig(Config, variable)).pipe(
         Effect.mapError(
           () =>
             new ValidationError({
@@ -68,15 +79,37 @@ const readCredential = (
         )
       )
 
+// An environment variable named like a credential (`GITHUB_TOKEN`, `API_KEY`, `DB_PASSWORD`, …).
+const credentialName = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE/i
+
 /**
- * The credential a call of `action` holds, for redacting what runs around it
- * (its result mapper, fallback, its role's hooks): none when unset or refused.
+ * The credentials a stdio server is given in its environment: the values of
+ * the variables named like one (a name holding KEY, TOKEN, SECRET, PASSWORD,
+ * PASSWD, CREDENTIAL, AUTH or COOKIE, in any case) with at least 8
+ * characters.
  */
-export const secretsOf = (action: Action.McpTool<any, any>): Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>> =>
-  readCredential("", action.apiKeyEnv).pipe(
-    Effect.map((credential) => (credential === undefined ? [] : [credential.value])),
-    Effect.orElseSucceed(() => [])
+export const environmentSecrets = (server: Action.McpServer): ReadonlyArray<Redacted.Redacted<string>> =>
+  typeof server === "string"
+    ? []
+    : Object.entries(server.env ?? {}).flatMap(([name, value]) =>
+        credentialName.test(name) && value.length >= Redact.minimumSecretLength ? [Redacted.make(value)] : []
+      )
+
+/**
+ * The credentials a call of `action` holds, for redacting what runs around it
+ * (its result mapper, fallback, its role's hooks): the `apiKeyEnv` value
+ * (none when unset or refused) and the credentials in a stdio server's
+ * environment.
+ */
+export const secretsOf = (
+  action: Action.McpTool<any, any>
+): Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>> => {
+  const given = environmentSecrets(action.server)
+  return readCredential("", action.apiKeyEnv).pipe(
+    Effect.map((credential) => (credential === undefined ? given : [credential.value, ...given])),
+    Effect.orElseSucceed(() => given)
   )
+}
 
 const withService = <A>(
   name: string,

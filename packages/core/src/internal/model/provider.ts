@@ -2,14 +2,18 @@
  * A provider's answer, normalised: what a provider function returns (a
  * `ProviderResponse`, read as untrusted — it may come straight off the wire)
  * becomes the `Response` every caller of the language model sees. Text,
- * tool calls, usage counts and the finish reason each get one reading; a
- * reply that is not an object, whose content is neither text nor text parts,
- * or whose tool calls are not a list of objects is refused as EXECUTION
- * ("the model's reply is malformed"). `LanguageModel` re-exports the types.
+ * reasoning, tool calls, citations, usage counts and the finish reason each
+ * get one reading; a reply that is not an object, whose content is neither
+ * text nor text parts, or whose tool calls are not a list of objects is
+ * refused as EXECUTION ("the model's reply is malformed"), and so is a reply
+ * larger than the cap on a reply's size (its text, reasoning, refusal and
+ * tool-call arguments together), naming the cap. `LanguageModel` re-exports
+ * the types.
  */
 import { ExecutionFailure } from "../../ActionError.ts"
 import type * as ActionResponse from "../../ActionResponse.ts"
 import type { ToolCall } from "../../Prompt.ts"
+import { type Citation, citationsOf } from "./citation.ts"
 
 /**
  * Why the model stopped: it finished (`"stop"`), hit its token limit
@@ -32,6 +36,11 @@ export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" |
  * - `finishReason`: see {@link FinishReason}.
  * - `model`: the model that answered, when the provider says.
  * - `refusal`: the model's refusal message, when it refused.
+ * - `reasoning`: the model's reasoning before it answered, when the provider
+ *   sends it (never part of `text`); `reasoningField` names the provider's
+ *   field it came in (e.g. `reasoning_content`), so that a provider which
+ *   needs it back gets it in that field.
+ * - `citations`: the sources the provider says the answer cites, in order.
  *
  * @category models
  * @since 0.1.0
@@ -43,6 +52,9 @@ export interface Response {
   readonly finishReason: FinishReason
   readonly model?: string | undefined
   readonly refusal?: string | undefined
+  readonly reasoning?: string | undefined
+  readonly reasoningField?: string | undefined
+  readonly citations?: ReadonlyArray<Citation> | undefined
 }
 
 /**
@@ -54,7 +66,9 @@ export interface Response {
  * without regard to case, the names providers give a reply cut at its token
  * limit (`max_tokens`, `MAX_TOKENS`, `max_output_tokens`, `model_length`,
  * `model_context_window_exceeded`) are `"length"`, and unknown reasons are
- * `"other"`.
+ * `"other"`. `reasoning` (with the field it came in, `reasoningField`) and
+ * `citations` (a URL alone, or a {@link Citation}) are kept when given; an
+ * empty reasoning is none.
  *
  * @category models
  * @since 0.1.0
@@ -73,7 +87,22 @@ export interface ProviderResponse {
   readonly finishReason?: string | null | undefined
   readonly model?: string | null | undefined
   readonly refusal?: string | null | undefined
+  readonly reasoning?: string | null | undefined
+  readonly reasoningField?: string | null | undefined
+  readonly citations?: ReadonlyArray<Citation | string> | null | undefined
 }
+
+/** The default cap on one reply's size: its text, reasoning, refusal and tool-call arguments, in characters. */
+export const defaultMaxReplyCharacters = 1_000_000
+
+/** The failure of a reply past `maxReplyCharacters`, the cap named. */
+export const tooLarge = (action: string, maxReplyCharacters: number): ExecutionFailure =>
+  new ExecutionFailure({
+    action,
+    message:
+      `${action}: the model's reply is larger than maxReplyCharacters ` +
+      `(${maxReplyCharacters.toLocaleString("en-US")} characters of text, reasoning and tool-call arguments)`
+  })
 
 /**
  * The finish reasons providers send, read without regard to case, by what they mean. A reply cut at its token
@@ -149,8 +178,15 @@ const toolCallsOf = (raw: unknown): ReadonlyArray<ToolCall> | string => {
   return calls
 }
 
-/** The {@link Response} a provider's answer reads as, or the EXECUTION failure naming what is malformed in it. */
-export const normalise = (action: string, raw: ProviderResponse): Response | ExecutionFailure => {
+/**
+ * The {@link Response} a provider's answer reads as, or the EXECUTION failure naming what is malformed in it
+ * (or the cap it is larger than: `maxReplyCharacters`).
+ */
+export const normalise = (
+  action: string,
+  raw: ProviderResponse,
+  maxReplyCharacters: number = defaultMaxReplyCharacters
+): Response | ExecutionFailure => {
   const malformed = (what: string) =>
     new ExecutionFailure({ action, message: `${action}: the model's reply is malformed: ${what}` })
   if (!isRecord(raw)) return malformed(`it is ${kindOf(raw)}, not a reply`)
@@ -158,11 +194,17 @@ export const normalise = (action: string, raw: ProviderResponse): Response | Exe
   if (text.startsWith("\u0000")) return malformed(`its content is ${text.slice(1)}, not text`)
   const toolCalls = toolCallsOf(raw.toolCalls)
   if (typeof toolCalls === "string") return malformed(toolCalls)
+  const reasoning = typeof raw.reasoning === "string" && raw.reasoning !== "" ? raw.reasoning : undefined
+  const refusal = typeof raw.refusal === "string" && raw.refusal.length > 0 ? raw.refusal : undefined
+  let size = text.length + (reasoning?.length ?? 0) + (refusal?.length ?? 0)
+  for (const call of toolCalls) size += call.arguments.length
+  if (size > maxReplyCharacters) return tooLarge(action, maxReplyCharacters)
   const usage = isRecord(raw.usage) ? raw.usage : undefined
   const inputTokens = count(usage?.inputTokens as number | undefined)
   const outputTokens = count(usage?.outputTokens as number | undefined)
   const total = usage?.totalTokens
   const finishReason: FinishReason = finishReasonOf(raw.finishReason) ?? (toolCalls.length > 0 ? "tool_calls" : "stop")
+  const citations = citationsOf(raw.citations)
   return {
     text,
     toolCalls,
@@ -173,6 +215,12 @@ export const normalise = (action: string, raw: ProviderResponse): Response | Exe
     },
     finishReason,
     ...(typeof raw.model === "string" ? { model: raw.model } : {}),
-    ...(typeof raw.refusal === "string" && raw.refusal.length > 0 ? { refusal: raw.refusal } : {})
+    ...(refusal === undefined ? {} : { refusal }),
+    ...(reasoning === undefined
+      ? {}
+      : typeof raw.reasoningField === "string" && raw.reasoningField !== ""
+        ? { reasoning, reasoningField: raw.reasoningField }
+        : { reasoning }),
+    ...(citations === undefined ? {} : { citations })
   }
 }

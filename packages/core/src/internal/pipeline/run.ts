@@ -2,7 +2,8 @@
  * The pipeline: one call of an agent's action, run through its ten steps in order — authority, approval,
  * the before hook and input guardrail, argument conversion, preconditions, retrieval, run, output guardrail,
  * postconditions, after hook — each a call into the module that owns it. A call's span, metrics and events
- * wrap the steps; each step's error is scrubbed of the action's secrets before they see it. Refuses what its
+ * wrap the steps; the call's error is scrubbed of every secret the agent knows before they see it (and each
+ * step's, inside its step span, when steps are traced). Refuses what its
  * steps refuse, and a name the agent has not registered (NOT_FOUND, after authority allowed it, so a denied
  * name cannot be probed).
  *
@@ -11,6 +12,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import { type ActionError, actionNotFound, type RetrievalFailure } from "../../ActionError.ts"
 import type * as ApprovalStore from "../../ApprovalStore.ts"
@@ -18,7 +20,7 @@ import type { Registered, Registry } from "../agent/register.ts"
 import type * as EventHub from "../events/hub.ts"
 import * as Observe from "../events/observe.ts"
 import * as Telemetry from "../events/telemetry.ts"
-import * as Redact from "../redact.ts"
+import * as Secrets from "../secrets.ts"
 import * as Conversion from "../schema/decode.ts"
 import * as ApprovalKernel from "./approval.ts"
 import * as AuthorityKernel from "./authority.ts"
@@ -42,17 +44,21 @@ export interface Agent {
   readonly trace: Observe.StepTracer
   /** Whether a call's raw arguments and result go on its `execute_tool` span. */
   readonly traceContent: boolean
+  /** The credentials its actions read (`undefined` when none names one); see `Secrets.known`. */
+  readonly secrets: Secrets.Read | undefined
   readonly metrics: (action: string) => Telemetry.ActionMetrics
 }
 
 /**
  * What a call carries besides its arguments: the approval token it presents, the correlation id of an
- * `ActionRequest`, and the model's tool call it answers in a chat turn.
+ * `ActionRequest`, and the model's tool call it answers in a chat turn, with the secrets the turn knows
+ * (read once per turn), which the call's span redacts from the model's call id.
  */
 export interface Options {
   readonly token?: string | undefined
   readonly correlationId?: string | undefined
   readonly call?: Telemetry.ToolCallSpan | undefined
+  readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
 }
 
 const direct: Options = {}
@@ -69,10 +75,13 @@ export const run = (
   options: Options = direct
 ): Effect.Effect<unknown, ActionError | RetrievalFailure, any> => {
   const registered = agent.registry.get(name)
-  const step = stepOf(agent.trace, registered)
-  return Effect.suspend(() =>
-    registered === undefined ? unknown(agent, name, step) : steps(agent, registered, params, options, step)
-  ).pipe(
+  const step = stepOf(agent)
+  return Effect.suspend(() => {
+    const called =
+      registered === undefined ? unknown(agent, name, step) : steps(agent, registered, params, options, step)
+    // The error exit: what fails leaves scrubbed of every secret the agent knows (read only then).
+    return isSucceeded(called) ? called : Secrets.redacting(called, agent.secrets)
+  }).pipe(
     telemetry(agent, name, registered, params, options),
     Observe.observe(agent.hub, () => subjectOf(agent.id, name, registered, options.correlationId))
   )
@@ -134,20 +143,28 @@ const unknown = (agent: Agent, name: string, step: Observe.StepTracer) =>
 const isSucceeded = (effect: Effect.Effect<unknown, unknown, unknown>): boolean =>
   Exit.isExit(effect) && Exit.isSuccess(effect)
 
-// Each step's error is redacted inside its step span, before the call's span, metrics and events see it.
-const stepOf = (trace: Observe.StepTracer, registered: Registered | undefined): Observe.StepTracer => {
-  const secrets = registered?.secrets
-  return secrets === undefined
-    ? trace
-    : (stepName, effect) => trace(stepName, isSucceeded(effect) ? effect : Redact.redacting(effect, secrets))
-}
+// With step spans, each step's error is redacted inside its own span too (a span records the error it ends with).
+const stepOf = (agent: Agent): Observe.StepTracer =>
+  agent.trace === Observe.untraced
+    ? agent.trace
+    : (stepName, effect) =>
+        agent.trace(stepName, isSucceeded(effect) ? effect : Secrets.redacting(effect, agent.secrets))
 
-/** The call's `execute_tool` span and metrics: made once per action for a direct call, else for this call. */
+/**
+ * The call's `execute_tool` span and metrics: made once per action for a direct call, else for this call.
+ * What comes from outside — arguments and results with content traced, a correlation id, a model's call id —
+ * is redacted of the agent's secrets on the span.
+ */
 const telemetry = (agent: Agent, name: string, registered: Registered | undefined, params: Args, options: Options) => {
   const { correlationId, call } = options
   if (registered !== undefined && correlationId === undefined && call === undefined && !agent.traceContent) {
     return registered.telemetry
   }
+  // A chat turn read the secrets once: with none known, there is nothing to redact.
+  const outside =
+    options.secrets === undefined
+      ? agent.traceContent || correlationId !== undefined || call !== undefined || registered === undefined
+      : options.secrets.length > 0
   return Telemetry.executeTool(
     {
       tool: call?.tool ?? name,
@@ -156,7 +173,12 @@ const telemetry = (agent: Agent, name: string, registered: Registered | undefine
         registered !== undefined && correlationId === undefined
           ? registered.attributes
           : spanAttributes(agent.id, name, registered, correlationId),
-      arguments: agent.traceContent ? () => params : undefined
+      arguments: agent.traceContent ? () => params : undefined,
+      redact: outside
+        ? options.secrets === undefined
+          ? Effect.map(Secrets.known(agent.secrets), Secrets.redactor)
+          : Effect.succeed(Secrets.redactor(options.secrets))
+        : undefined
     },
     // Names from outside (a model's, a client's) are unbounded: metrics of unknown ones share one series.
     agent.metrics(registered === undefined ? "(unknown)" : name)
