@@ -179,6 +179,14 @@ export const bench = async (): Promise<Section> => {
     const midToolModelOk = midTool.runs.every((r) => r.modelCalls === 2)
     const killOk = (proof: Figures) =>
       proof.completed === turns && proof.modelCalls === 2 * turns && proof.duplicateToolRuns === 0
+    // The runs whose effects per key are not 1, named with their figures (none when the target is met).
+    const offenders = (
+      runs: ReadonlyArray<{ readonly runId: string; readonly effects: number; readonly keys: number }>
+    ) =>
+      runs
+        .filter((r) => r.effects !== 1 || r.keys !== 1)
+        .map((r) => `${r.runId}: ${r.effects} effects, ${r.keys} keys`)
+        .join("; ")
     const outageTyped = restart.duringOutage.every(([, said]) => said.startsWith("TRANSIENT"))
     return {
       title: "Durable runs on Postgres",
@@ -237,7 +245,7 @@ export const bench = async (): Promise<Section> => {
               String(sum(midTool.runs.map((r) => r.modelCalls))),
               `${sum(midTool.runs.map((r) => r.toolRuns))} (${midToolTaken.length} run again)`,
               String(midToolTaken.length),
-              midToolEffectsOk ? "1" : "not 1",
+              midToolEffectsOk ? "1" : `not 1 (${offenders(midTool.runs)})`,
               midTool.runs.every((r) => r.toolAnswer.startsWith("refunded") || r.toolAnswer.startsWith("shipped"))
                 ? "all done"
                 : "some refused"
@@ -261,7 +269,7 @@ export const bench = async (): Promise<Section> => {
               String(restartRuns.filter((r) => r.state === "Done").length),
               String(restartModelCalls),
               String(restartToolRuns),
-              restartEffectsOk ? "1" : "not 1",
+              restartEffectsOk ? "1" : `not 1 (${offenders(restartRuns)})`,
               ms(restart.recoveredMs),
               outageTyped ? "every operation TRANSIENT" : restart.duringOutage.map(([n, s]) => `${n}: ${s}`).join("; ")
             ]

@@ -11,7 +11,7 @@
 // honours an Idempotency-Key header does.
 import { Action, Agent, Chat, type LanguageModel, Role } from "@rolecraft/core"
 import * as Model from "@rolecraft/core/LanguageModel"
-import { Duration, Effect, Layer, Schema } from "effect"
+import { Duration, Effect, Layer, Schedule, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
 
 /** Creates the tables the model and the tools record into (two processes at once may collide: retried). */
@@ -28,15 +28,22 @@ export const recordTables = (sql: SqlClient.SqlClient) =>
 const toolMs = () => Duration.millis(Number(process.env.TOOL_MS ?? 3000))
 const modelMs = () => Duration.millis(Number(process.env.MODEL_MS ?? 3000))
 
+/**
+ * The harness's own writes, retried a few times: after a Postgres restart a pooled connection may be stale, and a
+ * tool or model whose own bookkeeping fails would fail the call — a fault of the harness, not of the run.
+ */
+const counted = <A, E, R>(write: Effect.Effect<A, E, R>) =>
+  Effect.orDie(Effect.retry(write, { schedule: Schedule.spaced("200 millis"), times: 10 }))
+
 /** A tool's run: recorded, its effect taken once per key, then the slow ones sleep. */
 const perform = (sql: SqlClient.SqlClient, order: string, slow: boolean) =>
   Effect.gen(function* () {
     const key = yield* Chat.IdempotencyKey
-    yield* Effect.orDie(
+    yield* counted(
       sql`INSERT INTO harness_tool_runs (run_id, idempotency_key, pid) VALUES (${order}, ${key ?? null}, ${process.pid})`
     )
     // Without a key every execution is an effect of its own: a run then shows two.
-    yield* Effect.orDie(sql`INSERT INTO harness_effects (idempotency_key, run_id, pid)
+    yield* counted(sql`INSERT INTO harness_effects (idempotency_key, run_id, pid)
       VALUES (${key ?? `no key ${order} ${Math.random()}`}, ${order}, ${process.pid}) ON CONFLICT DO NOTHING`)
     if (slow) yield* Effect.sleep(toolMs())
   })
@@ -71,7 +78,7 @@ export const model = (sql: SqlClient.SqlClient) =>
       (call) =>
         Effect.gen(function* () {
           const user = call.request.messages.find((m) => m.role === "user")?.content ?? ""
-          yield* Effect.orDie(sql`INSERT INTO harness_model_calls (run_id, pid) VALUES (${user}, ${process.pid})`)
+          yield* counted(sql`INSERT INTO harness_model_calls (run_id, pid) VALUES (${user}, ${process.pid})`)
           const last = call.request.messages.at(-1)
           if (last?.role === "user") {
             if (user.startsWith("model-slow:")) yield* Effect.sleep(modelMs())
