@@ -20,7 +20,9 @@ import { promisify } from "node:util"
 import { getHeapSpaceStatistics } from "node:v8"
 import { countHopsAsync, type Hops, hopsTable } from "./hops.ts"
 import {
+  childRounds,
   combineRounds,
+  quickMode,
   loadedPass,
   defaultRounds,
   type Figures,
@@ -420,12 +422,12 @@ export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
  * Runs every framework's scenarios in `rounds` interleaved rounds: each round
  * runs every framework once, one child process each, one after another.
  */
-export const bench = async (only?: ReadonlyArray<Peer>, rounds = defaultRounds): Promise<Section> => {
+export const bench = async (only?: ReadonlyArray<Peer>, rounds = childRounds): Promise<Section> => {
   const chosen = only ?? (Object.keys(peers) as Array<Peer>)
   const byPeer = new Map<Peer, Array<PeerResult>>(chosen.map((peer) => [peer, []]))
   for (let round = 0; round < rounds; round++) {
     // The instrumented run (what one run schedules) in the first round of the quiet pass only.
-    const withHops = round === 0 && !loadedPass()
+    const withHops = round === 0 && !loadedPass() && !quickMode()
     for (const peer of chosen) byPeer.get(peer)?.push(await measureInChild(peer, withHops))
   }
   return chatSection(chosen.map((peer) => combineResults(byPeer.get(peer) ?? [])))

@@ -20,7 +20,10 @@ import { writeFileSync } from "node:fs"
 import { loadavg } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { start as startPostgres, stop as stopPostgres } from "../scripts/postgres.ts"
 import * as Chat from "./chat.ts"
+import { onStop, ownGroup } from "./cleanup.ts"
+import { writeCurves } from "./plot.ts"
 import {
   commit,
   formatMarkdown,
@@ -37,6 +40,8 @@ interface Entry {
   readonly title: string
   /** The bench module, relative to this file. */
   readonly file: string
+  /** Whether it needs a Postgres (the harness starts one for the run and passes ROLECRAFT_PG_URL). */
+  readonly postgres?: boolean
 }
 
 const entries: ReadonlyArray<Entry> = [
@@ -46,8 +51,29 @@ const entries: ReadonlyArray<Entry> = [
   { title: "webService against a bare Effect HttpClient call and raw undici", file: "./webservice.ts" },
   { title: "mcpTool against the raw MCP SDK client", file: "./mcp.ts" },
   { title: "Cold start", file: "./cold-start.ts" },
-  { title: "Durable runs on Postgres", file: "./durable.ts" }
+  { title: "Cost curves: concurrent chat turns", file: "./curves.ts" },
+  { title: "Durable runs on Postgres", file: "./durable.ts", postgres: true }
 ]
+
+/** `--quick`: one pass (quiet), fewer samples and rounds in every section (`quickMode()` in measure.ts). */
+const quick = process.argv.includes("--quick")
+
+/** Turns of the durable proof in a quick run, unless DURABLE_TURNS says otherwise. */
+const quickDurableTurns = "40"
+
+/**
+ * The Postgres the sections share: started once, when the first section
+ * that needs it runs (unless ROLECRAFT_PG_URL names one), and stopped when
+ * the run ends or is interrupted.
+ */
+let database: string | undefined = process.env.ROLECRAFT_PG_URL === "" ? undefined : process.env.ROLECRAFT_PG_URL
+const postgresUrl = async (): Promise<string> => {
+  if (database !== undefined) return database
+  const pg = await startPostgres()
+  onStop(() => stopPostgres(pg.dir))
+  database = pg.url
+  return database
+}
 
 /**
  * Runs one bench module in a fresh Node process (`node --expose-gc <file>
@@ -55,13 +81,26 @@ const entries: ReadonlyArray<Entry> = [
  * state or leftover work colours another's figures; its console output
  * passes through, and its last line is the section as JSON.
  */
-const runSection = (entry: Entry, loaded: boolean): Promise<Section> =>
-  new Promise((resolve, reject) => {
+const runSection = async (entry: Entry, loaded: boolean): Promise<Section> => {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...(entry.postgres === true ? { ROLECRAFT_PG_URL: await postgresUrl() } : {}),
+    ...(quick && process.env.DURABLE_TURNS === undefined ? { DURABLE_TURNS: quickDurableTurns } : {})
+  }
+  return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ["--expose-gc", fileURLToPath(new URL(entry.file, import.meta.url)), "--json", ...(loaded ? ["--loaded"] : [])],
-      { stdio: ["ignore", "pipe", "inherit"] }
+      [
+        "--expose-gc",
+        fileURLToPath(new URL(entry.file, import.meta.url)),
+        "--json",
+        ...(loaded ? ["--loaded"] : []),
+        ...(quick ? ["--quick"] : [])
+      ],
+      // a process group of its own: an interrupted run kills it with all it started
+      { stdio: ["ignore", "pipe", "inherit"], detached: true, env }
     )
+    ownGroup(child)
     let output = ""
     child.stdout.setEncoding("utf8")
     child.stdout.on("data", (chunk: string) => {
@@ -83,6 +122,7 @@ const runSection = (entry: Entry, loaded: boolean): Promise<Section> =>
       }
     })
   })
+}
 
 const failed = (title: string, error: unknown): Section => ({
   title,
@@ -107,23 +147,10 @@ const busyCore = (): { readonly stop: () => void } => {
   const child = spawn(process.execPath, ["-e", "let x = 1; for (;;) { x = (x * 1103515245 + 12345) % 2147483648 }"], {
     stdio: "ignore"
   })
-  const stop = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-  }
-  const onSignal = (signal: NodeJS.Signals) => {
-    stop()
-    process.kill(process.pid, signal)
-  }
-  process.once("exit", stop)
-  process.once("SIGINT", onSignal)
-  process.once("SIGTERM", onSignal)
   return {
-    stop: () => {
-      stop()
-      process.off("exit", stop)
-      process.off("SIGINT", onSignal)
-      process.off("SIGTERM", onSignal)
-    }
+    stop: onStop(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+    })
   }
 }
 
@@ -166,11 +193,12 @@ const runPass = async (name: Pass["name"]): Promise<Pass> => {
   }
 }
 
-const only = process.argv.includes("--quiet-only")
-  ? "quiet"
-  : process.argv.includes("--loaded-only")
-    ? "loaded"
-    : undefined
+const only =
+  quick || process.argv.includes("--quiet-only")
+    ? "quiet"
+    : process.argv.includes("--loaded-only")
+      ? "loaded"
+      : undefined
 const started = performance.now()
 const passes: Array<Pass> = []
 for (const name of ["quiet", "loaded"] as const) {
@@ -224,11 +252,25 @@ const markdown = [
         ]
   ),
   "## Reproduce",
-  "```sh\nnpm ci          # installs and builds the packages (prepare)\nnpm run bench   # builds, then node bench/run.ts (both passes); --quiet-only or --loaded-only runs one\n                # each of bench/chat.ts, streaming.ts, durable.ts, pipeline.ts, webservice.ts, mcp.ts and cold-start.ts also runs alone\n```",
+  "```sh\nnpm ci          # installs and builds the packages (prepare)\nnpm run bench   # builds, then node bench/run.ts (both passes); --quiet-only or --loaded-only runs one\nnpm run bench -- --quick   # one pass, fewer samples, under two minutes; writes nothing\n                # each of bench/chat.ts, streaming.ts, durable.ts, pipeline.ts, webservice.ts, mcp.ts and cold-start.ts also runs alone\n```",
   ""
 ].join("\n\n")
 
-const output = join(repositoryRoot, "BENCHMARKS.md")
-writeFileSync(output, markdown)
-console.log(`\nwrote ${output} in ${elapsed.toFixed(0)} s${failures > 0 ? `; ${failures} section(s) FAILED` : ""}`)
+if (quick) {
+  // a quick run is for a look, not a record: BENCHMARKS.md and the curves' SVGs stay as the last full run left them
+  console.log(
+    `\n${formatText({ title: "Targets (quick run: one pass, fewer samples)", description: "", tables: [passesTargetsTable(passes.map((pass) => ({ name: pass.name, sections: pass.sections })))], targets: [], notes: [] })}`
+  )
+  console.log(
+    `\nquick run done in ${elapsed.toFixed(0)} s${failures > 0 ? `; ${failures} section(s) FAILED` : ""}; nothing written`
+  )
+} else {
+  const output = join(repositoryRoot, "BENCHMARKS.md")
+  writeFileSync(output, markdown)
+  // the curves of the quiet pass (the loaded pass's are in the tables)
+  const written = writeCurves(passes[0]?.sections.flatMap((section) => section.curves ?? []) ?? [])
+  console.log(
+    `\nwrote ${output}${written.length > 0 ? ` and ${written.join(", ")}` : ""} in ${elapsed.toFixed(0)} s${failures > 0 ? `; ${failures} section(s) FAILED` : ""}`
+  )
+}
 if (failures > 0) process.exitCode = 1

@@ -26,7 +26,7 @@ import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { ChatCompletionsServer } from "@rolecraft/testing"
 import { Effect, Exit, ManagedRuntime, Redacted, Scope, Stream } from "effect"
 import OpenAI from "openai"
-import { type Figures, summarize } from "./measure.ts"
+import { type Figures, quickMode, summarize } from "./measure.ts"
 import { type StreamScenario, streamDeltas } from "./peers/scenario.ts"
 import { isMain, printSection, type Section, times, us } from "./report.ts"
 
@@ -46,7 +46,9 @@ interface StreamFigures {
 }
 
 /** Warm-up runs, then up to `samples` timed runs within `budgetMs` (at least `minSamples`). */
-const plan = { warmup: 200, samples: 2000, budgetMs: 3000, minSamples: 50 }
+const plan = quickMode()
+  ? { warmup: 50, samples: 500, budgetMs: 600, minSamples: 20 }
+  : { warmup: 200, samples: 2000, budgetMs: 3000, minSamples: 50 }
 
 const now = (): number => performance.now()
 
