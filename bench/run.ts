@@ -55,6 +55,17 @@ const entries: ReadonlyArray<Entry> = [
   { title: "Durable runs on Postgres", file: "./durable.ts", postgres: true }
 ]
 
+/** `--only chat,durable`: the sections whose files are named (without `.ts`), in their usual order. */
+const onlyIndex = process.argv.indexOf("--only")
+const chosen =
+  onlyIndex === -1
+    ? entries
+    : entries.filter((entry) =>
+        (process.argv[onlyIndex + 1] ?? "").split(",").includes(entry.file.replace(/^\.\//, "").replace(/\.ts$/, ""))
+      )
+if (chosen.length === 0)
+  throw new Error(`--only names no section; one or more of: ${entries.map((e) => e.file).join(", ")}`)
+
 /** `--quick`: one pass (quiet), fewer samples and rounds in every section (`quickMode()` in measure.ts). */
 const quick = process.argv.includes("--quick")
 
@@ -171,7 +182,7 @@ const runPass = async (name: Pass["name"]): Promise<Pass> => {
   const busy = name === "loaded" ? busyCore() : undefined
   const sections: Array<Section> = []
   try {
-    for (const entry of entries) {
+    for (const entry of chosen) {
       console.log(`\n… ${entry.title} (${name})`)
       const sectionStarted = performance.now()
       const section = await runSection(entry, name === "loaded").catch((error: unknown) => {
@@ -252,7 +263,7 @@ const markdown = [
         ]
   ),
   "## Reproduce",
-  "```sh\nnpm ci          # installs and builds the packages (prepare)\nnpm run bench   # builds, then node bench/run.ts (both passes); --quiet-only or --loaded-only runs one\nnpm run bench -- --quick   # one pass, fewer samples, under two minutes; writes nothing\n                # each of bench/chat.ts, streaming.ts, durable.ts, pipeline.ts, webservice.ts, mcp.ts and cold-start.ts also runs alone\n```",
+  "```sh\nnpm ci          # installs and builds the packages (prepare)\nnpm run bench   # builds, then node bench/run.ts (both passes); --quiet-only or --loaded-only runs one\nnpm run bench -- --quick   # one pass, fewer samples, under two minutes; writes nothing\nnpm run bench -- --quick --only chat,curves   # some sections (file names without .ts)\n                # each of bench/chat.ts, streaming.ts, durable.ts, pipeline.ts, webservice.ts, mcp.ts and cold-start.ts also runs alone\n```",
   ""
 ].join("\n\n")
 
