@@ -12,9 +12,8 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Curve } from "./report.ts"
 
-const width = 640
-const height = 400
-const margin = { left: 72, right: 176, top: 40, bottom: 52 }
+const plotArea = { width: 392, height: 308 }
+const margin = { left: 72, top: 40, bottom: 52 }
 const colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
 const escapeXml = (text: string): string =>
@@ -33,13 +32,17 @@ const label = (value: number): string =>
 
 /** The chart of one curve, as SVG text. */
 export const svgOf = (curve: Curve): string => {
+  // the legend's column fits the longest name (about 7 px a character at 12 px)
+  const right = 40 + 7 * Math.max(10, ...curve.series.map((series) => series.name.length))
+  const width = margin.left + plotArea.width + right
+  const height = margin.top + plotArea.height + margin.bottom
   const points = curve.series.flatMap((series) => series.points.filter(([x, y]) => x > 0 && Number.isFinite(y)))
   const xs = points.map(([x]) => x)
   const minX = Math.min(...xs, 1)
   const maxX = Math.max(...xs, 10)
   const top = niceCeiling(Math.max(...points.map(([, y]) => y), 0))
-  const plotWidth = width - margin.left - margin.right
-  const plotHeight = height - margin.top - margin.bottom
+  const plotWidth = plotArea.width
+  const plotHeight = plotArea.height
   const span = Math.log10(maxX) - Math.log10(minX) || 1
   const px = (x: number) => margin.left + ((Math.log10(x) - Math.log10(minX)) / span) * plotWidth
   const py = (y: number) => margin.top + plotHeight - (y / top) * plotHeight
