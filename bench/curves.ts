@@ -33,8 +33,8 @@ import { type Curve, isMain, printSection, type Section, spread, type Table, typ
 /** How many turns run at once, per point of a curve. */
 export const concurrency: ReadonlyArray<number> = [1, 10, 100, 1000]
 
-/** Interleaved rounds (one child per framework per round). */
-const rounds = quickMode() ? 1 : 2
+/** Interleaved rounds (one child per framework per round): 2, or 1 in quick mode and in the loaded pass. */
+const rounds = quickMode() || loadedPass() ? 1 : 2
 
 /** Time spent timing each point, ms (after its warm-up). */
 const budgetMs = quickMode() ? 100 : 350

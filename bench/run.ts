@@ -70,6 +70,13 @@ if (chosen.length === 0)
 /** `--quick`: one pass (quiet), fewer samples and rounds in every section (`quickMode()` in measure.ts). */
 const quick = process.argv.includes("--quick")
 
+/**
+ * The longest a section may run, s (BENCH_SECTION_LIMIT_S overrides): past it the section is stopped and
+ * reported FAILED, so that a run on a loaded machine ends (each section takes well under a minute on a quiet
+ * two-core machine, the quick ones a few seconds).
+ */
+const sectionLimitS = Number(process.env.BENCH_SECTION_LIMIT_S ?? (quick ? 180 : 600))
+
 /** Turns of the durable proof in a quick run, unless DURABLE_TURNS says otherwise. */
 const quickDurableTurns = "40"
 
@@ -112,7 +119,13 @@ const runSection = async (entry: Entry, loaded: boolean): Promise<Section> => {
       // a process group of its own: an interrupted run kills it with all it started
       { stdio: ["ignore", "pipe", "inherit"], detached: true, env }
     )
-    ownGroup(child)
+    const kill = ownGroup(child)
+    // a section that runs past its limit is killed with all it started, and reported FAILED
+    let timedOut = false
+    const limit = setTimeout(() => {
+      timedOut = true
+      kill()
+    }, sectionLimitS * 1000)
     let output = ""
     child.stdout.setEncoding("utf8")
     child.stdout.on("data", (chunk: string) => {
@@ -120,9 +133,14 @@ const runSection = async (entry: Entry, loaded: boolean): Promise<Section> => {
     })
     child.on("error", reject)
     child.on("close", (code, signal) => {
+      clearTimeout(limit)
       const lines = output.trimEnd().split("\n")
       const last = lines.pop() ?? ""
       if (lines.length > 0) console.log(lines.join("\n"))
+      if (timedOut) {
+        reject(new Error(`${entry.file} ran past the section limit of ${sectionLimitS} s and was stopped`))
+        return
+      }
       if (code !== 0) {
         reject(new Error(`${entry.file} exited with ${signal ?? `code ${code}`}${last === "" ? "" : `: ${last}`}`))
         return
