@@ -109,10 +109,19 @@ const heapInFlight = async (n: number, batch: (n: number) => Promise<void>): Pro
   return percentile(readings, 0.5)
 }
 
+/**
+ * The longest one batch may take, s, judged from the rate of the point before: a point that would take longer
+ * (a framework whose turns slow down as they pile up) is not run, nor are the ones after it, so that the
+ * section ends; its cells read "—".
+ */
+const maxBatchS = quickMode() ? 5 : 15
+
 const curveOf = async (batch: (n: number) => Promise<void>): Promise<ReadonlyArray<Point>> => {
   await warmUp(batch)
   const points: Array<Point> = []
   for (const turns of concurrency) {
+    const before = points.at(-1)
+    if (before !== undefined && turns / before.turnsPerSecond > maxBatchS) break
     const turnsPerSecond = await throughput(turns, batch)
     points.push({ turns, turnsPerSecond, heapPerTurn: await heapInFlight(turns, batch) })
   }
@@ -296,6 +305,9 @@ export const curvesSection = (byRound: ReadonlyArray<ReadonlyArray<CurveResult>>
     ],
     notes: [
       "LangChain.js has no streamed scenario in this bench, so it has no streamed curve.",
+      `A point whose one batch would take more than ${maxBatchS} s at the rate of the point before is not run, nor ` +
+        "are the points after it (—): a framework whose turns slow down as they pile up would otherwise hold the " +
+        "run for minutes.",
       "The fake models answer at once, so turns per second is each framework's own CPU per turn under " +
         "concurrency (scheduling, promises or fibers, the history): two cores, one process, no I/O."
     ],

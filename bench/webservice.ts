@@ -8,10 +8,10 @@
  *    would cost done that way), the bare call as a local action's body (the
  *    pipeline's share), and raw `undici.request`. One running Effect samples
  *    them round-robin with the shared harness (`compare`), so load changes
- *    weigh on every row alike. Target: the action ≤ 1.10× the bare call.
+ *    weigh on every row alike. Target (issue 27): the action ≤ 1.15× the bare call (the aim: 1.10×).
  *    The same pair against an HttpClient answering in process (no socket)
  *    gives Rolecraft's own CPU per call, apart from I/O.
- *    Target: the action ≤ 1.3× raw `undici.request` too.
+ *    Target: the action ≤ 1.40× raw `undici.request` too (the aim: 1.30×).
  * 2. An instrumented run (`hops.ts`): fiber suspensions, scheduler and timer
  *    hops, promises and I/O resources per call of each row.
  * 3. Kept failures (C44): the heap held per kept `ActionResponse` of a
@@ -363,7 +363,7 @@ const loadTable = (load: Load): Table => ({
   ]
 })
 
-/** The webService bench as a report section (target: the action ≤ 1.10× the bare HttpClient call). */
+/** The webService bench as a report section (target: the action ≤ 1.15× the bare HttpClient call). */
 const kib = (bytes: number) => (Number.isFinite(bytes) ? `${(bytes / 1024).toFixed(2)} KiB` : "—")
 
 /**
@@ -372,7 +372,7 @@ const kib = (bytes: number) => (Number.isFinite(bytes) ? `${(bytes / 1024).toFix
  */
 const keptSlack = 1024
 
-/** The webService bench as a report section (targets: ≤ 1.10× the bare HttpClient call, ≤ 1.3× raw undici). */
+/** The webService bench as a report section (targets: ≤ 1.15× the bare HttpClient call, ≤ 1.40× raw undici). */
 export const bench = async (): Promise<Section> => {
   const server = await startServer()
   try {
@@ -424,8 +424,8 @@ export const bench = async (): Promise<Section> => {
         ...(load === undefined ? [] : [loadTable(load)])
       ],
       targets: [
-        ratioTarget("webService action", 1.1, "a bare Effect HttpClient call", action, bare),
-        ratioTarget("webService action over raw undici", 1.3, "raw undici.request", action, undici),
+        ratioTarget("webService action", 1.15, "a bare Effect HttpClient call", action, bare),
+        ratioTarget("webService action over raw undici", 1.4, "raw undici.request", action, undici),
         {
           name: "kept failures' heap (webService, 404 and 503)",
           limit: "≤ a kept success + 1 KiB",
