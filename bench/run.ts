@@ -13,7 +13,15 @@
  * say) is reported as FAILED, the others still run, BENCHMARKS.md is still
  * written, and the process exits 1.
  *
- * Run: node bench/run.ts
+ * Every section runs in a process group of its own, and the Postgres the
+ * durable section needs is started here once (unless ROLECRAFT_PG_URL names
+ * one): when the run ends, fails or is interrupted (SIGINT, SIGTERM,
+ * SIGHUP), every group is killed and the database stopped (`cleanup.ts`). A
+ * section past its time limit is stopped the same way and reported FAILED.
+ *
+ * Run: node bench/run.ts [--quick] [--quiet-only | --loaded-only] [--only chat,curves]
+ * (`--quick`: one pass, a quarter of each sampling plan, one round of
+ * framework children, 40 durable turns; prints the targets, writes nothing).
  */
 import { spawn } from "node:child_process"
 import { writeFileSync } from "node:fs"
