@@ -24,7 +24,6 @@ import {
   combineRounds,
   quickMode,
   loadedPass,
-  defaultRounds,
   type Figures,
   measureAsync,
   metInEvery,
@@ -359,7 +358,7 @@ export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
       "instantly from one script: ask for `get_weather({ city })` until N tool results are in the conversation, " +
       "then answer. Each run asserts that the tool ran exactly N times and that the final text arrived. Every " +
       "framework runs in a fresh Node process: warm-up, then runs awaited one at a time (each sample is one run). " +
-      `${defaultRounds} rounds, interleaved: each round runs every framework once, each in a fresh process; a ` +
+      `${childRounds} round(s), interleaved: each round runs every framework once, each in a fresh process; a ` +
       "ratio is read per round against that round's fastest alternative. " +
       "Heap growth: a forced GC and a heap reading inside the tool run at turns 1, 5, …, 25 of the 25-turn run, " +
       `median over ${memoryRepetitions} repetitions, and the least-squares slope of each half (the median round shown; ` +

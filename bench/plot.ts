@@ -47,7 +47,8 @@ export const svgOf = (curve: Curve): string => {
   const px = (x: number) => margin.left + ((Math.log10(x) - Math.log10(minX)) / span) * plotWidth
   const py = (y: number) => margin.top + plotHeight - (y / top) * plotHeight
   const parts: Array<string> = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12" role="img" aria-label="${escapeXml(curve.title)}">`,
+    `<title>${escapeXml(curve.title)}</title>`,
     `<rect width="${width}" height="${height}" fill="white"/>`,
     `<text x="${margin.left}" y="22" font-size="14" font-weight="bold">${escapeXml(curve.title)}</text>`
   ]
