@@ -45,6 +45,7 @@ import {
   type Figures,
   loadedPass,
   type Options,
+  quickMode,
   spreadAcross
 } from "./measure.ts"
 import { figuresTable, isMain, printSection, ratioTarget, type Section, spread, type Table, us } from "./report.ts"
@@ -120,7 +121,8 @@ export const startServer = async (): Promise<Server> => {
 /** The sampling plan: batches of 10 sequential requests, after 2,000 warm-up requests per row. */
 const plan: Options = { warmup: 2_000, samples: 300, batch: 10, budgetMs: 6_000, minSamples: 60 }
 
-const concurrentCalls = 10_000
+/** Calls of the bulkhead row (2,000 in quick mode). */
+const concurrentCalls = quickMode() ? 2_000 : 10_000
 const maxConcurrent = 64
 
 export const roleFor = (base: string) =>
@@ -168,8 +170,8 @@ export const roleFor = (base: string) =>
     }
   })
 
-/** Calls kept per kind when weighing kept responses. */
-const keptCalls = 2_000
+/** Calls kept per kind when weighing kept responses (500 in quick mode). */
+const keptCalls = quickMode() ? 500 : 2_000
 
 /** Heap held per kept `ActionResponse`, bytes, by kind of call. */
 interface Kept {
@@ -259,7 +261,7 @@ const measureAll = (server: Server) =>
       refused: yield* keptBytes(agent, "missing", false),
       down: yield* keptBytes(agent, "down", false)
     }
-    const hops = loadedPass() ? undefined : yield* countHops(contenders)
+    const hops = loadedPass() || quickMode() ? undefined : yield* countHops(contenders)
     return { rows, kept, hops }
   }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layerUndici))
 
