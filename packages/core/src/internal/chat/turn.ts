@@ -128,6 +128,12 @@ const knowing = <A, E, R>(
 ): Effect.Effect<A, E, R> =>
   secrets.length === 0 ? self : Effect.provideService(self, Redact.Known, Effect.succeed(secrets))
 
+/** The tokens a paused turn recorded of other agents (its own are what is left of its total). */
+const othersOf = (agents: Readonly<Record<string, Usage>> | undefined, self: string): Record<string, Usage> => {
+  const { [self]: _own, ...others } = agents ?? {}
+  return others
+}
+
 /**
  * Builds an agent's chat turns (`Agent.make` calls it once per agent, on its first chat).
  */
@@ -173,6 +179,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
               prior: zero,
               callIds,
               secrets,
+              composed: { bound: undefined, agents: {} },
               ...mode
             }
             return knowing(loop(turn, { messages, steps: 0 }), secrets)
@@ -203,6 +210,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
               prior: state.usage,
               callIds,
               secrets,
+              composed: { bound: undefined, agents: othersOf(state.agents, host.id) },
               ...mode
             }
             return knowing(Resume.resume(turn, state, calls, decisions), secrets)
