@@ -712,7 +712,8 @@ export const systemPrompt = (agentId: string, roles: ReadonlyArray<Role.Any>): s
  * - `Model`: model call `step`;
  * - `Tool`: running tool call `toolCallId` (tool `name`) of step `step`
  *   through the agent's pipeline; `decided` when it runs after an approval
- *   decision, on `resume`.
+ *   decision, on `resume` (and `resumed` when it resumes an inner agent's
+ *   turn).
  *
  * @since 0.1.0
  */
@@ -725,6 +726,12 @@ export type Step =
       readonly toolCallId: string
       readonly name: string
       readonly decided: boolean
+      /**
+       * When the call resumes the turn of an agent used as an action: the
+       * ids of that agent's calls decided (`"call_7,call_9"`), which tell one
+       * resumption of the call from the next (it may pause again). Since 0.2.0.
+       */
+      readonly resumed?: string | undefined
     }
 
 /**

@@ -250,7 +250,9 @@ export const handoff = (target: AgentRef, options: HandoffOptions = {}): Action.
   const action = Action.local({
     description:
       options.description ??
-      (typeof target === "function" ? "Hand the conversation to another agent" : `Hand the conversation to ${target.id}`),
+      (typeof target === "function"
+        ? "Hand the conversation to another agent"
+        : `Hand the conversation to ${target.id}`),
     parameters: {},
     run: (_args, context) => Kernel.runHandoff(composed, context.action)
   })

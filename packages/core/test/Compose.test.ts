@@ -51,7 +51,12 @@ const booker = (counts: { book: number }) =>
   })
 
 /** An agent whose one action is another agent. */
-const delegating = (id: string, action: string, inner: Compose.AgentRef, options: Partial<Compose.AgentOptions<any, any>> = {}) =>
+const delegating = (
+  id: string,
+  action: string,
+  inner: Compose.AgentRef,
+  options: Partial<Compose.AgentOptions<any, any>> = {}
+) =>
   Agent.make({
     id,
     roles: [
@@ -142,57 +147,64 @@ describe("Compose.agent: an agent as an action", () => {
     })
   )
 
-  it.effect("#680, #996: approving resumes the inner turn where it paused, after a JSON round trip; the tool runs once", () =>
-    Effect.gen(function* () {
-      const { counts, lead, researcher } = yield* twoLevels
-      const scripted = yield* ScriptedModel.make([...pausingScript, ...approvedScript])
-      const paused = yield* lead.chat("Book the Ritz").pipe(Effect.provide(scripted.layer))
-      expectTag(paused, "AwaitingApproval")
-      const state = JSON.parse(JSON.stringify(paused.state)) as Chat.PausedState
-      const result = yield* lead
-        .resume(state, { "call_1/call_2": Chat.approve("ann") })
-        .pipe(Effect.provide(scripted.layer))
-      expectTag(result, "Completed")
-      assert.strictEqual(result.text, "Done: the Ritz is booked.")
-      assert.deepStrictEqual(toolMessages(result.messages), [["call_1", "Booked the Ritz."]])
-      assert.strictEqual(counts.book, 1)
-      // the token is the inner agent's, bound to its call, approved by ann and used
-      const token = yield* researcher.approvals.get(paused.pending[0]?.pendingTokenId ?? "")
-      assert.strictEqual(token._tag, "Some")
-      if (token._tag === "Some") {
-        assert.deepStrictEqual([token.value.status, token.value.approver, token.value.binding.agentId], ["used", "ann", "researcher"])
-      }
-      // the inner turn saw the approved call's answer before answering
-      const requests = yield* scripted.requests
-      assert.deepStrictEqual(toolMessages(requests[2]?.messages ?? []), [["call_2", "booked Ritz"]])
-      assert.deepStrictEqual(result.usage, { inputTokens: 100, outputTokens: 14, totalTokens: 114 })
-      assert.deepStrictEqual(result.agents, {
-        researcher: { inputTokens: 50, outputTokens: 7, totalTokens: 57 },
-        lead: { inputTokens: 50, outputTokens: 7, totalTokens: 57 }
+  it.effect(
+    "#680, #996: approving resumes the inner turn where it paused, after a JSON round trip; the tool runs once",
+    () =>
+      Effect.gen(function* () {
+        const { counts, lead, researcher } = yield* twoLevels
+        const scripted = yield* ScriptedModel.make([...pausingScript, ...approvedScript])
+        const paused = yield* lead.chat("Book the Ritz").pipe(Effect.provide(scripted.layer))
+        expectTag(paused, "AwaitingApproval")
+        const state = JSON.parse(JSON.stringify(paused.state)) as Chat.PausedState
+        const result = yield* lead
+          .resume(state, { "call_1/call_2": Chat.approve("ann") })
+          .pipe(Effect.provide(scripted.layer))
+        expectTag(result, "Completed")
+        assert.strictEqual(result.text, "Done: the Ritz is booked.")
+        assert.deepStrictEqual(toolMessages(result.messages), [["call_1", "Booked the Ritz."]])
+        assert.strictEqual(counts.book, 1)
+        // the token is the inner agent's, bound to its call, approved by ann and used
+        const token = yield* researcher.approvals.get(paused.pending[0]?.pendingTokenId ?? "")
+        assert.strictEqual(token._tag, "Some")
+        if (token._tag === "Some") {
+          assert.deepStrictEqual(
+            [token.value.status, token.value.approver, token.value.binding.agentId],
+            ["used", "ann", "researcher"]
+          )
+        }
+        // the inner turn saw the approved call's answer before answering
+        const requests = yield* scripted.requests
+        assert.deepStrictEqual(toolMessages(requests[2]?.messages ?? []), [["call_2", "booked Ritz"]])
+        assert.deepStrictEqual(result.usage, { inputTokens: 100, outputTokens: 14, totalTokens: 114 })
+        assert.deepStrictEqual(result.agents, {
+          researcher: { inputTokens: 50, outputTokens: 7, totalTokens: 57 },
+          lead: { inputTokens: 50, outputTokens: 7, totalTokens: 57 }
+        })
+        yield* scripted.assertDone
+
+        // resumed again with the same decision: the protected tool does not run twice
+        const again = yield* ScriptedModel.make([
+          ScriptedModel.reply("It was already booked."),
+          ScriptedModel.reply("Nothing more to do.")
+        ])
+        const twice = yield* lead
+          .resume(state, { "call_1/call_2": Chat.approve("ann") })
+          .pipe(Effect.provide(again.layer))
+        expectTag(twice, "Completed")
+        assert.strictEqual(counts.book, 1)
+        const inner = yield* again.requests
+        assert.match(toolMessages(inner[0]?.messages ?? [])[0]?.[1] ?? "", /APPROVAL/)
+
+        // another decision on a call decided once: refused whole, before anything runs
+        const none = yield* ScriptedModel.make([])
+        const refused = yield* lead
+          .resume(state, { "call_1/call_2": Chat.reject("bob", "too dear") })
+          .pipe(Effect.provide(none.layer), Effect.flip)
+        assert.strictEqual(refused.category, "APPROVAL")
+        assert.match(refused.message, /call_1\/call_2 \(book\) is already decided: approved by ann/)
+        assert.strictEqual(counts.book, 1)
+        assert.strictEqual((yield* none.requests).length, 0)
       })
-      yield* scripted.assertDone
-
-      // resumed again with the same decision: the protected tool does not run twice
-      const again = yield* ScriptedModel.make([
-        ScriptedModel.reply("It was already booked."),
-        ScriptedModel.reply("Nothing more to do.")
-      ])
-      const twice = yield* lead.resume(state, { "call_1/call_2": Chat.approve("ann") }).pipe(Effect.provide(again.layer))
-      expectTag(twice, "Completed")
-      assert.strictEqual(counts.book, 1)
-      const inner = yield* again.requests
-      assert.match(toolMessages(inner[0]?.messages ?? [])[0]?.[1] ?? "", /APPROVAL/)
-
-      // another decision on a call decided once: refused whole, before anything runs
-      const none = yield* ScriptedModel.make([])
-      const refused = yield* lead
-        .resume(state, { "call_1/call_2": Chat.reject("bob", "too dear") })
-        .pipe(Effect.provide(none.layer), Effect.flip)
-      assert.strictEqual(refused.category, "APPROVAL")
-      assert.match(refused.message, /call_1\/call_2 \(book\) is already decided: approved by ann/)
-      assert.strictEqual(counts.book, 1)
-      assert.strictEqual((yield* none.requests).length, 0)
-    })
   )
 
   it.effect("a rejection resumes the inner turn too: its model is told, the outer turn completes, nothing books", () =>
@@ -395,7 +407,10 @@ describe("Compose.agent: an agent as an action", () => {
       assert.strictEqual(requests.length, 4)
       const refusal = JSON.parse(toolMessages(requests[3]?.messages ?? [])[0]?.[1] ?? "null")
       assert.strictEqual(refusal.error.category, "EXECUTION")
-      assert.match(refusal.error.message, /echo > echo made 2 model calls, the bound of nested turns \(maxTotalSteps 2\)/)
+      assert.match(
+        refusal.error.message,
+        /echo > echo made 2 model calls, the bound of nested turns \(maxTotalSteps 2\)/
+      )
     })
   )
 
@@ -416,10 +431,7 @@ describe("Compose.agent: an agent as an action", () => {
           })
         ]
       })
-      const scripted = yield* ScriptedModel.make([
-        ...pausingScript,
-        ...approvedScript
-      ])
+      const scripted = yield* ScriptedModel.make([...pausingScript, ...approvedScript])
       const first = yield* lead.chat("Book the Ritz").pipe(Effect.provide(scripted.layer))
       expectTag(first, "AwaitingApproval")
       assert.deepStrictEqual(
@@ -644,8 +656,16 @@ describe("Compose.handoff", () => {
         ]
       })
       const bounce = (name: string) => ScriptedModel.toolCalls([{ name, arguments: {} }])
-      const scripted = yield* ScriptedModel.make([bounce("over"), bounce("back"), bounce("over"), bounce("back"), bounce("over")])
-      const error = yield* (ping as Agent.Agent<any, never>).chat("go").pipe(Effect.provide(scripted.layer), Effect.flip)
+      const scripted = yield* ScriptedModel.make([
+        bounce("over"),
+        bounce("back"),
+        bounce("over"),
+        bounce("back"),
+        bounce("over")
+      ])
+      const error = yield* (ping as Agent.Agent<any, never>)
+        .chat("go")
+        .pipe(Effect.provide(scripted.layer), Effect.flip)
       assert.strictEqual(error.category, "EXECUTION")
       assert.strictEqual(
         error.message,

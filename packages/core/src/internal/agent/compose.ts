@@ -9,15 +9,7 @@
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { type ActionError, ApprovalRequired, ExecutionFailure } from "../../ActionError.ts"
-import type {
-  ChatEvent,
-  ChatOptions,
-  ChatResult,
-  Decisions,
-  PausedState,
-  StepHooks,
-  Usage
-} from "../../Chat.ts"
+import type { ChatEvent, ChatOptions, ChatResult, Decisions, PausedState, StepHooks, Usage } from "../../Chat.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as Nesting from "./nesting.ts"
 
@@ -91,7 +83,9 @@ export const turnOf = (inner: Nesting.Inner, turn: InnerTurn): Effect.Effect<Cha
     }).pipe(
       Effect.flatMap(() =>
         result === undefined
-          ? Effect.fail(new ExecutionFailure({ action: inner.id, message: `${inner.id}: the turn ended without a result` }))
+          ? Effect.fail(
+              new ExecutionFailure({ action: inner.id, message: `${inner.id}: the turn ended without a result` })
+            )
           : Effect.succeed(result)
       )
     )

@@ -19,9 +19,9 @@ import {
   pausedStateVersion,
   type StepFinished,
   StepLimitReached,
-  type ToolAnswer,
+  type ToolAnswer
 } from "../../Chat.ts"
-import * as LanguageModel from "../../LanguageModel.ts"
+import type * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as EventHub from "../events/hub.ts"
 import * as LlmExecutor from "../executor/llm.ts"

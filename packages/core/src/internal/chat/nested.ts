@@ -113,6 +113,17 @@ export const answer = <R>(
     step,
     call,
     route,
-    Answer.hooked(turn, { _tag: "Tool", step, toolCallId: call.id, name, decided: true }, answered)
+    Answer.hooked(
+      turn,
+      {
+        _tag: "Tool",
+        step,
+        toolCallId: call.id,
+        name,
+        decided: true,
+        resumed: nested.state.pending.map((pending) => pending.toolCallId).join(",")
+      },
+      answered
+    )
   )
 }

@@ -30,6 +30,7 @@ import type { Turn } from "./context.ts"
 import { labelOf, type Recorded, record } from "./decide.ts"
 import * as Handoff from "./handoff.ts"
 import { settle } from "./loop.ts"
+import { removeAgents } from "./tally.ts"
 import * as Nested from "./nested.ts"
 import * as ChatMessages from "./messages.ts"
 
@@ -115,15 +116,16 @@ export const resume = <R>(
         message: `resume: ${refused.map(({ call, message }) => `${call.toolCallId} (${labelOf(call)}) is ${message}`).join("; ")}`
       })
     }
+    // Each resumed inner turn reports its tokens whole: what the paused state counted for it is taken off.
+    for (const call of nested)
+      removeAgents(turn.composed.agents, call.state.agents ?? { [call.agent]: call.state.usage })
     const nameOf = (id: string, action: string) => calls.find((c) => c.id === id)?.name ?? action
     const answers = yield* Effect.forEach(
       [
         ...own.map((call, i) =>
           answer(turn, state.steps, call, recorded[i] as Recorded, nameOf(call.toolCallId, call.action))
         ),
-        ...nested.map((call) =>
-          Nested.answer(turn, state.steps, call, decisions, nameOf(call.toolCallId, call.action))
-        )
+        ...nested.map((call) => Nested.answer(turn, state.steps, call, decisions, nameOf(call.toolCallId, call.action)))
       ],
       (answered) => answered,
       { concurrency }

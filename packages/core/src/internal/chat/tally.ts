@@ -26,6 +26,20 @@ export const addAgents = (agents: Record<string, Usage>, more: Readonly<Record<s
 }
 
 /**
+ * Takes the tokens of each agent in `spent` off `agents` (a resumed inner turn reports its tokens whole, those
+ * before its pause included, so what the paused state counted for it is taken off first).
+ */
+export const removeAgents = (agents: Record<string, Usage>, spent: Readonly<Record<string, Usage>>): void => {
+  for (const [id, usage] of Object.entries(spent)) {
+    const had = agents[id]
+    if (had === undefined) continue
+    const left = minus(had, usage)
+    if (left.totalTokens === 0 && left.inputTokens === 0 && left.outputTokens === 0) delete agents[id]
+    else agents[id] = left
+  }
+}
+
+/**
  * The turn's tokens per agent, when agents used as actions (or a handoff) ran: theirs, and the turn's own
  * agent's, what is left of `total`. `undefined` when none ran.
  */
@@ -40,4 +54,3 @@ export const agentsOf = <R>(turn: Turn<R>, total: Usage): Record<string, Usage> 
 }
 
 const zero: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
-
