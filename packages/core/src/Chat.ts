@@ -262,8 +262,9 @@ export interface PausedState {
 /**
  * A turn that handed its conversation to agent `agent` (by tool call
  * `toolCallId`), whose turn paused: `state` is that turn's. The handing
- * turn's `messages` and `pending` are its; resuming the handing turn resumes
- * it.
+ * turn's `messages` are its own conversation up to the handoff, its
+ * `pending` the next agent's; resuming the handing turn resumes the next
+ * agent's.
  *
  * @category models
  * @since 0.2.0
@@ -271,6 +272,8 @@ export interface PausedState {
 export interface HandedOffState {
   readonly agent: string
   readonly toolCallId: string
+  /** How many of `state.messages` the next agent was given (its system message and the history it saw). */
+  readonly from: number
   readonly state: PausedState
 }
 
@@ -301,7 +304,12 @@ interface PausedStateEncoded {
   readonly usage: typeof UsageSchema.Encoded
   readonly nested?: ReadonlyArray<NestedCallEncoded>
   readonly agents?: Readonly<Record<string, typeof UsageSchema.Encoded>>
-  readonly handoff?: { readonly agent: string; readonly toolCallId: string; readonly state: PausedStateEncoded }
+  readonly handoff?: {
+    readonly agent: string
+    readonly toolCallId: string
+    readonly from: number
+    readonly state: PausedStateEncoded
+  }
 }
 
 interface NestedCallEncoded {
@@ -342,6 +350,7 @@ export const PausedState: Schema.Codec<PausedState, PausedStateEncoded> = Schema
     Schema.Struct({
       agent: Schema.String,
       toolCallId: Schema.String,
+      from: NonNegativeInt,
       state: Schema.suspend((): Schema.Codec<PausedState, PausedStateEncoded> => PausedState)
     })
   )

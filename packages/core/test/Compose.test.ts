@@ -578,6 +578,12 @@ describe("Compose.handoff", () => {
         ["system", "user", "assistant", "tool"]
       )
       assert.deepStrictEqual(toolMessages(requests[1]?.messages ?? []), [["call_1", "Transferred to support."]])
+      // the result's conversation is the caller's: its own messages up to the handoff, then the next agent's answer
+      assert.deepStrictEqual(
+        result.messages.map((message) => message.role),
+        ["system", "user", "assistant", "tool", "assistant"]
+      )
+      assert.match(String(result.messages[0]?.content), /You are the agent "triage"/)
     })
   )
 

@@ -18,6 +18,7 @@ import {
   pausedStateVersion,
   type Usage
 } from "../../Chat.ts"
+import type * as Prompt from "../../Prompt.ts"
 import * as Compose from "../agent/compose.ts"
 import * as Nesting from "../agent/nesting.ts"
 import type { Host, Position, Turn } from "./context.ts"
@@ -49,17 +50,20 @@ const usageByAgent = (target: string, result: ChatResult): Readonly<Record<strin
 /** The next agent's result as this turn's: its answer, this turn's tokens in all and per agent. */
 const asOwn = <R>(
   turn: Turn<R>,
+  messages: ReadonlyArray<Prompt.Message>,
   handedOff: Omit<HandedOffState, "state">,
   agents: Record<string, Usage>,
   result: ChatResult
 ): Effect.Effect<ChatResult> =>
   Effect.map(usageOf(turn), (usage): ChatResult => {
     if (result._tag !== "AwaitingApproval") {
-      return { ...result, usage, agent: result.agent ?? handedOff.agent, agents }
+      // The conversation as the caller keeps it: its own up to the handoff, then what the next agent added.
+      const conversation = [...messages, ...result.messages.slice(handedOff.from)]
+      return { ...result, messages: conversation, usage, agent: result.agent ?? handedOff.agent, agents }
     }
     const state: PausedState = {
       version: pausedStateVersion,
-      messages: result.state.messages,
+      messages,
       pending: result.state.pending,
       steps: result.state.steps,
       maxSteps: result.state.maxSteps,
@@ -119,7 +123,9 @@ export const handOff = <R>(
     yield* turn.emit({ _tag: "HandedOff", from: turn.host.id, to: called.agent, toolCallId: called.toolCallId })
     const { target, result } = yield* run(turn, handoff, called.toolCallId, history, undefined)
     addAgents(agents, usageByAgent(target, result))
-    return yield* asOwn(turn, { agent: target, toolCallId: called.toolCallId }, agents, result)
+    // The next agent was given its system message and the history.
+    const handedOff = { agent: target, toolCallId: called.toolCallId, from: history.length + 1 }
+    return yield* asOwn(turn, at.messages, handedOff, agents, result)
   })
 }
 
@@ -136,6 +142,7 @@ export const resume = <R>(
     const resumption = { state: handedOff.state, decisions }
     const { target, result } = yield* run(turn, handoff, handedOff.toolCallId, [], resumption)
     const agents = { ...state.agents, ...usageByAgent(target, result) }
-    return yield* asOwn(turn, { agent: target, toolCallId: handedOff.toolCallId }, agents, result)
+    const handed = { agent: target, toolCallId: handedOff.toolCallId, from: handedOff.from }
+    return yield* asOwn(turn, state.messages, handed, agents, result)
   })
 }

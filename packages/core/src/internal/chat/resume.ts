@@ -63,6 +63,8 @@ export const check = (
       ...decoded,
       messages: ToolCallId.unique(decoded.messages, { keepLast: true }).messages
     }
+    // A turn that handed its conversation off resumes the next agent's turn, which checks its own state.
+    if (state.handoff !== undefined) return { state, calls: [] }
     // The calls of the last step still open: those waiting for a decision of this agent's, and those whose
     // inner agent waits (decided by the ids of its pending calls).
     const open = [
