@@ -295,7 +295,14 @@ export interface NestedCall {
   readonly state: PausedState
 }
 
-interface PausedStateEncoded {
+/**
+ * The JSON form of a {@link PausedState} (what `JSON.stringify` writes and
+ * the schema reads).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface PausedStateEncoded {
   readonly version: 1
   readonly messages: ReadonlyArray<typeof Prompt.Message.Encoded>
   readonly pending: ReadonlyArray<typeof PendingCall.Encoded>
@@ -312,7 +319,13 @@ interface PausedStateEncoded {
   }
 }
 
-interface NestedCallEncoded {
+/**
+ * The JSON form of a {@link NestedCall}.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface NestedCallEncoded {
   readonly toolCallId: string
   readonly action: string
   readonly agent: string
