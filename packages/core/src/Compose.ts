@@ -25,12 +25,14 @@ import type * as Prompt from "./Prompt.ts"
 
 /**
  * An agent, or a function giving it (for an agent that is made later, or
- * that uses itself: the recursion is bounded, see {@link agent}).
+ * that uses itself: the recursion is bounded, see {@link agent}). `R` is
+ * the services its actions need, which the action carries to the calling
+ * agent.
  *
  * @category models
  * @since 0.2.0
  */
-export type AgentRef = Agent.Agent<any, any> | (() => Agent.Agent<any, any>)
+export type AgentRef<R = any> = Agent.Agent<any, R> | (() => Agent.Agent<any, R>)
 
 const resolve = (ref: AgentRef): (() => Nesting.Inner) =>
   typeof ref === "function" ? (ref as () => Nesting.Inner) : () => ref as unknown as Nesting.Inner
@@ -131,11 +133,12 @@ type OutputOf<S> = S extends Schema.Top ? S["Type"] : string
  */
 export const agent = <
   const P extends Action.ParametersInput = typeof defaultParameters,
-  S extends Schema.Top | undefined = undefined
+  S extends Schema.Top | undefined = undefined,
+  R = never
 >(
-  inner: AgentRef,
+  inner: AgentRef<R>,
   options: AgentOptions<P, S>
-): Action.Local<Action.ToStruct<P>, OutputOf<S>> => {
+): Action.Local<Action.ToStruct<P>, OutputOf<S>, R> => {
   const composed: Nesting.Composed = {
     _tag: "agent",
     agent: resolve(inner),
@@ -162,7 +165,8 @@ export const agent = <
   })
   return Object.assign(action, { [Nesting.ComposedId]: composed }) as unknown as Action.Local<
     Action.ToStruct<P>,
-    OutputOf<S>
+    OutputOf<S>,
+    R
   >
 }
 
@@ -244,7 +248,10 @@ export interface HandoffOptions {
  * @category constructors
  * @since 0.2.0
  */
-export const handoff = (target: AgentRef, options: HandoffOptions = {}): Action.Local<Action.ToStruct<{}>, string> => {
+export const handoff = <R = never>(
+  target: AgentRef<R>,
+  options: HandoffOptions = {}
+): Action.Local<Action.ToStruct<{}>, string, R> => {
   const agentOf = resolve(target)
   const composed: Nesting.Composed = { _tag: "handoff", agent: agentOf, filter: options.filter ?? wholeHistory }
   const action = Action.local({
@@ -258,6 +265,7 @@ export const handoff = (target: AgentRef, options: HandoffOptions = {}): Action.
   })
   return Object.assign(action, { [Nesting.ComposedId]: composed }) as unknown as Action.Local<
     Action.ToStruct<{}>,
-    string
+    string,
+    R
   >
 }
