@@ -121,7 +121,7 @@ const stepHooks = (activity: RunActivity, runId: string): Chat.StepHooks => ({
   tool: (step, call) =>
     Effect.flatMap(
       activity(
-        `tool/${step.step}/${step.toolCallId}${step.decided ? "/decided" : ""}`,
+        `tool/${step.step}/${step.toolCallId}${step.decided ? "/decided" : ""}${step.resumed === undefined ? "" : `/${step.resumed}`}`,
         ToolRecord,
         Schema.Never,
         metered(Effect.provideService(call, Chat.IdempotencyKey, `${runId}/${step.toolCallId}`))
@@ -167,7 +167,9 @@ const pause = <R>(run: Run<R>, paused: Paused, at: number) =>
       for (const call of paused.pending) {
         // A store that cannot be reached stays a defect of the run here, as before the store boundary.
         const token = yield* Effect.orDie(run.agent.approvals.get(call.pendingTokenId))
-        left[call.toolCallId] = Option.isSome(token) ? Math.max(0, token.value.expiresAt - now) : 0
+        // A token this agent's store does not hold (the call of an agent used as an action, in that agent's
+        // store) has no expiry known here: the call waits for its decision (-1), and is never decided by expiry.
+        left[call.toolCallId] = Option.isSome(token) ? Math.max(0, token.value.expiresAt - now) : -1
       }
       yield* run.store.set(run.name, run.runId, { _tag: "AwaitingApproval", pending: paused.pending, segment: at })
       return left
@@ -183,17 +185,20 @@ const verdicts = (paused: Paused, at: number, expiresIn: Readonly<Record<string,
         name: `decision/${at}/${call.toolCallId}`,
         success: Verdict,
         error: Schema.Never,
-        effects: [
-          DurableDeferred.await(approvalOf(at, call.toolCallId)),
-          Effect.as(
-            DurableClock.sleep({
-              name: `expiry/${at}/${call.toolCallId}`,
-              duration: Duration.millis(expiresIn[call.toolCallId] ?? 0),
-              inMemoryThreshold: Duration.zero
-            }),
-            { _tag: "Expired" } as const
-          )
-        ]
+        effects:
+          (expiresIn[call.toolCallId] ?? 0) < 0
+            ? [DurableDeferred.await(approvalOf(at, call.toolCallId))]
+            : [
+                DurableDeferred.await(approvalOf(at, call.toolCallId)),
+                Effect.as(
+                  DurableClock.sleep({
+                    name: `expiry/${at}/${call.toolCallId}`,
+                    duration: Duration.millis(expiresIn[call.toolCallId] ?? 0),
+                    inMemoryThreshold: Duration.zero
+                  }),
+                  { _tag: "Expired" } as const
+                )
+              ]
       }),
     { concurrency: "unbounded" }
   )
