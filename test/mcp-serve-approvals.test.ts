@@ -94,7 +94,7 @@ describe("Mcp.serve: approvals over MCP", () => {
       // Only the gated tool's served schema declares the token; neither is open to other keys.
       assert.property(book?.inputSchema.properties ?? {}, "_approval_token")
       assert.notProperty(nights?.inputSchema.properties ?? {}, "_approval_token")
-      assert.isFalse((book?.inputSchema as { additionalProperties?: unknown }).additionalProperties)
+      assert.isFalse((book?.inputSchema as { additionalProperties?: unknown } | undefined)?.additionalProperties)
       // ... and none of it reaches a model: the agent's own tools (what a chat turn offers) are unchanged.
       const offered = agent.tools.find((tool) => tool.name === "book")
       assert.notProperty(offered?.parameters.properties ?? {}, "_approval_token")
