@@ -97,7 +97,7 @@ describe("Mcp.serve: resources, prompts, completions, logging, progress, session
       const names = (yield* Effect.promise(() => client.listPrompts())).prompts.map((prompt) => prompt.name)
       assert.deepStrictEqual(names, ["desk", "greet"])
       const own = yield* Effect.promise(() => client.getPrompt({ name: "desk", arguments: { task: "Find a room" } }))
-      const text = (own.messages[0]?.content as { text: string }).text
+      const text = String((own.messages[0]?.content as { text?: string } | undefined)?.text)
       for (const part of ["You are desk", "Answer guests", "- Be brief", "Find a room"]) assert.include(text, part)
       assert.strictEqual(yield* codeOf(client.getPrompt({ name: "nope" })), -32602)
       assert.strictEqual(yield* codeOf(client.getPrompt({ name: "greet", arguments: {} })), -32602)

@@ -5,7 +5,7 @@
 //   the suite runs every server scenario against it (`server --suite all`). A scenario passes when none of its
 //   checks is a FAILURE (the suite's own summary rule; WARNINGs are shown, not counted).
 // - Client: for every client scenario the suite starts its test server and launches the client command
-//   (scripts/mcp-conformance/client.ts, Rolecraft's public API only), one scenario at a time; a scenario passes
+//   (scripts/mcp-conformance/client.ts, Rolecraft's public API only), two scenarios at a time; a scenario passes
 //   when the suite's single-scenario run exits 0 (no FAILURE, no WARNING, the client exited 0 where it must).
 //
 // It prints one table per side and a summary, and exits 1 when a scenario fails that expected.ts does not list
@@ -146,7 +146,7 @@ const serverSide = async (out: string): Promise<ReadonlyArray<Outcome>> => {
 
 // sse-retry measures the client's reconnection delay, which a loaded machine skews: it runs alone, first; the
 // others run `clientConcurrency` at a time (each is its own suite process, test server and client process).
-const clientConcurrency = 3
+const clientConcurrency = 2
 const timingSensitive = new Set(["sse-retry"])
 
 const clientSide = async (out: string): Promise<ReadonlyArray<Outcome>> => {
@@ -157,8 +157,8 @@ const clientSide = async (out: string): Promise<ReadonlyArray<Outcome>> => {
   const one = async (scenario: string) => {
     const started = Date.now()
     const ran = await run(
-      ["client", "--command", command, "--scenario", scenario, "--timeout", "30000", "-o", out],
-      90_000
+      ["client", "--command", command, "--scenario", scenario, "--timeout", "60000", "-o", out],
+      150_000
     )
     const seconds = (Date.now() - started) / 1000
     const dir = resultDir(out, "", scenario)
