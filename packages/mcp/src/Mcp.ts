@@ -244,19 +244,30 @@ const serveAgent = <R>(
  * - Tools: the agent's `tools` — every action of its roles (and its
  *   `mcpServers`) not marked `Action.excludeFromModel` whose name the agent's
  *   authority allows, each named validly and uniquely (at most 64
- *   characters) with the JSON Schema of its parameters as `inputSchema`.
+ *   characters). Its `inputSchema` is the JSON Schema of its parameters as
+ *   a model is shown it, stated as JSON Schema 2020-12 (`$schema`) with
+ *   every struct closed (`additionalProperties: false`), plus, for an
+ *   action that needs approval, an optional `_approval_token` string.
  * - Calls: `agent.execute` with the arguments as given (the pipeline converts
- *   them). A success is the text a chat turn answers a tool call with
+ *   them). A `ToolResult.Content` result is its content blocks; any other
+ *   success is the text a chat turn answers a tool call with
  *   (`ToolResult.success`: a string result as is, anything else as JSON — a
  *   bigint as its decimal string, a `Date` as its ISO string, a `Map` as an
  *   object, a `Set` as an array), plus `structuredContent`, the same JSON, for
  *   an object result; a failure is an `isError: true` result whose text is
  *   `{"error":{"category","message"}}` — the nine categories, or `RETRIEVAL`
  *   for a knowledge failure — and so is a result that cannot be written (a
- *   cycle: EXECUTION, naming where it closes). A name that was not
- *   offered is refused and nothing runs: `AUTHORITY` when the agent's
- *   authority denies the name, else `NOT_FOUND` listing the offered names
- *   (an excluded action included). A call the client cancels interrupts the action.
+ *   cycle: EXECUTION, naming where it closes). An APPROVAL refusal also
+ *   carries `check`, `reason` and `pendingTokenId`, in the text and in
+ *   `structuredContent`; a client sends an approved token back as
+ *   `_meta["rolecraft/approvalToken"]` or the `_approval_token` argument.
+ *   A name that was not offered runs nothing: it is the JSON-RPC error
+ *   -32602 ("Unknown tool: …", saying so when the agent's authority denies
+ *   it). A call the client cancels interrupts the action. During a call the
+ *   action's Effect logs reach the client at the level it set,
+ *   `Progress.report` reaches it when it sent a `progressToken`, and
+ *   `McpPeer.elicit` / `McpPeer.sample` ask it.
+ * - Resources, prompts and completions: see {@link Options}.
  *
  * Over stdio, stdout belongs to the protocol: Effect's built-in loggers are
  * routed to stderr (`Logger.LogToStderr`) for the calls it serves.
