@@ -91,7 +91,7 @@ describe("Mcp.serve: resources, prompts, completions, logging, progress, session
       assert.deepStrictEqual((yield* read(doc)).contents, [
         { uri: doc, mimeType: "text/markdown", text: "Refunds within 30 days." }
       ])
-      assert.strictEqual((yield* read("rooms://102")).contents[0]?.text, "room 102")
+      assert.deepStrictEqual((yield* read("rooms://102")).contents[0], { uri: "rooms://102", text: "room 102" })
       assert.strictEqual(yield* codeOf(client.readResource({ uri: "docs://nope" })), -32002)
 
       const names = (yield* Effect.promise(() => client.listPrompts())).prompts.map((prompt) => prompt.name)

@@ -83,7 +83,8 @@ const role = Role.make({
       parameters: {
         name: Schema.String,
         address: Schema.Struct({ city: Schema.String, geo: Schema.Struct({ lat: Schema.Finite }) }),
-        tags: Schema.Record(Schema.String, Schema.String)
+        tags: Schema.Record(Schema.String, Schema.String),
+        home: Schema.Struct({ street: Schema.String }).annotate({ identifier: "home" })
       },
       run: () => "ok"
     })
@@ -117,9 +118,14 @@ describe("Mcp.serve: content blocks and served schemas", () => {
       assert.isFalse(schema.properties.address.additionalProperties)
       assert.isFalse(schema.properties.address.properties.geo.additionalProperties)
       assert.notStrictEqual(schema.properties.tags.additionalProperties, false)
+      // A struct with an identifier is a definition: referenced, kept under $defs, closed too.
+      assert.deepStrictEqual(schema.properties.home, { $ref: "#/$defs/home" })
+      assert.isFalse(schema.$defs.home.additionalProperties)
       // What a model is offered keeps Effect's projection.
       const offered = agent.tools.find((tool) => tool.name === "shaped")?.parameters as Record<string, any>
       assert.isUndefined(offered.$schema)
+      assert.isUndefined(offered.$defs)
+      assert.strictEqual(offered.properties.home.type, "object")
       assert.notStrictEqual(offered.additionalProperties, false)
     }).pipe(Effect.scoped)
   )

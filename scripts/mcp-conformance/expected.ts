@@ -14,10 +14,7 @@ export interface Expected {
 
 export const server: Expected = {
   notApplicable: {},
-  notYet: {
-    "json-schema-2020-12":
-      "served schemas inline their local $refs (the projection a model is shown), so there is no $defs (issue 23 item 2)"
-  }
+  notYet: {}
 }
 
 const oauth = "OAuth 2.1 in McpClientSdk (issue 23 item 4, the client side)"

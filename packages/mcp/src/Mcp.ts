@@ -146,6 +146,13 @@ const serveAgent = <R>(
       run: (effect, signal) => runPlain(effect, { signal }),
       runPlain: (effect) => runPlain(effect),
       approveInBand: options.approveInBand ?? true,
+      sources: new Map(
+        agent.roles.flatMap((role) =>
+          Object.entries(role.actions as Record<string, { readonly parameters?: unknown }>).flatMap(([name, action]) =>
+            Schema.isSchema(action.parameters) ? [[name, action.parameters] as const] : []
+          )
+        )
+      ),
       info: { name: options.name ?? agent.id, version: options.version ?? "0.1.0" },
       catalog: Catalog.make(
         agent.roles,

@@ -20,6 +20,7 @@ import {
   UnsubscribeRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import type * as Effect from "effect/Effect"
+import type * as EffectSchema from "effect/Schema"
 import * as Call from "./call.ts"
 import * as Catalog from "./catalog.ts"
 import type * as Log from "./log.ts"
@@ -37,6 +38,8 @@ export interface Served extends Call.Serving {
   readonly info: { readonly name: string; readonly version: string }
   readonly catalog: Catalog.Catalog
   readonly runPlain: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<A>
+  /** The Effect schema of each action's parameters, by action name (an agent's own MCP servers have none). */
+  readonly sources: ReadonlyMap<string, EffectSchema.Top>
 }
 
 /** A new server for one session (or, over stdio, the one client). */
@@ -54,7 +57,7 @@ export const make = (served: Served): Session => {
   const tools = [...served.tools.values()].map((tool) => ({
     name: tool.name,
     description: tool.description,
-    inputSchema: Schema.served(tool.parameters, tool.approval)
+    inputSchema: Schema.served(served.sources.get(tool.action), tool.parameters, tool.approval)
   }))
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }) as never)
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
