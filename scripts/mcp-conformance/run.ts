@@ -226,6 +226,8 @@ const writeDocs = (markdown: string) => {
   const to = text.indexOf(end)
   if (from < 0 || to < from) throw new Error(`docs/mcp.md has no ${start} … ${end} section`)
   writeFileSync(file, `${text.slice(0, from + start.length)}\n${markdown}\n${text.slice(to)}`)
+  // The repository's formatter pads markdown tables; `npm run lint` checks it.
+  execFileSync(process.execPath, [join(root, "node_modules/@biomejs/biome/bin/biome"), "format", "--write", file])
 }
 
 const main = async () => {
