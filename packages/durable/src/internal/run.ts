@@ -129,7 +129,14 @@ const stepHooks = (journal: Journal.Journal, runId: string): Chat.StepHooks => {
     tool: (step, call) =>
       Effect.flatMap(
         journal.step(
-          Journal.stepName("tool", step.step, step.toolCallId, ...(step.decided ? ["decided"] : [])),
+          Journal.stepName(
+            "tool",
+            step.step,
+            step.toolCallId,
+            ...(step.decided ? ["decided"] : []),
+            // A nested call resumed again (an agent used as an action) is a fresh step per resumption.
+            ...(step.resumed === undefined ? [] : [step.resumed])
+          ),
           ToolRecord,
           metered(Effect.provideService(call, Chat.IdempotencyKey, `${runId}/${step.toolCallId}`))
         ),
@@ -168,7 +175,9 @@ const pause = <R>(run: Run<R>, paused: Paused, at: number) =>
       const left: Record<string, number> = {}
       for (const call of paused.pending) {
         const token = yield* Journal.persist(run.agent.approvals.get(call.pendingTokenId))
-        left[call.toolCallId] = Option.isSome(token) ? Math.max(0, token.value.expiresAt - now) : 0
+        // A token this agent's store does not hold (the call of an agent used as an action, in that agent's
+        // store) has no expiry known here: the call waits for its decision (-1), and is never decided by expiry.
+        left[call.toolCallId] = Option.isSome(token) ? Math.max(0, token.value.expiresAt - now) : -1
       }
       yield* Journal.persist(
         run.store.set(run.name, run.runId, { _tag: "AwaitingApproval", pending: paused.pending, segment: at })
@@ -188,17 +197,20 @@ const verdicts = <R>(run: Run<R>, paused: Paused, at: number, expiresIn: Readonl
           name: Journal.stepName("decision", at, call.toolCallId),
           success: VerdictSchema,
           error: Schema.Never,
-          effects: [
-            DurableDeferred.await(approvalOf(at, call.toolCallId)),
-            Effect.as(
-              DurableClock.sleep({
-                name: Journal.stepName("expiry", at, call.toolCallId),
-                duration: Duration.millis(expiresIn[call.toolCallId] ?? 0),
-                inMemoryThreshold: Duration.zero
-              }),
-              { _tag: "Expired" } as const
-            )
-          ]
+          effects:
+            (expiresIn[call.toolCallId] ?? 0) < 0
+              ? [DurableDeferred.await(approvalOf(at, call.toolCallId))]
+              : [
+                  DurableDeferred.await(approvalOf(at, call.toolCallId)),
+                  Effect.as(
+                    DurableClock.sleep({
+                      name: Journal.stepName("expiry", at, call.toolCallId),
+                      duration: Duration.millis(expiresIn[call.toolCallId] ?? 0),
+                      inMemoryThreshold: Duration.zero
+                    }),
+                    { _tag: "Expired" } as const
+                  )
+                ]
         }),
         (woken): Effect.Effect<Verdict> =>
           Effect.map(
