@@ -23,13 +23,14 @@
  *
  * @since 0.1.0
  */
-import * as Context from "effect/Context"
+import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type ActionError, Category } from "./ActionError.ts"
 import * as DecisionModule from "./Decision.ts"
 import type * as History from "./History.ts"
+import * as IdempotencyKeyModule from "./internal/idempotencyKey.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
 import * as Prompt from "./Prompt.ts"
 import type * as Resilience from "./Resilience.ts"
@@ -885,13 +886,23 @@ export interface StepHooks {
 
 /**
  * The idempotency key of the tool call being run, when the caller of the
- * turn gives one (durable runs do: derived from the run id and the tool call
- * id, the same on every attempt). An action with side effects reads it
- * (`yield* Chat.IdempotencyKey`) and passes it on, e.g. as an
- * `Idempotency-Key` header, so a call run twice takes effect once.
+ * turn gives one (durable runs do: the run id and the tool call id,
+ * `"run-1/call_1"`, the same on every attempt). It reaches the action in the
+ * form its kind understands:
  *
+ * - a local action reads `context.idempotencyKey` (or
+ *   `yield* Chat.IdempotencyKey` in an Effect);
+ * - a webService action with `idempotencyHeader` sends it as that header
+ *   (`Idempotency-Key`);
+ * - an mcpTool action sends it in the call's `_meta`, under
+ *   `"rolecraft/idempotencyKey"`.
+ *
+ * An action with side effects passes it on to the service that performs
+ * them, so a call run twice takes effect once. Consuming an approval token
+ * is idempotent for the same key: a call re-run after a crash proceeds with
+ * its approval instead of being refused as `"used"`.
+ *
+ * @category services
  * @since 0.1.0
  */
-export const IdempotencyKey = Context.Reference<string | undefined>("@rolecraft/core/Chat/IdempotencyKey", {
-  defaultValue: () => undefined
-})
+export const IdempotencyKey: Context.Reference<string | undefined> = IdempotencyKeyModule.IdempotencyKey
