@@ -38,6 +38,7 @@ import type * as McpClient from "./McpClient.ts"
 import type * as Role from "./Role.ts"
 
 /**
+ * @category type IDs
  * @since 0.1.0
  */
 export const TypeId = "~@rolecraft/core/Agent"
@@ -48,6 +49,7 @@ type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) exten
  * The merged action record of several roles (`{}` for none: an agent of
  * `mcpServers` only).
  *
+ * @category models
  * @since 0.1.0
  */
 export type ActionsOf<Roles extends ReadonlyArray<Role.Any>> = [Roles[number]] extends [never]
@@ -57,6 +59,7 @@ export type ActionsOf<Roles extends ReadonlyArray<Role.Any>> = [Roles[number]] e
 /**
  * An action name: a known one (completed by editors) or any string.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Name<Actions> = (keyof Actions & string) | (string & {})
@@ -65,6 +68,7 @@ export type Name<Actions> = (keyof Actions & string) | (string & {})
  * The result type of calling `K`: the action's, or `unknown` for a name the
  * types do not know.
  *
+ * @category models
  * @since 0.1.0
  */
 export type ResultOf<Actions, K extends string> = K extends keyof Actions
@@ -106,6 +110,7 @@ export interface ActionTool extends LanguageModel.Tool {
 /**
  * An agent. `R` is what its local actions' own effects require.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Agent<Actions = Record<string, Action.Any>, R = never> {
@@ -250,6 +255,7 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
  *   `false`: arguments and results are never span attributes). They may hold
  *   personal data: turn it on only where your traces may keep them.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options<Roles extends ReadonlyArray<Role.Any>> {
@@ -295,6 +301,7 @@ export interface Options<Roles extends ReadonlyArray<Role.Any>> {
  * }).pipe(Effect.scoped)
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = <const Roles extends ReadonlyArray<Role.Any>>(

@@ -40,6 +40,7 @@ export interface Policy {
  * these are `{ tool, arguments }`). Fails `ValidationError` when the
  * arguments cannot be serialised (a cycle).
  *
+ * @category getters
  * @since 0.1.0
  */
 export const bindingOf = (

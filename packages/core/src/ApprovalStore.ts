@@ -129,6 +129,7 @@ export const digest = (value: unknown): string => nodeCrypto().hash("sha256", ca
  * A fresh token id: 24 random bytes from `node:crypto`, base64url (32
  * characters, 192 bits).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const newTokenId: () => string = Rules.newTokenId

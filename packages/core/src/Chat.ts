@@ -87,6 +87,7 @@ import type * as Role from "./Role.ts"
  *   turn with VALIDATION, its issues and a preview of the answer. On
  *   `resume`, give it again.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ChatOptions {
@@ -108,6 +109,7 @@ export interface ChatOptions {
  * llm actions the model called as tools (they are the turn's tokens too), and
  * for a resumed turn those spent before the pause.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Usage = LanguageModel.Usage
@@ -132,6 +134,7 @@ const UsageSchema = Schema.Struct({
  *   (agent, action, tool, arguments), in the agent's `ApprovalStore`;
  * - `reason`: the action's approval reason, for the approver.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const PendingCall = Schema.Struct({
@@ -144,6 +147,7 @@ export const PendingCall = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type PendingCall = typeof PendingCall.Type
@@ -151,6 +155,7 @@ export type PendingCall = typeof PendingCall.Type
 /**
  * The version of the {@link PausedState} this Rolecraft writes and reads.
  *
+ * @category constants
  * @since 0.1.0
  */
 export const pausedStateVersion = 1 as const
@@ -172,6 +177,7 @@ export const pausedStateVersion = 1 as const
  * `agent.resume` decodes it with this schema (a malformed state is
  * VALIDATION).
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const PausedState = Schema.Struct({
@@ -184,6 +190,7 @@ export const PausedState = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type PausedState = typeof PausedState.Type
@@ -194,6 +201,7 @@ export type PausedState = typeof PausedState.Type
  * rejected with `reason`, and the model is told so). A call is decided once:
  * see `Decision`.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Decision = DecisionModule.Decision
@@ -201,6 +209,7 @@ export type Decision = DecisionModule.Decision
 /**
  * Approves a pending call (the same as `Decision.approve`).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const approve: (approver: string) => Decision = DecisionModule.approve
@@ -209,6 +218,7 @@ export const approve: (approver: string) => Decision = DecisionModule.approve
  * Rejects a pending call; `reason` is recorded in the store and told to the
  * model (the same as `Decision.reject`).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const reject: (approver: string, reason: string) => Decision = DecisionModule.reject
@@ -216,6 +226,7 @@ export const reject: (approver: string, reason: string) => Decision = DecisionMo
 /**
  * One decision per pending call, keyed by its `toolCallId`.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Decisions = Readonly<Record<string, Decision>>
@@ -235,6 +246,7 @@ export type Decisions = Readonly<Record<string, Decision>>
  * error's `excerpt` (as an llm action's call does), so `refusal` is never
  * set any more.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Completed {
@@ -256,7 +268,7 @@ export interface Completed {
  * `A` (what `agent.chat(input, { output })` returns when it completes).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface CompletedWith<A> extends Completed {
   readonly output: A
@@ -266,7 +278,7 @@ export interface CompletedWith<A> extends Completed {
  * How a chat turn asked for an `output` of type `A` ends.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type ChatResultWith<A> = CompletedWith<A> | AwaitingApproval | StepLimitReached
 
@@ -275,6 +287,7 @@ export type ChatResultWith<A> = CompletedWith<A> | AwaitingApproval | StepLimitR
  * `state` is what `agent.resume` continues from. The step's other calls have
  * run and been answered.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface AwaitingApproval {
@@ -287,6 +300,7 @@ export interface AwaitingApproval {
  * The turn made `maxSteps` model calls and the model still called tools:
  * `messages` ends with the answers of the last step's calls.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface StepLimitReached {
@@ -299,16 +313,19 @@ export interface StepLimitReached {
 /**
  * How a chat turn ends.
  *
+ * @category models
  * @since 0.1.0
  */
 export type ChatResult = Completed | AwaitingApproval | StepLimitReached
 
 /**
+ * @category constructors
  * @since 0.1.0
  */
 export const Completed = (fields: Omit<Completed, "_tag">): Completed => ({ _tag: "Completed", ...fields })
 
 /**
+ * @category constructors
  * @since 0.1.0
  */
 export const AwaitingApproval = (fields: Omit<AwaitingApproval, "_tag">): AwaitingApproval => ({
@@ -317,6 +334,7 @@ export const AwaitingApproval = (fields: Omit<AwaitingApproval, "_tag">): Awaiti
 })
 
 /**
+ * @category constructors
  * @since 0.1.0
  */
 export const StepLimitReached = (fields: Omit<StepLimitReached, "_tag">): StepLimitReached => ({
@@ -335,7 +353,7 @@ export const StepLimitReached = (fields: Omit<StepLimitReached, "_tag">): StepLi
  * superseded.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface StepStarted {
   readonly _tag: "StepStarted"
@@ -346,7 +364,7 @@ export interface StepStarted {
  * The next piece of the model's text in this step.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface TextDelta {
   readonly _tag: "TextDelta"
@@ -387,7 +405,7 @@ export interface ToolCallArgumentsStarted {
  * @deprecated Use {@link ToolCallArgumentsStarted}; the event's `_tag` is
  * now `"ToolCallArgumentsStarted"`.
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type ToolCallStarted = ToolCallArgumentsStarted
 
@@ -396,7 +414,7 @@ export type ToolCallStarted = ToolCallArgumentsStarted
  * (only with `argumentDeltas: true`).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ToolCallArgumentsDelta {
   readonly _tag: "ToolCallArgumentsDelta"
@@ -413,7 +431,7 @@ export interface ToolCallArgumentsDelta {
  * {@link ToolResult}.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ToolCallReady {
   readonly _tag: "ToolCallReady"
@@ -429,7 +447,7 @@ export interface ToolCallReady {
  * (the result, or `{"error":{"category","message"}}` with `category`).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ToolResult {
   readonly _tag: "ToolResult"
@@ -445,7 +463,7 @@ export interface ToolResult {
  * `AwaitingApproval` follows.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ApprovalRequested {
   readonly _tag: "ApprovalRequested"
@@ -457,7 +475,7 @@ export interface ApprovalRequested {
  * call only), after the answers of its tool calls.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface StepFinished {
   readonly _tag: "StepFinished"
@@ -471,7 +489,7 @@ export interface StepFinished {
  * result `agent.chat` (or `agent.resume`) returns.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface TurnFinished {
   readonly _tag: "TurnFinished"
@@ -488,7 +506,7 @@ export interface TurnFinished {
  * and results, so they go to the caller only, never into `agent.events`.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type ChatEvent =
   | StepStarted
@@ -508,7 +526,7 @@ export type ChatEvent =
  * arrive ({@link ToolCallArgumentsDelta}); default `false`.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ChatStreamOptions extends ChatOptions {
   readonly argumentDeltas?: boolean | undefined
@@ -529,6 +547,7 @@ export interface ChatStreamOptions extends ChatOptions {
  * Use the tools offered when they help, then answer the user in plain text.
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const systemPrompt = (agentId: string, roles: ReadonlyArray<Role.Any>): string =>
@@ -560,6 +579,7 @@ export const systemPrompt = (agentId: string, roles: ReadonlyArray<Role.Any>): s
  *   through the agent's pipeline; `decided` when it runs after an approval
  *   decision, on `resume`.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Step =
@@ -578,6 +598,7 @@ export type Step =
  * error's category when the call failed, and the pending call when it waits
  * for an approval (its message is then not sent yet). Plain JSON data.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const ToolAnswer = Schema.Struct({
@@ -588,6 +609,7 @@ export const ToolAnswer = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type ToolAnswer = typeof ToolAnswer.Type
@@ -610,6 +632,7 @@ export type ToolAnswer = typeof ToolAnswer.Type
  * - `tool`: one tool call and its answer (a failing call is an answer, not a
  *   failure).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface StepHooks {
@@ -640,6 +663,7 @@ export interface StepHooks {
  * (`yield* Chat.IdempotencyKey`) and passes it on, e.g. as an
  * `Idempotency-Key` header, so a call run twice takes effect once.
  *
+ * @category services
  * @since 0.1.0
  */
 export const IdempotencyKey = Context.Reference<string | undefined>("@rolecraft/core/Chat/IdempotencyKey", {

@@ -107,7 +107,7 @@ export interface ActionInterrupted extends Common {
  * - `mcpTool`: the server's own tool name, for an MCP tool.
  *
  * @category models
- * @since 0.1.0
+ * @since 0.2.0
  */
 export interface ToolExecutionCommon {
   readonly agentId: string

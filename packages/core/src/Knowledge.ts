@@ -32,6 +32,7 @@ export interface Retrieval<Args> {
  * The default query: the action's top-level string arguments, in declared
  * order, joined with spaces.
  *
+ * @category utils
  * @since 0.1.0
  */
 export const defaultQuery = (args: Readonly<Record<string, unknown>>): string => {

@@ -173,7 +173,7 @@ export interface Request {
  * type: "json_schema", json_schema: { name, schema, strict } }`).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ResponseFormat {
   readonly name: string
@@ -342,7 +342,7 @@ export type Provider = (
  * (TRANSIENT).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type StreamProvider = (
   call: ProviderCall
@@ -355,7 +355,7 @@ export type StreamProvider = (
  * run to its end.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Providers {
   readonly generate?: Provider | undefined
@@ -404,7 +404,7 @@ const defaultAction = "LanguageModel"
  * `""`), then `Finished`.
  *
  * @category combinators
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
   const parts: Array<StreamPart> = []
@@ -428,7 +428,7 @@ export const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
  * errors (default `"LanguageModel"`).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const fromChunks = (
   chunks: Iterable<ProviderChunk>,
@@ -441,7 +441,7 @@ export const fromChunks = (
  * without one (never one of this service's streams) is a defect.
  *
  * @category combinators
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.Effect<Response, E, R> =>
   Stream.runFold(

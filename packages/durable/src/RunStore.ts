@@ -27,6 +27,7 @@ const Usage = Schema.Struct({ inputTokens: NonNegativeInt, outputTokens: NonNega
 /**
  * The schema of a `Chat.ChatResult` (what a durable run stores and returns).
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const ChatResult = Schema.Union([
@@ -62,6 +63,7 @@ export const ChatResult = Schema.Union([
  * - `Failed`: the turn failed (`category` and `message` of its error);
  * - `Cancelled`: `cancel` stopped it; nothing more runs.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const RunStatus = Schema.Union([
@@ -73,6 +75,7 @@ export const RunStatus = Schema.Union([
 ])
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type RunStatus = typeof RunStatus.Type
@@ -80,6 +83,7 @@ export type RunStatus = typeof RunStatus.Type
 /**
  * Whether a status is final (done, failed or cancelled).
  *
+ * @category guards
  * @since 0.1.0
  */
 export const isFinal = (status: RunStatus): boolean =>
@@ -96,6 +100,7 @@ export const isFinal = (status: RunStatus): boolean =>
  *
  * Storage faults are defects.
  *
+ * @category services
  * @since 0.1.0
  */
 export class RunStore extends Context.Service<
@@ -110,6 +115,7 @@ export class RunStore extends Context.Service<
 /**
  * A store in process memory (each build of the layer is a fresh store).
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layerMemory: Layer.Layer<RunStore> = Layer.sync(RunStore, () => {
@@ -154,6 +160,7 @@ const decode = Schema.decodeUnknownSync(Schema.fromJsonString(Schema.toCodecJson
  * column. `set` is one conditional upsert, so a final status is never
  * overwritten, whichever process writes.
  *
+ * @category layers
  * @since 0.1.0
  */
 export const layerSql: Layer.Layer<RunStore, never, SqlClient.SqlClient> = Layer.effect(

@@ -27,6 +27,7 @@ export const Failure = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type Failure = typeof Failure.Type

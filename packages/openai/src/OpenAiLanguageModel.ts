@@ -134,7 +134,7 @@ export const responseOf: (
  * usage.
  *
  * @category wire format
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const streamingRequestBody: (
   request: LanguageModel.Request,
@@ -153,7 +153,7 @@ export const streamingRequestBody: (
  * `choices[0].delta.tool_calls[0].index`).
  *
  * @category wire format
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const chunkOf: (
   action: string,

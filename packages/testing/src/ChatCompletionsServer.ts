@@ -170,7 +170,7 @@ export const respond = (f: (request: Recorded) => Step): Step => ({ _tag: "Respo
  * the request did not ask for one.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const chunks = (
   list: ReadonlyArray<unknown>,
@@ -187,7 +187,7 @@ export const chunks = (
  * it).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const stall = (step: Step, options: { readonly after: number }): Step => ({
   _tag: "BreakOff",
@@ -201,7 +201,7 @@ export const stall = (step: Step, options: { readonly after: number }): Step => 
  * closed mid-stream (no finish reason, no usage, no `[DONE]`).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const cut = (step: Step, options: { readonly after: number }): Step => ({
   _tag: "BreakOff",
@@ -284,7 +284,7 @@ const modelOf = (body: unknown): string =>
  *   arriving.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Options {
   readonly chunkDelay?: Duration.Input | undefined

@@ -114,7 +114,7 @@ export const fail = (
  * nothing more after the chunks and never ends (until interrupted).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const chunks = (
   list: ReadonlyArray<LanguageModel.ProviderChunk>,
