@@ -5,7 +5,7 @@
  *
  * Each bench module exports `bench(): Promise<Section>` and still runs alone
  * (`node bench/chat.ts`, `node bench/streaming.ts`, `node bench/pipeline.ts`,
- * `node bench/webservice.ts`, `node bench/mcp.ts`, `node bench/cold-start.ts`). The packages are loaded
+ * `node bench/webservice.ts`, `node bench/mcp.ts`, `node bench/cold-start.ts`, `node bench/threads.ts`). The packages are loaded
  * from their build (`dist/`): `npm run bench` builds first (`prebench`).
  * Each section runs in a fresh Node process, one after another.
  *
@@ -46,7 +46,8 @@ const entries: ReadonlyArray<Entry> = [
   { title: "webService against a bare Effect HttpClient call and raw undici", file: "./webservice.ts" },
   { title: "mcpTool against the raw MCP SDK client", file: "./mcp.ts" },
   { title: "Cold start", file: "./cold-start.ts" },
-  { title: "Durable runs on Postgres", file: "./durable.ts" }
+  { title: "Durable runs on Postgres", file: "./durable.ts" },
+  { title: "Conversation threads", file: "./threads.ts" }
 ]
 
 /**

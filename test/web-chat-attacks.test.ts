@@ -2,7 +2,7 @@
  * C48 (a, b): the web chat (examples/web-chat) is closed to pages that are not its own, in a real browser —
  * headless chromium driven by playwright-core — against the example's own server and offline model.
  *
- * (a) A page served from a second local port posts `text/plain` `{"input":"Book Casa Alfama for 2 nights"}`
+ * (a) A page served from a second local port posts `text/plain` `{"thread":"attacker","input":"Book Casa Alfama for 2 nights"}`
  * to `/api/chat` (`mode: "no-cors"`, which needs no permission), submits the same as a `text/plain` form, and
  * tries a JSON POST (which needs a preflight): no chat turn runs. (b) A name the attacker controls, rebound
  * to 127.0.0.1 (chromium's `--host-resolver-rules`), serves the attacker's page on the chat's own port, so
@@ -56,13 +56,13 @@ const reportOf = (page: Page) =>
     return (await page.evaluate("window.attack")) as Report
   })
 
-const booking = JSON.stringify({ input: "Book Casa Alfama for 2 nights" })
+const booking = JSON.stringify({ thread: "attacker", input: "Book Casa Alfama for 2 nights" })
 
 /** (a): a page on another local port, posting to the chat. */
 const crossOrigin = (chat: string) => `<!doctype html><html><body>
 <iframe name="sink"></iframe>
 <form id="f" method="POST" action="${chat}/api/chat" enctype="text/plain" target="sink">
-  <input type="hidden" name='{"input":"Book Casa Alfama for 2 nights","x":"' value='"}' />
+  <input type="hidden" name='{"thread":"attacker","input":"Book Casa Alfama for 2 nights","x":"' value='"}' />
 </form>
 <script>
   (async () => {

@@ -4,7 +4,10 @@
  * HttpServer on the offline scripted model (a local OpenAI-compatible
  * endpoint streaming through the real openai SDK). A question's answer is
  * seen arriving in pieces, a booking is approved on the page and runs, another
- * is rejected and the model is told so. Saves docs/web-chat.png for the README.
+ * is rejected and the model is told so. The conversation is kept in a thread
+ * on the server: the page opened again shows it (a turn waiting for approval
+ * with its buttons), and the next turn goes on from it. Saves
+ * docs/web-chat.png for the README.
  *
  * Needs /usr/bin/chromium (scripts/chromium.sh installs it).
  */
@@ -147,6 +150,57 @@ describe("web chat in headless chromium", () => {
         )
         assert.match(yield* textOf(fourth.locator(".meta")), /^Completed · 1 model call · \d+ tokens$/)
         assert.match(yield* textOf(first.locator(".meta")), /^Completed · 2 model calls · \d+ tokens$/)
+
+        // 5. The conversation is the server's thread: the page opened again shows it, and the next turn goes on
+        // from it — the model gets the earlier turns, which the page no longer sends.
+        const asked = [
+          "Find hotels in Lisbon",
+          "Book Casa Alfama for 2 nights",
+          "Book Hotel Avenida for 3 nights",
+          "Hello"
+        ]
+        yield* Effect.promise(() => page.reload())
+        yield* Effect.promise(() =>
+          page
+            .locator('.assistant[data-restored="true"][data-finished="Completed"]')
+            .nth(3)
+            .waitFor({ timeout: 30_000 })
+        )
+        assert.deepStrictEqual(yield* Effect.promise(() => page.locator(".user").allTextContents()), asked)
+        const restoredBooking = page.locator(".assistant").nth(1)
+        assert.strictEqual(
+          yield* Effect.promise(() => restoredBooking.locator(".tool").getAttribute("data-state")),
+          "done"
+        )
+        assert.match(yield* textOf(restoredBooking.locator('.text[data-step="2"]')), /^Booked Casa Alfama for 2 nights/)
+        const fifth = yield* Effect.promise(() => ask(page, "Book Pensão Sol for 1 night", 4))
+        yield* Effect.promise(() =>
+          fifth.and(page.locator('[data-finished="AwaitingApproval"]')).waitFor({ timeout: 30_000 })
+        )
+        const sent = (yield* requests ?? Effect.succeed([])).at(-1)?.body as {
+          readonly messages: ReadonlyArray<{ readonly role: string; readonly content?: string | null }>
+        }
+        assert.deepStrictEqual(
+          sent.messages.filter((message) => message.role === "user").map((message) => message.content),
+          [...asked, "Book Pensão Sol for 1 night"]
+        )
+
+        // 6. Opened again while the booking waits: its approval box is back with its buttons; approving resumes the
+        // thread's paused turn.
+        yield* Effect.promise(() => page.reload())
+        const waiting = page.locator(".assistant").nth(4)
+        yield* Effect.promise(() =>
+          waiting.and(page.locator('[data-finished="AwaitingApproval"]')).waitFor({ timeout: 30_000 })
+        )
+        assert.include(yield* textOf(waiting.locator(".approval p")), 'bookHotel {"hotel":"Pensão Sol","nights":1}')
+        yield* Effect.promise(() => waiting.locator("button.approve").click())
+        yield* Effect.promise(() =>
+          waiting.and(page.locator('[data-finished="Completed"]')).waitFor({ timeout: 30_000 })
+        )
+        assert.match(
+          yield* textOf(waiting.locator('.text[data-step="2"]')),
+          /^Booked Pensão Sol for 1 nights: your confirmation is BK-\d+\.$/
+        )
       }).pipe(Effect.scoped),
     120_000
   )

@@ -7,6 +7,11 @@
  * OpenAI-compatible endpoint streaming through the real `openai` SDK); with
  * it, a real model (`OPENAI_BASE_URL`, `OPENAI_MODEL` optional).
  *
+ * The conversation is kept in a thread on the server (`agent.chatStream(input,
+ * { thread })`): reload the page and it is still there. In memory by
+ * default; set `THREADS_DB` to a file name to keep threads in SQLite across
+ * restarts of the server.
+ *
  * Run: npm run web-chat   (or: node examples/web-chat/main.ts; PORT=3000 by default)
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -16,7 +21,7 @@ import * as WebChat from "./server.ts"
 const port = Number(process.env.PORT ?? 3000)
 
 const program = Effect.gen(function* () {
-  const chat = yield* WebChat.start({ port })
+  const chat = yield* WebChat.start({ port, threadsFile: process.env.THREADS_DB })
   yield* Console.log(`Rolecraft web chat: ${chat.url}`)
   yield* Console.log(`model: ${chat.model.description}`)
   yield* Console.log("Ctrl-C to stop.")

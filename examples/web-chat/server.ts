@@ -2,26 +2,31 @@
  * The web chat's HTTP server, an Effect `HttpServer` (`@effect/platform-node`):
  *
  * - `GET /` — the page (`page.html`: plain HTML and JavaScript, no build);
- * - `POST /api/chat` `{ input, history }` — one chat turn streamed as
- *   server-sent events, one `ChatEvent` per `data:` line (`agent.chatStream`);
- * - `POST /api/resume` `{ state, decisions }` — a paused turn continued with
- *   `"approve"` or `"reject"` per pending tool call id (`agent.resumeStream`).
+ * - `POST /api/chat` `{ thread, input }` — one chat turn on the thread,
+ *   streamed as server-sent events, one `ChatEvent` per `data:` line
+ *   (`agent.chatStream(input, { thread })`);
+ * - `POST /api/resume` `{ thread, decisions }` — the thread's paused turn
+ *   continued with `"approve"` or `"reject"` per pending tool call id
+ *   (`agent.resumeStream(paused, decisions, { thread })`);
+ * - `GET /api/thread?id=…` — the thread as the store keeps it (`{ messages,
+ *   paused }`), for a page opened again.
  *
  * A turn that fails ends its stream with `{ "_tag": "Failed", category,
- * message }`. The page owns the conversation: it sends back the messages of
- * the last finished turn with each question, and a paused turn's state with
- * its decisions.
+ * message }`. The conversation is kept in a thread of the `ThreadStore`
+ * (in memory by default, or a SQLite file): the page only keeps the thread's
+ * id, and sends each question and decision with it.
  *
  * Closed by default (`guard.ts`): every request must name the listener in
  * its `Host` (and in its `Origin`, when a browser sends one), and each POST
  * must be JSON and carry the token its page was served with; anything else
  * is 403 (415 for another content type) before any work, so a page on
- * another origin or on a rebound name cannot run a turn or decide one.
+ * another origin or on a rebound name cannot run a turn, read a thread or
+ * decide one.
  */
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { type ActionError, Chat, LanguageModel, Prompt } from "@rolecraft/core"
+import { type ActionError, Chat, LanguageModel, type StoreBoundary, ThreadStore } from "@rolecraft/core"
 import { Context, Deferred, type Duration, Effect, Layer, Schema, type Scope, Stream } from "effect"
 import type * as Config from "effect/Config"
 import * as HttpRouter from "effect/http/HttpRouter"
@@ -35,13 +40,10 @@ import * as Model from "./model.ts"
 
 const page = readFileSync(new URL("./page.html", import.meta.url), "utf8")
 
-const ChatBody = Schema.Struct({
-  input: Schema.String,
-  history: Schema.optionalKey(Schema.Array(Prompt.Message))
-})
+const ChatBody = Schema.Struct({ thread: Schema.String, input: Schema.String })
 
 const ResumeBody = Schema.Struct({
-  state: Chat.PausedState,
+  thread: Schema.String,
   decisions: Schema.Record(Schema.String, Schema.Literals(["approve", "reject"]))
 })
 
@@ -78,14 +80,22 @@ const guarded = <E, R>(
       : Effect.succeed(HttpServerResponse.text(`refused: ${refused.reason}`, { status: refused.status }))
   })
 
-/** The routes over an agent and the model its turns use, behind `door` (known once the server listens). */
+/**
+ * The routes over an agent, the model its turns use and the store of its threads, behind `door` (known once the
+ * server listens).
+ */
 export const routes = (
   agent: Effect.Success<typeof Concierge.make>,
   model: LanguageModel.LanguageModel["Service"],
+  threads: ThreadStore.ThreadStore["Service"],
   door: Effect.Effect<Guard.Door>
 ) => {
   const withModel = <A, E>(stream: Stream.Stream<A, E>) =>
-    Stream.provideService(stream, LanguageModel.LanguageModel, model)
+    Stream.provideService(
+      Stream.provideService(stream, LanguageModel.LanguageModel, model),
+      ThreadStore.ThreadStore,
+      threads
+    )
   return HttpRouter.addAll([
     HttpRouter.route(
       "GET",
@@ -103,12 +113,8 @@ export const routes = (
         door,
         true,
         Effect.gen(function* () {
-          const { input, history } = yield* HttpServerRequest.schemaBodyJson(ChatBody)
-          const turn =
-            history === undefined || history.length === 0
-              ? agent.chatStream(input)
-              : agent.chatStream([...history, { role: "user", content: input }])
-          return eventStream(withModel(turn))
+          const { thread, input } = yield* HttpServerRequest.schemaBodyJson(ChatBody)
+          return eventStream(withModel(agent.chatStream(input, { thread })))
         }).pipe(Effect.catch(badRequest))
       )
     ),
@@ -119,14 +125,29 @@ export const routes = (
         door,
         true,
         Effect.gen(function* () {
-          const { state, decisions } = yield* HttpServerRequest.schemaBodyJson(ResumeBody)
+          const { thread, decisions } = yield* HttpServerRequest.schemaBodyJson(ResumeBody)
+          const { paused } = yield* threads.read(thread)
+          if (paused === undefined) return HttpServerResponse.text("the thread has no paused turn", { status: 409 })
           const decided = Object.fromEntries(
             Object.entries(decisions).map(([id, decision]) => [
               id,
               decision === "approve" ? Chat.approve(approver) : Chat.reject(approver, "rejected on the page")
             ])
           )
-          return eventStream(withModel(agent.resumeStream(state, decided)))
+          return eventStream(withModel(agent.resumeStream(paused, decided, { thread })))
+        }).pipe(Effect.catch(badRequest))
+      )
+    ),
+    HttpRouter.route(
+      "GET",
+      "/api/thread",
+      guarded(
+        door,
+        false,
+        Effect.gen(function* () {
+          const { id } = yield* HttpServerRequest.schemaSearchParams(Schema.Struct({ id: Schema.String }))
+          const kept = yield* threads.read(id)
+          return HttpServerResponse.jsonUnsafe({ messages: kept.messages, paused: kept.paused })
         }).pipe(Effect.catch(badRequest))
       )
     )
@@ -141,29 +162,36 @@ export interface WebChat {
 
 /**
  * Starts the web chat on `host:port` (default 127.0.0.1, an ephemeral port)
- * for the life of the scope. `chunkDelay` paces the offline model's stream.
- * `allowedHosts` and `allowedOrigins` add names the chat answers besides the
- * listener's own (e.g. a proxy's `"chat.example.com"`, and its origin
- * `"https://chat.example.com"`).
+ * for the life of the scope. `chunkDelay` paces the offline model's stream;
+ * `threadsFile` keeps the conversations in a SQLite file (default: in
+ * memory, for the life of the server). `allowedHosts` and `allowedOrigins`
+ * add names the chat answers besides the listener's own (e.g. a proxy's
+ * `"chat.example.com"`, and its origin `"https://chat.example.com"`).
  */
 export const start = (options?: {
   readonly port?: number | undefined
   readonly host?: string | undefined
   readonly chunkDelay?: Duration.Input | undefined
+  readonly threadsFile?: string | undefined
   readonly allowedHosts?: ReadonlyArray<string> | undefined
   readonly allowedOrigins?: ReadonlyArray<string> | undefined
 }): Effect.Effect<
   WebChat,
-  Config.ConfigError | HttpServerError.ServeError | ActionError.RoleDefinitionError,
+  Config.ConfigError | HttpServerError.ServeError | ActionError.RoleDefinitionError | StoreBoundary.StoreError,
   Scope.Scope
 > =>
   Effect.gen(function* () {
     const model = yield* Model.choose({ chunkDelay: options?.chunkDelay })
     const languageModel = yield* Effect.provide(Effect.service(LanguageModel.LanguageModel), model.layer)
+    const threadsLayer =
+      options?.threadsFile === undefined
+        ? ThreadStore.layerMemory
+        : ThreadStore.layerSqlite({ filename: options.threadsFile })
+    const threads = Context.get(yield* Layer.build(threadsLayer), ThreadStore.ThreadStore)
     const agent = yield* Concierge.make
     const host = options?.host ?? "127.0.0.1"
     const door = yield* Deferred.make<Guard.Door>()
-    const server = HttpRouter.serve(routes(agent, languageModel, Deferred.await(door)), {
+    const server = HttpRouter.serve(routes(agent, languageModel, threads, Deferred.await(door)), {
       disableLogger: true,
       disableListenLog: true
     }).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options?.port ?? 0, host })))

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -36,6 +37,7 @@ import type * as LanguageModel from "./LanguageModel.ts"
 import type * as Prompt from "./Prompt.ts"
 import type * as McpClient from "./McpClient.ts"
 import type * as Role from "./Role.ts"
+import * as ThreadStore from "./ThreadStore.ts"
 
 /**
  * @category type IDs
@@ -274,10 +276,11 @@ export interface Options<Roles extends ReadonlyArray<Role.Any>> {
  * name, or an action's resilience or guardrail policy is out of range. Needs
  * a `Scope`; calls need the services the local actions require, and read
  * Rolecraft's own services (`HttpClient`, `LanguageModel`, `McpClient`,
- * `KnowledgeBase`, `ApprovalStore`) optionally. With no `ApprovalStore` (or
- * `KnowledgeBase`) provided to a call, the agent uses the one provided to
- * `Agent.make`, else an in-memory one of its own (`agent.approvals`; a
- * knowledge base over the roles' file sources, each loaded once).
+ * `KnowledgeBase`, `ApprovalStore`, `ThreadStore`) optionally. With no
+ * `ApprovalStore` (or `KnowledgeBase`, `ThreadStore`) provided to a call, the
+ * agent uses the one provided to `Agent.make`, else an in-memory one of its
+ * own (`agent.approvals`; a knowledge base over the roles' file sources, each
+ * loaded once; the threads of turns with a `thread` option).
  *
  * @example
  * ```ts
@@ -314,6 +317,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
     const hub = yield* EventHub.makeHub(secrets)
     const runtime: AgentRuntime = { id, mcp: yield* McpConnections.make(id, hub), secrets }
     const approvals = yield* ApprovalKernel.defaultStore
+    const threads = Option.getOrUndefined(yield* Effect.serviceOption(ThreadStore.ThreadStore))
     const knowledgeBase = yield* KnowledgeKernel.defaultBase
     const traceSteps = options.traceSteps === true
     const metrics = Telemetry.actionMetrics(id)
@@ -344,6 +348,7 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       actions: registry,
       authority,
       approvals,
+      threads,
       hub,
       runtime,
       secrets,

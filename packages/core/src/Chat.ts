@@ -29,6 +29,7 @@ import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type ActionError, Category } from "./ActionError.ts"
 import * as DecisionModule from "./Decision.ts"
+import type * as History from "./History.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
 import * as Prompt from "./Prompt.ts"
 import type * as Resilience from "./Resilience.ts"
@@ -86,6 +87,9 @@ import type * as Role from "./Role.ts"
  *   optional key taken as absent). An answer that does not match fails the
  *   turn with VALIDATION, its issues and a preview of the answer. On
  *   `resume`, give it again.
+ * - `thread`: keep the conversation in a thread of the `ThreadStore` (a
+ *   thread id, or {@link ThreadOptions}); default none — the caller owns the
+ *   history. See {@link ThreadOptions}.
  *
  * @category models
  * @since 0.1.0
@@ -102,6 +106,62 @@ export interface ChatOptions {
   readonly strict?: boolean | undefined
   readonly steps?: StepHooks | undefined
   readonly output?: Schema.Top | undefined
+  readonly thread?: string | ThreadOptions | undefined
+}
+
+/**
+ * A chat turn kept in a thread (the `thread` chat option). The turn loads
+ * the thread's history from the `ThreadStore` — the one provided to the
+ * call, else the one provided to `Agent.make`, else an in-memory store of
+ * the agent's own — runs, and appends its exchange: the user message and
+ * every message of the turn after it.
+ *
+ * - `id`: the thread's id (at most 1,024 characters, no NUL or lone
+ *   surrogate: VALIDATION naming `thread` otherwise).
+ * - `budget`: bounds the history sent to the model (`History.Budget`:
+ *   `maxTokens`, and the strategy that brings a longer history within it —
+ *   dropping the oldest whole exchanges by default, or summarising them);
+ *   default none: the whole thread is sent.
+ * - `wait`: how long the turn waits for another turn holding the same
+ *   thread (two turns on one thread run one after the other), default 60
+ *   seconds; past it the turn fails TRANSIENT naming the thread, before
+ *   anything ran.
+ *
+ * With a thread, `input` is the new message: a string, or a list of user
+ * messages (any other role is VALIDATION: the thread holds the history),
+ * at most 1,000,000 characters in all. The system message is the turn's
+ * (`system`, else the agent's default), never stored. A turn that completes
+ * or reaches its step limit appends its exchange; a turn that pauses for
+ * approvals appends its exchange so far and leaves the thread paused:
+ * `agent.resume(state, decisions, { thread })` continues it (and refuses, as
+ * VALIDATION, a state that is not the thread's paused turn), while a new
+ * message on a paused thread is refused as APPROVAL (`check: "pending"`,
+ * naming the calls that wait) before anything runs — resume it first, with
+ * rejections to move on. A turn that fails or is interrupted appends
+ * nothing. A thread holds at most `maxExchanges` exchanges (10,000 by
+ * default, see `ThreadStore`): a turn on a full thread is VALIDATION.
+ *
+ * Tool call ids stay unique across the whole thread, also across exchanges
+ * the budget leaves out.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Agent, History } from "@rolecraft/core"
+ *
+ * declare const agent: Agent.Agent
+ * const turn = agent.chat("And a restaurant nearby?", {
+ *   thread: { id: "trip-42", budget: { maxTokens: 8_000, strategy: History.dropOldest } }
+ * })
+ * ```
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ThreadOptions {
+  readonly id: string
+  readonly budget?: History.Budget | undefined
+  readonly wait?: Duration.Input | undefined
 }
 
 /**

@@ -12,6 +12,7 @@ import type { ChatEvent, Usage } from "../../Chat.ts"
 import type * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
 import type * as Role from "../../Role.ts"
+import type * as ThreadStore from "../../ThreadStore.ts"
 import type * as EventHub from "../events/hub.ts"
 import type { AgentRuntime } from "../executor/attempt.ts"
 import type * as AuthorityKernel from "../pipeline/authority.ts"
@@ -22,8 +23,9 @@ import type { Settings } from "./settings.ts"
 
 /**
  * What `Agent.make` hands the chat turns: the agent's id and roles, its actions by name, compiled authority,
- * default approval store, event hub, per-agent runtime (MCP connections), the credentials its actions read,
- * and its pipeline (`run`), which takes a call's approval token as an argument.
+ * default approval store, the thread store provided where it was made (if any), event hub, per-agent runtime (MCP
+ * connections), the credentials its actions read, and its pipeline (`run`), which takes a call's approval token as an
+ * argument.
  */
 export interface Host<R> {
   readonly id: string
@@ -31,6 +33,7 @@ export interface Host<R> {
   readonly actions: ReadonlyMap<string, { readonly action: Action.Any }>
   readonly authority: AuthorityKernel.Compiled
   readonly approvals: ApprovalStore.ApprovalStore["Service"]
+  readonly threads: ThreadStore.ThreadStore["Service"] | undefined
   readonly hub: EventHub.Hub
   readonly runtime: AgentRuntime
   readonly secrets: Secrets.Read | undefined

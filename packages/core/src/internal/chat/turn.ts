@@ -26,12 +26,14 @@ import * as Telemetry from "../events/telemetry.ts"
 import * as Redact from "../redact.ts"
 import * as Secrets from "../secrets.ts"
 import * as Toolkit from "../tool/toolkit.ts"
+import * as ThreadStore from "../../ThreadStore.ts"
 import type { Host, Mode, Turn } from "./context.ts"
 import { loop } from "./loop.ts"
 import * as ChatMessages from "./messages.ts"
 import * as Resume from "./resume.ts"
-import { chatAction, modelName, requireModel, settingsOf } from "./settings.ts"
+import { chatAction, modelName, requireModel, type Settings, settingsOf } from "./settings.ts"
 import * as TurnStream from "./stream.ts"
+import * as Threads from "./thread.ts"
 
 export type { Host } from "./context.ts"
 
@@ -139,6 +141,28 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   const span = (options: ChatOptions | undefined, resumed: boolean) =>
     Telemetry.invokeAgent({ agentId: host.id, model: modelName(options, host.roles), resumed }, turnEnd)
 
+  // A thread kept by no store of the caller's is kept by the agent's own, made on its first thread turn.
+  let own: ThreadStore.ThreadStore["Service"] | undefined
+  const threads = () => host.threads ?? (own ??= ThreadStore.makeMemory())
+
+  /** The loop of a turn from `messages`, whose conversation's calls also have the ids `taken`. */
+  const begin = (
+    settings: Settings,
+    model: LanguageModel.LanguageModel["Service"],
+    at: { readonly messages: ReadonlyArray<Prompt.Message>; readonly steps: number },
+    prior: Usage,
+    mode: Mode,
+    taken: ReadonlySet<string> | undefined,
+    body: (turn: Turn<R>) => Effect.Effect<ChatResult, ActionError, R>
+  ): Effect.Effect<ChatResult, ActionError, R> =>
+    Effect.flatMap(Secrets.withModel(host.secrets, model), (secrets) =>
+      metered((meter) => {
+        const callIds = new Set(taken)
+        for (const id of ToolCallId.idsOf(at.messages)) callIds.add(id)
+        return knowing(body({ host, toolkit, settings, model, meter, prior, callIds, secrets, ...mode }), secrets)
+      })
+    )
+
   /** A turn in its span, its error exit scrubbed of every secret the agent knows (read only when it fails). */
   const exiting =
     (options: ChatOptions | undefined, resumed: boolean) =>
@@ -153,32 +177,33 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     Effect.suspend(() => {
       const settings = settingsOf(options, host.roles, 10)
       if (Result.isFailure(settings)) return Effect.fail(settings.failure)
+      const thread = Threads.threadOf(chatAction, options?.thread)
+      if (Result.isFailure(thread)) return Effect.fail(thread.failure)
       const first = options?.system ?? system
+      const run = (
+        model: LanguageModel.LanguageModel["Service"],
+        messages: ReadonlyArray<Prompt.Message>,
+        prior: Usage,
+        taken?: ReadonlySet<string>
+      ) =>
+        begin(settings.success, model, { messages, steps: 0 }, prior, mode, taken, (turn) =>
+          loop(turn, { messages, steps: 0 })
+        )
+      if (thread.success !== undefined) {
+        const kept = thread.success
+        return Effect.flatMap(requireModel, (model) =>
+          Threads.start(host, threads, kept, input, first, (messages, taken, prior) =>
+            run(model, messages, prior, taken)
+          )
+        )
+      }
       const history: Effect.Effect<ReadonlyArray<Prompt.Message>, ActionError> = typeof input === "string"
         ? Effect.succeed([
             { role: "system", content: first },
             { role: "user", content: input }
           ])
         : ChatMessages.historyOf(chatAction, input, first)
-      return Effect.flatMap(Effect.zip(requireModel, history), ([model, messages]) =>
-        Effect.flatMap(Secrets.withModel(host.secrets, model), (secrets) =>
-          metered((meter) => {
-            const callIds = new Set(ToolCallId.idsOf(messages))
-            const turn: Turn<R> = {
-              host,
-              toolkit,
-              settings: settings.success,
-              model,
-              meter,
-              prior: zero,
-              callIds,
-              secrets,
-              ...mode
-            }
-            return knowing(loop(turn, { messages, steps: 0 }), secrets)
-          })
-        )
-      )
+      return Effect.flatMap(Effect.zip(requireModel, history), ([model, messages]) => run(model, messages, zero))
     }).pipe(exiting(options, false))
 
   const proceed = (
@@ -187,28 +212,20 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     options: ChatOptions | undefined,
     mode: Mode
   ): Effect.Effect<ChatResult, ActionError, R> =>
-    Effect.flatMap(Resume.check(raw, decisions), ({ state, calls }) => {
-      const settings = settingsOf(options, host.roles, state.maxSteps)
-      if (Result.isFailure(settings)) return Effect.fail(settings.failure)
-      return Effect.flatMap(requireModel, (model) =>
-        Effect.flatMap(Secrets.withModel(host.secrets, model), (secrets) =>
-          metered((meter) => {
-            const callIds = new Set(ToolCallId.idsOf(state.messages))
-            const turn: Turn<R> = {
-              host,
-              toolkit,
-              settings: settings.success,
-              model,
-              meter,
-              prior: state.usage,
-              callIds,
-              secrets,
-              ...mode
-            }
-            return knowing(Resume.resume(turn, state, calls, decisions), secrets)
-          })
-        )
-      )
+    Effect.suspend(() => {
+      const thread = Threads.threadOf("resume", options?.thread)
+      if (Result.isFailure(thread)) return Effect.fail(thread.failure)
+      const go = (given: PausedState, taken?: ReadonlySet<string>) =>
+        Effect.flatMap(Resume.check(given, decisions), ({ state, calls }) => {
+          const settings = settingsOf(options, host.roles, state.maxSteps)
+          if (Result.isFailure(settings)) return Effect.fail(settings.failure)
+          return Effect.flatMap(requireModel, (model) =>
+            begin(settings.success, model, state, state.usage, mode, taken, (turn) =>
+              Resume.resume(turn, state, calls, decisions)
+            )
+          )
+        })
+      return thread.success === undefined ? go(raw) : Threads.resume(threads, thread.success, raw, go)
     }).pipe(exiting(options, true))
 
   return {

@@ -9,12 +9,11 @@
  * closed database). A row that does not decode is EXECUTION.
  */
 import type { DatabaseSync } from "node:sqlite"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as StoreBoundary from "../../StoreBoundary.ts"
 import { fromRow, keyOf, type Row, table } from "./row.ts"
+import { isBusy, whileBusy } from "./sqliteBusy.ts"
 import type { Storage } from "./storage.ts"
 
 /** How the store names itself in messages. */
@@ -42,31 +41,14 @@ const driverBusyTimeout = 10
 /** How long an operation waits for a lock in all (on Effect's scheduler) before it fails: 5000 milliseconds. */
 export const defaultBusyTimeout = 5000
 
-/** SQLITE_BUSY (5) and SQLITE_LOCKED (6), with any extended code. */
-const isBusy = (cause: unknown): boolean => {
-  const code = (cause as { readonly errcode?: unknown } | undefined)?.errcode
-  return typeof code === "number" && ((code & 0xff) === 5 || (code & 0xff) === 6)
-}
-
 /**
- * Runs one statement; while the database is locked, tries again after 5 ms,
- * 10 ms, 20 ms … (at most 100 ms, jittered) until `budget` milliseconds have
- * passed on Effect's clock, then fails.
+ * Runs one statement; while the database is locked, tries again (see `sqliteBusy.ts`) until `budget`
+ * milliseconds have passed on Effect's clock, then fails.
  */
 const guard =
   (budget: number) =>
   <A>(what: string, run: () => A): Effect.Effect<A, StoreBoundary.StoreError> =>
-    Effect.try({ try: run, catch: (cause) => cause }).pipe(
-      Effect.retry({
-        while: isBusy,
-        schedule: Schedule.max([
-          Schedule.exponential("5 millis").pipe(
-            Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.millis(100)))),
-            Schedule.jittered
-          ),
-          Schedule.during(Duration.millis(Math.max(0, budget)))
-        ])
-      }),
+    whileBusy(budget, run).pipe(
       Effect.mapError((cause) =>
         StoreBoundary.unavailable(
           name,
