@@ -362,9 +362,17 @@ const fromIssue = (self: ActionResult, issue: SchemaIssue.Issue): ValidationErro
  *
  * @example
  * ```ts
+ * import { ActionResult } from "@rolecraft/core"
+ * import { Effect, Schema } from "effect"
+ *
  * const Forecast = Schema.Struct({ temp: Schema.Finite })
- * const forecast = yield* ActionResult.decode(result, Forecast) // { temp: 21 }
- * const same = yield* result.decode(Forecast)
+ * const result = ActionResult.make('{"temp":21}', { action: "forecast" })
+ *
+ * const program = Effect.gen(function* () {
+ *   const forecast = yield* ActionResult.decode(result, Forecast) // { temp: 21 }
+ *   const same = yield* result.pipe(ActionResult.decode(Forecast))
+ *   return forecast.temp + same.temp
+ * })
  * ```
  *
  * @category getters

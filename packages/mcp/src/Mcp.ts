@@ -298,8 +298,28 @@ const serveAgent = <R>(
  *
  * @example
  * ```ts
- * const served = yield* Mcp.serve(TravelRole, { transport: { http: { port: 0 } } })
- * // an MCP client connects to served.url
+ * import { Action, Role } from "@rolecraft/core"
+ * import { Mcp } from "@rolecraft/mcp"
+ * import { Console, Effect, Schema } from "effect"
+ *
+ * const Travel = Role.make({
+ *   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
+ *   actions: {
+ *     nights: Action.local({
+ *       description: "Count the nights between two ISO dates",
+ *       parameters: { checkIn: Schema.String, checkOut: Schema.String },
+ *       run: ({ checkIn, checkOut }) => (Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000
+ *     })
+ *   }
+ * })
+ *
+ * // Serves until the scope closes; an MCP client connects to `served.url`.
+ * const program = Effect.scoped(
+ *   Effect.gen(function* () {
+ *     const served = yield* Mcp.serve(Travel, { transport: { http: { port: 0 } } })
+ *     yield* Console.log(served.url, served.tools.map((tool) => tool.name))
+ *   })
+ * )
  * ```
  *
  * @category constructors

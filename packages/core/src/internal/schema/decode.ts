@@ -88,8 +88,8 @@ export interface DecodeOptions {
  *
  * Requires the schema's `DecodingServices` (none for plain schemas).
  *
- * @example
- * ```ts
+ * For example:
+ * ```
  * import { Effect, Schema } from "effect"
  * import * as Conversion from "./decode.ts"
  *
