@@ -9,6 +9,21 @@
  * runs every call through the same pipeline (authority, approval, guardrails,
  * conversion, contracts, retrieval, resilience).
  *
+ * @example
+ * ```ts
+ * import { Action } from "@rolecraft/core"
+ * import { Schema } from "effect"
+ *
+ * const book = Action.local({
+ *   description: "Book a hotel room",
+ *   parameters: { hotelId: Schema.String, checkIn: Schema.String },
+ *   run: ({ hotelId, checkIn }) => `booked ${hotelId} from ${checkIn}`
+ * }).pipe(
+ *   Action.requireApproval({ reason: "Books and charges a hotel" }),
+ *   Action.resilience({ retry: { maxAttempts: 3 }, timeout: "10 seconds" })
+ * )
+ * ```
+ *
  * @since 0.1.0
  */
 import type * as Duration from "effect/Duration"

@@ -11,6 +11,20 @@
  * also a function of this module (`ActionResult.asRecord(result)`); the
  * getters call those functions.
  *
+ * @example
+ * ```ts
+ * import { Action } from "@rolecraft/core"
+ * import { Schema } from "effect"
+ *
+ * const Forecast = Schema.Struct({ temp: Schema.Finite, sky: Schema.String })
+ *
+ * const forecast = Action.webService({
+ *   description: "Today's forecast for a city",
+ *   parameters: { city: Schema.String },
+ *   endpoint: "https://api.example.com/v1/forecast/{city}"
+ * }).pipe(Action.mapResult((result) => result.decode(Forecast))) // the action's result: { temp, sky }
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"

@@ -3,6 +3,32 @@
  * one fixed pipeline and holds per-agent state — role state,
  * circuit breakers, bulkheads, MCP connections — for the life of its scope.
  *
+ * @example
+ * ```ts
+ * import { Action, Agent, Role } from "@rolecraft/core"
+ * import { Effect, Schema } from "effect"
+ *
+ * const Travel = Role.make({
+ *   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
+ *   actions: {
+ *     nights: Action.local({
+ *       description: "Count the nights between two ISO dates",
+ *       parameters: { checkIn: Schema.String, checkOut: Schema.String },
+ *       run: ({ checkIn, checkOut }) => (Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000
+ *     })
+ *   }
+ * })
+ *
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "planner", roles: [Travel] })
+ *   // a typed call: the arguments are checked, the result is a number
+ *   const nights = yield* agent.executeAction("nights", { checkIn: "2026-05-12", checkOut: "2026-05-15" }) // 3
+ *   // the same call as a request: a failure is reported in the response
+ *   const response = yield* agent.execute({ action: "nights", params: { checkIn: "2026-05-12" } })
+ *   return response.success ? nights : response.error.category // "VALIDATION"
+ * }).pipe(Effect.scoped) // the agent's state lives as long as the scope
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"

@@ -27,6 +27,20 @@
  *   naming it; a stored row that does not decode is EXECUTION. Never a
  *   defect.
  *
+ * @example
+ * ```ts
+ * import { Agent, ApprovalStore, type Role } from "@rolecraft/core"
+ * import { Effect } from "effect"
+ *
+ * declare const Booking: Role.Any
+ *
+ * // approvals kept in a SQLite file: a token approved before a restart is still approved after it
+ * const program = Agent.make({ id: "planner", roles: [Booking] }).pipe(
+ *   Effect.scoped,
+ *   Effect.provide(ApprovalStore.layerSqlite({ filename: "approvals.db" }))
+ * )
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"

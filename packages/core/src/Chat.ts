@@ -21,6 +21,33 @@
  * This module holds what a caller writes and reads: the options, the
  * decisions, the results, the paused state and the events.
  *
+ * @example
+ * ```ts
+ * import { Action, Agent, Chat, Role } from "@rolecraft/core"
+ * import { Effect, Schema } from "effect"
+ *
+ * const Booking = Role.make({
+ *   identity: { name: "booking", goal: "Book rooms", domain: "travel" },
+ *   actions: {
+ *     book: Action.local({
+ *       description: "Book a hotel room",
+ *       parameters: { hotelId: Schema.String },
+ *       run: ({ hotelId }) => `booked ${hotelId}`
+ *     }).pipe(Action.requireApproval({ reason: "Books and charges a hotel" }))
+ *   }
+ * })
+ *
+ * // needs a LanguageModel layer (e.g. OpenAiLanguageModel.layerConfig())
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "planner", roles: [Booking] })
+ *   const result = yield* agent.chat("Book hotel h-42 for me", { maxSteps: 5 })
+ *   if (result._tag !== "AwaitingApproval") return result
+ *   // the turn paused: decide each pending call and go on
+ *   const decisions = Object.fromEntries(result.pending.map((call) => [call.toolCallId, Chat.approve("alice")]))
+ *   return yield* agent.resume(result.state, decisions)
+ * }).pipe(Effect.scoped)
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"

@@ -15,6 +15,24 @@
  *
  * The messages a request carries are `Prompt`'s.
  *
+ * @example
+ * ```ts
+ * import { LanguageModel } from "@rolecraft/core"
+ * import { Effect } from "effect"
+ *
+ * // one call of whichever model layer is provided
+ * const program = Effect.gen(function* () {
+ *   const model = yield* LanguageModel.LanguageModel
+ *   const response = yield* model.generate({
+ *     messages: [
+ *       { role: "system", content: "Answer in one sentence." },
+ *       { role: "user", content: "What is the capital of Portugal?" }
+ *     ]
+ *   })
+ *   return response.text
+ * })
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
