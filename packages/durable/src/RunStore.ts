@@ -7,6 +7,19 @@
  * (one process, for tests) and {@link layerSql} (any database behind
  * `effect/sql`'s `SqlClient`, such as Postgres, shared by every process).
  *
+ * @example
+ * ```ts
+ * import { DurableChat, RunStore } from "@rolecraft/durable"
+ * import { Effect, Option } from "effect"
+ *
+ * // what DurableChat's status reads: the run store, without replaying the workflow
+ * const program = Effect.gen(function* () {
+ *   const store = yield* RunStore.RunStore
+ *   const status = yield* store.get("support", "run-1")
+ *   return Option.match(status, { onNone: () => "unknown run", onSome: (status) => status._tag })
+ * }).pipe(Effect.provide(DurableChat.layerTest))
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Category from "@rolecraft/core/ActionError"

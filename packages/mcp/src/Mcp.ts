@@ -6,6 +6,27 @@
  * with the MCP SDK's low-level `Server` (it takes raw JSON Schemas, which is
  * what `agent.tools` projects).
  *
+ * @example
+ * ```ts
+ * import { Action, Role } from "@rolecraft/core"
+ * import { Mcp } from "@rolecraft/mcp"
+ * import { Effect, Schema } from "effect"
+ *
+ * const Travel = Role.make({
+ *   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
+ *   actions: {
+ *     nights: Action.local({
+ *       description: "Count the nights between two ISO dates",
+ *       parameters: { checkIn: Schema.String, checkOut: Schema.String },
+ *       run: ({ checkIn, checkOut }) => (Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000
+ *     })
+ *   }
+ * })
+ *
+ * // an MCP server over stdio (a client spawns this program) until the process ends
+ * const program = Effect.scoped(Effect.andThen(Mcp.serve(Travel, { transport: "stdio" }), Effect.never))
+ * ```
+ *
  * @since 0.1.0
  */
 import { createServer, type IncomingMessage, type Server as NodeServer, type ServerResponse } from "node:http"

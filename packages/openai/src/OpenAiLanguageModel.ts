@@ -18,6 +18,31 @@
  * the text, and sent back where the provider needs it), tool calls with or
  * without `index`, and citations.
  *
+ * @example
+ * ```ts
+ * import { Agent, type Role } from "@rolecraft/core"
+ * import { OpenAiLanguageModel } from "@rolecraft/openai"
+ * import { Effect, Redacted } from "effect"
+ *
+ * declare const Guide: Role.Any
+ *
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "guide", roles: [Guide] })
+ *   return yield* agent.chat("Three things to see in Lisbon?")
+ * }).pipe(
+ *   Effect.scoped,
+ *   // any OpenAI-compatible endpoint; layerConfig() reads OPENAI_API_KEY (and OPENAI_MODEL) instead
+ *   Effect.provide(
+ *     OpenAiLanguageModel.layer({
+ *       model: "llama3.1",
+ *       apiKey: Redacted.make("unused"),
+ *       baseURL: "http://127.0.0.1:11434/v1",
+ *       timeout: "60 seconds"
+ *     })
+ *   )
+ * )
+ * ```
+ *
  * @since 0.1.0
  */
 import { ActionError, LanguageModel } from "@rolecraft/core"

@@ -10,6 +10,28 @@
  * stall a stream or cut it off. The `openai` SDK (or any HTTP client) talks
  * to it through {@link ChatCompletionsServer.baseURL}.
  *
+ * @example
+ * ```ts
+ * import { Action, Agent, Role } from "@rolecraft/core"
+ * import { OpenAiLanguageModel } from "@rolecraft/openai"
+ * import { ChatCompletionsServer } from "@rolecraft/testing"
+ * import { Effect, Redacted, Schema } from "effect"
+ *
+ * const Writer = Role.make({
+ *   identity: { name: "writer", goal: "Write", domain: "text" },
+ *   actions: { tip: Action.llm({ description: "A packing tip", parameters: { destination: Schema.String } }) }
+ * })
+ *
+ * const program = Effect.gen(function* () {
+ *   const server = yield* ChatCompletionsServer.make([ChatCompletionsServer.reply("Pack layers.")])
+ *   const model = OpenAiLanguageModel.layer({ model: "gpt-4.1-mini", apiKey: Redacted.make("sk-test"), baseURL: server.baseURL })
+ *   const agent = yield* Agent.make({ id: "test", roles: [Writer] })
+ *   const tip = yield* agent.executeAction("tip", { destination: "Oslo" }).pipe(Effect.provide(model)) // "Pack layers."
+ *   const [request] = yield* server.requests // what the openai SDK sent
+ *   return request?.headers.authorization // "Bearer sk-test"
+ * }).pipe(Effect.scoped)
+ * ```
+ *
  * @since 0.1.0
  */
 import type * as Http from "node:http"
