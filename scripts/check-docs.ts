@@ -2,7 +2,8 @@
  * Checks the docstrings of the public surface: every name a package's entry point exports (the walk of
  * scripts/api-listing.ts over the built declarations, so exactly the names of `packages/<name>/API.md`) has,
  * on each of its declarations (a `const` and a `type` of one name are two), a docstring with `@since` and
- * `@category`; every exported namespace (a module) opens with a header docstring with `@since`.
+ * `@category`; every exported namespace (a module) opens with a header docstring with `@since` and an example
+ * (a ```ts block, which `npm run check:snippets` type-checks).
  *
  * `@since` is the release a name first shipped in: the version of the first release whose listing
  * (`packages/<name>/API.md` at that release's commit, read with `git show`) has the name, and for a name in no
@@ -172,11 +173,14 @@ export const problems = (name: string): ReadonlyArray<string> => {
       .replace(/\.d\.ts$/, ".ts")
     const text = existsSync(join(root, header)) ? readFileSync(join(root, header), "utf8") : ""
     const opening = text.startsWith("/**") ? text.slice(0, text.indexOf("*/") + 2) : undefined
-    const problem =
+    const problems =
       opening === undefined
-        ? "no module header (a docstring opening the file, with @since)"
-        : sinceProblem(tags(opening).get("since"), expected(namespace), packageVersion, lastRelease)
-    if (problem !== undefined) found.push(`${header}:1: ${namespace} (module header): ${problem}`)
+        ? ["no module header (a docstring opening the file, with @since and an example)"]
+        : [
+            sinceProblem(tags(opening).get("since"), expected(namespace), packageVersion, lastRelease),
+            /^\s*\*\s*```(ts|typescript)\b/m.test(opening) ? undefined : "no example (a ```ts block)"
+          ].filter((problem) => problem !== undefined)
+    if (problems.length > 0) found.push(`${header}:1: ${namespace} (module header): ${problems.join("; ")}`)
     for (const [exported, all] of inner.docs) checkName(`${namespace}.${exported}`, `${namespace}.${exported}`, all)
     for (const nested of inner.namespaces.keys())
       found.push(`${header}: ${namespace}.${nested}: a nested namespace, which this check does not read yet`)
