@@ -406,12 +406,16 @@ export interface StepLimitReached {
 export type ChatResult = Completed | AwaitingApproval | StepLimitReached
 
 /**
+ * A `Completed` result from its fields (for a fake agent or a test).
+ *
  * @category constructors
  * @since 0.1.0
  */
 export const Completed = (fields: Omit<Completed, "_tag">): Completed => ({ _tag: "Completed", ...fields })
 
 /**
+ * An `AwaitingApproval` result from its fields (for a fake agent or a test).
+ *
  * @category constructors
  * @since 0.1.0
  */
@@ -421,6 +425,8 @@ export const AwaitingApproval = (fields: Omit<AwaitingApproval, "_tag">): Awaiti
 })
 
 /**
+ * A `StepLimitReached` result from its fields (for a fake agent or a test).
+ *
  * @category constructors
  * @since 0.1.0
  */
