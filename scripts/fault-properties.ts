@@ -1,18 +1,28 @@
 /**
 /**
- * The property tests at nightly size: 10,000 runs of each property in
- * test/faults/properties.test.ts (CI runs a few hundred; FAULTS_RUNS),
+ * The property tests at nightly size: 10,000 runs of each property that reads
+ * FAULTS_RUNS (CI runs a few hundred): the fault properties, null as absent,
+ * MCP pagination, tool call ids and history trimming (the thread turns'
+ * property runs a tenth of it: each case is a conversation of turns),
  * 100,000 runs of the stream reader's property in
  * test/providers/reader.property.test.ts (CI runs 1,000; READER_RUNS), and
  * 100,000 cases of the secrets property in test/faults/secrets.test.ts (CI
  * runs 1,000; SECRETS_RUNS; about an hour here). Run with
- * `node scripts/fault-properties.ts`; exits with the first failing status.
+ * `node scripts/fault-properties.ts`; exits with the first failing status. Each
+ * test may take up to four hours at these sizes.
  */
 import { spawnSync } from "node:child_process"
 
 const runs: ReadonlyArray<{ readonly files: ReadonlyArray<string>; readonly env: Record<string, string> }> = [
   {
-    files: ["test/faults/properties.test.ts", "test/providers/reader.property.test.ts"],
+    files: [
+      "test/faults/properties.test.ts",
+      "test/faults/null-as-absent.test.ts",
+      "test/mcp-pagination.test.ts",
+      "packages/core/test/ToolCallId.test.ts",
+      "packages/core/test/History.test.ts",
+      "test/providers/reader.property.test.ts"
+    ],
     env: {
       FAULTS_RUNS: process.env.FAULTS_RUNS ?? "10000",
       READER_RUNS: process.env.READER_RUNS ?? "100000",
@@ -24,6 +34,6 @@ const runs: ReadonlyArray<{ readonly files: ReadonlyArray<string>; readonly env:
 ]
 
 for (const { files, env } of runs) {
-  const result = spawnSync("npx", ["vitest", "run", ...files], { stdio: "inherit", env: { ...process.env, ...env } })
+  const result = spawnSync("npx", ["vitest", "run", "--testTimeout=14400000", ...files], { stdio: "inherit", env: { ...process.env, ...env } })
   if (result.status !== 0) process.exit(result.status ?? 1)
 }

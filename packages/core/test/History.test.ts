@@ -174,7 +174,7 @@ describe("History.trim: property over random conversations", () => {
           assert.isAbove(total + History.estimateAll(next), maxTokens)
         }
       }),
-      { numRuns: 500 }
+      { numRuns: Number(process.env.FAULTS_RUNS ?? 500) }
     )
   })
 })
@@ -259,7 +259,7 @@ describe("History on a thread: property over random turns", () => {
           )
         }
       ),
-      { numRuns: 100 }
+      { numRuns: Math.max(100, Math.floor(Number(process.env.FAULTS_RUNS ?? 100) / 10)) }
     )
   })
 })
