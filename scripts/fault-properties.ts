@@ -34,6 +34,9 @@ const runs: ReadonlyArray<{ readonly files: ReadonlyArray<string>; readonly env:
 ]
 
 for (const { files, env } of runs) {
-  const result = spawnSync("npx", ["vitest", "run", "--testTimeout=14400000", ...files], { stdio: "inherit", env: { ...process.env, ...env } })
+  const result = spawnSync("npx", ["vitest", "run", "--testTimeout=14400000", ...files], {
+    stdio: "inherit",
+    env: { ...process.env, ...env }
+  })
   if (result.status !== 0) process.exit(result.status ?? 1)
 }
