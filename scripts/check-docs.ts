@@ -144,6 +144,20 @@ export const docProblems = (
 
 let checked = 0
 
+/**
+ * One declaration per kind and file: the overloads of a function (tsc writes each on its own line, the docstring
+ * above the first) are one declaration, checked by its docstring.
+ */
+const oneOfEach = (all: ReadonlyArray<Declared>): ReadonlyArray<Declared> => {
+  const chosen = new Map<string, Declared>()
+  for (const declared of all) {
+    const key = `${declared.kind}\0${declared.file}`
+    const before = chosen.get(key)
+    if (before === undefined || (before.doc === undefined && declared.doc !== undefined)) chosen.set(key, declared)
+  }
+  return [...chosen.values()]
+}
+
 /** Every problem of one package's docstrings, one line each. */
 export const problems = (name: string): ReadonlyArray<string> => {
   const entry = join(root, "packages", name, "dist", "index.d.ts")
@@ -156,7 +170,7 @@ export const problems = (name: string): ReadonlyArray<string> => {
   const expected = (key: string) => history.find((release) => release.names.has(key))?.version
   const found: Array<string> = []
   const checkName = (key: string, label: string, all: ReadonlyArray<Declared>) => {
-    for (const declared of all) {
+    for (const declared of oneOfEach(all)) {
       checked += 1
       const where = `${source(declared, label.split(".").pop() ?? label)}: ${label} (${declared.kind})`
       const missing = docProblems(declared.doc, expected(key), packageVersion, lastRelease)
