@@ -42,6 +42,8 @@ import type * as Knowledge from "./Knowledge.ts"
 import type * as Resilience from "./Resilience.ts"
 
 /**
+ * The type id carried by every Action value (what {@link isAction} looks for).
+ *
  * @category type IDs
  * @since 0.1.0
  */

@@ -66,6 +66,8 @@ import type * as Role from "./Role.ts"
 import * as ThreadStore from "./ThreadStore.ts"
 
 /**
+ * The type id carried by every Agent value.
+ *
  * @category type IDs
  * @since 0.1.0
  */

@@ -28,6 +28,8 @@ import { RoleDefinitionError } from "./ActionError.ts"
 import * as Kernel from "./internal/capability.ts"
 
 /**
+ * The type id carried by every Capability value (what {@link isCapability} looks for).
+ *
  * @category type IDs
  * @since 0.1.0
  */

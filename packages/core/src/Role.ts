@@ -48,6 +48,8 @@ import type * as Guardrail from "./Guardrail.ts"
 import * as Kernel from "./internal/capability.ts"
 
 /**
+ * The type id carried by every Role value (what {@link isRole} looks for).
+ *
  * @category type IDs
  * @since 0.1.0
  */
