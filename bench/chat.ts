@@ -20,9 +20,10 @@ import { promisify } from "node:util"
 import { getHeapSpaceStatistics } from "node:v8"
 import { countHopsAsync, type Hops, hopsTable } from "./hops.ts"
 import {
+  childRounds,
   combineRounds,
+  quickMode,
   loadedPass,
-  defaultRounds,
   type Figures,
   measureAsync,
   metInEvery,
@@ -357,7 +358,7 @@ export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
       "instantly from one script: ask for `get_weather({ city })` until N tool results are in the conversation, " +
       "then answer. Each run asserts that the tool ran exactly N times and that the final text arrived. Every " +
       "framework runs in a fresh Node process: warm-up, then runs awaited one at a time (each sample is one run). " +
-      `${defaultRounds} rounds, interleaved: each round runs every framework once, each in a fresh process; a ` +
+      `${childRounds} round(s), interleaved: each round runs every framework once, each in a fresh process; a ` +
       "ratio is read per round against that round's fastest alternative. " +
       "Heap growth: a forced GC and a heap reading inside the tool run at turns 1, 5, …, 25 of the 25-turn run, " +
       `median over ${memoryRepetitions} repetitions, and the least-squares slope of each half (the median round shown; ` +
@@ -420,12 +421,12 @@ export const chatSection = (results: ReadonlyArray<PeerResult>): Section => {
  * Runs every framework's scenarios in `rounds` interleaved rounds: each round
  * runs every framework once, one child process each, one after another.
  */
-export const bench = async (only?: ReadonlyArray<Peer>, rounds = defaultRounds): Promise<Section> => {
+export const bench = async (only?: ReadonlyArray<Peer>, rounds = childRounds): Promise<Section> => {
   const chosen = only ?? (Object.keys(peers) as Array<Peer>)
   const byPeer = new Map<Peer, Array<PeerResult>>(chosen.map((peer) => [peer, []]))
   for (let round = 0; round < rounds; round++) {
     // The instrumented run (what one run schedules) in the first round of the quiet pass only.
-    const withHops = round === 0 && !loadedPass()
+    const withHops = round === 0 && !loadedPass() && !quickMode()
     for (const peer of chosen) byPeer.get(peer)?.push(await measureInChild(peer, withHops))
   }
   return chatSection(chosen.map((peer) => combineResults(byPeer.get(peer) ?? [])))

@@ -20,7 +20,7 @@ import { readdirSync, readFileSync } from "node:fs"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { defaultRounds, loadedPass, metInEvery, percentile, spreadAcross, summarize } from "./measure.ts"
+import { defaultRounds, loadedPass, metInEvery, percentile, quickMode, spreadAcross, summarize } from "./measure.ts"
 import { isMain, printSection, repositoryRoot, type Section, spread, times } from "./report.ts"
 
 /** What each row imports, in order, in one child, and the export conditions the child resolves with. */
@@ -130,11 +130,13 @@ export const loadingNotes = (): ReadonlyArray<string> => {
 }
 
 /** The cold-start bench as a report section. */
-export const bench = async (runs = 6): Promise<Section> => {
-  // Under load only the target's two rows: a cold import is a whole process, and the run must stay short.
+export const bench = async (runs = quickMode() ? defaultRounds : 6): Promise<Section> => {
+  // Under load (and in quick mode) only the target's two rows: a cold import is a whole process, and the run must stay short.
   const rows = await measureColdStart(
     runs,
-    loadedPass() ? entries.filter((entry) => entry.name === "effect" || entry.name === "@rolecraft/core") : entries
+    loadedPass() || quickMode()
+      ? entries.filter((entry) => entry.name === "effect" || entry.name === "@rolecraft/core")
+      : entries
   )
   const effect = rows.find((row) => row.name === "effect")
   const rolecraft = rows.find((row) => row.name === "@rolecraft/core")

@@ -4,7 +4,7 @@
  * whole pipeline, the executor and the SDK layer) next to the raw SDK
  * `client.callTool` on a connection of its own to the same server, sampled
  * round-robin with the shared harness (`compare`), so load changes weigh on
- * both alike. Target: the action ≤ 1.10× the raw SDK call.
+ * both alike. Target (issue 27): the action ≤ 1.20× the raw SDK call (the aim: 1.10×).
  *
  * Also: the connect time (spawn + initialize) of each, and the same pair
  * against the SDK's `McpServer` over its `InMemoryTransport` (no process, no
@@ -141,7 +141,7 @@ const inMemory = Effect.gen(function* () {
   )
 }).pipe(Effect.scoped, Effect.provide(InMemoryMcp.layer({ "memory://echo": echoServer })))
 
-/** The mcpTool bench as a report section (target: the action ≤ 1.10× the raw SDK client's callTool). */
+/** The mcpTool bench as a report section (target: the action ≤ 1.20× the raw SDK client's callTool). */
 export const bench = async (): Promise<Section> => {
   const { rows, hops, rawConnectMs, serviceConnectMs, firstCallMs } = await Effect.runPromise(stdio)
   const memory = await Effect.runPromise(inMemory)
@@ -178,7 +178,7 @@ export const bench = async (): Promise<Section> => {
         ]
       }
     ],
-    targets: [ratioTarget("mcpTool action (stdio)", 1.1, "the raw SDK client's callTool", action, raw)],
+    targets: [ratioTarget("mcpTool action (stdio)", 1.2, "the raw SDK client's callTool", action, raw)],
     notes: [
       `Rolecraft's own CPU per call (in memory): ${overhead(actionMemory, rawMemory)} µs; over stdio the ` +
         `difference is ${overhead(action, raw)} µs.`

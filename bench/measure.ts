@@ -53,8 +53,25 @@ export interface Options {
   readonly rounds?: number
 }
 
-/** The rounds a plan takes unless it says otherwise. */
-export const defaultRounds = 3
+/**
+ * Whether this bench process runs in quick mode (`npm run bench -- --quick`
+ * passes `--quick` to every section): every sampling plan takes a quarter
+ * of its warm-up, samples and time budget, and sections that run rounds of
+ * child processes run fewer (see {@link defaultRounds}).
+ */
+export const quickMode = (): boolean => process.env.ROLECRAFT_BENCH_QUICK === "1"
+
+// `--quick` reaches every process this one starts (the sections' own children) through the environment
+if (process.argv.includes("--quick")) process.env.ROLECRAFT_BENCH_QUICK = "1"
+
+/** What a quick run keeps of a plan's warm-up, samples and budgets. */
+const quickShare = 0.25
+
+/** The rounds a plan takes unless it says otherwise: 3, or 2 in quick mode. */
+export const defaultRounds = quickMode() ? 2 : 3
+
+/** Rounds of child processes (one per framework per round) in the sections that run them: 1 in quick mode. */
+export const childRounds = quickMode() ? 1 : defaultRounds
 
 const quantile = (sorted: ReadonlyArray<number>, q: number): number =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN
@@ -156,7 +173,8 @@ const now = (): bigint => process.hrtime.bigint()
  * only in how a call is awaited. `begin(round)` starts a round: each round
  * takes its share of the samples within its share of the budget.
  */
-const sampler = (options: Options) => {
+const sampler = (given: Options) => {
+  const options = quickMode() ? quickPlan(given) : given
   const { warmup = 20_000, samples = 200, batch = 200, budgetMs = Number.POSITIVE_INFINITY, minSamples = 20 } = options
   const rounds = Math.max(1, Math.floor(options.rounds ?? defaultRounds))
   const perRound = Math.max(1, Math.ceil(samples / rounds))
@@ -187,6 +205,20 @@ const sampler = (options: Options) => {
       current.push(Number(now() - start) / 1000 / batch)
     },
     figures: (name: string): Figures => summarize(name, taken.flat(), taken)
+  }
+}
+
+/** A plan cut to {@link quickShare} of its warm-up, samples and budgets (at least one round's worth). */
+const quickPlan = (options: Options): Options => {
+  const cut = (value: number | undefined, fallback: number, least: number) =>
+    Math.max(least, Math.ceil((value ?? fallback) * quickShare))
+  return {
+    ...options,
+    warmup: cut(options.warmup, 20_000, 1),
+    samples: cut(options.samples, 200, options.rounds ?? defaultRounds),
+    minSamples: cut(options.minSamples, 20, options.rounds ?? defaultRounds),
+    ...(options.warmupMs === undefined ? {} : { warmupMs: options.warmupMs * quickShare }),
+    ...(options.budgetMs === undefined ? {} : { budgetMs: options.budgetMs * quickShare })
   }
 }
 

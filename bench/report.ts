@@ -33,6 +33,23 @@ export interface Target {
   readonly met: boolean | undefined
 }
 
+/**
+ * A curve to plot (`plot.ts`): one series per framework, x the work (e.g.
+ * concurrent turns, on a log scale), y the figure. `run.ts` writes each to
+ * `bench/<file>` after a full run; docs/performance.md shows them.
+ */
+export interface Curve {
+  /** The SVG's file name in `bench/`, e.g. `curve-turns-per-second.svg`. */
+  readonly file: string
+  readonly title: string
+  readonly x: string
+  readonly y: string
+  readonly series: ReadonlyArray<{
+    readonly name: string
+    readonly points: ReadonlyArray<readonly [x: number, y: number]>
+  }>
+}
+
 export interface Section {
   readonly title: string
   /** What was measured and how, in a sentence or two. */
@@ -40,6 +57,8 @@ export interface Section {
   readonly tables: ReadonlyArray<Table>
   readonly targets: ReadonlyArray<Target>
   readonly notes: ReadonlyArray<string>
+  /** Curves to plot, if the section measures work as it grows. */
+  readonly curves?: ReadonlyArray<Curve>
 }
 
 /** True when the module `meta` belongs to is the script node was started with. */

@@ -13,14 +13,25 @@
  * say) is reported as FAILED, the others still run, BENCHMARKS.md is still
  * written, and the process exits 1.
  *
- * Run: node bench/run.ts
+ * Every section runs in a process group of its own, and the Postgres the
+ * durable section needs is started here once (unless ROLECRAFT_PG_URL names
+ * one): when the run ends, fails or is interrupted (SIGINT, SIGTERM,
+ * SIGHUP), every group is killed and the database stopped (`cleanup.ts`). A
+ * section past its time limit is stopped the same way and reported FAILED.
+ *
+ * Run: node bench/run.ts [--quick] [--quiet-only | --loaded-only] [--only chat,curves]
+ * (`--quick`: one pass, a quarter of each sampling plan, one round of
+ * framework children, 40 durable turns; prints the targets, writes nothing).
  */
 import { spawn } from "node:child_process"
 import { writeFileSync } from "node:fs"
 import { loadavg } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { start as startPostgres, stop as stopPostgres } from "../scripts/postgres.ts"
 import * as Chat from "./chat.ts"
+import { onStop, ownGroup } from "./cleanup.ts"
+import { writeCurves } from "./plot.ts"
 import {
   commit,
   formatMarkdown,
@@ -37,6 +48,8 @@ interface Entry {
   readonly title: string
   /** The bench module, relative to this file. */
   readonly file: string
+  /** Whether it needs a Postgres (the harness starts one for the run and passes ROLECRAFT_PG_URL). */
+  readonly postgres?: boolean
 }
 
 const entries: ReadonlyArray<Entry> = [
@@ -46,9 +59,48 @@ const entries: ReadonlyArray<Entry> = [
   { title: "webService against a bare Effect HttpClient call and raw undici", file: "./webservice.ts" },
   { title: "mcpTool against the raw MCP SDK client", file: "./mcp.ts" },
   { title: "Cold start", file: "./cold-start.ts" },
-  { title: "Durable runs on Postgres", file: "./durable.ts" },
+  { title: "Cost curves: concurrent chat turns", file: "./curves.ts" },
+  { title: "Durable runs on Postgres", file: "./durable.ts", postgres: true },
   { title: "Conversation threads", file: "./threads.ts" }
 ]
+
+/** `--only chat,durable`: the sections whose files are named (without `.ts`), in their usual order. */
+const onlyIndex = process.argv.indexOf("--only")
+const chosen =
+  onlyIndex === -1
+    ? entries
+    : entries.filter((entry) =>
+        (process.argv[onlyIndex + 1] ?? "").split(",").includes(entry.file.replace(/^\.\//, "").replace(/\.ts$/, ""))
+      )
+if (chosen.length === 0)
+  throw new Error(`--only names no section; one or more of: ${entries.map((e) => e.file).join(", ")}`)
+
+/** `--quick`: one pass (quiet), fewer samples and rounds in every section (`quickMode()` in measure.ts). */
+const quick = process.argv.includes("--quick")
+
+/**
+ * The longest a section may run, s (BENCH_SECTION_LIMIT_S overrides): past it the section is stopped and
+ * reported FAILED, so that a run on a loaded machine ends (each section takes well under a minute on a quiet
+ * two-core machine, the quick ones a few seconds).
+ */
+const sectionLimitS = Number(process.env.BENCH_SECTION_LIMIT_S ?? (quick ? 180 : 600))
+
+/** Turns of the durable proof in a quick run, unless DURABLE_TURNS says otherwise. */
+const quickDurableTurns = "40"
+
+/**
+ * The Postgres the sections share: started once, when the first section
+ * that needs it runs (unless ROLECRAFT_PG_URL names one), and stopped when
+ * the run ends or is interrupted.
+ */
+let database: string | undefined = process.env.ROLECRAFT_PG_URL === "" ? undefined : process.env.ROLECRAFT_PG_URL
+const postgresUrl = async (): Promise<string> => {
+  if (database !== undefined) return database
+  const pg = await startPostgres()
+  onStop(() => stopPostgres(pg.dir))
+  database = pg.url
+  return database
+}
 
 /**
  * Runs one bench module in a fresh Node process (`node --expose-gc <file>
@@ -56,13 +108,32 @@ const entries: ReadonlyArray<Entry> = [
  * state or leftover work colours another's figures; its console output
  * passes through, and its last line is the section as JSON.
  */
-const runSection = (entry: Entry, loaded: boolean): Promise<Section> =>
-  new Promise((resolve, reject) => {
+const runSection = async (entry: Entry, loaded: boolean): Promise<Section> => {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...(entry.postgres === true ? { ROLECRAFT_PG_URL: await postgresUrl() } : {}),
+    ...(quick && process.env.DURABLE_TURNS === undefined ? { DURABLE_TURNS: quickDurableTurns } : {})
+  }
+  return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ["--expose-gc", fileURLToPath(new URL(entry.file, import.meta.url)), "--json", ...(loaded ? ["--loaded"] : [])],
-      { stdio: ["ignore", "pipe", "inherit"] }
+      [
+        "--expose-gc",
+        fileURLToPath(new URL(entry.file, import.meta.url)),
+        "--json",
+        ...(loaded ? ["--loaded"] : []),
+        ...(quick ? ["--quick"] : [])
+      ],
+      // a process group of its own: an interrupted run kills it with all it started
+      { stdio: ["ignore", "pipe", "inherit"], detached: true, env }
     )
+    const kill = ownGroup(child)
+    // a section that runs past its limit is killed with all it started, and reported FAILED
+    let timedOut = false
+    const limit = setTimeout(() => {
+      timedOut = true
+      kill()
+    }, sectionLimitS * 1000)
     let output = ""
     child.stdout.setEncoding("utf8")
     child.stdout.on("data", (chunk: string) => {
@@ -70,9 +141,14 @@ const runSection = (entry: Entry, loaded: boolean): Promise<Section> =>
     })
     child.on("error", reject)
     child.on("close", (code, signal) => {
+      clearTimeout(limit)
       const lines = output.trimEnd().split("\n")
       const last = lines.pop() ?? ""
       if (lines.length > 0) console.log(lines.join("\n"))
+      if (timedOut) {
+        reject(new Error(`${entry.file} ran past the section limit of ${sectionLimitS} s and was stopped`))
+        return
+      }
       if (code !== 0) {
         reject(new Error(`${entry.file} exited with ${signal ?? `code ${code}`}${last === "" ? "" : `: ${last}`}`))
         return
@@ -84,6 +160,7 @@ const runSection = (entry: Entry, loaded: boolean): Promise<Section> =>
       }
     })
   })
+}
 
 const failed = (title: string, error: unknown): Section => ({
   title,
@@ -108,23 +185,10 @@ const busyCore = (): { readonly stop: () => void } => {
   const child = spawn(process.execPath, ["-e", "let x = 1; for (;;) { x = (x * 1103515245 + 12345) % 2147483648 }"], {
     stdio: "ignore"
   })
-  const stop = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-  }
-  const onSignal = (signal: NodeJS.Signals) => {
-    stop()
-    process.kill(process.pid, signal)
-  }
-  process.once("exit", stop)
-  process.once("SIGINT", onSignal)
-  process.once("SIGTERM", onSignal)
   return {
-    stop: () => {
-      stop()
-      process.off("exit", stop)
-      process.off("SIGINT", onSignal)
-      process.off("SIGTERM", onSignal)
-    }
+    stop: onStop(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+    })
   }
 }
 
@@ -145,7 +209,7 @@ const runPass = async (name: Pass["name"]): Promise<Pass> => {
   const busy = name === "loaded" ? busyCore() : undefined
   const sections: Array<Section> = []
   try {
-    for (const entry of entries) {
+    for (const entry of chosen) {
       console.log(`\n… ${entry.title} (${name})`)
       const sectionStarted = performance.now()
       const section = await runSection(entry, name === "loaded").catch((error: unknown) => {
@@ -167,11 +231,12 @@ const runPass = async (name: Pass["name"]): Promise<Pass> => {
   }
 }
 
-const only = process.argv.includes("--quiet-only")
-  ? "quiet"
-  : process.argv.includes("--loaded-only")
-    ? "loaded"
-    : undefined
+const only =
+  quick || process.argv.includes("--quiet-only")
+    ? "quiet"
+    : process.argv.includes("--loaded-only")
+      ? "loaded"
+      : undefined
 const started = performance.now()
 const passes: Array<Pass> = []
 for (const name of ["quiet", "loaded"] as const) {
@@ -225,11 +290,25 @@ const markdown = [
         ]
   ),
   "## Reproduce",
-  "```sh\nnpm ci          # installs and builds the packages (prepare)\nnpm run bench   # builds, then node bench/run.ts (both passes); --quiet-only or --loaded-only runs one\n                # each of bench/chat.ts, streaming.ts, durable.ts, pipeline.ts, webservice.ts, mcp.ts and cold-start.ts also runs alone\n```",
+  "```sh\nnpm ci          # installs and builds the packages (prepare)\nnpm run bench   # builds, then node bench/run.ts (both passes); --quiet-only or --loaded-only runs one\nnpm run bench -- --quick   # one pass, fewer samples, under two minutes; writes nothing\nnpm run bench -- --quick --only chat,curves   # some sections (file names without .ts)\n                # each of bench/chat.ts, streaming.ts, durable.ts, pipeline.ts, webservice.ts, mcp.ts and cold-start.ts also runs alone\n```",
   ""
 ].join("\n\n")
 
-const output = join(repositoryRoot, "BENCHMARKS.md")
-writeFileSync(output, markdown)
-console.log(`\nwrote ${output} in ${elapsed.toFixed(0)} s${failures > 0 ? `; ${failures} section(s) FAILED` : ""}`)
+if (quick) {
+  // a quick run is for a look, not a record: BENCHMARKS.md and the curves' SVGs stay as the last full run left them
+  console.log(
+    `\n${formatText({ title: "Targets (quick run: one pass, fewer samples)", description: "", tables: [passesTargetsTable(passes.map((pass) => ({ name: pass.name, sections: pass.sections })))], targets: [], notes: [] })}`
+  )
+  console.log(
+    `\nquick run done in ${elapsed.toFixed(0)} s${failures > 0 ? `; ${failures} section(s) FAILED` : ""}; nothing written`
+  )
+} else {
+  const output = join(repositoryRoot, "BENCHMARKS.md")
+  writeFileSync(output, markdown)
+  // the curves of the quiet pass (the loaded pass's are in the tables)
+  const written = writeCurves(passes[0]?.sections.flatMap((section) => section.curves ?? []) ?? [])
+  console.log(
+    `\nwrote ${output}${written.length > 0 ? ` and ${written.join(", ")}` : ""} in ${elapsed.toFixed(0)} s${failures > 0 ? `; ${failures} section(s) FAILED` : ""}`
+  )
+}
 if (failures > 0) process.exitCode = 1

@@ -13,8 +13,8 @@
  *    local `ChatCompletionsServer` streaming the same answer, sampled
  *    round-robin in one process.
  *
- * Targets (issue 13): Rolecraft's time to first delta ≤ 1.1× the raw SDK
- * stream's; its per-event overhead ≤ 0.5× the fastest alternative's.
+ * Targets (issues 13, 27): Rolecraft's time to first delta ≤ 1.2× the raw SDK
+ * stream's (the aim: 1.1×); its per-event overhead ≤ 0.5× the fastest alternative's.
  *
  * Run: node bench/streaming.ts. One framework, as JSON: node bench/streaming.ts --child ai-sdk
  */
@@ -26,7 +26,7 @@ import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { ChatCompletionsServer } from "@rolecraft/testing"
 import { Effect, Exit, ManagedRuntime, Redacted, Scope, Stream } from "effect"
 import OpenAI from "openai"
-import { type Figures, summarize } from "./measure.ts"
+import { type Figures, quickMode, summarize } from "./measure.ts"
 import { type StreamScenario, streamDeltas } from "./peers/scenario.ts"
 import { isMain, printSection, type Section, times, us } from "./report.ts"
 
@@ -46,7 +46,9 @@ interface StreamFigures {
 }
 
 /** Warm-up runs, then up to `samples` timed runs within `budgetMs` (at least `minSamples`). */
-const plan = { warmup: 200, samples: 2000, budgetMs: 3000, minSamples: 50 }
+const plan = quickMode()
+  ? { warmup: 50, samples: 500, budgetMs: 600, minSamples: 20 }
+  : { warmup: 200, samples: 2000, budgetMs: 3000, minSamples: 50 }
 
 const now = (): number => performance.now()
 
@@ -233,12 +235,12 @@ export const streamingSection = (
     targets: [
       {
         name: "time to first delta over HTTP",
-        limit: "≤ 1.1× a raw openai SDK stream",
+        limit: "≤ 1.2× a raw openai SDK stream",
         measured:
           firstRatio === undefined
             ? "not measured"
             : `${us(rolecraft?.firstDelta.medianUs ?? Number.NaN)} µs vs ${us(raw?.firstDelta.medianUs ?? Number.NaN)} µs = ${times(firstRatio)}`,
-        met: firstRatio === undefined ? undefined : firstRatio <= 1.1
+        met: firstRatio === undefined ? undefined : firstRatio <= 1.2
       },
       {
         name: "per-event overhead of a streamed turn",

@@ -262,6 +262,22 @@ export const bench = async (): Promise<Section> => {
       "same turn with no history, and with the caller passing the history as a message list. Heap: 25 turns on " +
       `one thread, a forced GC and a reading after turns 1, 5, …, 25, median of ${heapRepetitions} repetitions.`,
     tables: [timeTable, heapTable],
+    curves: [
+      {
+        file: "curve-thread-turn.svg",
+        title: "A turn on a thread of N exchanges",
+        x: "exchanges in the thread (log scale)",
+        y: "µs per turn (median)",
+        series: [...new Set(rows.filter((row) => row.exchanges > 0).map((row) => `${row.store}, ${row.history}`))].map(
+          (name) => ({
+            name,
+            points: rows
+              .filter((row) => row.exchanges > 0 && `${row.store}, ${row.history}` === name)
+              .map((row) => [row.exchanges, row.medianUs] as const)
+          })
+        )
+      }
+    ],
     targets: [
       {
         name: "heap per turn on a thread of 1,000 exchanges (memory and SQLite)",

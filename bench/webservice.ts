@@ -8,10 +8,10 @@
  *    would cost done that way), the bare call as a local action's body (the
  *    pipeline's share), and raw `undici.request`. One running Effect samples
  *    them round-robin with the shared harness (`compare`), so load changes
- *    weigh on every row alike. Target: the action ≤ 1.10× the bare call.
+ *    weigh on every row alike. Target (issue 27): the action ≤ 1.15× the bare call (the aim: 1.10×).
  *    The same pair against an HttpClient answering in process (no socket)
  *    gives Rolecraft's own CPU per call, apart from I/O.
- *    Target: the action ≤ 1.3× raw `undici.request` too.
+ *    Target: the action ≤ 1.40× raw `undici.request` too (the aim: 1.30×).
  * 2. An instrumented run (`hops.ts`): fiber suspensions, scheduler and timer
  *    hops, promises and I/O resources per call of each row.
  * 3. Kept failures (C44): the heap held per kept `ActionResponse` of a
@@ -45,6 +45,7 @@ import {
   type Figures,
   loadedPass,
   type Options,
+  quickMode,
   spreadAcross
 } from "./measure.ts"
 import { figuresTable, isMain, printSection, ratioTarget, type Section, spread, type Table, us } from "./report.ts"
@@ -120,7 +121,8 @@ export const startServer = async (): Promise<Server> => {
 /** The sampling plan: batches of 10 sequential requests, after 2,000 warm-up requests per row. */
 const plan: Options = { warmup: 2_000, samples: 300, batch: 10, budgetMs: 6_000, minSamples: 60 }
 
-const concurrentCalls = 10_000
+/** Calls of the bulkhead row (2,000 in quick mode). */
+const concurrentCalls = quickMode() ? 2_000 : 10_000
 const maxConcurrent = 64
 
 export const roleFor = (base: string) =>
@@ -168,8 +170,8 @@ export const roleFor = (base: string) =>
     }
   })
 
-/** Calls kept per kind when weighing kept responses. */
-const keptCalls = 2_000
+/** Calls kept per kind when weighing kept responses (500 in quick mode). */
+const keptCalls = quickMode() ? 500 : 2_000
 
 /** Heap held per kept `ActionResponse`, bytes, by kind of call. */
 interface Kept {
@@ -259,7 +261,7 @@ const measureAll = (server: Server) =>
       refused: yield* keptBytes(agent, "missing", false),
       down: yield* keptBytes(agent, "down", false)
     }
-    const hops = loadedPass() ? undefined : yield* countHops(contenders)
+    const hops = loadedPass() || quickMode() ? undefined : yield* countHops(contenders)
     return { rows, kept, hops }
   }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layerUndici))
 
@@ -363,7 +365,7 @@ const loadTable = (load: Load): Table => ({
   ]
 })
 
-/** The webService bench as a report section (target: the action ≤ 1.10× the bare HttpClient call). */
+/** The webService bench as a report section (target: the action ≤ 1.15× the bare HttpClient call). */
 const kib = (bytes: number) => (Number.isFinite(bytes) ? `${(bytes / 1024).toFixed(2)} KiB` : "—")
 
 /**
@@ -372,7 +374,7 @@ const kib = (bytes: number) => (Number.isFinite(bytes) ? `${(bytes / 1024).toFix
  */
 const keptSlack = 1024
 
-/** The webService bench as a report section (targets: ≤ 1.10× the bare HttpClient call, ≤ 1.3× raw undici). */
+/** The webService bench as a report section (targets: ≤ 1.15× the bare HttpClient call, ≤ 1.40× raw undici). */
 export const bench = async (): Promise<Section> => {
   const server = await startServer()
   try {
@@ -424,8 +426,8 @@ export const bench = async (): Promise<Section> => {
         ...(load === undefined ? [] : [loadTable(load)])
       ],
       targets: [
-        ratioTarget("webService action", 1.1, "a bare Effect HttpClient call", action, bare),
-        ratioTarget("webService action over raw undici", 1.3, "raw undici.request", action, undici),
+        ratioTarget("webService action", 1.15, "a bare Effect HttpClient call", action, bare),
+        ratioTarget("webService action over raw undici", 1.4, "raw undici.request", action, undici),
         {
           name: "kept failures' heap (webService, 404 and 503)",
           limit: "≤ a kept success + 1 KiB",

@@ -8,6 +8,7 @@ import { generateText, stepCountIs, streamText, tool } from "ai"
 import { convertArrayToReadableStream, MockLanguageModelV4 } from "ai/test"
 import { z } from "zod"
 import {
+  atModel,
   type ChatScenarios,
   counter,
   finalText,
@@ -58,7 +59,13 @@ const reply = (options: CallOptions): GenerateResult => {
       }
 }
 
-const model = new MockLanguageModelV4({ doGenerate: async (options) => reply(options) })
+const model = new MockLanguageModelV4({
+  doGenerate: async (options) => {
+    const gate = atModel()
+    if (gate !== undefined) await gate
+    return reply(options)
+  }
+})
 const weather = counter("Vercel AI SDK")
 const tools = {
   [toolName]: tool({
@@ -84,15 +91,19 @@ export const scenarios: ChatScenarios = scenariosOf("Vercel AI SDK", weather, ch
 
 const streamUsage = usage
 const streamingModel = new MockLanguageModelV4({
-  doStream: async () => ({
-    stream: convertArrayToReadableStream([
-      { type: "stream-start" as const, warnings: [] },
-      { type: "text-start" as const, id: "t1" },
-      ...streamPieces.map((delta) => ({ type: "text-delta" as const, id: "t1", delta })),
-      { type: "text-end" as const, id: "t1" },
-      { type: "finish" as const, finishReason: { unified: "stop" as const, raw: "stop" }, usage: streamUsage }
-    ])
-  })
+  doStream: async () => {
+    const gate = atModel()
+    if (gate !== undefined) await gate
+    return {
+      stream: convertArrayToReadableStream([
+        { type: "stream-start" as const, warnings: [] },
+        { type: "text-start" as const, id: "t1" },
+        ...streamPieces.map((delta) => ({ type: "text-delta" as const, id: "t1", delta })),
+        { type: "text-end" as const, id: "t1" },
+        { type: "finish" as const, finishReason: { unified: "stop" as const, raw: "stop" }, usage: streamUsage }
+      ])
+    }
+  }
 })
 
 export const streamed: StreamScenario = {

@@ -17,6 +17,7 @@ import type { ChatResult } from "@langchain/core/outputs"
 import { createAgent, tool } from "langchain"
 import { z } from "zod"
 import {
+  atModel,
   type ChatScenarios,
   counter,
   finalText,
@@ -47,6 +48,8 @@ class ScriptedChatModel extends BaseChatModel {
   }
 
   async _generate(messages: Array<BaseMessage>): Promise<ChatResult> {
+    const gate = atModel()
+    if (gate !== undefined) await gate
     const seen = messages.filter((message) => message.type === "tool").length
     const move = nextMove(seen, toolCallsIn(userText(messages)))
     const message =

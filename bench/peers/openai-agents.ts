@@ -22,6 +22,7 @@ import {
 } from "@openai/agents"
 import { z } from "zod"
 import {
+  atModel,
   type ChatScenarios,
   counter,
   finalText,
@@ -78,8 +79,14 @@ const reply = (request: ModelRequest): ModelResponse => {
 
 /** The fake model: `getResponse` answers from the script; `getStreamedResponse` streams the shared pieces. */
 const model: Model = {
-  getResponse: async (request) => reply(request),
+  getResponse: async (request) => {
+    const gate = atModel()
+    if (gate !== undefined) await gate
+    return reply(request)
+  },
   getStreamedResponse: async function* () {
+    const gate = atModel()
+    if (gate !== undefined) await gate
     yield { type: "response_started" }
     for (const delta of streamPieces) yield { type: "output_text_delta", delta }
     yield {

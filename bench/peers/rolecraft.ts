@@ -8,6 +8,7 @@
 import { Action, Agent, LanguageModel, type Prompt, Role } from "@rolecraft/core"
 import { Effect, Layer, ManagedRuntime, Schema, Scope, Stream } from "effect"
 import {
+  atModel,
   type ChatScenarios,
   counter,
   finalText,
@@ -46,7 +47,10 @@ export const reply = (messages: ReadonlyArray<Prompt.Message>): LanguageModel.Pr
 
 /** The scripted model: built with the same `LanguageModel.make` the openai layer uses, answering at once. */
 const mockModel: Layer.Layer<LanguageModel.LanguageModel> = LanguageModel.layer(
-  (call) => reply(call.request.messages),
+  (call) => {
+    const gate = atModel()
+    return gate === undefined ? reply(call.request.messages) : gate.then(() => reply(call.request.messages))
+  },
   {
     name: "bench"
   }
@@ -90,8 +94,22 @@ const chunks: ReadonlyArray<LanguageModel.ProviderChunk> = [
   { finishReason: "stop", usage }
 ]
 
+/** The chunks after the gate (see `holdAtModel`), for the heap of streamed turns in flight. */
+async function* afterGate(gate: Promise<void>): AsyncGenerator<LanguageModel.ProviderChunk> {
+  await gate
+  yield* chunks
+}
+
 /** A streaming provider yielding the shared pieces at once. */
-const streamingModel = LanguageModel.make({ stream: () => Stream.fromIterable(chunks) }, { name: "bench" })
+const streamingModel = LanguageModel.make(
+  {
+    stream: () => {
+      const gate = atModel()
+      return gate === undefined ? Stream.fromIterable(chunks) : afterGate(gate)
+    }
+  },
+  { name: "bench" }
+)
 const streamingRuntime = ManagedRuntime.make(Layer.succeed(LanguageModel.LanguageModel, streamingModel))
 
 export const streamed: StreamScenario = {

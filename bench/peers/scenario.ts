@@ -29,6 +29,12 @@ export interface ChatScenarios {
    * (1-based), for the memory probe. Rejects unless the tool ran `turns` times.
    */
   readonly multiTurn: (turns: number, onTurn?: (turn: number) => void) => Promise<void>
+  /**
+   * `turns` tool-call runs at once (each: tool call, tool run, answer), for
+   * the cost curves. Rejects unless the tool ran `turns` times in all and
+   * every run's final text arrived.
+   */
+  readonly concurrent: (turns: number) => Promise<void>
 }
 
 /** The tool's name, the same in every framework. */
@@ -106,8 +112,64 @@ export const scenariosOf = (
   multiTurn: async (turns, onTurn) => {
     weather.reset(onTurn)
     weather.expect("multiTurn", turns, await chat(turns, turns + 1))
+  },
+  concurrent: async (turns) => {
+    weather.reset()
+    const texts = await Promise.all(Array.from({ length: turns }, () => chat(1, 2)))
+    weather.expect("concurrent", turns, texts.every((text) => text === finalText) ? finalText : undefined)
   }
 })
+
+// ---------------------------------------------------------------------------
+// The gate at the model, for the heap of turns in flight.
+// ---------------------------------------------------------------------------
+
+interface Held {
+  readonly expected: number
+  arrived: number
+  readonly released: Promise<void>
+  readonly allArrived: () => void
+}
+
+let held: Held | undefined
+
+/**
+ * What every fake model calls first: `undefined` (answer at once) unless a
+ * gate is held by {@link holdAtModel}; then it counts the call in and
+ * returns the promise to wait on before answering.
+ */
+export const atModel = (): Promise<void> | undefined => {
+  if (held === undefined) return undefined
+  held.arrived += 1
+  if (held.arrived === held.expected) held.allArrived()
+  return held.released
+}
+
+/**
+ * Holds every model call at {@link atModel} until `release()`: `arrived`
+ * resolves when `expected` calls are waiting, so a probe can read the heap
+ * while that many turns are in flight. One gate at a time; `release` ends
+ * it, and later model calls answer at once again.
+ */
+export const holdAtModel = (expected: number): { readonly arrived: Promise<void>; readonly release: () => void } => {
+  if (held !== undefined) throw new Error("a gate is already held")
+  let allArrived!: () => void
+  let release!: () => void
+  const arrived = new Promise<void>((resolve) => {
+    allArrived = resolve
+  })
+  const released = new Promise<void>((resolve) => {
+    release = resolve
+  })
+  held = { expected, arrived: 0, released, allArrived }
+  return {
+    arrived,
+    release: () => {
+      held = undefined
+      release()
+    }
+  }
+}
 
 /** The model's next move, from the number of tool results it has seen. */
 export type Move = { readonly _tag: "CallTool"; readonly id: string } | { readonly _tag: "Answer" }
