@@ -5,7 +5,7 @@
  *
  * Each bench module exports `bench(): Promise<Section>` and still runs alone
  * (`node bench/chat.ts`, `node bench/streaming.ts`, `node bench/pipeline.ts`,
- * `node bench/webservice.ts`, `node bench/mcp.ts`, `node bench/cold-start.ts`, `node bench/threads.ts`). The packages are loaded
+ * `node bench/webservice.ts`, `node bench/mcp.ts`, `node bench/cold-start.ts`, `node bench/threads.ts`, `node bench/compose.ts`). The packages are loaded
  * from their build (`dist/`): `npm run bench` builds first (`prebench`).
  * Each section runs in a fresh Node process, one after another.
  *
@@ -61,7 +61,8 @@ const entries: ReadonlyArray<Entry> = [
   { title: "Cold start", file: "./cold-start.ts" },
   { title: "Cost curves: concurrent chat turns", file: "./curves.ts" },
   { title: "Durable runs on Postgres", file: "./durable.ts", postgres: true },
-  { title: "Conversation threads", file: "./threads.ts" }
+  { title: "Conversation threads", file: "./threads.ts" },
+  { title: "Agents made of agents", file: "./compose.ts" }
 ]
 
 /** `--only chat,durable`: the sections whose files are named (without `.ts`), in their usual order. */

@@ -24,6 +24,13 @@ const call = JSON.stringify({
 
 const json = { "content-type": "application/json", accept: "application/json, text/event-stream" }
 
+const initialize = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 0,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } }
+})
+
 describe("Mcp.serve over HTTP: Host and Origin", () => {
   it.live("a call from another name or origin is 403 and runs nothing; the listener's own names are answered", () =>
     Effect.gen(function* () {
@@ -77,7 +84,11 @@ describe("Mcp.serve over HTTP: Host and Origin", () => {
         { host: "mcp.example.com", origin: "https://app.example.com" }
       ]
       for (const headers of accepted) {
-        const answer = yield* post(url, { ...json, ...headers }, call)
+        // A session first (the server keeps one per client), then the call in it.
+        const opened = yield* post(url, { ...json, ...headers }, initialize)
+        assert.strictEqual(opened.status, 200, JSON.stringify(headers))
+        const session = String(opened.headers["mcp-session-id"])
+        const answer = yield* post(url, { ...json, ...headers, "mcp-session-id": session }, call)
         assert.strictEqual(answer.status, 200, JSON.stringify(headers))
         assert.include(answer.body, "booked Casa Alfama")
       }

@@ -34,6 +34,15 @@ const sdkClient = (transport: StdioClientTransport | StreamableHTTPClientTranspo
 const call = (client: Client, name: string, args: Record<string, unknown>) =>
   Effect.promise(() => client.callTool({ name, arguments: args }) as Promise<Result>)
 
+/** The JSON-RPC error a call is refused with (a protocol error, not a tool result). */
+const refusalOf = (client: Client, name: string) =>
+  Effect.promise(() =>
+    client.callTool({ name, arguments: {} }).then(
+      () => ({ code: 0, message: "answered with a result" }),
+      (error: { code: number; message: string }) => ({ code: error.code, message: error.message })
+    )
+  )
+
 const errorOf = (result: Result) =>
   JSON.parse(result.content[0]?.text ?? "{}").error as { category: string; message: string }
 
@@ -62,9 +71,7 @@ const exercise = (client: Client) =>
       ["book", { hotelId: "h-1" }, "APPROVAL"],
       ["availability", { hotelId: "h-1" }, "TRANSIENT"],
       ["nights", { checkIn: "2026-11-02" }, "VALIDATION"],
-      ["quote", { nights: "3.5", guests: 2 }, "VALIDATION"],
-      ["audit", {}, "NOT_FOUND"],
-      ["nope", {}, "NOT_FOUND"]
+      ["quote", { nights: "3.5", guests: 2 }, "VALIDATION"]
     ]
     for (const [name, args, category] of cases) {
       const result = yield* call(client, name, args)
@@ -72,6 +79,12 @@ const exercise = (client: Client) =>
       assert.strictEqual(errorOf(result).category, category, name)
     }
     assert.include(errorOf(yield* call(client, "nights", { checkIn: "2026-11-02" })).message, "checkOut: missing")
+    // A name that was not offered (an excluded action, or none at all) is the protocol's "unknown tool" error.
+    for (const name of ["audit", "nope"]) {
+      const refused = yield* refusalOf(client, name)
+      assert.strictEqual(refused.code, -32602, name)
+      assert.include(refused.message, `Unknown tool: ${name}`)
+    }
   })
 
 describe("Mcp.serve", () => {
@@ -166,13 +179,13 @@ describe("Mcp.serve", () => {
           tools.map((tool) => tool.name),
           ["nights"]
         )
-        const refused = yield* call(client, "refund", {})
-        assert.isTrue(refused.isError)
-        assert.strictEqual(errorOf(refused).category, "AUTHORITY")
+        // A denied name was never offered: to the client it is an unknown tool (-32602), and nothing runs.
+        const refused = yield* refusalOf(client, "refund")
+        assert.strictEqual(refused.code, -32602)
+        assert.include(refused.message, "authority does not allow it")
         assert.strictEqual(refunds, 0)
-        // Unknown to the agent and denied: still AUTHORITY (it reveals nothing); unknown and allowed: NOT_FOUND.
-        assert.strictEqual(errorOf(yield* call(client, "admin.unknown", {})).category, "AUTHORITY")
-        assert.strictEqual(errorOf(yield* call(client, "unknown", {})).category, "NOT_FOUND")
+        assert.include((yield* refusalOf(client, "admin.unknown")).message, "authority does not allow it")
+        assert.notInclude((yield* refusalOf(client, "unknown")).message, "authority")
         assert.deepStrictEqual((yield* call(client, "nights", {})).content, [{ type: "text", text: "3" }])
       }).pipe(Effect.scoped)
   )

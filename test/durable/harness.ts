@@ -5,12 +5,13 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
+import { Duration, Effect, Redacted } from "effect"
+import { trackProcess } from "./cleanup.ts"
 import { SqlClient } from "effect/sql"
 
 const script = fileURLToPath(new URL("./process.ts", import.meta.url))
 
-const freePort = (): Promise<number> =>
+export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = createServer()
     server.once("error", reject)
@@ -22,7 +23,7 @@ const freePort = (): Promise<number> =>
     })
   })
 
-interface Proc {
+export interface Proc {
   readonly child: ChildProcess
   readonly output: () => string
   /** Resolves with the first stdout line matching `pattern`; rejects if the process exits first. */
@@ -45,15 +46,33 @@ export interface LockSettings {
  */
 export const defaultLocks: LockSettings = { expirationMs: 35_000, refreshMs: 10_000 }
 
-const start = (args: ReadonlyArray<string>, locks: LockSettings): Proc => {
+/** The shard settings of every process of the proofs (the lock settings from `locks`). */
+export const shardingConfigOf = (locks: LockSettings) =>
+  ({
+    shardsPerGroup: 30,
+    shardLockExpiration: Duration.millis(locks.expirationMs),
+    shardLockRefreshInterval: Duration.millis(locks.refreshMs),
+    entityMessagePollInterval: "1 second",
+    refreshAssignmentsInterval: "1 second",
+    runnerHealthCheckInterval: "1 second"
+  }) as const
+
+/** Starts one process of the proofs (./process.ts) with `args`; `env` adds variables (TOOL_MS, MODEL_MS). */
+export const spawnProcess = (
+  args: ReadonlyArray<string>,
+  locks: LockSettings,
+  env: Readonly<Record<string, string>> = {}
+): Proc => {
   const child = spawn(process.execPath, ["--conditions=@rolecraft/source", script, ...args], {
     stdio: ["pipe", "pipe", "pipe"],
     env: {
       ...process.env,
+      ...env,
       SHARD_LOCK_EXPIRATION_MS: String(locks.expirationMs),
       SHARD_LOCK_REFRESH_MS: String(locks.refreshMs)
     }
   })
+  trackProcess(child)
   let out = ""
   let err = ""
   const waiters: Array<{ pattern: RegExp; resolve: (line: string) => void }> = []
@@ -107,18 +126,26 @@ export interface Figures {
   readonly logs: string
 }
 
-const query = <A>(url: string, body: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+export const query = <A>(url: string, body: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
   Effect.runPromise(
     Effect.gen(function* () {
       return yield* body(yield* SqlClient.SqlClient)
     }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) })), Effect.orDie)
   )
 
-/** Runs the proof with `turns` runs on the database at `url`; every process it starts is stopped before it returns. */
-export const killOneRunner = async (url: string, turns: number, locks = defaultLocks): Promise<Figures> => {
+/**
+ * Runs the proof with `turns` runs on the database at `url`, killing the first runner started (`victim` 0) or the
+ * second (1); every process it starts is stopped before it returns.
+ */
+export const killOneRunner = async (
+  url: string,
+  turns: number,
+  locks = defaultLocks,
+  victimIndex: 0 | 1 = 0
+): Promise<Figures> => {
   const procs: Array<Proc> = []
   const run = (args: ReadonlyArray<string>) => {
-    const proc = start(args, locks)
+    const proc = spawnProcess(args, locks)
     procs.push(proc)
     return proc
   }
@@ -132,8 +159,9 @@ export const killOneRunner = async (url: string, turns: number, locks = defaultL
     await starter.exited
     const approver = run(["approve", url, String(turns)])
     await approver.line(/^ready/)
-    const victim = a.child.pid ?? 0
-    a.child.kill("SIGKILL")
+    const killed = victimIndex === 0 ? a : b
+    const victim = killed.child.pid ?? 0
+    killed.child.kill("SIGKILL")
     const killedAt = Date.now()
     approver.child.stdin?.write("go\n")
     const approved = JSON.parse(await approver.line(/^\{/)) as { readonly doneMs: number }

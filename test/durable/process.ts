@@ -1,44 +1,33 @@
-// One process of the multi-process proof (test/durable/kill-runner.test.ts) and of bench/durable.ts, all on one
-// Postgres database:
+// One process of the multi-process proofs (test/durable/kill-runner.test.ts, test/durable/faults.test.ts) and of
+// bench/durable.ts, all on one Postgres database:
 //
 //   node --conditions=@rolecraft/source test/durable/process.ts runner URL PORT   runs turns; prints "ready PID"
 //   node --conditions=@rolecraft/source test/durable/process.ts start URL N       starts N runs, waits until all pause
 //   node --conditions=@rolecraft/source test/durable/process.ts approve URL N     approves every run, waits until done
+//   node --conditions=@rolecraft/source test/durable/process.ts decide URL IDS VERDICT APPROVER
+//        on "go" (stdin) decides call_1 of every run in IDS (comma-separated) at once, with VERDICT approve or
+//        reject; prints each answer
 //
-// Every model call and every refund (the approval-gated tool) is recorded in Postgres with the process id and the
-// database's clock, so the test counts them across processes. Clients print one JSON line.
+// Every model call and every tool run is recorded in Postgres by the model and the tools themselves, with the process
+// id and the database's clock (./agent.ts), so the test counts them across processes. Clients print one JSON line.
 import { PgClient } from "@effect/sql-pg"
 import { ApprovalStore, Chat } from "@rolecraft/core"
 import { DurableChat, type RunStore } from "@rolecraft/durable"
-import { Duration, Effect, Layer, Redacted } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { WorkflowEngine } from "effect/workflow"
-import { makeAgent, refundModel } from "../../packages/durable/test/support/refunds.ts"
+import { makeAgent, model, recordTables } from "./agent.ts"
+import { shardingConfigOf } from "./harness.ts"
 
 /** The shard settings every process uses; the lock settings come from the harness (harness.ts, `defaultLocks`). */
-const shardingConfig = {
-  shardsPerGroup: 30,
-  shardLockExpiration: Duration.millis(Number(process.env.SHARD_LOCK_EXPIRATION_MS ?? 35_000)),
-  shardLockRefreshInterval: Duration.millis(Number(process.env.SHARD_LOCK_REFRESH_MS ?? 10_000)),
-  entityMessagePollInterval: "1 second",
-  refreshAssignmentsInterval: "1 second",
-  runnerHealthCheckInterval: "1 second"
-} as const
+const shardingConfig = shardingConfigOf({
+  expirationMs: Number(process.env.SHARD_LOCK_EXPIRATION_MS ?? 35_000),
+  refreshMs: Number(process.env.SHARD_LOCK_REFRESH_MS ?? 10_000)
+})
 
 const turns = DurableChat.make("support")
 
-const [mode = "", url = "", arg = ""] = process.argv.slice(2)
-
-// Both runners create the tables as they start: two CREATE TABLE IF NOT EXISTS at once may collide in Postgres's
-// catalog ("type … already exists"), and the second try then sees the table (as the stores' own schemas do).
-const recordTables = (sql: SqlClient.SqlClient) =>
-  Effect.retry(
-    Effect.all([
-      sql`CREATE TABLE IF NOT EXISTS harness_model_calls (run_id TEXT NOT NULL, pid INT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`,
-      sql`CREATE TABLE IF NOT EXISTS harness_tool_runs (run_id TEXT NOT NULL, idempotency_key TEXT, pid INT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`
-    ]),
-    { times: 2 }
-  )
+const [mode = "", url = "", arg = "", verdict = "", approver = ""] = process.argv.slice(2)
 
 const runIds = (n: number) => Array.from({ length: n }, (_, i) => `run-${i}`)
 
@@ -60,21 +49,10 @@ const runner = (port: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* recordTables(sql)
-    const agent = yield* makeAgent({
-      onRefund: (order, key) =>
-        Effect.orDie(
-          sql`INSERT INTO harness_tool_runs (run_id, idempotency_key, pid) VALUES (${order}, ${key ?? null}, ${process.pid})`
-        )
-    })
-    const model = refundModel((request) => {
-      const user = request.messages.find((m) => m.role === "user")
-      return Effect.orDie(
-        sql`INSERT INTO harness_model_calls (run_id, pid) VALUES (${user?.content ?? ""}, ${process.pid})`
-      )
-    })
+    const agent = yield* makeAgent(sql)
     yield* Layer.launch(
       turns.layer(agent).pipe(
-        Layer.provide(model),
+        Layer.provide(model(sql)),
         Layer.provideMerge(DurableChat.layerCluster({ runner: { host: "127.0.0.1", port }, shardingConfig })),
         Layer.tap(() => Effect.sync(() => console.log(`ready ${process.pid}`)))
       )
@@ -133,6 +111,29 @@ const approve = (n: number) =>
     })
   )
 
+/** What one decision answered: "ok", or the failure's category and message. */
+const answerOf = (exit: Exit.Exit<void, { readonly category: string; readonly message: string }>) =>
+  Exit.isSuccess(exit)
+    ? "ok"
+    : Option.match(Exit.findErrorOption(exit), {
+        onNone: () => `defect: ${Cause.pretty(exit.cause)}`,
+        onSome: (error) => `${error.category}: ${error.message}`
+      })
+
+const decide = (ids: ReadonlyArray<string>, decision: Chat.Decision) =>
+  client(() =>
+    Effect.gen(function* () {
+      console.log("ready")
+      yield* go
+      const answers = yield* Effect.forEach(
+        ids,
+        (id) => Effect.map(Effect.exit(turns.decide(id, { call_1: decision })), answerOf),
+        { concurrency: "unbounded" }
+      )
+      return Object.fromEntries(ids.map((id, i) => [id, answers[i]]))
+    })
+  )
+
 const main =
   mode === "runner"
     ? runner(Number(arg))
@@ -140,7 +141,9 @@ const main =
       ? start(Number(arg))
       : mode === "approve"
         ? approve(Number(arg))
-        : Effect.die(`unknown mode ${mode}`)
+        : mode === "decide"
+          ? decide(arg.split(","), verdict === "approve" ? Chat.approve(approver) : Chat.reject(approver, "no"))
+          : Effect.die(`unknown mode ${mode}`)
 
 Effect.runPromise(main as Effect.Effect<unknown, unknown>).then(
   () => process.exit(0),

@@ -10,6 +10,7 @@ import { Effect } from "effect"
 export interface Answer {
   readonly status: number
   readonly body: string
+  readonly headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 }
 
 /** Sends `method url` with `headers` (nothing added) and `body`; the whole answer. */
@@ -27,7 +28,13 @@ export const send = (
         const chunks: Array<Buffer> = []
         response.on("data", (chunk: Buffer) => chunks.push(chunk))
         response.on("end", () =>
-          resume(Effect.succeed({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }))
+          resume(
+            Effect.succeed({
+              status: response.statusCode ?? 0,
+              body: Buffer.concat(chunks).toString("utf8"),
+              headers: response.headers
+            })
+          )
         )
       }
     )

@@ -138,6 +138,11 @@ export type Requirements<Out> = Out extends Effect.Effect<infer _A, infer _E, in
  * - `knowledge`: passages retrieved for this call ({@link retrieval}), empty
  *   when the action has no retrieval policy.
  * - `signal`: aborted when the call is interrupted (timeouts included).
+ * - `idempotencyKey`: the call's idempotency key when its caller gives one
+ *   (a durable run: the run id and the tool call id, the same on every
+ *   attempt of the call; see `Chat.IdempotencyKey`), else `undefined`. Pass
+ *   it to the service that performs a side effect so that a call run twice
+ *   takes effect once.
  *
  * @category models
  * @since 0.1.0
@@ -149,6 +154,7 @@ export interface Context<S = unknown> {
   readonly state: Ref.Ref<S>
   readonly knowledge: ReadonlyArray<Knowledge.Passage>
   readonly signal: AbortSignal
+  readonly idempotencyKey?: string | undefined
 }
 
 /**
@@ -250,6 +256,7 @@ export interface WebService<P extends ParametersSchema = ParametersSchema, A = u
   readonly headers: Readonly<Record<string, string>>
   readonly timeout: Duration.Input | undefined
   readonly idempotent: boolean
+  readonly idempotencyHeader?: string | undefined
   readonly maxResponseBytes: number
   readonly mapResult: MapResult | undefined
 }
@@ -482,6 +489,12 @@ type SuccessOf<S> = S extends Schema.Top ? S["Type"] : unknown
  * - `idempotent`: default `false`; `true` allows retrying a failure whose
  *   outcome is unknown on a POST or PATCH (GET, HEAD, PUT, DELETE and
  *   OPTIONS are idempotent already).
+ * - `idempotencyHeader`: the header that carries the call's idempotency key
+ *   (`Chat.IdempotencyKey`: in a durable run, the run id and the tool call
+ *   id, the same on every attempt), e.g. `"Idempotency-Key"`; sent only
+ *   when the call has a key. Default: none. For a service that deduplicates
+ *   requests by that header, so a call run again after a crash takes effect
+ *   once (set `idempotent: true` too to let a POST be retried).
  * - `maxResponseBytes`: the largest body read, counted after decoding
  *   (default 10 MiB): a larger `Content-Length` is refused before reading,
  *   and a body is counted as it streams and the read stops at the cap
@@ -537,6 +550,7 @@ export const webService = <const P extends ParametersInput, S extends Schema.Top
   readonly headers?: Readonly<Record<string, string>> | undefined
   readonly timeout?: Duration.Input | undefined
   readonly idempotent?: boolean | undefined
+  readonly idempotencyHeader?: string | undefined
   readonly maxResponseBytes?: number | undefined
   readonly success?: S
 }): Unmapped<WebService<ToStruct<P>, SuccessOf<S>>> =>
@@ -554,6 +568,7 @@ export const webService = <const P extends ParametersInput, S extends Schema.Top
     headers: options.headers ?? {},
     timeout: options.timeout,
     idempotent: options.idempotent ?? false,
+    ...(options.idempotencyHeader === undefined ? {} : { idempotencyHeader: options.idempotencyHeader }),
     maxResponseBytes: options.maxResponseBytes ?? 10 * 1024 * 1024,
     mapResult: undefined
   })

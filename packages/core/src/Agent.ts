@@ -380,7 +380,8 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       hub,
       runtime,
       secrets,
-      run: (name, params, call) => Pipeline.run(pipeline, name, params, call)
+      run: (name, params, call) => Pipeline.run(pipeline, name, params, call),
+      proceed: (name, args, call) => Pipeline.proceed(pipeline, name, args, call)
     })
     const agent: Agent<Record<string, Action.Any>, any> = {
       [TypeId]: TypeId,

@@ -18,7 +18,9 @@
  *   name the call it was shown for (its binding): a token bound to another
  *   call is refused.
  * - It is single-use: only a fully matching `consume` burns it, atomically
- *   (of two concurrent uses, one wins).
+ *   (of two concurrent uses, one wins). The same call run again — the same
+ *   binding and the same idempotency key — is let through: a call cut off
+ *   by a crash after it used its token proceeds when it is run again.
  * - A call asked for again while its token is still pending gets that same
  *   token, so refusals repeated by a client do not fill the store.
  * - The store boundary (`StoreBoundary`): text the store cannot hold (a NUL,
@@ -61,7 +63,15 @@ import type { StoreError } from "./StoreBoundary.ts"
 
 // The model of a token, the storage contract and the store's refusals live with the stores that implement them.
 export { ApprovalStorageError, ApprovalTokenError } from "./internal/store/storage.ts"
-export type { Binding, RequestOptions, Service, Status, Storage, Token } from "./internal/store/storage.ts"
+export type {
+  Binding,
+  ConsumeOptions,
+  RequestOptions,
+  Service,
+  Status,
+  Storage,
+  Token
+} from "./internal/store/storage.ts"
 
 // node:crypto takes tens of milliseconds to load: it is loaded by the first digest, not at import
 // (Node keeps the module once loaded).
@@ -85,9 +95,12 @@ const nodeCrypto = () => process.getBuiltinModule("node:crypto")
  *   bound to another agent, action or arguments is refused with that check
  *   and stays as it was.
  * - `reject(tokenId, approver, why, binding?)`: the same for a rejection.
- * - `consume(tokenId, binding)`: burns an approved, unexpired, unused token
- *   whose binding matches in full, atomically; any other case fails with the
- *   check that refused and leaves the token as it was.
+ * - `consume(tokenId, binding, options?)`: burns an approved, unexpired,
+ *   unused token whose binding matches in full, atomically, recording the
+ *   SHA-256 of `options.key` (the call's idempotency key) when given; any
+ *   other case fails with the check that refused and leaves the token as it
+ *   was. A token already used by a call with the same key and binding is
+ *   answered as it is (expired or not since): that call is being run again.
  * - `get(tokenId)`: the token, if the store knows it.
  *
  * Each fails with `StoreBoundary.StoreError`: VALIDATION when a text

@@ -50,13 +50,14 @@
  *
  * @since 0.1.0
  */
-import * as Context from "effect/Context"
+import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type ActionError, Category } from "./ActionError.ts"
 import * as DecisionModule from "./Decision.ts"
 import type * as History from "./History.ts"
+import * as IdempotencyKeyModule from "./internal/idempotencyKey.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
 import * as Prompt from "./Prompt.ts"
 import type * as Resilience from "./Resilience.ts"
@@ -219,7 +220,13 @@ const UsageSchema = Schema.Struct({
  *   arguments for an MCP tool);
  * - `pendingTokenId`: the approval token requested for exactly this call
  *   (agent, action, tool, arguments), in the agent's `ApprovalStore`;
- * - `reason`: the action's approval reason, for the approver.
+ * - `reason`: the action's approval reason, for the approver;
+ * - `agents`: for a call made inside an agent used as an action
+ *   (`Action.agent`), the path of agents it came through, outermost first,
+ *   ending with the agent whose action it is (`["lead", "researcher"]`); its
+ *   `toolCallId` is then the outer call's id, `/`, and the inner one's
+ *   (`"call_1/call_7"`), and `action`, `arguments` and `pendingTokenId` are
+ *   the inner agent's. Absent for the turn's own calls.
  *
  * @category schemas
  * @since 0.1.0
@@ -230,7 +237,8 @@ export const PendingCall = Schema.Struct({
   tool: Schema.optionalKey(Schema.String),
   arguments: Schema.Record(Schema.String, Schema.Unknown),
   pendingTokenId: Schema.String,
-  reason: Schema.String
+  reason: Schema.String,
+  agents: Schema.optionalKey(Schema.Array(Schema.String))
 })
 
 /**
@@ -254,10 +262,16 @@ export const pausedStateVersion = 1 as const
  * `ApprovalStore.layerSqlite`).
  *
  * - `messages`: the conversation so far; the last assistant message's calls
- *   are all answered except the pending ones.
- * - `pending`: the calls waiting for a decision.
+ *   are all answered except the pending ones and the nested ones.
+ * - `pending`: the calls waiting for a decision, those of agents used as
+ *   actions included (see {@link PendingCall}'s `agents`).
+ * - `nested`: the calls that run an agent whose turn paused
+ *   ({@link NestedCall}); absent when there are none.
  * - `steps`: model calls made so far in the turn; `maxSteps`: the turn's limit.
- * - `usage`: tokens spent so far in the turn.
+ * - `usage`: tokens spent so far in the turn (agents used as actions
+ *   included); `agents`: the same per agent, when agents used as actions ran.
+ * - `handoff`: when the turn handed its conversation to another agent whose
+ *   turn paused, that turn ({@link HandedOffState}).
  * - `version`: the layout of this data ({@link pausedStateVersion}); a
  *   state of another version is VALIDATION on `agent.resume`.
  *
@@ -267,20 +281,128 @@ export const pausedStateVersion = 1 as const
  * @category schemas
  * @since 0.1.0
  */
-export const PausedState = Schema.Struct({
+export interface PausedState {
+  readonly version: 1
+  readonly messages: ReadonlyArray<Prompt.Message>
+  readonly pending: ReadonlyArray<PendingCall>
+  readonly steps: number
+  readonly maxSteps: number
+  readonly usage: Usage
+  readonly nested?: ReadonlyArray<NestedCall>
+  readonly agents?: Readonly<Record<string, Usage>>
+  readonly handoff?: HandedOffState
+}
+
+/**
+ * A turn that handed its conversation to agent `agent` (by tool call
+ * `toolCallId`), whose turn paused: `state` is that turn's. The handing
+ * turn's `messages` are its own conversation up to the handoff, its
+ * `pending` the next agent's; resuming the handing turn resumes the next
+ * agent's.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface HandedOffState {
+  readonly agent: string
+  readonly toolCallId: string
+  /** How many of `state.messages` the next agent was given (its system message and the history it saw). */
+  readonly from: number
+  readonly state: PausedState
+}
+
+/**
+ * A tool call of the paused turn that runs an agent (`Action.agent`) whose
+ * own turn paused: `toolCallId` is the turn's call, `action` the agent
+ * action it ran with the converted `arguments`, `agent` the inner agent's
+ * id and `state` the inner turn's paused state. Resuming the turn resumes
+ * the inner turn from `state` with the decisions on its calls.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface NestedCall {
+  readonly toolCallId: string
+  readonly action: string
+  readonly agent: string
+  readonly arguments: Readonly<Record<string, unknown>>
+  readonly state: PausedState
+}
+
+/**
+ * The JSON form of a {@link PausedState} (what `JSON.stringify` writes and
+ * the schema reads).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface PausedStateEncoded {
+  readonly version: 1
+  readonly messages: ReadonlyArray<typeof Prompt.Message.Encoded>
+  readonly pending: ReadonlyArray<typeof PendingCall.Encoded>
+  readonly steps: number
+  readonly maxSteps: number
+  readonly usage: typeof UsageSchema.Encoded
+  readonly nested?: ReadonlyArray<NestedCallEncoded>
+  readonly agents?: Readonly<Record<string, typeof UsageSchema.Encoded>>
+  readonly handoff?: {
+    readonly agent: string
+    readonly toolCallId: string
+    readonly from: number
+    readonly state: PausedStateEncoded
+  }
+}
+
+/**
+ * The JSON form of a {@link NestedCall}.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface NestedCallEncoded {
+  readonly toolCallId: string
+  readonly action: string
+  readonly agent: string
+  readonly arguments: Readonly<Record<string, unknown>>
+  readonly state: PausedStateEncoded
+}
+
+/**
+ * @category schemas
+ * @since 0.2.0
+ */
+export const NestedCall: Schema.Codec<NestedCall, NestedCallEncoded> = Schema.Struct({
+  toolCallId: Schema.String,
+  action: Schema.String,
+  agent: Schema.String,
+  arguments: Schema.Record(Schema.String, Schema.Unknown),
+  state: Schema.suspend((): Schema.Codec<PausedState, PausedStateEncoded> => PausedState)
+})
+
+/**
+ * The schema of {@link PausedState} (`agent.resume` decodes a state with it).
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const PausedState: Schema.Codec<PausedState, PausedStateEncoded> = Schema.Struct({
   version: Schema.Literal(1),
   messages: Schema.Array(Prompt.Message),
   pending: Schema.Array(PendingCall),
   steps: NonNegativeInt,
   maxSteps: NonNegativeInt,
-  usage: UsageSchema
+  usage: UsageSchema,
+  nested: Schema.optionalKey(Schema.Array(NestedCall)),
+  agents: Schema.optionalKey(Schema.Record(Schema.String, UsageSchema)),
+  handoff: Schema.optionalKey(
+    Schema.Struct({
+      agent: Schema.String,
+      toolCallId: Schema.String,
+      from: NonNegativeInt,
+      state: Schema.suspend((): Schema.Codec<PausedState, PausedStateEncoded> => PausedState)
+    })
+  )
 })
-
-/**
- * @category models
- * @since 0.1.0
- */
-export type PausedState = typeof PausedState.Type
 
 /**
  * The decision on one pending call: approve it (the token is approved in the
@@ -348,6 +470,22 @@ export interface Completed {
   readonly reasoning?: string | undefined
   readonly citations?: ReadonlyArray<LanguageModel.Citation> | undefined
   readonly output?: unknown
+  /**
+   * The agent that answered: the agent's own id, or the id of the agent a
+   * handoff transferred the conversation to (`Action.handoff`). Set when the
+   * turn handed off.
+   *
+   * @since 0.2.0
+   */
+  readonly agent?: string | undefined
+  /**
+   * Tokens per agent, when agents used as actions (`Action.agent`) or a
+   * handoff ran in the turn: each agent's own model calls, the turn's agent
+   * included; they add up to `usage`.
+   *
+   * @since 0.2.0
+   */
+  readonly agents?: Readonly<Record<string, Usage>> | undefined
 }
 
 /**
@@ -395,6 +533,10 @@ export interface StepLimitReached {
   readonly messages: ReadonlyArray<Prompt.Message>
   readonly usage: Usage
   readonly steps: number
+  /** The agent whose turn reached its limit, when the turn handed off (see `Completed.agent`). @since 0.2.0 */
+  readonly agent?: string | undefined
+  /** Tokens per agent (see `Completed.agents`). @since 0.2.0 */
+  readonly agents?: Readonly<Record<string, Usage>> | undefined
 }
 
 /**
@@ -590,6 +732,39 @@ export interface TurnFinished {
 }
 
 /**
+ * An event of the turn of an agent used as an action (`Action.agent`) by
+ * tool call `toolCallId` of this turn: `agents` is the path of agents it
+ * came through, outermost first, ending with the agent whose event it is;
+ * `event` is that agent's own event (never another `AgentEvent`: deeper
+ * events carry the whole path). Its `TurnFinished` tells the inner result;
+ * the call's answer follows as this turn's `ToolResult`.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface AgentEvent {
+  readonly _tag: "AgentEvent"
+  readonly agents: ReadonlyArray<string>
+  readonly toolCallId: string
+  readonly event: Exclude<ChatEvent, AgentEvent>
+}
+
+/**
+ * The model called a handoff action (`Action.handoff`): the conversation
+ * goes on with agent `to`, whose events follow as `AgentEvent`s with the
+ * path `[from, to]`; `TurnFinished` carries its result.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface HandedOff {
+  readonly _tag: "HandedOff"
+  readonly from: string
+  readonly to: string
+  readonly toolCallId: string
+}
+
+/**
  * What a streamed chat turn tells its caller as it happens. In each step:
  * `StepStarted`, the reasoning's `ReasoningDelta`s, the text's `TextDelta`s
  * and each `ToolCallArgumentsStarted` as the model sends them (with
@@ -612,6 +787,8 @@ export type ChatEvent =
   | ApprovalRequested
   | StepFinished
   | TurnFinished
+  | AgentEvent
+  | HandedOff
 
 /**
  * Options of a streamed turn: those of {@link ChatOptions}, and
@@ -670,7 +847,8 @@ export const systemPrompt = (agentId: string, roles: ReadonlyArray<Role.Any>): s
  * - `Model`: model call `step`;
  * - `Tool`: running tool call `toolCallId` (tool `name`) of step `step`
  *   through the agent's pipeline; `decided` when it runs after an approval
- *   decision, on `resume`.
+ *   decision, on `resume` (and `resumed` when it resumes an inner agent's
+ *   turn).
  *
  * @category models
  * @since 0.1.0
@@ -684,12 +862,22 @@ export type Step =
       readonly toolCallId: string
       readonly name: string
       readonly decided: boolean
+      /**
+       * When the call resumes the turn of an agent used as an action: the
+       * ids of that agent's calls decided (`"call_7,call_9"`), which tell one
+       * resumption of the call from the next (it may pause again). Since 0.2.0.
+       */
+      readonly resumed?: string | undefined
     }
 
 /**
  * What one tool call gives the turn: the tool message the model gets, the
  * error's category when the call failed, and the pending call when it waits
- * for an approval (its message is then not sent yet). Plain JSON data.
+ * for an approval (its message is then not sent yet); `nested` when it ran an
+ * agent whose turn paused (the calls that agent waits for are then the
+ * pending ones), and `handoff` the id of the agent a handoff action
+ * transferred the conversation to, and `agents` the tokens of each agent the
+ * call ran. Plain JSON data.
  *
  * @category schemas
  * @since 0.1.0
@@ -698,7 +886,10 @@ export const ToolAnswer = Schema.Struct({
   message: Prompt.ToolMessage,
   category: Schema.optional(Category),
   success: Schema.Boolean,
-  pending: Schema.optional(PendingCall)
+  pending: Schema.optional(PendingCall),
+  nested: Schema.optional(NestedCall),
+  handoff: Schema.optional(Schema.String),
+  agents: Schema.optional(Schema.Record(Schema.String, UsageSchema))
 })
 
 /**
@@ -751,14 +942,23 @@ export interface StepHooks {
 
 /**
  * The idempotency key of the tool call being run, when the caller of the
- * turn gives one (durable runs do: derived from the run id and the tool call
- * id, the same on every attempt). An action with side effects reads it
- * (`yield* Chat.IdempotencyKey`) and passes it on, e.g. as an
- * `Idempotency-Key` header, so a call run twice takes effect once.
+ * turn gives one (durable runs do: the run id and the tool call id,
+ * `"run-1/call_1"`, the same on every attempt). It reaches the action in the
+ * form its kind understands:
+ *
+ * - a local action reads `context.idempotencyKey` (or
+ *   `yield* Chat.IdempotencyKey` in an Effect);
+ * - a webService action with `idempotencyHeader` sends it as that header
+ *   (`Idempotency-Key`);
+ * - an mcpTool action sends it in the call's `_meta`, under
+ *   `"rolecraft/idempotencyKey"`.
+ *
+ * An action with side effects passes it on to the service that performs
+ * them, so a call run twice takes effect once. Consuming an approval token
+ * is idempotent for the same key: a call re-run after a crash proceeds with
+ * its approval instead of being refused as `"used"`.
  *
  * @category services
  * @since 0.1.0
  */
-export const IdempotencyKey = Context.Reference<string | undefined>("@rolecraft/core/Chat/IdempotencyKey", {
-  defaultValue: () => undefined
-})
+export const IdempotencyKey: Context.Reference<string | undefined> = IdempotencyKeyModule.IdempotencyKey

@@ -42,6 +42,7 @@ import * as Schema from "effect/Schema"
 import { expected } from "./internal/expectedError.ts"
 import type * as Scope from "effect/Scope"
 import type * as Action from "./Action.ts"
+import * as IdempotencyKey from "./internal/idempotencyKey.ts"
 
 /**
  * A tool as an MCP server lists it (`tools/list`).
@@ -159,6 +160,10 @@ export class McpClientError extends expected(
  *   cancelled on the server (`notifications/cancelled`) and the call fails
  *   with reason `Timeout`. Progress notifications do not extend it.
  *
+ * - `meta`: the request's `_meta` (an mcpTool action sends the call's
+ *   idempotency key there, under {@link idempotencyKeyMeta}); left out when
+ *   absent.
+ *
  * Interrupting the returned Effect cancels the request on the server too.
  *
  * @category models
@@ -166,7 +171,20 @@ export class McpClientError extends expected(
  */
 export interface CallOptions {
   readonly timeout: Duration.Duration
+  readonly meta?: Readonly<Record<string, unknown>> | undefined
 }
+
+/**
+ * The `_meta` key under which an mcpTool action sends the call's
+ * idempotency key (`Chat.IdempotencyKey`: in a durable run, the run id and
+ * the tool call id, the same on every attempt): `"rolecraft/idempotencyKey"`.
+ * A server with side effects reads it from the request's `_meta` to take
+ * a call run twice once.
+ *
+ * @category constants
+ * @since 0.2.0
+ */
+export const idempotencyKeyMeta: "rolecraft/idempotencyKey" = IdempotencyKey.idempotencyKeyMeta
 
 /**
  * Why a `tools/list` listing stopped before the server said it was done

@@ -73,6 +73,7 @@ export interface SuccessOptions {
 export const success = (value: unknown, options: SuccessOptions): Result.Result<string, ExecutionFailure> => {
   if (typeof value === "string") return Result.succeed(value)
   if (value === undefined) return Result.succeed("null")
+  if (isContent(value)) return Result.succeed(contentText(value))
   const written = write(value)
   return Result.isSuccess(written)
     ? (written as Result.Result<string, never>) // a success carries no failure: the same value, not a copy
@@ -109,7 +110,7 @@ export const text = (value: unknown): string => {
  * @since 0.1.0
  */
 export const structured = (value: unknown): Record<string, unknown> | undefined =>
-  isPlainObject(value) ? value : undefined
+  isPlainObject(value) && !isContent(value) ? value : undefined
 
 /**
  * The text of a failed call: `{"error":{"category","message"}}`.
@@ -118,3 +119,166 @@ export const structured = (value: unknown): Record<string, unknown> | undefined 
  * @since 0.1.0
  */
 export const failure = (category: string, message: string): string => JSON.stringify({ error: { category, message } })
+
+const ContentTypeId: unique symbol = Symbol.for("@rolecraft/core/ToolResult/Content")
+
+/**
+ * One MCP content block, as an action returns it inside {@link Content}:
+ *
+ * - `text`: `{ type: "text", text }`;
+ * - `image`, `audio`: `{ type, data, mimeType }`, `data` base64;
+ * - `resource`: an embedded resource, `{ type: "resource", resource: { uri,
+ *   mimeType?, text } }` or with `blob` (base64) instead of `text`;
+ * - `resource_link`: a pointer to a resource the client can read,
+ *   `{ type: "resource_link", uri, name, mimeType?, description? }`.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Block =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "image" | "audio"; readonly data: string; readonly mimeType: string }
+  | {
+      readonly type: "resource"
+      readonly resource:
+        | { readonly uri: string; readonly mimeType?: string | undefined; readonly text: string }
+        | { readonly uri: string; readonly mimeType?: string | undefined; readonly blob: string }
+    }
+  | {
+      readonly type: "resource_link"
+      readonly uri: string
+      readonly name: string
+      readonly mimeType?: string | undefined
+      readonly description?: string | undefined
+    }
+
+/**
+ * A result made of content blocks: what an action returns to answer with an
+ * image, audio, an embedded resource or a resource link (or several blocks
+ * at once). `Mcp.serve` sends the blocks as they are; a chat turn sends the
+ * model their text ({@link success}: a text block as is, an embedded text
+ * resource as its text under a `[resource <uri>]` line, anything else as a
+ * one-line description such as `[image image/png, 68 bytes]`). Make one with
+ * {@link content}, {@link image}, {@link audio}, {@link resource} or
+ * {@link resourceLink}.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Content {
+  readonly [ContentTypeId]: typeof ContentTypeId
+  readonly blocks: ReadonlyArray<Block>
+}
+
+/**
+ * Whether a value is a {@link Content} result.
+ *
+ * @category guards
+ * @since 0.2.0
+ */
+export const isContent = (u: unknown): u is Content => typeof u === "object" && u !== null && ContentTypeId in u
+
+const base64 = (data: string | Uint8Array): string =>
+  typeof data === "string" ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64")
+
+/**
+ * A result of several blocks, in order: each part a string (a text block), a
+ * {@link Block}, or another {@link Content} (its blocks).
+ *
+ * @example
+ * ```ts
+ * import { ToolResult } from "@rolecraft/core"
+ *
+ * const png = new Uint8Array([137, 80, 78, 71])
+ * ToolResult.content("The chart:", ToolResult.image(png, "image/png"))
+ * ```
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const content = (...parts: ReadonlyArray<string | Block | Content>): Content => ({
+  [ContentTypeId]: ContentTypeId,
+  blocks: parts.flatMap(
+    (part): ReadonlyArray<Block> =>
+      typeof part === "string" ? [{ type: "text", text: part }] : isContent(part) ? part.blocks : [part]
+  )
+})
+
+/**
+ * An image block: `data` as bytes or base64 text, and its MIME type
+ * (`"image/png"`).
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const image = (data: string | Uint8Array, mimeType: string): Content =>
+  content({ type: "image", data: base64(data), mimeType })
+
+/**
+ * An audio block: `data` as bytes or base64 text, and its MIME type
+ * (`"audio/wav"`).
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const audio = (data: string | Uint8Array, mimeType: string): Content =>
+  content({ type: "audio", data: base64(data), mimeType })
+
+/**
+ * An embedded resource: its `uri`, optional `mimeType`, and either `text` or
+ * `blob` (bytes or base64 text).
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const resource = (
+  options:
+    | { readonly uri: string; readonly mimeType?: string | undefined; readonly text: string }
+    | { readonly uri: string; readonly mimeType?: string | undefined; readonly blob: string | Uint8Array }
+): Content => {
+  const mime = options.mimeType === undefined ? {} : { mimeType: options.mimeType }
+  return content({
+    type: "resource",
+    resource:
+      "text" in options
+        ? { uri: options.uri, ...mime, text: options.text }
+        : { uri: options.uri, ...mime, blob: base64(options.blob) }
+  })
+}
+
+/**
+ * A link to a resource the client can read itself (`resources/read`): its
+ * `uri`, `name`, and optional `mimeType` and `description`.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const resourceLink = (options: {
+  readonly uri: string
+  readonly name: string
+  readonly mimeType?: string | undefined
+  readonly description?: string | undefined
+}): Content => content({ type: "resource_link", ...options })
+
+const sizeOf = (data: string): number =>
+  Math.floor((data.length * 3) / 4) - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0)
+
+/** The text a model is sent for one block. */
+const textOf = (block: Block): string => {
+  switch (block.type) {
+    case "text":
+      return block.text
+    case "image":
+    case "audio":
+      return `[${block.type} ${block.mimeType}, ${sizeOf(block.data)} bytes]`
+    case "resource":
+      return "text" in block.resource
+        ? `[resource ${block.resource.uri}]\n${block.resource.text}`
+        : `[resource ${block.resource.uri}${block.resource.mimeType === undefined ? "" : ` ${block.resource.mimeType}`}, ${sizeOf(block.resource.blob)} bytes]`
+    case "resource_link":
+      return `[resource link ${block.name}: ${block.uri}]`
+  }
+}
+
+/** The text of a {@link Content} result: each block's text, one per line. */
+const contentText = (value: Content): string => value.blocks.map(textOf).join("\n")

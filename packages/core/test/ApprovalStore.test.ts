@@ -309,6 +309,47 @@ describe("ApprovalStore", () => {
         }).pipe(Effect.provide(layer()))
       )
 
+      it.effect("a used token is the same call's again: the same key and binding pass (expired or not), no other", () =>
+        Effect.gen(function* () {
+          const store = yield* ApprovalStore.ApprovalStore
+          const id = yield* store.request(binding, "why", "1 minute")
+          yield* store.approve(id, "alice")
+          const used = yield* store.consume(id, binding, { key: "run-1/call_1" })
+          assert.strictEqual(used.usedKey, createHash("sha256").update("run-1/call_1").digest("hex"))
+          // The same call run again (after a crash): it used this token, it proceeds.
+          assert.deepStrictEqual(yield* store.consume(id, binding, { key: "run-1/call_1" }), used)
+          // Any other consume is refused as before: another key, no key, another binding with the same key.
+          assert.strictEqual(checkOf(yield* Effect.exit(store.consume(id, binding, { key: "run-1/call_2" }))), "used")
+          assert.strictEqual(checkOf(yield* Effect.exit(store.consume(id, binding))), "used")
+          const other = { ...binding, argumentsDigest: ApprovalStore.digest({ hotelId: "h-43" }) }
+          assert.strictEqual(
+            checkOf(yield* Effect.exit(store.consume(id, other, { key: "run-1/call_1" }))),
+            "arguments"
+          )
+          // Past its expiry the call run again still finds its token: it was used in time.
+          yield* TestClock.adjust("2 minutes")
+          assert.strictEqual((yield* store.consume(id, binding, { key: "run-1/call_1" })).status, "used")
+          // A token used without a key is nobody's to use again.
+          const keyless = yield* store.request(binding, "why", undefined, { scope: "keyless" })
+          yield* store.approve(keyless, "alice")
+          assert.strictEqual((yield* store.consume(keyless, binding)).usedKey, undefined)
+          assert.strictEqual(checkOf(yield* Effect.exit(store.consume(keyless, binding, { key: "k" }))), "used")
+          // Of two attempts of one call at once (the same key), both pass; of two calls, one.
+          const raced = yield* store.request(binding, "why", undefined, { scope: "raced" })
+          yield* store.approve(raced, "alice")
+          const exits = yield* Effect.forEach(
+            ["k-1", "k-1", "k-2"],
+            (key) => Effect.exit(Effect.andThen(Effect.yieldNow, store.consume(raced, binding, { key }))),
+            { concurrency: "unbounded" }
+          )
+          const winner = Option.getOrThrow(yield* store.get(raced)).usedKey
+          const expected = ["k-1", "k-1", "k-2"].map((key) =>
+            createHash("sha256").update(key).digest("hex") === winner ? "ok" : "used"
+          )
+          assert.deepStrictEqual(exits.map(checkOf), expected)
+        }).pipe(Effect.provide(layer()))
+      )
+
       it.effect("100 concurrent consumes of one approved token: exactly one wins, the rest see used", () =>
         Effect.gen(function* () {
           const store = yield* ApprovalStore.ApprovalStore
@@ -382,6 +423,44 @@ describe("ApprovalStore", () => {
       assert.strictEqual(checkOf(yield* Effect.exit(store.consume(live, binding))), "ok")
     })
   )
+
+  describe("a table made before the used key's column", () => {
+    const oldSchema = `CREATE TABLE rolecraft_approval_tokens (key VARCHAR(64) PRIMARY KEY, agent_id TEXT NOT NULL,
+      action TEXT NOT NULL, tool TEXT, arguments_digest TEXT NOT NULL, reason TEXT NOT NULL, status VARCHAR(16) NOT NULL,
+      requested_at BIGINT NOT NULL, expires_at BIGINT NOT NULL, approver TEXT, decided_at BIGINT, rejection TEXT,
+      used_at BIGINT)`
+    const roundTrip = Effect.gen(function* () {
+      const store = yield* ApprovalStore.ApprovalStore
+      const id = yield* store.request(binding, "why")
+      yield* store.approve(id, "alice")
+      yield* store.consume(id, binding, { key: "run-1/call_1" })
+      return checkOf(yield* Effect.exit(store.consume(id, binding, { key: "run-1/call_1" })))
+    })
+    it.effect("sqlite: gets the column when opened; a used token is its call's again", () =>
+      Effect.gen(function* () {
+        const filename = join(tempDir(), "old.db")
+        const database = new DatabaseSync(filename)
+        database.exec(oldSchema)
+        database.close()
+        assert.strictEqual(yield* Effect.provide(roundTrip, ApprovalStore.layerSqlite({ filename })), "ok")
+      })
+    )
+    it.effect("postgres: gets the column when opened; a used token is its call's again", () =>
+      Effect.gen(function* () {
+        const url = yield* Effect.promise(() => Postgres.freshDatabase(postgresUrl(), "approvals_old"))
+        const database = PgClient.layer({ url: Redacted.make(url) })
+        yield* Effect.provide(
+          Effect.flatMap(Effect.service(SqlClient.SqlClient), (sql) => sql.unsafe(oldSchema)),
+          database
+        )
+        // Two stores (two processes) opening the old table at once: one adds the column, the other finds it.
+        const opens = [0, 1].map(() =>
+          Effect.provide(roundTrip, Layer.provide(Layer.fresh(ApprovalStore.layerSql), database))
+        )
+        assert.deepStrictEqual(yield* Effect.all(opens, { concurrency: 2 }), ["ok", "ok"])
+      })
+    )
+  })
 
   describe("sql on postgres across processes", () => {
     it.effect("two clients (two processes): one requests, the other approves; one consume of two wins", () =>

@@ -4,14 +4,18 @@
  * for approvals survives restarts and is finished by whichever process holds
  * it when the decisions arrive.
  *
- * Each tool listing, model call and tool call of the turn is an activity
- * (through the chat's `steps` hooks): its result is stored, and a replay —
- * after a restart, or on another process — reads it and never runs it again.
- * Each pending call waits on a durable deferred that any process can complete
- * with {@link DurableChat} `decide`, raced against a durable clock for its
- * approval token's expiry (an expired call is answered APPROVAL "expired" and
- * the turn goes on). A tool call runs with `Chat.IdempotencyKey` set to the
- * run id and its tool call id, the same on every attempt.
+ * Each model call and tool call of the turn is a recorded step of the run
+ * (through the chat's `steps` hooks): its result is recorded in the run store
+ * before the step returns, and a replay — after a crash, a restart of the
+ * database, or on another process — reads it and never runs it again. A step
+ * cut off by a crash runs again, with the same idempotency key:
+ * `Chat.IdempotencyKey`, the run id and its tool call id (`"run-1/call_1"`),
+ * handed to a local action on its context, to a webService action as its
+ * `idempotencyHeader`, to an mcpTool call in its `_meta`. Each pending call
+ * waits on a durable deferred that any process can complete with
+ * {@link DurableChat} `decide` — once: the first decision recorded stands —
+ * raced against a durable clock for its approval token's expiry (an expired
+ * call is answered APPROVAL "expired" and the turn goes on).
  *
  * @example
  * ```ts
@@ -44,15 +48,20 @@
  *
  * @since 0.1.0
  */
-import { ValidationError } from "@rolecraft/core/ActionError"
+import {
+  type ApprovalRequired,
+  type ExecutionFailure,
+  type TransientFailure,
+  ValidationError
+} from "@rolecraft/core/ActionError"
 import type * as Chat from "@rolecraft/core/Chat"
 import type * as LanguageModel from "@rolecraft/core/LanguageModel"
+import type * as StoreBoundary from "@rolecraft/core/StoreBoundary"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
 import * as RunnerAddress from "effect/cluster/RunnerAddress"
-import * as RunnerHealth from "effect/cluster/RunnerHealth"
 import * as Runners from "effect/cluster/Runners"
 import * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as SqlMessageStorage from "effect/cluster/SqlMessageStorage"
@@ -105,6 +114,27 @@ export type RunOptions = typeof RunOptions.Type
 export type Services = WorkflowEngine.WorkflowEngine | RunStore.RunStore
 
 /**
+ * What a client operation (`start`, `status`, `cancel`, `await`) fails
+ * with, never a defect:
+ *
+ * - VALIDATION (`ValidationError`): an unknown run, a run not in the state
+ *   the operation needs, an id or text the store cannot hold (a NUL, a lone
+ *   surrogate, a run id past 200 characters), naming the field;
+ * - TRANSIENT (`TransientFailure`): the run store or the workflow engine
+ *   could not be reached (a database stopped or restarting), naming it: the
+ *   same operation may succeed later;
+ * - EXECUTION (`ExecutionFailure`): a stored row that does not decode (edited,
+ *   truncated, from a newer version), naming the run and the field.
+ *
+ * `decide` may also fail with APPROVAL (`ApprovalRequired`, see
+ * {@link DurableChat}).
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export type Failure = ValidationError | TransientFailure | ExecutionFailure
+
+/**
  * A run's final status (what {@link DurableChat} `await` returns).
  *
  * @category models
@@ -123,12 +153,23 @@ export type FinalStatus = Extract<RunStore.RunStatus, { readonly _tag: "Done" | 
  *   an existing one is VALIDATION); returns once the run is recorded.
  * - `status(runId)`: the run's stored status (a query, never a replay).
  * - `decide(runId, decisions)`: decides pending calls by `toolCallId` (all
- *   or some of them); an unknown run, a run not awaiting approval, or an
- *   unknown call is VALIDATION.
+ *   or some of them). A call is decided once, ever: the first decision
+ *   recorded for it stands (of two deciders racing, one records), the same
+ *   decision again is that decision, and any other — the loser of a race,
+ *   or a rejection sent after an approval — is APPROVAL (`check:
+ *   "decided"`, "decide: call_1 (refund) is already decided: approved by
+ *   alice"). A decision is recorded for the call it was shown for (its
+ *   approval token, bound to the call's exact arguments). An unknown run, a
+ *   run not awaiting approval (and no decision recorded for the call), an
+ *   unknown call or an approver or reason a store cannot hold is
+ *   VALIDATION.
  * - `cancel(runId)`: stops the run; nothing more runs. A final run is
  *   VALIDATION.
  * - `await(runId, options?)`: waits for the final status, reading the
- *   stored status every `pollInterval` (default 200 ms).
+ *   stored status every `pollInterval` (default 200 ms); a store that cannot
+ *   be reached meanwhile ends the wait TRANSIENT (wait again).
+ *
+ * Every operation fails with a typed {@link Failure}, never a defect.
  *
  * @category models
  * @since 0.1.0
@@ -143,19 +184,17 @@ export interface DurableChat {
     runId: string,
     input: string | ReadonlyArray<LanguageModel.Message>,
     options?: RunOptions
-  ) => Effect.Effect<void, ValidationError, WorkflowEngine.WorkflowEngine | RunStore.RunStore>
-  readonly status: (runId: string) => Effect.Effect<RunStore.RunStatus, ValidationError, RunStore.RunStore>
+  ) => Effect.Effect<void, Failure, WorkflowEngine.WorkflowEngine | RunStore.RunStore>
+  readonly status: (runId: string) => Effect.Effect<RunStore.RunStatus, Failure, RunStore.RunStore>
   readonly decide: (
     runId: string,
     decisions: Chat.Decisions
-  ) => Effect.Effect<void, ValidationError, WorkflowEngine.WorkflowEngine | RunStore.RunStore>
-  readonly cancel: (
-    runId: string
-  ) => Effect.Effect<void, ValidationError, WorkflowEngine.WorkflowEngine | RunStore.RunStore>
+  ) => Effect.Effect<void, Failure | ApprovalRequired, WorkflowEngine.WorkflowEngine | RunStore.RunStore>
+  readonly cancel: (runId: string) => Effect.Effect<void, Failure, WorkflowEngine.WorkflowEngine | RunStore.RunStore>
   readonly await: (
     runId: string,
     options?: { readonly pollInterval?: Duration.Input | undefined }
-  ) => Effect.Effect<FinalStatus, ValidationError, RunStore.RunStore>
+  ) => Effect.Effect<FinalStatus, Failure, RunStore.RunStore>
 }
 
 /**
@@ -206,7 +245,11 @@ export const layerTest: Layer.Layer<WorkflowEngine.WorkflowEngine | RunStore.Run
  */
 export const layerSingle = (options?: {
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
-}): Layer.Layer<WorkflowEngine.WorkflowEngine | RunStore.RunStore, Config.ConfigError, SqlClient.SqlClient> =>
+}): Layer.Layer<
+  WorkflowEngine.WorkflowEngine | RunStore.RunStore,
+  Config.ConfigError | StoreBoundary.StoreError,
+  SqlClient.SqlClient
+> =>
   Layer.mergeAll(
     ClusterWorkflowEngine.layer.pipe(
       Layer.provide(SingleRunner.layer({ runnerStorage: "sql", shardingConfig: options?.shardingConfig })),
@@ -226,7 +269,7 @@ export const layerSingle = (options?: {
  * After a runner dies its runs move to another runner once no runner counts
  * it any more and its shard locks are free. Every runner pings the others
  * every `runnerHealthCheckInterval` (Effect's default 1 minute) and records a
- * runner that does not answer (5 tries, 500 ms apart) as unhealthy, so a
+ * runner that does not answer (3 tries, 250 ms apart) as unhealthy, so a
  * crashed process, whose socket and Postgres session close at once, is
  * replaced within seconds of the next check. A runner nobody can reach that
  * way (its host frozen or gone without closing its connections) is dropped
@@ -260,7 +303,7 @@ export const layerCluster = (options: {
     Layer.orDie(SqlRunnerStorage.layer)
   ).pipe(Layer.provide(config))
   // Pings go through their own clients, as Effect's health check's do, with the runners' default serialization.
-  const ping = RunnerHealth.layerPing.pipe(
+  const ping = RunnerWatch.layerPing.pipe(
     Layer.provide(Runners.layerRpc),
     Layer.provide(NodeClusterSocket.layerClientProtocol),
     Layer.provide(RpcSerialization.layerSchemaBinary())

@@ -1,10 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Chat } from "@rolecraft/core"
-import type { ValidationError } from "@rolecraft/core/ActionError"
+import type { ApprovalRequired } from "@rolecraft/core/ActionError"
 import { ConfigProvider, type Duration, Effect, Layer } from "effect"
 import { DurableChat, type RunStore } from "../src/index.ts"
 import * as Model from "@rolecraft/core/LanguageModel"
 import { makeAgent, refundModel } from "./support/refunds.ts"
+
+/** The path of a VALIDATION error's first issue (undefined for any other error). */
+const pathOf = (error: { readonly _tag: string }): string | undefined =>
+  error._tag === "ValidationError"
+    ? (error as unknown as { issues: ReadonlyArray<{ path: string }> }).issues[0]?.path
+    : undefined
 
 const toolMessages = (status: RunStore.RunStatus) =>
   status._tag === "Done"
@@ -82,23 +88,30 @@ describe("DurableChat on the in-memory engine", () => {
       Effect.gen(function* () {
         const { turns, run } = yield* setup()
         const unknown = yield* Effect.flip(run(turns.decide("nope", { call_1: Chat.approve("alice") })))
-        assert.deepStrictEqual([unknown.category, unknown.issues[0]?.path], ["VALIDATION", "runId"])
+        assert.deepStrictEqual([unknown.category, pathOf(unknown)], ["VALIDATION", "runId"])
         assert.include(unknown.message, 'no run "nope"')
         assert.strictEqual((yield* Effect.flip(run(turns.status("nope")))).category, "VALIDATION")
         assert.strictEqual((yield* Effect.flip(run(turns.cancel("nope")))).category, "VALIDATION")
         yield* run(turns.start("run-3", "order-1"))
         yield* run(waitFor(turns, "run-3", "AwaitingApproval"))
         const call = yield* Effect.flip(run(turns.decide("run-3", { call_9: Chat.approve("alice") })))
-        assert.deepStrictEqual([call.category, call.issues[0]?.path], ["VALIDATION", "decisions.call_9"])
+        assert.deepStrictEqual([call.category, pathOf(call)], ["VALIDATION", "decisions.call_9"])
         const bad = yield* Effect.flip(run(turns.decide("run-3", { call_1: { _tag: "Maybe" } as never })))
-        assert.deepStrictEqual([bad.category, bad.issues[0]?.path], ["VALIDATION", "decisions.call_1"])
+        assert.deepStrictEqual([bad.category, pathOf(bad)], ["VALIDATION", "decisions.call_1"])
         const again = yield* Effect.flip(run(turns.start("run-3", "order-2")))
         assert.include(again.message, 'a run "run-3" already exists')
         const empty = yield* Effect.flip(run(turns.start("", "order-2")))
-        assert.deepStrictEqual([empty.category, empty.issues[0]?.path], ["VALIDATION", "runId"])
+        assert.deepStrictEqual([empty.category, pathOf(empty)], ["VALIDATION", "runId"])
         yield* run(turns.decide("run-3", { call_1: Chat.approve("alice") }))
         yield* run(turns.await("run-3", { pollInterval: "10 millis" }))
-        const done = yield* Effect.flip(run(turns.decide("run-3", { call_1: Chat.approve("alice") })))
+        // The same decision again is that decision; another is refused, the run is done either way.
+        yield* run(turns.decide("run-3", { call_1: Chat.approve("alice") }))
+        const late = yield* Effect.flip(run(turns.decide("run-3", { call_1: Chat.reject("bob", "no") })))
+        assert.deepStrictEqual(
+          [late.category, late.message],
+          ["APPROVAL", "decide: call_1 is already decided: approved by alice"]
+        )
+        const done = yield* Effect.flip(run(turns.decide("run-3", { call_2: Chat.approve("alice") })))
         assert.include(done.message, "is not awaiting approval (Done)")
         assert.include((yield* Effect.flip(run(turns.cancel("run-3")))).message, "has already ended (Done)")
       }).pipe(Effect.scoped)
@@ -141,7 +154,13 @@ describe("DurableChat on the in-memory engine", () => {
         const turns = DurableChat.make("support")
         // The engine and nothing else: no turns.layer(agent). A send would wait for a registration that never comes.
         const context = yield* Layer.build(DurableChat.layerTest)
-        const refused = (effect: Effect.Effect<void, ValidationError, Layer.Success<typeof DurableChat.layerTest>>) =>
+        const refused = (
+          effect: Effect.Effect<
+            void,
+            DurableChat.Failure | ApprovalRequired,
+            Layer.Success<typeof DurableChat.layerTest>
+          >
+        ) =>
           effect.pipe(
             Effect.provide(context),
             Effect.flip,

@@ -29,30 +29,36 @@
  *
  * @since 0.1.0
  */
-import { createServer, type IncomingMessage, type Server as NodeServer, type ServerResponse } from "node:http"
+import { createServer, type Server as NodeServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import { type CallToolResult, CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
-import { type ActionResponse, Agent, type Role, ToolResult } from "@rolecraft/core"
+import { Agent, type Role } from "@rolecraft/core"
 import type { RoleDefinitionError } from "@rolecraft/core/ActionError"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Logger from "effect/Logger"
-import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as McpPrompt from "./McpPrompt.ts"
+import type * as McpResource from "./McpResource.ts"
 import * as Origin from "./internal/origin.ts"
+import * as Catalog from "./internal/serve/catalog.ts"
+import * as Http from "./internal/serve/http.ts"
+import * as ServeServer from "./internal/serve/server.ts"
 
 /**
  * How to serve.
  *
  * - `transport`: `"stdio"` (this process's stdin and stdout), or
- *   `{ http: { port, host, path, allowedHosts, allowedOrigins } }` —
- *   streamable HTTP on a `node:http` server, stateless (each POST is handled
- *   by a fresh SDK server), `port` default 0 (an ephemeral port), `host`
+ *   `{ http: { port, host, path, allowedHosts, allowedOrigins, maxSessions,
+ *   idleTimeout } }` — streamable HTTP on a `node:http` server with
+ *   sessions (an `initialize` opens one, its id in `mcp-session-id`; at most
+ *   `maxSessions` live at once, default 100, 503 beyond; one idle longer
+ *   than `idleTimeout`, default 30 minutes, is closed and its id answers
+ *   404), `port` default 0 (an ephemeral port), `host`
  *   default `"127.0.0.1"`, `path` default `"/mcp"`. It answers only requests
  *   whose `Host` is a name that reaches the listener, with its port (for a
  *   loopback listener `127.0.0.1`, `localhost` and `[::1]`; on `0.0.0.0` or
@@ -69,6 +75,18 @@ import * as Origin from "./internal/origin.ts"
  *   agent's id, `"0.1.0"`).
  * - `id`: the id of the agent made when serving a role (default the role's
  *   name).
+ * - `resources`: resources and resource templates to serve
+ *   (`McpResource.make`, `McpResource.template`); the documents of the
+ *   roles' knowledge sources (`spec.knowledge`) are served too, as `file:`
+ *   URIs.
+ * - `prompts`: prompts to offer (`McpPrompt.make`), after one per role
+ *   (`McpPrompt.fromRole`: its identity and goals) unless `rolePrompts` is
+ *   `false`.
+ * - `approveInBand` (default `true`): when a call needs approval, carries
+ *   no token and its client declared elicitation, ask the person at the
+ *   client to approve that exact call, and run it once on acceptance; with
+ *   `false` (approvals come from someone else, through
+ *   `agent.approvals`), the call is refused with its pending token id.
  *
  * @category models
  * @since 0.1.0
@@ -83,11 +101,17 @@ export interface Options {
           readonly path?: string | undefined
           readonly allowedHosts?: ReadonlyArray<string> | undefined
           readonly allowedOrigins?: ReadonlyArray<string> | undefined
+          readonly maxSessions?: number | undefined
+          readonly idleTimeout?: Duration.Input | undefined
         }
       }
   readonly name?: string | undefined
   readonly version?: string | undefined
   readonly id?: string | undefined
+  readonly resources?: ReadonlyArray<McpResource.Any> | undefined
+  readonly prompts?: ReadonlyArray<McpPrompt.McpPrompt> | undefined
+  readonly rolePrompts?: boolean | undefined
+  readonly approveInBand?: boolean | undefined
 }
 
 /**
@@ -98,6 +122,8 @@ export interface Options {
  *   runs.
  * - `closed`: completes when the stdio client disconnects (stdin ends); never
  *   for HTTP, which stops when the scope closes.
+ * - `resourceUpdated(uri)`: tells every session subscribed to `uri`
+ *   (`resources/subscribe`) that it changed (`notifications/resources/updated`).
  *
  * @category models
  * @since 0.1.0
@@ -106,6 +132,7 @@ export interface Served {
   readonly url: string | undefined
   readonly tools: ReadonlyArray<{ readonly name: string; readonly key: string }>
   readonly closed: Effect.Effect<void>
+  readonly resourceUpdated: (uri: string) => Effect.Effect<void>
 }
 
 /**
@@ -123,34 +150,8 @@ type AnyAgent = Agent.Agent<any, any>
 
 const isAgent = (u: unknown): u is AnyAgent => typeof u === "object" && u !== null && Agent.TypeId in u
 
-// The same text a chat turn answers a tool call with (`ToolResult.success`), redacted of every secret the
-// agent knows, plus `structuredContent` for an object: the JSON of that text, so the two agree (a bigint in
-// it is its decimal string, a Map an object; left out in the rare case redacting broke the JSON). A result
-// that cannot be written (a cycle) is the EXECUTION failure a chat turn answers with.
-const successResult = (agent: AnyAgent, action: string, value: unknown): Effect.Effect<CallToolResult> => {
-  const text = ToolResult.success(value, { action })
-  if (Result.isFailure(text)) return Effect.succeed(failureResult(text.failure.category, text.failure.message))
-  return Effect.map(agent.redact(text.success), (shown) => {
-    const content: CallToolResult["content"] = [{ type: "text", text: shown }]
-    if (ToolResult.structured(value) === undefined) return { content }
-    const structured = Result.try(() => JSON.parse(shown) as Record<string, unknown>)
-    return Result.isSuccess(structured) ? { content, structuredContent: structured.success } : { content }
-  })
-}
-
-const failureResult = (category: string, message: string): CallToolResult => ({
-  isError: true,
-  content: [{ type: "text", text: ToolResult.failure(category, message) }]
-})
-
-const toResult = (
-  agent: AnyAgent,
-  action: string,
-  response: ActionResponse.ActionResponse
-): Effect.Effect<CallToolResult> =>
-  response.success
-    ? successResult(agent, action, response.value)
-    : Effect.succeed(failureResult(response.error.category, response.error.message))
+const defaultMaxSessions = 100
+const defaultIdleTimeout = "30 minutes"
 
 const serveAgent = <R>(
   agent: Agent.Agent<any, R>,
@@ -158,115 +159,84 @@ const serveAgent = <R>(
 ): Effect.Effect<Served, ServeError, Scope.Scope | R> =>
   Effect.gen(function* () {
     const offered = agent.tools
-    const actionOf = new Map(offered.map((tool) => [tool.name, tool.action]))
     const context = yield* Effect.context<R>()
-    const run = Effect.runPromiseWith(context)
-    const info = { name: options.name ?? agent.id, version: options.version ?? "0.1.0" }
-
-    const call = (name: string, args: Record<string, unknown> | undefined, signal: AbortSignal) => {
-      const key = actionOf.get(name)
-      // Only what was offered can be called: an action kept from the model, or one the
-      // agent's authority denies, is not reachable either. Authority first, as in a chat
-      // turn: a name it denies is AUTHORITY whether or not it exists.
-      if (key === undefined) {
-        const available = offered.map((tool) => tool.name).join(", ")
-        return Promise.resolve(
-          agent.allows(name)
-            ? failureResult("NOT_FOUND", `No tool named ${name}; available: ${available || "none"}`)
-            : failureResult("AUTHORITY", `The agent's authority does not allow ${name}`)
+    const runPlain = Effect.runPromiseWith(context)
+    const served: ServeServer.Served = {
+      agent,
+      tools: new Map(offered.map((tool) => [tool.name, tool])),
+      run: (effect, signal) => runPlain(effect, { signal }),
+      runPlain: (effect) => runPlain(effect),
+      approveInBand: options.approveInBand ?? true,
+      sources: new Map(
+        agent.roles.flatMap((role) =>
+          Object.entries(role.actions as Record<string, { readonly parameters?: unknown }>).flatMap(([name, action]) =>
+            Schema.isSchema(action.parameters) ? [[name, action.parameters] as const] : []
+          )
         )
-      }
-      return run(
-        agent.execute({ action: key, params: args ?? {} }).pipe(
-          Effect.flatMap((response) => toResult(agent, key, response)),
-          Effect.catch((failure) => Effect.succeed(failureResult("RETRIEVAL", failure.message)))
-        ),
-        { signal }
+      ),
+      info: { name: options.name ?? agent.id, version: options.version ?? "0.1.0" },
+      catalog: Catalog.make(
+        agent.roles,
+        options.resources ?? [],
+        options.prompts ?? [],
+        options.rolePrompts === false ? [] : agent.roles.map(McpPrompt.fromRole)
       )
     }
-
-    const makeServer = (): Server => {
-      const server = new Server(info, { capabilities: { tools: {} } })
-      server.setRequestHandler(ListToolsRequestSchema, () => ({
-        tools: offered.map((tool) => ({
-          name: tool.name,
-          description: tool.description,
-          inputSchema: tool.parameters
-        }))
-      }))
-      server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-        call(request.params.name, request.params.arguments, extra.signal)
+    const sessions = new Set<ServeServer.Session>()
+    const resourceUpdated = (uri: string): Effect.Effect<void> =>
+      Effect.promise(() =>
+        Promise.allSettled(
+          [...sessions]
+            .filter((session) => session.subscriptions.has(uri))
+            .map((session) => session.server.sendResourceUpdated({ uri }))
+        )
       )
-      return server
+    const open = () => {
+      const session = ServeServer.make(served)
+      sessions.add(session)
+      session.server.onclose = () => sessions.delete(session)
+      return session
     }
 
     const tools = offered.map((tool) => ({ name: tool.name, key: tool.action }))
     if (options.transport === "stdio") {
-      const server = makeServer()
+      const session = open()
       const closed = Deferred.makeUnsafe<void>()
-      server.onclose = () => Deferred.doneUnsafe(closed, Exit.void)
-      const onEnd = () => void server.close()
+      session.server.onclose = () => {
+        sessions.delete(session)
+        Deferred.doneUnsafe(closed, Exit.void)
+      }
+      const onEnd = () => void session.server.close()
       process.stdin.once("end", onEnd)
       yield* Effect.acquireRelease(
         Effect.tryPromise({
-          try: () => server.connect(new StdioServerTransport()),
+          try: () => session.server.connect(new StdioServerTransport()),
           catch: (cause) => new ServeError({ message: `could not serve over stdio: ${String(cause)}`, cause })
         }),
         () =>
           Effect.andThen(
             Effect.sync(() => process.stdin.off("end", onEnd)),
-            Effect.ignore(Effect.tryPromise(() => server.close()))
+            Effect.ignore(Effect.tryPromise(() => session.server.close()))
           )
       )
-      return { url: undefined, tools, closed: Deferred.await(closed) }
+      return { url: undefined, tools, closed: Deferred.await(closed), resourceUpdated }
     }
 
-    const { port = 0, host = "127.0.0.1", path = "/mcp" } = options.transport.http
+    const http = options.transport.http
+    const { port = 0, host = "127.0.0.1", path = "/mcp" } = http
+    const idle = Duration.fromInputUnsafe(http.idleTimeout ?? defaultIdleTimeout)
     // Known once the server listens (the port may be ephemeral); nothing is answered before.
     let allowed: Origin.Allowed = { hosts: new Set(), origins: new Set() }
-    const handle = (request: IncomingMessage, response: ServerResponse) => {
-      const refused = Origin.refusal(allowed, request.headers.host, request.headers.origin)
-      if (refused !== undefined) {
-        response
-          .writeHead(403, { "content-type": "application/json" })
-          .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: `Forbidden: ${refused}.` }, id: null }))
-        return
-      }
-      const pathname = new URL(request.url ?? "/", "http://localhost").pathname
-      if (pathname !== path) {
-        response.writeHead(404, { "content-type": "text/plain" }).end("Not found")
-        return
-      }
-      if (request.method !== "POST") {
-        response
-          .writeHead(405, { "content-type": "application/json", allow: "POST" })
-          .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message: "Method not allowed." }, id: null }))
-        return
-      }
-      const server = makeServer()
-      const transport = new StreamableHTTPServerTransport({
-        enableDnsRebindingProtection: true,
-        allowedHosts: [...allowed.hosts],
-        allowedOrigins: [...allowed.origins]
-      })
-      response.on("close", () => {
-        void transport.close()
-        void server.close()
-      })
-      server
-        .connect(transport)
-        .then(() => transport.handleRequest(request, response))
-        .catch((error: unknown) => {
-          if (!response.headersSent) {
-            response
-              .writeHead(500, { "content-type": "application/json" })
-              .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32603, message: String(error) }, id: null }))
-          }
-        })
-    }
+    const routes = Http.make({
+      path,
+      allowed: () => allowed,
+      open,
+      maxSessions: http.maxSessions ?? defaultMaxSessions,
+      idleMs: Duration.toMillis(idle)
+    })
     const listening = yield* Effect.acquireRelease(
       Effect.callback<NodeServer, ServeError>((resume) => {
-        const server = createServer(handle)
+        const server = createServer(routes.handle)
         server.once("error", (cause) =>
           resume(
             Effect.fail(new ServeError({ message: `could not listen on ${host}:${port}: ${cause.message}`, cause }))
@@ -275,18 +245,24 @@ const serveAgent = <R>(
         server.listen(port, host, () => resume(Effect.succeed(server)))
       }),
       (server) =>
-        Effect.callback<void>((resume) => {
-          server.closeAllConnections()
-          server.close(() => resume(Effect.void))
-        })
+        Effect.andThen(
+          Effect.promise(() => routes.closeAll()),
+          Effect.callback<void>((resume) => {
+            server.closeAllConnections()
+            server.close(() => resume(Effect.void))
+          })
+        )
+    )
+    yield* Effect.forkScoped(
+      Effect.repeat(
+        Effect.sync(() => routes.sweep(Date.now())),
+        Schedule.spaced(Duration.min(idle, Duration.minutes(1)))
+      )
     )
     const address = listening.address() as AddressInfo
-    allowed = Origin.allowedFor(address, {
-      hosts: options.transport.http.allowedHosts,
-      origins: options.transport.http.allowedOrigins
-    })
+    allowed = Origin.allowedFor(address, { hosts: http.allowedHosts, origins: http.allowedOrigins })
     const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address
-    return { url: `http://${shownHost}:${address.port}${path}`, tools, closed: Effect.never }
+    return { url: `http://${shownHost}:${address.port}${path}`, tools, closed: Effect.never, resourceUpdated }
   })
 
 /**
@@ -296,19 +272,30 @@ const serveAgent = <R>(
  * - Tools: the agent's `tools` — every action of its roles (and its
  *   `mcpServers`) not marked `Action.excludeFromModel` whose name the agent's
  *   authority allows, each named validly and uniquely (at most 64
- *   characters) with the JSON Schema of its parameters as `inputSchema`.
+ *   characters). Its `inputSchema` is the JSON Schema of its parameters as
+ *   a model is shown it, stated as JSON Schema 2020-12 (`$schema`) with
+ *   every struct closed (`additionalProperties: false`), plus, for an
+ *   action that needs approval, an optional `_approval_token` string.
  * - Calls: `agent.execute` with the arguments as given (the pipeline converts
- *   them). A success is the text a chat turn answers a tool call with
+ *   them). A `ToolResult.Content` result is its content blocks; any other
+ *   success is the text a chat turn answers a tool call with
  *   (`ToolResult.success`: a string result as is, anything else as JSON — a
  *   bigint as its decimal string, a `Date` as its ISO string, a `Map` as an
  *   object, a `Set` as an array), plus `structuredContent`, the same JSON, for
  *   an object result; a failure is an `isError: true` result whose text is
  *   `{"error":{"category","message"}}` — the nine categories, or `RETRIEVAL`
  *   for a knowledge failure — and so is a result that cannot be written (a
- *   cycle: EXECUTION, naming where it closes). A name that was not
- *   offered is refused and nothing runs: `AUTHORITY` when the agent's
- *   authority denies the name, else `NOT_FOUND` listing the offered names
- *   (an excluded action included). A call the client cancels interrupts the action.
+ *   cycle: EXECUTION, naming where it closes). An APPROVAL refusal also
+ *   carries `check`, `reason` and `pendingTokenId`, in the text and in
+ *   `structuredContent`; a client sends an approved token back as
+ *   `_meta["rolecraft/approvalToken"]` or the `_approval_token` argument.
+ *   A name that was not offered runs nothing: it is the JSON-RPC error
+ *   -32602 ("Unknown tool: …", saying so when the agent's authority denies
+ *   it). A call the client cancels interrupts the action. During a call the
+ *   action's Effect logs reach the client at the level it set,
+ *   `Progress.report` reaches it when it sent a `progressToken`, and
+ *   `McpPeer.elicit` / `McpPeer.sample` ask it.
+ * - Resources, prompts and completions: see {@link Options}.
  *
  * Over stdio, stdout belongs to the protocol: Effect's built-in loggers are
  * routed to stderr (`Logger.LogToStderr`) for the calls it serves.

@@ -7,3 +7,6 @@
 export * as Mcp from "./Mcp.ts"
 export * as McpClientSdk from "./McpClientSdk.ts"
 export * as McpTransport from "./McpTransport.ts"
+export * as McpPeer from "./McpPeer.ts"
+export * as McpPrompt from "./McpPrompt.ts"
+export * as McpResource from "./McpResource.ts"

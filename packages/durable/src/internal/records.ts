@@ -1,17 +1,19 @@
 /**
- * What a durable run stores: its payload (the input and the chat options
- * that are data), each activity's record — a model call's response or a tool
- * call's answer, with the tokens spent inside it — a decision on a pending
- * call, the verdict that ends a pending call's wait, and the run's outcome.
+ * What a durable run stores: its payload (the input and the chat options that are data), each step's
+ * record — a model call's response (or its error) with the tools it was offered and the tokens spent, a tool
+ * call's answer with its tokens — the verdict recorded for a pending call (a decision, or its token's
+ * expiry) with the token it was made for, and the run's outcome.
  */
 import { ActionError as ActionErrorUnion, Category } from "@rolecraft/core/ActionError"
 import * as Chat from "@rolecraft/core/Chat"
+import * as Decision from "@rolecraft/core/Decision"
 import * as LanguageModel from "@rolecraft/core/LanguageModel"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
-import * as RunStore from "../RunStore.ts"
+import { stepName } from "./journal.ts"
+import { ChatResult } from "./status.ts"
 
 /** Chat options a run is started with (see `DurableChat.RunOptions`). */
 export const RunOptions = Schema.Struct({
@@ -26,16 +28,22 @@ export const RunOptions = Schema.Struct({
 /** A run's input: a user message, or a history. */
 export const Input = Schema.Union([Schema.String, Schema.Array(LanguageModel.Message)])
 
-const Approve = Schema.TaggedStruct("Approve", { approver: Schema.String })
-const Reject = Schema.TaggedStruct("Reject", { approver: Schema.String, reason: Schema.String })
 /** A decision on a pending call: `Chat.approve(approver)` or `Chat.reject(approver, reason)`. */
-export const Decision = Schema.Union([Approve, Reject])
+export const DecisionSchema = Decision.Decision
 /** What ends a pending call's wait: a decision, or its approval token's expiry. */
-export const Verdict = Schema.Union([Approve, Reject, Schema.TaggedStruct("Expired", {})])
+export const Verdict = Schema.Union([Decision.Approve, Decision.Reject, Schema.TaggedStruct("Expired", {})])
+export type Verdict = typeof Verdict.Type
+
+/**
+ * The verdict recorded for a pending call, once: the first of a decision (recorded by `decide`) and its
+ * token's expiry (recorded by the run) stands. `pendingTokenId` binds it to the call it was made for.
+ */
+export const VerdictRecord = Schema.Struct({ verdict: Verdict, pendingTokenId: Schema.String })
+export type VerdictRecord = typeof VerdictRecord.Type
 
 /** How a run ends: the chat's result, a failure with its category, or cancelled. */
 export const Outcome = Schema.Union([
-  RunStore.ChatResult,
+  ChatResult,
   Schema.TaggedStruct("Failed", { category: Category, message: Schema.String }),
   Schema.TaggedStruct("Cancelled", {})
 ])
@@ -56,12 +64,21 @@ const ResponseSchema = Schema.Struct({
   refusal: Schema.optional(Schema.String)
 })
 
-/** What a model call activity stores: its response and the tokens spent inside it. */
-export const ModelRecord = Schema.Struct({ value: ResponseSchema, usage: UsageSchema })
-/** What a tool call activity stores: its answer and the tokens spent inside it. */
+/**
+ * What a model call step records: the names of the tools it was offered (a replay offers and routes the same),
+ * and its response with the tokens spent inside it, or its error.
+ */
+export const ModelRecord = Schema.Struct({
+  tools: Schema.Array(Schema.String),
+  result: Schema.Union([
+    Schema.TaggedStruct("Response", { value: ResponseSchema, usage: UsageSchema }),
+    Schema.TaggedStruct("Error", { error: ActionErrorUnion })
+  ])
+})
+export type ModelRecord = typeof ModelRecord.Type
+
+/** What a tool call step records: its answer and the tokens spent inside it. */
 export const ToolRecord = Schema.Struct({ value: Chat.ToolAnswer, usage: UsageSchema })
-/** How a model call activity's failure is stored. */
-export const ActionErrorSchema = ActionErrorUnion
 
 /** Runs `effect` with a usage meter of its own and returns its value with the tokens it spent. */
 export const metered = <A, E, R>(
@@ -83,6 +100,6 @@ export const recordUsage = (usage: LanguageModel.Usage): Effect.Effect<void> =>
     Option.isSome(meter) ? meter.value.record(usage) : Effect.void
   )
 
-/** The durable deferred a decision on `toolCallId` completes, in the run's `segment`-th pause. */
+/** The durable deferred that wakes the run when `toolCallId` of its `segment`-th pause is decided. */
 export const approvalOf = (segment: number, toolCallId: string) =>
-  DurableDeferred.make(`approval/${segment}/${toolCallId}`, { success: Decision })
+  DurableDeferred.make(stepName("approval", segment, toolCallId), { success: DecisionSchema })

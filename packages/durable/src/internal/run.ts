@@ -1,42 +1,47 @@
 /**
- * One durable run of an agent's chat turn, as a workflow: each tool listing,
- * model call and tool call of the turn is an activity (through the chat's
- * `steps` hooks), stored and read back on a replay; each pause records the
- * pending calls and waits, per call, for a decision or its token's expiry
- * (a durable deferred raced against a durable clock), then resumes the turn
- * — an expired call approved by a marker approver the store refuses as
- * expired — until the turn ends or the run is cancelled.
+ * One durable run of an agent's chat turn, as a workflow of Effect's engine: the engine owns the run (which
+ * runner holds it, its replay after a crash or a restart, its wake-ups), and the run's journal (the run store's
+ * recorded steps) holds what it did. Each model call and tool call of the turn is a step of the journal
+ * (through the chat's `steps` hooks): recorded once, read back on a replay, never done again once recorded.
+ * Each pause records the pending calls and waits, per call, for a decision or its token's expiry (a durable
+ * deferred raced against a durable clock: the engine's wake-ups), records the call's verdict once — the first
+ * of the decision `decide` recorded and the expiry — then resumes the turn with the recorded verdicts (an
+ * expired call approved by a marker approver the store refuses as expired), until the turn ends or the run
+ * is cancelled. A run whose journal or store refuses a record (a row that does not decode) fails with that
+ * error's category; a turn that dies fails EXECUTION; an interruption (its runner giving it up) stays one.
  */
 import type { ActionError } from "@rolecraft/core/ActionError"
 import type * as ApprovalStore from "@rolecraft/core/ApprovalStore"
 import * as Chat from "@rolecraft/core/Chat"
 import type * as LanguageModel from "@rolecraft/core/LanguageModel"
+import * as StoreBoundary from "@rolecraft/core/StoreBoundary"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import * as Activity from "effect/workflow/Activity"
 import * as DurableClock from "effect/workflow/DurableClock"
 import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as Workflow from "effect/workflow/Workflow"
 import type * as WorkflowEngine from "effect/workflow/WorkflowEngine"
 import * as RunStore from "../RunStore.ts"
+import * as Journal from "./journal.ts"
 import * as LocalWorkflows from "./localWorkflows.ts"
 import {
-  ActionErrorSchema,
   approvalOf,
   Input,
   metered,
   ModelRecord,
-  Outcome,
+  type Outcome,
   RunOptions,
   recordUsage,
   ToolRecord,
-  Verdict
+  type Verdict,
+  Verdict as VerdictSchema,
+  VerdictRecord
 } from "./records.ts"
 
 /**
@@ -64,7 +69,8 @@ export interface Turns<R> {
 export const workflowOf = (name: string) =>
   Workflow.make(`rolecraft/chat/${name}`, {
     payload: { runId: Schema.String, input: Input, options: RunOptions },
-    success: Outcome,
+    // The outcome itself is in the run store: the engine keeps only how the run ended.
+    success: Schema.String,
     idempotencyKey: (payload) => payload.runId
   })
 
@@ -76,73 +82,77 @@ type Payload = ChatWorkflow["payloadSchema"]["Type"]
 // The approver recorded when a call's token expired before a decision: the store refuses it as expired.
 const expiredApprover = "rolecraft-durable/expired"
 
-/** An activity of the run: `execute`, stored under `name` with its success and error schemas. */
-type RunActivity = <A, E, S extends Schema.Top, F extends Schema.Top, R2>(
-  name: string,
-  success: S,
-  error: F,
-  execute: Effect.Effect<A, E, R2>
-) => Effect.Effect<A, E, R2>
-
 /** One run: what every part of its body reads. */
 interface Run<R> {
   readonly name: string
   readonly runId: string
   readonly store: RunStore.RunStore["Service"]
   readonly agent: Turns<R>
-  readonly activity: RunActivity
+  readonly journal: Journal.Journal
 }
 
-// Activities need the workflow's own services; the chat hooks keep the turn's requirements, so they are given here.
-const activityIn =
-  (engine: Context.Context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>): RunActivity =>
-  <A, E, S extends Schema.Top, F extends Schema.Top, R2>(
-    name: string,
-    success: S,
-    error: F,
-    execute: Effect.Effect<A, E, R2>
-  ): Effect.Effect<A, E, R2> =>
-    Effect.provideContext(
-      Activity.make({ name, success, error, execute } as never) as unknown as Effect.Effect<
-        A,
-        E,
-        R2 | WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance
-      >,
-      engine
-    )
+/** The step of a call's verdict: recorded by `decide` (a decision) or by the run (its token's expiry). */
+export const verdictStep = (toolCallId: string): string => Journal.stepName("decision", toolCallId)
 
-// Each tool listing, model call and tool call of the turn is an activity: stored, and read back on a replay.
-const stepHooks = (activity: RunActivity, runId: string): Chat.StepHooks => ({
-  tools: (step, list) => activity(`tools/${step.step}`, Schema.Array(Schema.String), Schema.Never, list),
-  model: (step, call) =>
-    Effect.flatMap(activity(`model/${step.step}`, ModelRecord, ActionErrorSchema, metered(call)), (record) =>
-      Effect.as(recordUsage(record.usage), record.value)
-    ),
-  tool: (step, call) =>
-    Effect.flatMap(
-      activity(
-        `tool/${step.step}/${step.toolCallId}${step.decided ? "/decided" : ""}`,
-        ToolRecord,
-        Schema.Never,
-        metered(Effect.provideService(call, Chat.IdempotencyKey, `${runId}/${step.toolCallId}`))
+// Each model call and tool call of the turn is a step of the journal: recorded once, read back on a replay.
+// The tools offered to a model call are recorded with it, so a replay offers and routes the same ones.
+const stepHooks = (journal: Journal.Journal, runId: string): Chat.StepHooks => {
+  const listed = new Map<number, ReadonlyArray<string>>()
+  return {
+    tools: (step, list) =>
+      Effect.flatMap(journal.peek(Journal.stepName("model", step.step), ModelRecord), (recorded) =>
+        Option.isSome(recorded)
+          ? Effect.succeed(recorded.value.tools)
+          : Effect.tap(list, (names) => Effect.sync(() => listed.set(step.step, names)))
       ),
-      (record) => Effect.as(recordUsage(record.usage), record.value)
-    )
-})
+    model: (step, call) =>
+      Effect.flatMap(
+        journal.step(
+          Journal.stepName("model", step.step),
+          ModelRecord,
+          Effect.map(
+            Effect.result(metered(call)),
+            (result): ModelRecord => ({
+              tools: listed.get(step.step) ?? [],
+              result:
+                result._tag === "Success"
+                  ? { _tag: "Response", value: result.success.value, usage: result.success.usage }
+                  : { _tag: "Error", error: result.failure }
+            })
+          )
+        ),
+        (record) =>
+          record.result._tag === "Response"
+            ? Effect.as(recordUsage(record.result.usage), record.result.value)
+            : Effect.fail(record.result.error)
+      ),
+    tool: (step, call) =>
+      Effect.flatMap(
+        journal.step(
+          Journal.stepName(
+            "tool",
+            step.step,
+            step.toolCallId,
+            ...(step.decided ? ["decided"] : []),
+            // A nested call resumed again (an agent used as an action) is a fresh step per resumption.
+            ...(step.resumed === undefined ? [] : [step.resumed])
+          ),
+          ToolRecord,
+          metered(Effect.provideService(call, Chat.IdempotencyKey, `${runId}/${step.toolCallId}`))
+        ),
+        (record) => Effect.as(recordUsage(record.usage), record.value)
+      )
+  }
+}
 
 /** Records a final outcome (a cancelled run keeps its status) and returns it. */
 const end = <R>(run: Run<R>, outcome: Outcome) =>
   Effect.as(
-    run.activity(
-      "end",
-      Schema.Void,
-      Schema.Never,
-      Effect.asVoid(
-        run.store.set(
-          run.name,
-          run.runId,
-          outcome._tag === "Failed" || outcome._tag === "Cancelled" ? outcome : { _tag: "Done", result: outcome }
-        )
+    Journal.persist(
+      run.store.set(
+        run.name,
+        run.runId,
+        outcome._tag === "Failed" || outcome._tag === "Cancelled" ? outcome : { _tag: "Done", result: outcome }
       )
     ),
     outcome
@@ -155,64 +165,79 @@ const outcomeOf = (result: Result.Result<Chat.ChatResult, ActionError>): Outcome
 
 type Paused = Extract<Chat.ChatResult, { readonly _tag: "AwaitingApproval" }>
 
-// Records the pause and the time left on each pending call's token (read once, stored).
+// Records the pause and the time left on each pending call's token (read once, recorded).
 const pause = <R>(run: Run<R>, paused: Paused, at: number) =>
-  run.activity(
-    `pause/${at}`,
+  run.journal.step(
+    Journal.stepName("pause", at),
     Schema.Record(Schema.String, Schema.Finite),
-    Schema.Never,
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const left: Record<string, number> = {}
       for (const call of paused.pending) {
-        // A store that cannot be reached stays a defect of the run here, as before the store boundary.
-        const token = yield* Effect.orDie(run.agent.approvals.get(call.pendingTokenId))
-        left[call.toolCallId] = Option.isSome(token) ? Math.max(0, token.value.expiresAt - now) : 0
+        const token = yield* Journal.persist(run.agent.approvals.get(call.pendingTokenId))
+        // A token this agent's store does not hold (the call of an agent used as an action, in that agent's
+        // store) has no expiry known here: the call waits for its decision (-1), and is never decided by expiry.
+        left[call.toolCallId] = Option.isSome(token) ? Math.max(0, token.value.expiresAt - now) : -1
       }
-      yield* run.store.set(run.name, run.runId, { _tag: "AwaitingApproval", pending: paused.pending, segment: at })
+      yield* Journal.persist(
+        run.store.set(run.name, run.runId, { _tag: "AwaitingApproval", pending: paused.pending, segment: at })
+      )
       return left
     })
   )
 
-// Each pending call's verdict: its decision, or its token's expiry, whichever comes first.
-const verdicts = (paused: Paused, at: number, expiresIn: Readonly<Record<string, number>>) =>
+// Each pending call's verdict, recorded once: its decision (recorded by `decide`, which then wakes the run) or
+// its token's expiry, whichever was recorded first.
+const verdicts = <R>(run: Run<R>, paused: Paused, at: number, expiresIn: Readonly<Record<string, number>>) =>
   Effect.forEach(
     paused.pending,
     (call) =>
-      DurableDeferred.raceAll({
-        name: `decision/${at}/${call.toolCallId}`,
-        success: Verdict,
-        error: Schema.Never,
-        effects: [
-          DurableDeferred.await(approvalOf(at, call.toolCallId)),
-          Effect.as(
-            DurableClock.sleep({
-              name: `expiry/${at}/${call.toolCallId}`,
-              duration: Duration.millis(expiresIn[call.toolCallId] ?? 0),
-              inMemoryThreshold: Duration.zero
-            }),
-            { _tag: "Expired" } as const
+      Effect.flatMap(
+        DurableDeferred.raceAll({
+          name: Journal.stepName("decision", at, call.toolCallId),
+          success: VerdictSchema,
+          error: Schema.Never,
+          effects:
+            (expiresIn[call.toolCallId] ?? 0) < 0
+              ? [DurableDeferred.await(approvalOf(at, call.toolCallId))]
+              : [
+                  DurableDeferred.await(approvalOf(at, call.toolCallId)),
+                  Effect.as(
+                    DurableClock.sleep({
+                      name: Journal.stepName("expiry", at, call.toolCallId),
+                      duration: Duration.millis(expiresIn[call.toolCallId] ?? 0),
+                      inMemoryThreshold: Duration.zero
+                    }),
+                    { _tag: "Expired" } as const
+                  )
+                ]
+        }),
+        (woken): Effect.Effect<Verdict> =>
+          Effect.map(
+            run.journal.step(
+              verdictStep(call.toolCallId),
+              VerdictRecord,
+              Effect.succeed({ verdict: woken, pendingTokenId: call.pendingTokenId })
+            ),
+            // A verdict recorded for another call under this id (a history that repeats ids) is not this call's.
+            (recorded) => (recorded.pendingTokenId === call.pendingTokenId ? recorded.verdict : { _tag: "Expired" })
           )
-        ]
-      }),
+      ),
     { concurrency: "unbounded" }
   )
 
 // A cancelled run goes no further (false); else it runs again, and an expired call waits out its token so the
 // store refuses it as expired.
-const resumes = <R>(run: Run<R>, paused: Paused, verdicts: ReadonlyArray<typeof Verdict.Type>, at: number) =>
-  run.activity(
-    `resume/${at}`,
+const resumes = <R>(run: Run<R>, paused: Paused, decided: ReadonlyArray<Verdict>, at: number) =>
+  run.journal.step(
+    Journal.stepName("resume", at),
     Schema.Boolean,
-    Schema.Never,
     Effect.gen(function* () {
-      const current = yield* run.store.get(run.name, run.runId)
-      if (Option.isSome(current) && current.value._tag === "Cancelled") return false
-      yield* run.store.set(run.name, run.runId, { _tag: "Running" })
+      // A final status is never overwritten: a run cancelled while it waited keeps its status and goes no further.
+      if (!(yield* Journal.persist(run.store.set(run.name, run.runId, { _tag: "Running" })))) return false
       for (const [i, call] of paused.pending.entries()) {
-        if (verdicts[i]?._tag !== "Expired") continue
-        // A store that cannot be reached stays a defect of the run here, as before the store boundary.
-        const token = yield* Effect.orDie(run.agent.approvals.get(call.pendingTokenId))
+        if (decided[i]?._tag !== "Expired") continue
+        const token = yield* Journal.persist(run.agent.approvals.get(call.pendingTokenId))
         const now = yield* Clock.currentTimeMillis
         if (Option.isSome(token) && token.value.expiresAt > now) {
           yield* Effect.sleep(Duration.millis(token.value.expiresAt - now))
@@ -223,46 +248,60 @@ const resumes = <R>(run: Run<R>, paused: Paused, verdicts: ReadonlyArray<typeof 
   )
 
 // The decisions the turn resumes with: each verdict, an expired call approved by the marker approver.
-const decisionsOf = (paused: Paused, verdicts: ReadonlyArray<typeof Verdict.Type>): Chat.Decisions => {
+const decisionsOf = (paused: Paused, decided: ReadonlyArray<Verdict>): Chat.Decisions => {
   const decisions: Record<string, Chat.Decision> = {}
   for (const [i, call] of paused.pending.entries()) {
-    const verdict = verdicts[i]
+    const verdict = decided[i]
     decisions[call.toolCallId] =
       verdict === undefined || verdict._tag === "Expired" ? Chat.approve(expiredApprover) : verdict
   }
   return decisions
 }
 
-// The run's body: the turn, then each pause waited out and resumed, until it ends or is cancelled.
+// A turn that dies, or whose store refuses a record, fails with a category; an interruption stays one.
+const settled = <R>(turn: Effect.Effect<Outcome, never, R>): Effect.Effect<Outcome, never, R> =>
+  Effect.catchCause(turn, (cause) => {
+    if (Cause.hasInterrupts(cause)) return Effect.failCause(cause)
+    const error = Cause.squash(cause)
+    if (error instanceof StoreBoundary.StoreError) {
+      return Effect.succeed<Outcome>({ _tag: "Failed", category: error.category, message: error.message })
+    }
+    const message = error instanceof Error ? error.message : String(error)
+    return Effect.succeed<Outcome>({ _tag: "Failed", category: "EXECUTION", message: `the turn died: ${message}` })
+  })
+
+// The turn, then each pause waited out and resumed, until it ends or is cancelled.
+const turn = <R>(run: Run<R>, payload: Payload, options: Chat.ChatOptions) =>
+  Effect.gen(function* () {
+    let outcome = outcomeOf(yield* Effect.result(run.agent.chat(payload.input, options)))
+    let segment = 0
+    while (outcome._tag === "AwaitingApproval") {
+      const paused = outcome
+      const at = segment
+      const expiresIn = yield* pause(run, paused, at)
+      const decided = yield* verdicts(run, paused, at, expiresIn)
+      if (!(yield* resumes(run, paused, decided, at))) return { _tag: "Cancelled" } satisfies Outcome
+      segment += 1
+      outcome = outcomeOf(yield* Effect.result(run.agent.resume(paused.state, decisionsOf(paused, decided), options)))
+    }
+    return outcome
+  })
+
+// The run's body: its journal opened, the turn run to its outcome, the outcome recorded.
 const body =
   <R>(name: string, agent: Turns<R>, chatOptions: Chat.ChatOptions | undefined) =>
   (payload: Payload) =>
     Effect.gen(function* () {
-      const engine = yield* Effect.context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>()
-      const run: Run<R> = {
-        name,
-        runId: payload.runId,
-        store: yield* RunStore.RunStore,
-        agent,
-        activity: activityIn(engine)
-      }
+      const store = yield* RunStore.RunStore
+      const journal = yield* Journal.open(store, name, payload.runId)
+      const run: Run<R> = { name, runId: payload.runId, store, agent, journal }
       const options: Chat.ChatOptions = {
         ...chatOptions,
         ...payload.options,
-        steps: stepHooks(run.activity, run.runId)
+        steps: stepHooks(journal, run.runId)
       }
-      let outcome = outcomeOf(yield* Effect.result(agent.chat(payload.input, options)))
-      let segment = 0
-      while (outcome._tag === "AwaitingApproval") {
-        const paused = outcome
-        const at = segment
-        const expiresIn = yield* pause(run, paused, at)
-        const decided = yield* verdicts(paused, at, expiresIn)
-        if (!(yield* resumes(run, paused, decided, at))) return { _tag: "Cancelled" } satisfies Outcome
-        segment += 1
-        outcome = outcomeOf(yield* Effect.result(agent.resume(paused.state, decisionsOf(paused, decided), options)))
-      }
-      return yield* end(run, outcome)
+      const outcome = yield* settled(turn(run, payload, options))
+      return (yield* end(run, outcome))._tag
     })
 
 /** Registers the workflow in this process with the agent that runs its turns (see `DurableChat.layer`). */

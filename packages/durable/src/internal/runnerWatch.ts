@@ -9,9 +9,9 @@
  *
  * This watch runs the same check on every runner: every
  * `runnerHealthCheckInterval` it pings the other runners through the given
- * `RunnerHealth` (Effect's ping over the runners' sockets: a dead process's
- * socket refuses the connection at once, and a ping is retried 5 times,
- * 500 ms apart) and records a runner that does not answer as unhealthy, and
+ * `RunnerHealth` ({@link layerPing}: Effect's ping over the runners' sockets;
+ * a dead process's socket refuses the connection at once) and records a
+ * runner that does not answer as unhealthy, and
  * one that answers again as healthy, as the singleton does. Every runner then
  * drops the dead runner from its shard assignments at its next assignment
  * refresh. The shard locks stay what they are: a shard moves only once its
@@ -29,6 +29,7 @@
  */
 import type * as RunnerAddress from "effect/cluster/RunnerAddress"
 import * as RunnerHealth from "effect/cluster/RunnerHealth"
+import * as Runners from "effect/cluster/Runners"
 import * as RunnerStorage from "effect/cluster/RunnerStorage"
 import * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as Effect from "effect/Effect"
@@ -109,6 +110,28 @@ export const checkOnce = (
     Effect.catchCause((cause) => Effect.logDebug("Runner health check failed", cause)),
     Effect.annotateLogs({ module: "@rolecraft/durable", fiber: "Runner watch" })
   )
+
+/**
+ * The watch's pings: Effect's `Runners.ping`, each given 10 seconds (a loaded runner that answers late is
+ * alive), a failed one tried twice more 250 ms apart. Effect's own health check tries 5 more times 500 ms apart
+ * (2.5 s per dead runner); a process that died refuses the connection at once, so 0.5 s tells it, and the watch
+ * then judges a dead runner in about one `runnerHealthCheckInterval`, whichever runner died.
+ */
+export const layerPing: Layer.Layer<RunnerHealth.RunnerHealth, never, Runners.Runners> = Layer.effect(
+  RunnerHealth.RunnerHealth,
+  Effect.map(Effect.service(Runners.Runners), (runners) =>
+    RunnerHealth.RunnerHealth.of({
+      isAlive: (address) =>
+        runners
+          .ping(address)
+          .pipe(
+            Effect.timeout("10 seconds"),
+            Effect.retry({ times: 2, schedule: Schedule.spaced("250 millis") }),
+            Effect.isSuccess
+          )
+    })
+  )
+)
 
 /** The watch, forked for the layer's lifetime, one round every `runnerHealthCheckInterval`. */
 export const layer: Layer.Layer<

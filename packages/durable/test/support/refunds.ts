@@ -4,30 +4,39 @@ import { Action, Agent, Chat, type LanguageModel, Role } from "@rolecraft/core"
 import * as Model from "@rolecraft/core/LanguageModel"
 import { type Duration, Effect, Layer, Schema } from "effect"
 
-/** `onRefund` gets the order and the tool call's idempotency key (set by durable runs). */
+/**
+ * `onRefund` gets the order and the tool call's idempotency key (set by durable runs). `approval: false` (the
+ * bench's turn without approval) leaves the approval out.
+ */
 export const refundsRole = (options: {
   readonly onRefund: (order: string, idempotencyKey: string | undefined) => Effect.Effect<void>
   readonly ttl?: Duration.Input | undefined
-}) =>
-  Role.make({
+  readonly approval?: boolean | undefined
+}) => {
+  const refund = Action.local({
+    description: "Refund an order",
+    parameters: { order: Schema.String },
+    run: ({ order }) =>
+      Effect.gen(function* () {
+        yield* options.onRefund(order, yield* Chat.IdempotencyKey)
+        return `refunded ${order}`
+      })
+  })
+  return Role.make({
     identity: { name: "refunds", goal: "Refund orders", domain: "support" },
     actions: {
-      refund: Action.local({
-        description: "Refund an order",
-        parameters: { order: Schema.String },
-        run: ({ order }) =>
-          Effect.gen(function* () {
-            yield* options.onRefund(order, yield* Chat.IdempotencyKey)
-            return `refunded ${order}`
-          })
-      }).pipe(
-        Action.requireApproval({
-          reason: "Refunds move money",
-          ...(options.ttl === undefined ? {} : { ttl: options.ttl })
-        })
-      )
+      refund:
+        options.approval === false
+          ? refund
+          : refund.pipe(
+              Action.requireApproval({
+                reason: "Refunds move money",
+                ...(options.ttl === undefined ? {} : { ttl: options.ttl })
+              })
+            )
     }
   })
+}
 
 /** The model: a user message → a `refund` call for it; a tool answer → a text reply quoting it. */
 export const refundModel = (onCall: (request: LanguageModel.Request) => Effect.Effect<void>) =>
@@ -58,4 +67,5 @@ export const refundModel = (onCall: (request: LanguageModel.Request) => Effect.E
 export const makeAgent = (options: {
   readonly onRefund: (order: string, idempotencyKey: string | undefined) => Effect.Effect<void>
   readonly ttl?: Duration.Input | undefined
+  readonly approval?: boolean | undefined
 }) => Agent.make({ id: "support", roles: [refundsRole(options)] })

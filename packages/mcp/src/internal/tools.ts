@@ -149,7 +149,14 @@ export const callTool =
       request(session, "call", toMillis(callOptions.timeout, 0), (signal, timeout) =>
         session.client.request(
           // The SDK's request type wants a mutable record; the arguments are not changed.
-          { method: "tools/call", params: { name, arguments: args as Record<string, unknown> } },
+          {
+            method: "tools/call",
+            params: {
+              name,
+              arguments: args as Record<string, unknown>,
+              ...(callOptions.meta === undefined ? {} : { _meta: { ...callOptions.meta } })
+            }
+          },
           CallResult,
           { signal, timeout, resetTimeoutOnProgress: false }
         )

@@ -21,6 +21,7 @@ import {
 } from "../../ActionError.ts"
 import type { PendingCall, Step, ToolAnswer, ToolResult } from "../../Chat.ts"
 import type * as Prompt from "../../Prompt.ts"
+import * as Nesting from "../agent/nesting.ts"
 import * as EventHub from "../events/hub.ts"
 import * as Telemetry from "../events/telemetry.ts"
 import * as AuthorityKernel from "../pipeline/authority.ts"
@@ -102,6 +103,8 @@ export const run = <R>(
   args: Readonly<Record<string, unknown>>,
   token?: string
 ): Effect.Effect<ToolAnswer, never, R> => {
+  const composed = Nesting.composedOf(turn.host.actions.get(route.action)?.action)
+  if (composed !== undefined) return runComposed(turn, call, route, args, composed, token, undefined)
   const params = route.tool === undefined ? args : { tool: route.tool, arguments: args }
   const ran = turn.host.run(route.action, params, {
     token,
@@ -125,6 +128,70 @@ export const run = <R>(
     return failed(call.id, error)
   })
 }
+
+/**
+ * A call of an agent used as an action, or of a handoff: run through the pipeline (or, given `resumption`,
+ * continued at its run step with the inner turn resumed) with the {@link Nesting.Call} its body reads. The
+ * answer carries the inner turn's pause (`nested`), the handoff, and the tokens of each agent it ran.
+ */
+export const runComposed = <R>(
+  turn: Turn<R>,
+  call: { readonly id: string; readonly name: string },
+  route: Route,
+  args: Readonly<Record<string, unknown>>,
+  composed: Nesting.Composed,
+  token: string | undefined,
+  resumption: Nesting.Call["resumption"]
+): Effect.Effect<ToolAnswer, never, R> =>
+  Effect.flatMap(Effect.service(Nesting.CurrentPlace), (place) => {
+    const nesting: Nesting.Call = {
+      path: place?.path ?? [turn.host.id],
+      bound: place?.bound ?? (turn.composed.bound ??= Nesting.boundOf(composed)),
+      toolCallId: call.id,
+      emit: turn.streaming ? turn.emit : undefined,
+      resumption,
+      paused: undefined,
+      handoff: undefined,
+      usage: undefined
+    }
+    const options = { call: { id: call.id, tool: call.name }, secrets: turn.secrets }
+    const ran =
+      resumption === undefined
+        ? turn.host.run(route.action, args, { ...options, token })
+        : turn.host.proceed(route.action, args, options)
+    return Effect.map(Effect.result(Effect.provideService(ran, Nesting.CurrentCall, nesting)), (outcome) => {
+      const { paused, handoff, usage } = nesting
+      let made: ToolAnswer
+      if (outcome._tag === "Success") {
+        made = answered(call.id, route.action, outcome.success)
+        if (handoff !== undefined) made = { ...made, handoff }
+      } else if (paused !== undefined && outcome.failure._tag === "ApprovalRequired") {
+        made = {
+          ...failed(call.id, outcome.failure),
+          nested: {
+            toolCallId: call.id,
+            action: route.action,
+            agent: paused.agent,
+            arguments: paused.arguments,
+            state: paused.state
+          }
+        }
+      } else {
+        const error = outcome.failure
+        made =
+          token === undefined && resumption === undefined && isPending(error, route.action)
+            ? failed(call.id, error, {
+                toolCallId: call.id,
+                action: route.action,
+                arguments: args,
+                pendingTokenId: error.pendingTokenId as string,
+                reason: error.reason
+              })
+            : failed(call.id, error)
+      }
+      return usage === undefined ? made : { ...made, agents: usage }
+    })
+  })
 
 /** Tells the caller that a call's arguments are parsed and it is about to run. */
 export const ready = <R>(
@@ -227,7 +294,7 @@ export const observed = <R>(
 ): Effect.Effect<ToolAnswer, never, R> => {
   const { hub } = turn.host
   const reported = Effect.tap(answer, (result) =>
-    result.pending === undefined ? turn.emit(toolResult(step, result)) : Effect.void
+    result.pending === undefined && result.nested === undefined ? turn.emit(toolResult(step, result)) : Effect.void
   )
   return Effect.suspend(() => {
     if (hub.subscribers() === 0) return reported

@@ -13,6 +13,7 @@ import type * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
 import type * as Role from "../../Role.ts"
 import type * as ThreadStore from "../../ThreadStore.ts"
+import type * as Nesting from "../agent/nesting.ts"
 import type * as EventHub from "../events/hub.ts"
 import type { AgentRuntime } from "../executor/attempt.ts"
 import type * as AuthorityKernel from "../pipeline/authority.ts"
@@ -41,6 +42,12 @@ export interface Host<R> {
     name: string,
     params: Readonly<Record<string, unknown>>,
     options: Pick<Pipeline.Options, "token" | "call" | "secrets">
+  ) => Effect.Effect<unknown, ActionError | RetrievalFailure, R>
+  /** Continues a call paused inside its run step, at that step, with its converted arguments. */
+  readonly proceed: (
+    name: string,
+    args: Readonly<Record<string, unknown>>,
+    options: Pick<Pipeline.Options, "call" | "secrets">
   ) => Effect.Effect<unknown, ActionError | RetrievalFailure, R>
 }
 
@@ -74,6 +81,17 @@ export interface Turn<R> extends Mode {
    */
   readonly callIds: Set<string>
   readonly secrets: ReadonlyArray<Redacted.Redacted<string>>
+  /**
+   * What the turn's calls of agents used as actions share: the bound of the tree of nested turns (the
+   * enclosing turn's, or made by the first such call), and the tokens of each agent they ran so far.
+   */
+  readonly composed: Composed
+}
+
+/** See {@link Turn.composed}. */
+export interface Composed {
+  bound: Nesting.Bound | undefined
+  readonly agents: Record<string, Usage>
 }
 
 /** Where a turn is: the conversation so far and the model calls made (counted across an approval pause). */

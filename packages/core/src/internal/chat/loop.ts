@@ -14,32 +14,87 @@ import {
   AwaitingApproval,
   type ChatResult,
   Completed,
+  type NestedCall,
   type PendingCall,
   pausedStateVersion,
   type StepFinished,
   StepLimitReached,
-  type Usage
+  type ToolAnswer
 } from "../../Chat.ts"
-import * as LanguageModel from "../../LanguageModel.ts"
+import type * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as EventHub from "../events/hub.ts"
 import * as LlmExecutor from "../executor/llm.ts"
 import * as Finish from "../model/finish.ts"
 import type * as Toolkit from "../tool/toolkit.ts"
+import { addAgents, agentsOf, usageOf } from "./tally.ts"
 import * as Answer from "./answer.ts"
+import * as Handoff from "./handoff.ts"
 import * as ChatMessages from "./messages.ts"
 import type { Position, Turn } from "./context.ts"
 import { chatAction } from "./settings.ts"
 import * as Step from "./step.ts"
 
-/** The turn's tokens so far: those spent before a pause, and those its meter recorded. */
-const usageOf = <R>(turn: Turn<R>): Effect.Effect<Usage> =>
-  Effect.map(turn.meter.total, ({ usage }) => LanguageModel.addUsage(turn.prior, usage))
+/** The pending calls a nested pause brings to this turn: the inner ones, their ids and paths from here. */
+const leaves = (self: string, nested: NestedCall): ReadonlyArray<PendingCall> =>
+  nested.state.pending.map((pending) => ({
+    ...pending,
+    toolCallId: `${nested.toolCallId}/${pending.toolCallId}`,
+    agents: [self, ...(pending.agents ?? [nested.agent])]
+  }))
+
+/**
+ * What follows the answers of a step's calls (or of a resume's decided calls): the turn pauses when some
+ * wait for an approval (theirs, or an inner agent's), hands off when a handoff was called, else goes on.
+ * `merged` is the history with the answers that were given; `finished` tells the caller the step's end.
+ */
+export const settle = <R>(
+  turn: Turn<R>,
+  steps: number,
+  answers: ReadonlyArray<ToolAnswer>,
+  merged: (answered: ReadonlyArray<Prompt.ToolMessage>) => ReadonlyArray<Prompt.Message>,
+  finished: Effect.Effect<void>
+): Effect.Effect<ChatResult, ActionError, R> => {
+  const pending: Array<PendingCall> = []
+  const nested: Array<NestedCall> = []
+  const answered: Array<Prompt.ToolMessage> = []
+  let handoff: { readonly agent: string; readonly toolCallId: string } | undefined
+  for (const answer of answers) {
+    if (answer.agents !== undefined) addAgents(turn.composed.agents, answer.agents)
+    if (answer.nested !== undefined) {
+      nested.push(answer.nested)
+      pending.push(...leaves(turn.host.id, answer.nested))
+    } else if (answer.pending !== undefined) {
+      pending.push(answer.pending)
+    } else {
+      answered.push(answer.message)
+      if (answer.handoff !== undefined && handoff === undefined) {
+        handoff = { agent: answer.handoff, toolCallId: answer.message.toolCallId }
+      }
+    }
+  }
+  const next = { messages: merged(answered), steps }
+  if (pending.length === 0) {
+    return Effect.andThen(finished, handoff === undefined ? loop(turn, next) : Handoff.handOff(turn, next, handoff))
+  }
+  return finished.pipe(
+    Effect.andThen(turn.emit({ _tag: "ApprovalRequested", pending })),
+    Effect.andThen(paused(turn, next, pending, nested))
+  )
+}
 
 /** The turn's model calls and tool calls from `at`, step after step, to its result. */
 export const loop = <R>(turn: Turn<R>, at: Position): Effect.Effect<ChatResult, ActionError, R> => {
   if (at.steps >= turn.settings.maxSteps) {
-    return Effect.map(usageOf(turn), (usage) => StepLimitReached({ messages: at.messages, usage, steps: at.steps }))
+    return Effect.map(usageOf(turn), (usage) => {
+      const agents = agentsOf(turn, usage)
+      return StepLimitReached({
+        messages: at.messages,
+        usage,
+        steps: at.steps,
+        ...(agents === undefined ? {} : { agents })
+      })
+    })
   }
   const step = at.steps + 1
   return Effect.flatMap(Step.offered(turn, step), (kit) =>
@@ -89,22 +144,9 @@ const stepped = <R>(
   ]
   return publishStep(turn, step, response).pipe(
     Effect.andThen(Answer.answerAll(turn, step, prepared, kit)),
-    Effect.flatMap((answers) => {
-      const pending: Array<PendingCall> = []
-      const answered: Array<Prompt.Message> = []
-      for (const answer of answers) {
-        if (answer.pending === undefined) answered.push(answer.message)
-        else pending.push(answer.pending)
-      }
-      const next = { messages: [...messages, ...answered], steps: step }
-      if (pending.length === 0) return Effect.andThen(turn.emit(finished), loop(turn, next))
-      return turn
-        .emit(finished)
-        .pipe(
-          Effect.andThen(turn.emit({ _tag: "ApprovalRequested", pending })),
-          Effect.andThen(paused(turn, next, pending))
-        )
-    })
+    Effect.flatMap((answers) =>
+      settle(turn, step, answers, (answered) => [...messages, ...answered], turn.emit(finished))
+    )
   )
 }
 
@@ -143,8 +185,9 @@ const completed = <R>(
           >,
           (value) => ({ value })
         )
-  return Effect.map(Effect.zip(decoded, usageOf(turn)), ([decodedOutput, usage]) =>
-    Completed({
+  return Effect.map(Effect.zip(decoded, usageOf(turn)), ([decodedOutput, usage]) => {
+    const agents = agentsOf(turn, usage)
+    return Completed({
       text: response.text,
       messages,
       usage,
@@ -152,15 +195,22 @@ const completed = <R>(
       finishReason: response.finishReason,
       ...(response.reasoning === undefined ? {} : { reasoning: response.reasoning }),
       ...(response.citations === undefined ? {} : { citations: response.citations }),
-      ...(decodedOutput === undefined ? {} : { output: decodedOutput.value })
+      ...(decodedOutput === undefined ? {} : { output: decodedOutput.value }),
+      ...(agents === undefined ? {} : { agents })
     })
-  )
+  })
 }
 
 /** Calls of the last step wait for an approval: the turn pauses with the state to resume from. */
-const paused = <R>(turn: Turn<R>, at: Position, pending: ReadonlyArray<PendingCall>): Effect.Effect<ChatResult> =>
-  Effect.map(usageOf(turn), (usage) =>
-    AwaitingApproval({
+const paused = <R>(
+  turn: Turn<R>,
+  at: Position,
+  pending: ReadonlyArray<PendingCall>,
+  nested: ReadonlyArray<NestedCall>
+): Effect.Effect<ChatResult> =>
+  Effect.map(usageOf(turn), (usage) => {
+    const agents = agentsOf(turn, usage)
+    return AwaitingApproval({
       pending,
       state: {
         version: pausedStateVersion,
@@ -168,7 +218,9 @@ const paused = <R>(turn: Turn<R>, at: Position, pending: ReadonlyArray<PendingCa
         pending,
         steps: at.steps,
         maxSteps: turn.settings.maxSteps,
-        usage
+        usage,
+        ...(nested.length === 0 ? {} : { nested }),
+        ...(agents === undefined ? {} : { agents })
       }
     })
-  )
+  })

@@ -125,7 +125,8 @@ export const checkPaused = (
   action: string,
   messages: ReadonlyArray<Prompt.Message>,
   pending: ReadonlyArray<{ readonly toolCallId: string }>,
-  decisions: Readonly<Record<string, unknown>>
+  decisions: Readonly<Record<string, unknown>>,
+  decided: ReadonlyArray<{ readonly toolCallId: string }> = pending
 ): Result.Result<ReadonlyArray<Prompt.ToolCall>, ValidationError> => {
   const problem = checkHistory(action, messages, new Set(pending.map((call) => call.toolCallId)))
   if (problem !== undefined) return Result.fail(problem)
@@ -151,8 +152,8 @@ export const checkPaused = (
       )
     }
   }
-  const missing = pending.filter((call) => !Object.hasOwn(decisions, call.toolCallId)).map((call) => call.toolCallId)
-  const unknown = Object.keys(decisions).filter((key) => !pending.some((call) => call.toolCallId === key))
+  const missing = decided.filter((call) => !Object.hasOwn(decisions, call.toolCallId)).map((call) => call.toolCallId)
+  const unknown = Object.keys(decisions).filter((key) => !decided.some((call) => call.toolCallId === key))
   if (missing.length > 0 || unknown.length > 0) {
     const parts = [
       ...(missing.length === 0 ? [] : [`no decision for ${missing.join(", ")}`]),
@@ -160,7 +161,7 @@ export const checkPaused = (
     ]
     return Result.fail(invalid(action, "decisions", parts.join("; ")))
   }
-  for (const call of pending) {
+  for (const call of decided) {
     const decision = decisions[call.toolCallId]
     if (!isDecision(decision)) {
       return Result.fail(

@@ -12,7 +12,6 @@
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { type ActionError, type ApprovalCheck, ApprovalRequired } from "../../ActionError.ts"
-import { bindingOf } from "../../Approval.ts"
 import * as ApprovalStore from "../../ApprovalStore.ts"
 import {
   type ChatResult,
@@ -23,13 +22,16 @@ import {
   pausedStateVersion,
   type ToolAnswer
 } from "../../Chat.ts"
-import * as StoreBoundary from "../../StoreBoundary.ts"
 import * as ToolCallId from "../../ToolCallId.ts"
 import * as ApprovalKernel from "../pipeline/approval.ts"
 import * as Conversion from "../schema/decode.ts"
 import * as Answer from "./answer.ts"
 import type { Turn } from "./context.ts"
-import { loop } from "./loop.ts"
+import { labelOf, type Recorded, record } from "./decide.ts"
+import * as Handoff from "./handoff.ts"
+import { settle } from "./loop.ts"
+import { removeAgents } from "./tally.ts"
+import * as Nested from "./nested.ts"
 import * as ChatMessages from "./messages.ts"
 
 /**
@@ -61,17 +63,18 @@ export const check = (
       ...decoded,
       messages: ToolCallId.unique(decoded.messages, { keepLast: true }).messages
     }
-    const checked = ChatMessages.checkPaused("resume", state.messages, state.pending, decisions)
+    // A turn that handed its conversation off resumes the next agent's turn, which checks its own state.
+    if (state.handoff !== undefined) return { state, calls: [] }
+    // The calls of the last step still open: those waiting for a decision of this agent's, and those whose
+    // inner agent waits (decided by the ids of its pending calls).
+    const open = [
+      ...state.pending.filter((call) => call.agents === undefined),
+      ...(state.nested ?? []).map((nested) => ({ toolCallId: nested.toolCallId }))
+    ]
+    const checked = ChatMessages.checkPaused("resume", state.messages, open, decisions, state.pending)
     if (Result.isFailure(checked)) return yield* checked.failure
     return { state, calls: checked.success }
   })
-
-/** What recording one decision gave: the call approved, rejected, refused by the store, or decided before. */
-type Recorded =
-  | { readonly _tag: "Approved" }
-  | { readonly _tag: "Rejected"; readonly approver: string; readonly reason: string }
-  | { readonly _tag: "Refused"; readonly check: ApprovalCheck }
-  | { readonly _tag: "Decided"; readonly message: string }
 
 /**
  * Carries out the decisions on a checked paused state, then runs the turn on from it. `calls` are the last
@@ -84,18 +87,28 @@ export const resume = <R>(
   decisions: Decisions
 ): Effect.Effect<ChatResult, ActionError, R> =>
   Effect.gen(function* () {
+    if (state.handoff !== undefined) return yield* Handoff.resume(turn, state, state.handoff, decisions)
     const store = yield* ApprovalKernel.storeOf(turn.host.approvals)
     const concurrency = turn.settings.concurrency
-    // Every decision is recorded before any call runs: a state resumed before is refused whole.
+    const own = state.pending.filter((call) => call.agents === undefined)
+    const nested = state.nested ?? []
+    // Every decision is recorded before any call runs, those of inner agents in their stores: a state
+    // resumed before is refused whole.
     const recorded = yield* Effect.forEach(
-      state.pending,
+      own,
       (call) => record(turn.host.id, store, call, decisions[call.toolCallId] as Decision),
       { concurrency }
     )
-    const refused = state.pending.flatMap((call, i) => {
-      const outcome = recorded[i]
-      return outcome?._tag === "Decided" ? [{ call, message: outcome.message }] : []
+    const inner = yield* Effect.forEach(nested, (call) => Nested.record(turn.host.actions, call, decisions), {
+      concurrency
     })
+    const refused = [
+      ...own.flatMap((call, i) => {
+        const outcome = recorded[i]
+        return outcome?._tag === "Decided" ? [{ call, message: outcome.message }] : []
+      }),
+      ...inner.flat()
+    ]
     const first = refused[0]
     if (first !== undefined) {
       return yield* new ApprovalRequired({
@@ -105,80 +118,28 @@ export const resume = <R>(
         message: `resume: ${refused.map(({ call, message }) => `${call.toolCallId} (${labelOf(call)}) is ${message}`).join("; ")}`
       })
     }
+    // Each resumed inner turn reports its tokens whole: what the paused state counted for it is taken off.
+    for (const call of nested)
+      removeAgents(turn.composed.agents, call.state.agents ?? { [call.agent]: call.state.usage })
+    const nameOf = (id: string, action: string) => calls.find((c) => c.id === id)?.name ?? action
     const answers = yield* Effect.forEach(
-      state.pending,
-      (call, i) =>
-        answer(
-          turn,
-          state.steps,
-          call,
-          recorded[i] as Recorded,
-          calls.find((c) => c.id === call.toolCallId)?.name ?? call.action
+      [
+        ...own.map((call, i) =>
+          answer(turn, state.steps, call, recorded[i] as Recorded, nameOf(call.toolCallId, call.action))
         ),
+        ...nested.map((call) => Nested.answer(turn, state.steps, call, decisions, nameOf(call.toolCallId, call.action)))
+      ],
+      (answered) => answered,
       { concurrency }
     )
-    return yield* loop(turn, {
-      messages: ChatMessages.withAnswers(
-        state.messages,
-        answers.map((answer) => answer.message)
-      ),
-      steps: state.steps
-    })
+    return yield* settle(
+      turn,
+      state.steps,
+      answers,
+      (answered) => ChatMessages.withAnswers(state.messages, answered),
+      Effect.void
+    )
   })
-
-const labelOf = (pending: PendingCall): string =>
-  pending.tool === undefined ? pending.action : `${pending.action}/${pending.tool}`
-
-/**
- * Records one decision on a pending call's token, bound to the call as the state shows it. A store that
- * cannot hold the approver or reason fails the resume as VALIDATION at `decisions.<id>.<field>`; a store
- * that cannot be reached, as TRANSIENT (resuming again is safe: the same decision is the same decision).
- */
-const record = (
-  agentId: string,
-  store: ApprovalStore.ApprovalStore["Service"],
-  pending: PendingCall,
-  decision: Decision
-): Effect.Effect<Recorded, ActionError> => {
-  const params = pending.tool === undefined ? pending.arguments : { tool: pending.tool, arguments: pending.arguments }
-  const decided = Effect.flatMap(bindingOf(agentId, pending.action, pending.tool, params), (binding) =>
-    decision._tag === "Reject"
-      ? store.reject(pending.pendingTokenId, decision.approver, decision.reason, binding)
-      : store.approve(pending.pendingTokenId, decision.approver, binding)
-  )
-  return Effect.matchEffect(decided, {
-    onSuccess: (): Effect.Effect<Recorded> =>
-      Effect.succeed(
-        decision._tag === "Reject"
-          ? { _tag: "Rejected", approver: decision.approver, reason: decision.reason }
-          : { _tag: "Approved" }
-      ),
-    onFailure: (error): Effect.Effect<Recorded, ActionError> => {
-      switch (error._tag) {
-        case "ApprovalTokenError":
-          if (error.check === "decided") return Effect.succeed({ _tag: "Decided", message: error.message })
-          // A rejected call never runs, whatever the store says of its token.
-          return Effect.succeed(
-            decision._tag === "Reject"
-              ? { _tag: "Rejected", approver: decision.approver, reason: decision.reason }
-              : { _tag: "Refused", check: error.check }
-          )
-        case "StoreError":
-          return Effect.fail(
-            error.category === "VALIDATION"
-              ? ChatMessages.invalid(
-                  "resume",
-                  `decisions.${pending.toolCallId}${error.field === undefined ? "" : `.${error.field}`}`,
-                  error.message
-                )
-              : StoreBoundary.toActionError(error, "resume")
-          )
-        default:
-          return Effect.fail(error)
-      }
-    }
-  })
-}
 
 /** A pending call of model call `step` answered as its recorded decision says, under the tool `name`. */
 const answer = <R>(

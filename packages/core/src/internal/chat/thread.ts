@@ -122,7 +122,10 @@ const pausedOf = (result: ChatResult, system: string, from: number, summary: boo
         pending: result.pending,
         steps: result.state.steps,
         maxSteps: result.state.maxSteps,
-        usage: result.state.usage
+        usage: result.state.usage,
+        ...(result.state.nested === undefined ? {} : { nested: result.state.nested }),
+        ...(result.state.agents === undefined ? {} : { agents: result.state.agents }),
+        ...(result.state.handoff === undefined ? {} : { handoff: result.state.handoff })
       }
 
 const idsOf = (index: ReadonlyArray<{ readonly callIds: ReadonlyArray<string> }>): ReadonlySet<string> => {

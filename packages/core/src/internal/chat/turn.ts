@@ -130,6 +130,12 @@ const knowing = <A, E, R>(
 ): Effect.Effect<A, E, R> =>
   secrets.length === 0 ? self : Effect.provideService(self, Redact.Known, Effect.succeed(secrets))
 
+/** The tokens a paused turn recorded of other agents (its own are what is left of its total). */
+const othersOf = (agents: Readonly<Record<string, Usage>> | undefined, self: string): Record<string, Usage> => {
+  const { [self]: _own, ...others } = agents ?? {}
+  return others
+}
+
 /**
  * Builds an agent's chat turns (`Agent.make` calls it once per agent, on its first chat).
  */
@@ -149,7 +155,11 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   const begin = (
     settings: Settings,
     model: LanguageModel.LanguageModel["Service"],
-    at: { readonly messages: ReadonlyArray<Prompt.Message>; readonly steps: number },
+    at: {
+      readonly messages: ReadonlyArray<Prompt.Message>
+      readonly steps: number
+      readonly agents?: Readonly<Record<string, Usage>> | undefined
+    },
     prior: Usage,
     mode: Mode,
     taken: ReadonlySet<string> | undefined,
@@ -159,7 +169,11 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       metered((meter) => {
         const callIds = new Set(taken)
         for (const id of ToolCallId.idsOf(at.messages)) callIds.add(id)
-        return knowing(body({ host, toolkit, settings, model, meter, prior, callIds, secrets, ...mode }), secrets)
+        const composed = { bound: undefined, agents: othersOf(at.agents, host.id) }
+        return knowing(
+          body({ host, toolkit, settings, model, meter, prior, callIds, secrets, composed, ...mode }),
+          secrets
+        )
       })
     )
 

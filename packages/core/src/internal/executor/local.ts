@@ -1,14 +1,15 @@
 /**
  * The local executor: the action's own function, called with the arguments
  * and the call's context (its `signal` aborted when the call is
- * interrupted); whatever it returns — a value, a Promise or an Effect — is
- * the result, and a throw, a rejection or a failure that is not an
- * `ActionError` is EXECUTION.
+ * interrupted, its `idempotencyKey` the call's, if any); whatever it
+ * returns — a value, a Promise or an Effect — is the result, and a throw, a
+ * rejection or a failure that is not an `ActionError` is EXECUTION.
  */
 import type * as Effect from "effect/Effect"
 import type * as Action from "../../Action.ts"
 import type { ActionError } from "../../ActionError.ts"
 import * as Callback from "../callback.ts"
+import * as IdempotencyKey from "../idempotencyKey.ts"
 import type { Attempt } from "./attempt.ts"
 
 /**
@@ -18,5 +19,5 @@ import type { Attempt } from "./attempt.ts"
  */
 export const run = (attempt: Attempt<Action.Local<any, any, any>>): Effect.Effect<unknown, ActionError, any> =>
   (attempt.now === true ? Callback.fromReturnedNow : Callback.fromReturned)(attempt.name, "run", (signal) =>
-    attempt.action.run(attempt.args, { ...attempt.context, signal })
+    attempt.action.run(attempt.args, { ...attempt.context, signal, idempotencyKey: IdempotencyKey.current() })
   )

@@ -19,6 +19,7 @@ import {
 import * as ApprovalStore from "../../ApprovalStore.ts"
 import { bindingOf, type Policy, reservedParameter } from "../../Approval.ts"
 import * as StoreBoundary from "../../StoreBoundary.ts"
+import * as IdempotencyKey from "../idempotencyKey.ts"
 
 /**
  * Splits the reserved approval parameter from raw call arguments. The
@@ -63,6 +64,13 @@ export const defaultStore: Effect.Effect<ApprovalStore.ApprovalStore["Service"]>
   Option.getOrElse(ApprovalStore.makeMemory)
 )
 
+// The call's idempotency key goes with the consume: the same call run again (a durable run after a crash)
+// finds its token used by itself and proceeds. Read only when a token is presented.
+const consume = (store: ApprovalStore.ApprovalStore["Service"], token: string, binding: ApprovalStore.Binding) =>
+  Effect.flatMap(Effect.service(IdempotencyKey.IdempotencyKey), (key) =>
+    store.consume(token, binding, key === undefined ? undefined : { key })
+  )
+
 /**
  * Step 2 for one call. Without a policy it succeeds (a token given anyway is
  * ignored). With one:
@@ -71,7 +79,8 @@ export const defaultStore: Effect.Effect<ApprovalStore.ApprovalStore["Service"]>
  *   call, in the same `scope`, was asked for before; else a new one, with
  *   the policy's `reason` and `ttl`), and the call fails `ApprovalRequired`
  *   with `check: "missing"` and that `pendingTokenId`;
- * - a token: it is consumed against this call's binding; a refusal fails
+ * - a token: it is consumed against this call's binding (with the call's
+ *   idempotency key, so the same call run again proceeds); a refusal fails
  *   `ApprovalRequired` with the store's `check` (`unknown`, `pending`,
  *   `rejected`, `expired`, `used`, `agent`, `action`, `arguments`). Every
  *   refusal but `rejected` also carries the `pendingTokenId` of the call as
@@ -120,7 +129,7 @@ export const verify = (options: {
       const step: Effect.Effect<void, ApprovalRequired | StoreBoundary.StoreError> =
         token === undefined
           ? askAgain("missing")
-          : Effect.catchTag(Effect.asVoid(store.consume(token, binding)), "ApprovalTokenError", (refusal) =>
+          : Effect.catchTag(Effect.asVoid(consume(store, token, binding)), "ApprovalTokenError", (refusal) =>
               refusal.check === "rejected" ? Effect.fail(refused("rejected")) : askAgain(refusal.check)
             )
       return Effect.catchTag(step, "StoreError", (error) => Effect.fail(StoreBoundary.toActionError(error, action)))

@@ -87,6 +87,36 @@ export const run = (
   )
 }
 
+/**
+ * Continues a call that paused inside its run step (an agent used as an action whose turn waits for an
+ * approval): steps 1 to 6 passed for this exact call before it paused, so it goes on at step 7 with the
+ * arguments it had there, then 8 to 10, in a span and with events of its own. A name the agent has not
+ * registered is refused as {@link run} refuses it.
+ */
+export const proceed = (
+  agent: Agent,
+  name: string,
+  args: Args,
+  options: Options = direct
+): Effect.Effect<unknown, ActionError | RetrievalFailure, any> => {
+  const registered = agent.registry.get(name)
+  if (registered === undefined) return run(agent, name, args, options)
+  const step = stepOf(agent)
+  return Effect.suspend(() =>
+    Secrets.redacting(
+      chain(step("run", registered.run(args, []))) // 7
+        .next((result) =>
+          step("outputGuardrail", GuardrailKernel.checkOutput(name, registered.guardrails?.output, result))
+        ) // 8
+        .next((output) => checked(registered, args, output, step)).effect, // 9–10
+      agent.secrets
+    )
+  ).pipe(
+    telemetry(agent, name, registered, args, options),
+    Observe.observe(agent.hub, () => subjectOf(agent.id, name, registered, options.correlationId))
+  )
+}
+
 /** The ten steps of a call of a registered action. Each gets what the steps before it gave. */
 const steps = (
   agent: Agent,

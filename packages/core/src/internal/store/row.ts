@@ -32,7 +32,14 @@ export interface Row {
   readonly decided_at: unknown
   readonly rejection: unknown
   readonly used_at: unknown
+  readonly used_key?: unknown
 }
+
+/**
+ * The column added after the first release: the SHA-256 of the idempotency key of the call that used the
+ * token. A table made before it gets it on first open (`ALTER TABLE … ADD COLUMN`).
+ */
+export const usedKeyColumn = "used_key"
 
 /** The key of a token's row: the SHA-256 (lower-case hex) of its id. */
 export const keyOf = (tokenId: string): string => nodeCrypto().hash("sha256", tokenId, "hex")
@@ -54,7 +61,8 @@ const StoredRow = Schema.Struct({
   approver: TextOrNull,
   decided_at: MillisOrNull,
   rejection: TextOrNull,
-  used_at: MillisOrNull
+  used_at: MillisOrNull,
+  used_key: Schema.optionalKey(TextOrNull)
 })
 
 // Drivers may read BIGINT columns as strings or bigints: times are numbers here.
@@ -100,7 +108,8 @@ export const fromRow = (store: string, id: string, row: Row): Effect.Effect<Toke
         approver: orUndefined(decoded.approver),
         decidedAt: orUndefined(decoded.decided_at),
         rejection: orUndefined(decoded.rejection),
-        usedAt: orUndefined(decoded.used_at)
+        usedAt: orUndefined(decoded.used_at),
+        ...(decoded.used_key === undefined || decoded.used_key === null ? {} : { usedKey: decoded.used_key })
       })
     }
   )

@@ -20,6 +20,9 @@ import { ApprovalTokenError, type Binding, type Service, type Storage, type Toke
 // node:crypto takes tens of milliseconds to load: it is loaded by the first token, not at import.
 const nodeCrypto = () => process.getBuiltinModule("node:crypto")
 
+/** The SHA-256 (hex) of an idempotency key, as a used token records it. */
+const keyDigest = (key: string): string => nodeCrypto().hash("sha256", key, "hex")
+
 /** A fresh token id: 24 random bytes from `node:crypto`, base64url (32 characters, 192 bits). */
 export const newTokenId = (): string => nodeCrypto().randomBytes(24).toString("base64url")
 
@@ -56,13 +59,21 @@ const bindingCheck = (bound: Binding, binding: Binding): ApprovalCheck | undefin
   return undefined
 }
 
-/** Which check, if any, refuses consuming `token` for `binding` at `now`. */
-const consumeCheck = (token: Token | undefined, binding: Binding, now: number): ApprovalCheck | undefined => {
+/**
+ * Which check, if any, refuses consuming `token` for `binding` at `now` by a call whose idempotency key
+ * has the digest `key`: a token that call used already is that call's, run again.
+ */
+const consumeCheck = (
+  token: Token | undefined,
+  binding: Binding,
+  now: number,
+  key: string | undefined
+): ApprovalCheck | undefined => {
   if (token === undefined) return "unknown"
   const mismatch = bindingCheck(token.binding, binding)
   if (mismatch !== undefined) return mismatch
   if (token.status === "rejected") return "rejected"
-  if (token.status === "used") return "used"
+  if (token.status === "used") return key !== undefined && token.usedKey === key ? undefined : "used"
   if (now >= token.expiresAt) return "expired"
   if (token.status === "pending") return "pending"
   return undefined
@@ -202,20 +213,26 @@ export const make = (storage: Storage): Service => {
         ]),
         decide(tokenId, Decision.reject(approver, why), binding)
       ),
-    consume: (tokenId, binding) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Effect.flatMap(find(tokenId), (token) => {
-          const check = consumeCheck(token, binding, now)
+    consume: (tokenId, binding, options) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const key = options?.key === undefined ? undefined : keyDigest(options.key)
+        return Effect.flatMap(find(tokenId), (token) => {
+          const check = consumeCheck(token, binding, now, key)
           if (check !== undefined || token === undefined) return refusal(check ?? "unknown")
-          const used: Token = { ...token, status: "used", usedAt: now }
+          // The same call (binding and key) run again: it used this token already.
+          if (token.status === "used") return Effect.succeed(token)
+          const used: Token = { ...token, status: "used", usedAt: now, ...(key === undefined ? {} : { usedKey: key }) }
           return Effect.flatMap(storage.transition(tokenId, "approved", used), (burnt) =>
             burnt
               ? Effect.succeed(used)
-              : // Someone else consumed it first.
-                Effect.flatMap(find(tokenId), (after) => refusal(consumeCheck(after, binding, now) ?? "used"))
+              : // Someone else consumed it first: the same call's other attempt passes, any other is refused.
+                Effect.flatMap(find(tokenId), (after) => {
+                  const again = consumeCheck(after, binding, now, key)
+                  return again === undefined && after !== undefined ? Effect.succeed(after) : refusal(again ?? "used")
+                })
           )
         })
-      ),
+      }),
     get: (tokenId) => Effect.map(find(tokenId), Option.fromUndefinedOr)
   }
 }

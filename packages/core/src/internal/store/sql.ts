@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import * as Lazy from "../lazy.ts"
 import * as StoreBoundary from "../../StoreBoundary.ts"
-import { fromRow, keyOf, type Row, table } from "./row.ts"
+import { fromRow, keyOf, type Row, table, usedKeyColumn } from "./row.ts"
 import type { Storage } from "./storage.ts"
 
 /** How the store names itself in messages. */
@@ -31,7 +31,8 @@ const portableSchemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
   approver TEXT,
   decided_at BIGINT,
   rejection TEXT,
-  used_at BIGINT
+  used_at BIGINT,
+  used_key VARCHAR(64)
 )`
 
 // Effect's SQL client is loaded by the first SQL store, not at import.
@@ -46,6 +47,17 @@ export const storage: Effect.Effect<Storage, StoreBoundary.StoreError, SqlClient
     // Two processes creating the table at once may collide in the catalog: the second try sees the table.
     Effect.retry(sql.unsafe(portableSchemaSql), { times: 2 })
   )
+  // A table made by an earlier version lacks the used key's column: it is added once (a second process
+  // adding it at the same time fails, and the column is then there).
+  yield* StoreBoundary.guard(
+    name,
+    `add the column ${usedKeyColumn} to ${table}`,
+    Effect.catch(sql.unsafe(`SELECT ${usedKeyColumn} FROM ${table} WHERE 1 = 0`), () =>
+      Effect.catch(sql.unsafe(`ALTER TABLE ${table} ADD COLUMN ${usedKeyColumn} VARCHAR(64)`), () =>
+        sql.unsafe(`SELECT ${usedKeyColumn} FROM ${table} WHERE 1 = 0`)
+      )
+    )
+  )
   const t = sql(table)
   return {
     name,
@@ -54,10 +66,11 @@ export const storage: Effect.Effect<Storage, StoreBoundary.StoreError, SqlClient
         name,
         "write a token",
         sql`INSERT INTO ${t} (key, agent_id, action, tool, arguments_digest, reason, status,
-          requested_at, expires_at, approver, decided_at, rejection, used_at)
+          requested_at, expires_at, approver, decided_at, rejection, used_at, used_key)
         VALUES (${keyOf(token.id)}, ${token.binding.agentId}, ${token.binding.action}, ${token.binding.tool ?? null},
           ${token.binding.argumentsDigest}, ${token.reason}, ${token.status}, ${token.requestedAt}, ${token.expiresAt},
-          ${token.approver ?? null}, ${token.decidedAt ?? null}, ${token.rejection ?? null}, ${token.usedAt ?? null})`
+          ${token.approver ?? null}, ${token.decidedAt ?? null}, ${token.rejection ?? null}, ${token.usedAt ?? null},
+          ${token.usedKey ?? null})`
       ),
     find: (tokenId) =>
       Effect.flatMap(
@@ -70,7 +83,8 @@ export const storage: Effect.Effect<Storage, StoreBoundary.StoreError, SqlClient
         "update a token",
         Effect.map(
           sql<Row>`UPDATE ${t} SET status = ${next.status}, approver = ${next.approver ?? null},
-              decided_at = ${next.decidedAt ?? null}, rejection = ${next.rejection ?? null}, used_at = ${next.usedAt ?? null}
+              decided_at = ${next.decidedAt ?? null}, rejection = ${next.rejection ?? null}, used_at = ${next.usedAt ?? null},
+              used_key = ${next.usedKey ?? null}
             WHERE key = ${keyOf(tokenId)} AND status = ${from} RETURNING key`,
           (rows) => rows.length === 1
         )

@@ -12,7 +12,7 @@ import type { DatabaseSync } from "node:sqlite"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as StoreBoundary from "../../StoreBoundary.ts"
-import { fromRow, keyOf, type Row, table } from "./row.ts"
+import { fromRow, keyOf, type Row, table, usedKeyColumn } from "./row.ts"
 import { isBusy, whileBusy } from "./sqliteBusy.ts"
 import type { Storage } from "./storage.ts"
 
@@ -32,7 +32,8 @@ const schemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
   approver TEXT,
   decided_at INTEGER,
   rejection TEXT,
-  used_at INTEGER
+  used_at INTEGER,
+  used_key TEXT
 ) STRICT`
 
 /** How long SQLite itself may block the event loop waiting for a lock, per try. */
@@ -68,14 +69,19 @@ export const storage = (
   // Write-ahead logging lets readers go on while one process writes, so several processes contend far less.
   if (options?.journal === "wal") database.exec("PRAGMA journal_mode = WAL")
   database.exec(schemaSql)
+  // A table made by an earlier version lacks the used key's column: it is added once.
+  const columns = database.prepare(`SELECT name FROM pragma_table_info('${table}')`).all() as Array<{ name: string }>
+  if (!columns.some((column) => column.name === usedKeyColumn)) {
+    database.exec(`ALTER TABLE ${table} ADD COLUMN ${usedKeyColumn} TEXT`)
+  }
   const guarded = guard(options?.busyTimeout ?? defaultBusyTimeout)
   const insert = database.prepare(
     `INSERT INTO ${table} (key, agent_id, action, tool, arguments_digest, reason, status, requested_at, expires_at,
-       approver, decided_at, rejection, used_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+       approver, decided_at, rejection, used_at, used_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
   )
   const find = database.prepare(`SELECT * FROM ${table} WHERE key = ?`)
   const transition = database.prepare(
-    `UPDATE ${table} SET status = ?, approver = ?, decided_at = ?, rejection = ?, used_at = ?
+    `UPDATE ${table} SET status = ?, approver = ?, decided_at = ?, rejection = ?, used_at = ?, used_key = ?
      WHERE key = ? AND status = ?`
   )
   return {
@@ -95,7 +101,8 @@ export const storage = (
           token.approver ?? null,
           token.decidedAt ?? null,
           token.rejection ?? null,
-          token.usedAt ?? null
+          token.usedAt ?? null,
+          token.usedKey ?? null
         )
       }),
     find: (tokenId) =>
@@ -113,6 +120,7 @@ export const storage = (
             next.decidedAt ?? null,
             next.rejection ?? null,
             next.usedAt ?? null,
+            next.usedKey ?? null,
             keyOf(tokenId),
             from
           ).changes === 1

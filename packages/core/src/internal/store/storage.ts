@@ -40,7 +40,9 @@ export type Status = "pending" | "approved" | "rejected" | "used"
 /**
  * A token as the store holds it. Times are epoch milliseconds on the store's
  * `Clock`. `approver` and `decidedAt` are set once approved or rejected,
- * `rejection` (the approver's reason) once rejected, `usedAt` once consumed.
+ * `rejection` (the approver's reason) once rejected, `usedAt` once consumed,
+ * and `usedKey` — the SHA-256 (hex) of the idempotency key of the call that
+ * consumed it — when that call had one.
  *
  * @category models
  * @since 0.1.0
@@ -56,6 +58,7 @@ export interface Token {
   readonly decidedAt: number | undefined
   readonly rejection: string | undefined
   readonly usedAt: number | undefined
+  readonly usedKey?: string | undefined
 }
 
 /**
@@ -132,6 +135,19 @@ export interface RequestOptions {
 }
 
 /**
+ * Options of a consume: `key` is the idempotency key of the call that
+ * consumes the token (see `Chat.IdempotencyKey`). A token used by a call
+ * with a key can be consumed again by a call with the same key and the same
+ * binding: the same call run again (after a crash) proceeds.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ConsumeOptions {
+  readonly key?: string | undefined
+}
+
+/**
  * The operations of an approval store (see `ApprovalStore.ApprovalStore`).
  *
  * @category models
@@ -155,6 +171,10 @@ export interface Service {
     why: string,
     binding?: Binding | undefined
   ) => Effect.Effect<Token, ApprovalTokenError | StoreError>
-  readonly consume: (tokenId: string, binding: Binding) => Effect.Effect<Token, ApprovalTokenError | StoreError>
+  readonly consume: (
+    tokenId: string,
+    binding: Binding,
+    options?: ConsumeOptions | undefined
+  ) => Effect.Effect<Token, ApprovalTokenError | StoreError>
   readonly get: (tokenId: string) => Effect.Effect<Option.Option<Token>, StoreError>
 }

@@ -8,7 +8,13 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
-import { PendingCall, type PausedState, pausedStateVersion } from "../../Chat.ts"
+import {
+  NestedCall,
+  PendingCall,
+  PausedState as PausedStateSchema,
+  type PausedState,
+  pausedStateVersion
+} from "../../Chat.ts"
 import * as History from "../../History.ts"
 import * as Prompt from "../../Prompt.ts"
 import * as StoreBoundary from "../../StoreBoundary.ts"
@@ -26,7 +32,18 @@ export const Paused = Schema.Struct({
   pending: Schema.Array(PendingCall),
   steps: NonNegativeInt,
   maxSteps: NonNegativeInt,
-  usage: Schema.Struct({ inputTokens: NonNegativeInt, outputTokens: NonNegativeInt, totalTokens: NonNegativeInt })
+  usage: Schema.Struct({ inputTokens: NonNegativeInt, outputTokens: NonNegativeInt, totalTokens: NonNegativeInt }),
+  // What a paused turn holds of agents used as actions and handoffs (see `Chat.PausedState`).
+  nested: Schema.optionalKey(Schema.Array(NestedCall)),
+  agents: Schema.optionalKey(
+    Schema.Record(
+      Schema.String,
+      Schema.Struct({ inputTokens: NonNegativeInt, outputTokens: NonNegativeInt, totalTokens: NonNegativeInt })
+    )
+  ),
+  handoff: Schema.optionalKey(
+    Schema.Struct({ agent: Schema.String, toolCallId: Schema.String, from: NonNegativeInt, state: PausedStateSchema })
+  )
 })
 
 export type Paused = typeof Paused.Type
@@ -238,7 +255,10 @@ export const pausedState = (
   pending: paused.pending,
   steps: paused.steps,
   maxSteps: paused.maxSteps,
-  usage: paused.usage
+  usage: paused.usage,
+  ...(paused.nested === undefined ? {} : { nested: paused.nested }),
+  ...(paused.agents === undefined ? {} : { agents: paused.agents }),
+  ...(paused.handoff === undefined ? {} : { handoff: paused.handoff })
 })
 
 const checkId = (store: string, threadId: string) =>

@@ -88,14 +88,39 @@ export class ToolSchemaIssue extends Schema.TaggedError<ToolSchemaIssue>()("Tool
  */
 export const jsonSchema = (
   parameters: Parameters,
-  options?: { readonly strict?: boolean | undefined }
+  options?: { readonly strict?: boolean | undefined; readonly served?: boolean | undefined }
 ): Result.Result<JsonSchemaObject, ToolSchemaIssue> => {
   const strict = options?.strict ?? false
-  return Result.flatMap(documentOf(parameters), (document) =>
-    Result.flatMap(walk(document, [], new Set([document]), { document, strict, produced: { count: 0 } }), (root) =>
-      toRoot(root, strict)
-    )
-  )
+  const served = options?.served === true && !strict
+  return Result.flatMap(documentOf(parameters), (document) => {
+    // Only an Effect struct is closed: Effect writes every struct open; a JSON Schema says what it means.
+    const close = served && Schema.isSchema(parameters)
+    const context: Context = { document, strict, served, close, produced: { count: 0 } }
+    const projected = Result.flatMap(walk(document, [], new Set([document]), context), (root) => toRoot(root, strict))
+    return served ? Result.flatMap(projected, (root) => withDefinitions(root, document, context)) : projected
+  })
+}
+
+/** The JSON Schema dialect a served schema declares. */
+export const dialect = "https://json-schema.org/draft/2020-12/schema"
+
+const isDefinitionRef = (ref: string): boolean => ref.startsWith("#/$defs/") && !ref.slice(8).includes("/")
+
+// A served schema: `$schema`, and the `$defs` its kept `$ref`s point to, each projected like the root.
+const withDefinitions = (
+  root: JsonSchemaObject,
+  document: JsonSchema.JsonSchema,
+  context: Context
+): Result.Result<JsonSchemaObject, ToolSchemaIssue> => {
+  const defs = isPlainObject(document.$defs) ? Object.entries(document.$defs) : []
+  const out: Record<string, unknown> = {}
+  for (const [name, definition] of defs) {
+    const walked = walkChild(definition, ["$defs", name], new Set(), context)
+    if (Result.isFailure(walked)) return Result.fail(walked.failure)
+    setOwn(out, name, walked.success)
+  }
+  const kept = defs.length === 0 ? {} : { $defs: out }
+  return Result.succeed({ $schema: dialect, ...root, ...kept } as JsonSchemaObject)
 }
 
 const documentOf = (parameters: Parameters): Result.Result<JsonSchema.JsonSchema, ToolSchemaIssue> => {
@@ -122,6 +147,9 @@ type Path = ReadonlyArray<string | number>
 interface Context {
   readonly document: JsonSchema.JsonSchema
   readonly strict: boolean
+  // Served to a protocol, not a model: `#/$defs/` refs kept, and (for an Effect schema) structs closed.
+  readonly served: boolean
+  readonly close: boolean
   // Schema nodes produced so far: shared `$ref`s nested in each other grow
   // exponentially when inlined, and an MCP server's schema is untrusted input.
   readonly produced: { count: number }
@@ -193,7 +221,11 @@ const walk = (node: unknown, path: Path, ancestors: Set<unknown>, context: Conte
   if (++context.produced.count > maxNodes) {
     return Result.fail(issue(path, `the schema has more than ${maxNodes} nodes once its references are inlined`))
   }
-  if (typeof node.$ref === "string") return inline(node, node.$ref, path, ancestors, context)
+  if (typeof node.$ref === "string") {
+    return context.served && isDefinitionRef(node.$ref)
+      ? keep(node, node.$ref, path, ancestors, context)
+      : inline(node, node.$ref, path, ancestors, context)
+  }
   if (node.$ref !== undefined) return Result.fail(issue(path, "`$ref` must be a string"))
   for (const keyword of ["$dynamicRef", "$recursiveRef"]) {
     if (node[keyword] !== undefined) return Result.fail(issue(path, `\`${keyword}\` is not supported`))
@@ -205,7 +237,30 @@ const walk = (node: unknown, path: Path, ancestors: Set<unknown>, context: Conte
     if (Result.isFailure(walked)) return Result.fail(walked.failure)
     if (walked.success !== undefined) setOwn(out, keyword, walked.success)
   }
-  return normaliseObject(simplifyNumber(flattenAnnotations(out)), path, context.strict)
+  const normalised = normaliseObject(simplifyNumber(flattenAnnotations(out)), path, context.strict)
+  return context.close ? Result.map(normalised, close) : normalised
+}
+
+// A struct as Effect writes it (`additionalProperties: true` next to `properties`) closed; a record keeps its own.
+const close = (node: JsonSchema.JsonSchema): JsonSchema.JsonSchema =>
+  node.additionalProperties === true && isPlainObject(node.properties) ? { ...node, additionalProperties: false } : node
+
+// A `#/$defs/X` reference kept as it is (its target is projected once, under `$defs`), its siblings projected.
+const keep = (
+  node: Record<string, unknown>,
+  ref: string,
+  path: Path,
+  ancestors: Set<unknown>,
+  context: Context
+): Walked => {
+  if (resolvePointer(context.document, ref) === undefined) {
+    return Result.fail(issue(path, `\`$ref\` "${ref}" points to nothing`))
+  }
+  const { $ref: _, ...rest } = node
+  if (Object.keys(rest).length === 0) return Result.succeed({ $ref: ref })
+  return Result.map(walk(rest, path, ancestors, context), (siblings) =>
+    typeof siblings === "boolean" ? { $ref: ref } : { ...siblings, $ref: ref }
+  )
 }
 
 const walkChild = (child: unknown, path: Path, ancestors: Set<unknown>, context: Context): Walked => {

@@ -24,6 +24,7 @@ import {
 } from "../../../McpClient.ts"
 import type * as McpContent from "./content.ts"
 import * as ToolArguments from "../../tool/arguments.ts"
+import * as IdempotencyKey from "../../idempotencyKey.ts"
 import * as Lazy from "../../lazy.ts"
 import * as Redact from "../../redact.ts"
 import * as TimeLimit from "../../run/timeLimit.ts"
@@ -244,7 +245,11 @@ export const run = (call: Call, client: McpClient["Service"], credential: Creden
             return Effect.flatMap(converted, (argumentsIn) => {
               // The call itself gets what is left, and the client cancels it on the server when that passes.
               const timeout = Duration.millis(Math.max(1, left()))
-              const called = current.callTool(tool, argumentsIn, { timeout }).pipe(
+              // The call's idempotency key, when it has one, goes in the request's `_meta`.
+              const key = IdempotencyKey.current()
+              const options =
+                key === undefined ? { timeout } : { timeout, meta: { [IdempotencyKey.idempotencyKeyMeta]: key } }
+              const called = current.callTool(tool, argumentsIn, options).pipe(
                 Effect.catch((error) => {
                   // An expired HTTP session never ran the request: reconnect and retry once.
                   if (error.reason !== "SessionExpired") return failed(error)
@@ -252,7 +257,7 @@ export const run = (call: Call, client: McpClient["Service"], credential: Creden
                     call.agent.mcp.drop(connection.key, current),
                     Effect.flatMap(connection.get, (reopened) => {
                       current = reopened
-                      return Effect.catch(current.callTool(tool, argumentsIn, { timeout }), failed)
+                      return Effect.catch(current.callTool(tool, argumentsIn, options), failed)
                     })
                   )
                 })

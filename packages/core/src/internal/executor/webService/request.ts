@@ -16,6 +16,7 @@ import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as Action from "../../../Action.ts"
 import type { Issue, ValidationError } from "../../../ActionError.ts"
+import * as IdempotencyKey from "../../idempotencyKey.ts"
 import * as Redact from "../../redact.ts"
 import * as Endpoint from "../endpoint.ts"
 import { invalid, type WebService } from "./failure.ts"
@@ -41,6 +42,12 @@ const plans = new WeakMap<WebService, Result.Result<Plan, Array<Issue>>>()
 const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 const headerValue = /^[\t\x20-\x7e\x80-\xff]*$/
 
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+// A key with characters a header cannot carry is sent percent-encoded (UTF-8; a lone surrogate as U+FFFD).
+const headerSafe = (key: string): string =>
+  /^[\x20-\x7e]*$/.test(key) ? key : encodeURIComponent(key.replace(loneSurrogate, "\uFFFD"))
+
 /** The plan of an action, or the issues of its definition; computed once per action. */
 export const planOf = (action: WebService): Result.Result<Plan, Array<Issue>> => {
   const cached = plans.get(action)
@@ -58,6 +65,10 @@ export const planOf = (action: WebService): Result.Result<Plan, Array<Issue>> =>
       path: "authTokenEnv",
       message: `auth ${action.auth} needs authTokenEnv, the environment variable holding the secret`
     })
+  }
+  const idempotency = action.idempotencyHeader
+  if (idempotency !== undefined && !headerName.test(idempotency)) {
+    issues.push({ path: "idempotencyHeader", message: "is not a valid header name" })
   }
   for (const [key, value] of Object.entries(action.headers)) {
     if (!headerName.test(key)) issues.push({ path: `headers.${key}`, message: "is not a valid header name" })
@@ -134,7 +145,11 @@ const authorize = (
   return HttpClientRequest.basicAuth(request, text.slice(0, colon), text.slice(colon + 1))
 }
 
-/** The request of a call: `url` and `body` built from the arguments, the action's headers and its auth. */
+/**
+ * The request of a call: `url` and `body` built from the arguments, the action's headers, the call's
+ * idempotency key under `idempotencyHeader` (when the action names one and the call has a key) and its auth.
+ * Made inside the call's fiber, whose idempotency key it reads.
+ */
 export const requestOf = (
   action: WebService,
   url: string,
@@ -143,6 +158,10 @@ export const requestOf = (
 ): HttpClientRequest.HttpClientRequest => {
   let request = HttpClientRequest.make(action.method)(url)
   if (Object.keys(action.headers).length > 0) request = HttpClientRequest.setHeaders(request, action.headers)
+  const key = action.idempotencyHeader === undefined ? undefined : IdempotencyKey.current()
+  if (key !== undefined) {
+    request = HttpClientRequest.setHeader(request, action.idempotencyHeader as string, headerSafe(key))
+  }
   if (body !== undefined) request = HttpClientRequest.bodyText(request, body, "application/json")
   return authorize(request, action.auth, secret)
 }

@@ -1,0 +1,179 @@
+/**
+ * The bodies of composed actions. An agent used as an action runs one chat turn of its agent (or resumes the
+ * paused one) and gives back its answer — the decoded `output` when it asks for one, else the text; a pause
+ * of the inner turn reaches the calling turn through its {@link Nesting.Call}, as an APPROVAL failure of the
+ * call. A handoff action only tells the calling turn where the conversation goes. Refuses, as EXECUTION
+ * naming the path of agents, a call nested deeper than the tree's bound or past its model calls, and an inner
+ * turn that reached its step limit.
+ */
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { type ActionError, ApprovalRequired, ExecutionFailure } from "../../ActionError.ts"
+import type { ChatEvent, ChatOptions, ChatResult, Decisions, PausedState, StepHooks, Usage } from "../../Chat.ts"
+import type * as Prompt from "../../Prompt.ts"
+import * as Nesting from "./nesting.ts"
+
+/** How an agent action runs its agent's turn. */
+export interface TurnOptions {
+  readonly prompt: (args: Readonly<Record<string, unknown>>) => string
+  readonly chat: ChatOptions
+}
+
+/** Counts each model call of a nested turn against the tree's bound; past it the call fails EXECUTION. */
+const counting = (action: string, path: ReadonlyArray<string>, bound: Nesting.Bound): StepHooks => ({
+  model: (_step, call) =>
+    Effect.suspend(() => {
+      if (bound.steps >= bound.maxSteps) {
+        return Effect.fail(
+          new ExecutionFailure({
+            action,
+            message: `${action}: the agents ${Nesting.pathText(path)} made ${bound.steps} model calls, the bound of nested turns (maxTotalSteps ${bound.maxSteps})`
+          })
+        )
+      }
+      bound.steps += 1
+      return call
+    })
+})
+
+/** The tokens of each agent a finished inner turn ran. */
+const usageOf = (inner: string, result: ChatResult): Record<string, Usage> => {
+  if (result._tag === "AwaitingApproval") return { ...(result.state.agents ?? { [inner]: result.state.usage }) }
+  return { ...(result.agents ?? { [inner]: result.usage }) }
+}
+
+/**
+ * An inner event as the calling turn's caller sees it: tagged with the path of agents (from the outermost
+ * turn), its `toolCallId` the calling turn's. An event of a turn nested deeper is tagged already: only its
+ * call id gets the calling turn's in front.
+ */
+const tagged = (path: ReadonlyArray<string>, toolCallId: string, event: ChatEvent): ChatEvent =>
+  event._tag === "AgentEvent"
+    ? { ...event, toolCallId: `${toolCallId}/${event.toolCallId}` }
+    : { _tag: "AgentEvent", agents: path, toolCallId, event }
+
+/** How {@link turnOf} runs another agent's turn. */
+export interface InnerTurn {
+  readonly input: string | ReadonlyArray<Prompt.Message>
+  readonly resumption: { readonly state: PausedState; readonly decisions: Decisions } | undefined
+  readonly options: ChatOptions
+  /** Where its events go, tagged with `path` and `toolCallId`; `undefined`: it runs unstreamed. */
+  readonly emit: ((event: ChatEvent) => Effect.Effect<void>) | undefined
+  readonly path: ReadonlyArray<string>
+  readonly toolCallId: string
+}
+
+/** Another agent's turn (or its resumption), streamed to the caller's caller when it streams, to its result. */
+export const turnOf = (inner: Nesting.Inner, turn: InnerTurn): Effect.Effect<ChatResult, ActionError, any> => {
+  const { resumption, emit, options } = turn
+  if (emit === undefined) {
+    return resumption === undefined
+      ? inner.chat(turn.input, options)
+      : inner.resume(resumption.state, resumption.decisions, options)
+  }
+  const events =
+    resumption === undefined
+      ? inner.chatStream(turn.input, options)
+      : inner.resumeStream(resumption.state, resumption.decisions, options)
+  return Effect.suspend(() => {
+    let result: ChatResult | undefined
+    return Stream.runForEach(events, (event) => {
+      if (event._tag === "TurnFinished") result = event.result
+      return emit(tagged(turn.path, turn.toolCallId, event))
+    }).pipe(
+      Effect.flatMap(() =>
+        result === undefined
+          ? Effect.fail(
+              new ExecutionFailure({ action: inner.id, message: `${inner.id}: the turn ended without a result` })
+            )
+          : Effect.succeed(result)
+      )
+    )
+  })
+}
+
+/**
+ * One call of an agent action `action` (the name it has in the calling agent) with its converted `args`:
+ * the inner agent's turn, bounded, to its answer.
+ */
+export const runAgent = (
+  composed: Extract<Nesting.Composed, { readonly _tag: "agent" }>,
+  options: TurnOptions,
+  action: string,
+  callerId: string,
+  args: Readonly<Record<string, unknown>>
+): Effect.Effect<unknown, ActionError, any> =>
+  Effect.flatMap(Effect.service(Nesting.CurrentCall), (call) => {
+    const inner = composed.agent()
+    const path = [...(call?.path ?? [callerId]), inner.id]
+    const bound = call?.bound ?? Nesting.boundOf(composed)
+    if (path.length - 1 > bound.maxDepth) {
+      return Effect.fail(
+        new ExecutionFailure({
+          action,
+          message: `${action}: the agents ${Nesting.pathText(path)} are nested ${path.length - 1} deep, over the bound (maxDepth ${bound.maxDepth})`
+        })
+      )
+    }
+    const chat: ChatOptions = { ...options.chat, steps: counting(action, path, bound) }
+    const place: Nesting.Place = { path, bound }
+    const turn = Effect.provideService(
+      turnOf(inner, {
+        input: options.prompt(args),
+        resumption: call?.resumption,
+        options: chat,
+        emit: call?.emit,
+        path,
+        toolCallId: call?.toolCallId ?? ""
+      }),
+      Nesting.CurrentPlace,
+      place
+    )
+    return Effect.flatMap(turn, (result): Effect.Effect<unknown, ActionError> => {
+      if (call !== undefined) call.usage = usageOf(inner.id, result)
+      switch (result._tag) {
+        case "Completed":
+          return Effect.succeed(options.chat.output === undefined ? result.text : result.output)
+        case "StepLimitReached":
+          return Effect.fail(
+            new ExecutionFailure({
+              action,
+              message: `${action}: the agent ${Nesting.pathText(path)} made ${result.steps} model calls without answering (its maxSteps)`
+            })
+          )
+        case "AwaitingApproval": {
+          const first = result.pending[0]
+          if (call !== undefined) call.paused = { agent: inner.id, state: result.state, arguments: args }
+          return Effect.fail(
+            new ApprovalRequired({
+              action,
+              reason: first?.reason ?? "approval",
+              check: "missing",
+              message: `${action}: the agent ${Nesting.pathText(path)} waits for a decision on ${result.pending
+                .map((pending) => `${pending.toolCallId} (${pending.action})`)
+                .join(", ")}${call === undefined ? "; run it in a chat turn to resume it" : ""}`
+            })
+          )
+        }
+      }
+    })
+  })
+
+/** One call of a handoff action: the calling turn is told to hand the conversation to the agent. */
+export const runHandoff = (
+  composed: Extract<Nesting.Composed, { readonly _tag: "handoff" }>,
+  action: string
+): Effect.Effect<unknown, ActionError> =>
+  Effect.flatMap(Effect.service(Nesting.CurrentCall), (call) => {
+    const target = composed.agent()
+    if (call === undefined) {
+      return Effect.fail(
+        new ExecutionFailure({
+          action,
+          message: `${action}: a handoff to ${target.id} hands a chat turn's conversation over; it runs only as a tool call of a chat turn`
+        })
+      )
+    }
+    call.handoff = target.id
+    return Effect.succeed(`Transferred to ${target.id}.`)
+  })

@@ -1,0 +1,100 @@
+// The agent of the multi-process proofs (test/durable/process.ts): every model call and every tool run is recorded
+// in Postgres by the model and the tools themselves, with the process id and the database's clock.
+//
+// A run's input is its run id. By its prefix:
+//   "tool-slow:…"    the model calls `ship` (no approval), which sleeps TOOL_MS after it has taken effect;
+//   "model-slow:…"   the first model call sleeps MODEL_MS after it was recorded, then calls `ship`;
+//   "approve-slow:…" the model calls `refund` (needs approval), which sleeps TOOL_MS after it has taken effect;
+//   anything else    the model calls `refund`.
+// A tool records each run in harness_tool_runs (one row per execution) and its side effect in harness_effects, keyed
+// by the call's idempotency key: a second execution with the same key takes no second effect, as a service that
+// honours an Idempotency-Key header does.
+import { Action, Agent, Chat, type LanguageModel, Role } from "@rolecraft/core"
+import * as Model from "@rolecraft/core/LanguageModel"
+import { Duration, Effect, Layer, Schedule, Schema } from "effect"
+import type { SqlClient } from "effect/sql"
+
+/** Creates the tables the model and the tools record into (two processes at once may collide: retried). */
+export const recordTables = (sql: SqlClient.SqlClient) =>
+  Effect.retry(
+    Effect.all([
+      sql`CREATE TABLE IF NOT EXISTS harness_model_calls (run_id TEXT NOT NULL, pid INT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`,
+      sql`CREATE TABLE IF NOT EXISTS harness_tool_runs (run_id TEXT NOT NULL, idempotency_key TEXT, pid INT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`,
+      sql`CREATE TABLE IF NOT EXISTS harness_effects (idempotency_key TEXT PRIMARY KEY, run_id TEXT NOT NULL, pid INT NOT NULL, at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp())`
+    ]),
+    { times: 2 }
+  )
+
+const toolMs = () => Duration.millis(Number(process.env.TOOL_MS ?? 3000))
+const modelMs = () => Duration.millis(Number(process.env.MODEL_MS ?? 3000))
+
+/**
+ * The harness's own writes, retried a few times: after a Postgres restart a pooled connection may be stale, and a
+ * tool or model whose own bookkeeping fails would fail the call — a fault of the harness, not of the run.
+ */
+const counted = <A, E, R>(write: Effect.Effect<A, E, R>) =>
+  Effect.orDie(Effect.retry(write, { schedule: Schedule.spaced("200 millis"), times: 10 }))
+
+/** A tool's run: recorded, its effect taken once per key, then the slow ones sleep. */
+const perform = (sql: SqlClient.SqlClient, order: string, slow: boolean) =>
+  Effect.gen(function* () {
+    const key = yield* Chat.IdempotencyKey
+    yield* counted(
+      sql`INSERT INTO harness_tool_runs (run_id, idempotency_key, pid) VALUES (${order}, ${key ?? null}, ${process.pid})`
+    )
+    // Without a key every execution is an effect of its own: a run then shows two.
+    yield* counted(sql`INSERT INTO harness_effects (idempotency_key, run_id, pid)
+      VALUES (${key ?? `no key ${order} ${Math.random()}`}, ${order}, ${process.pid}) ON CONFLICT DO NOTHING`)
+    if (slow) yield* Effect.sleep(toolMs())
+  })
+
+export const makeAgent = (sql: SqlClient.SqlClient) =>
+  Agent.make({
+    id: "support",
+    roles: [
+      Role.make({
+        identity: { name: "support", goal: "Refund and ship orders", domain: "support" },
+        actions: {
+          refund: Action.local({
+            description: "Refund an order",
+            parameters: { order: Schema.String },
+            run: ({ order }) => Effect.as(perform(sql, order, order.startsWith("approve-slow:")), `refunded ${order}`)
+          }).pipe(Action.requireApproval({ reason: "Refunds move money" })),
+          ship: Action.local({
+            description: "Ship an order",
+            parameters: { order: Schema.String },
+            run: ({ order }) => Effect.as(perform(sql, order, true), `shipped ${order}`)
+          })
+        }
+      })
+    ]
+  })
+
+/** The model: a user message → a call for it (see the module doc); a tool answer → a text reply quoting it. */
+export const model = (sql: SqlClient.SqlClient) =>
+  Layer.succeed(
+    Model.LanguageModel,
+    Model.make(
+      (call) =>
+        Effect.gen(function* () {
+          const user = call.request.messages.find((m) => m.role === "user")?.content ?? ""
+          yield* counted(sql`INSERT INTO harness_model_calls (run_id, pid) VALUES (${user}, ${process.pid})`)
+          const last = call.request.messages.at(-1)
+          if (last?.role === "user") {
+            if (user.startsWith("model-slow:")) yield* Effect.sleep(modelMs())
+            const tool = user.startsWith("tool-slow:") || user.startsWith("model-slow:") ? "ship" : "refund"
+            return {
+              toolCalls: [{ id: "call_1", name: tool, arguments: JSON.stringify({ order: user }) }],
+              finishReason: "tool_calls",
+              usage: { inputTokens: 10, outputTokens: 5 }
+            } satisfies LanguageModel.ProviderResponse
+          }
+          return {
+            text: `Done: ${last?.content ?? ""}`,
+            finishReason: "stop",
+            usage: { inputTokens: 20, outputTokens: 3 }
+          } satisfies LanguageModel.ProviderResponse
+        }),
+      { name: "scripted-support" }
+    )
+  )
