@@ -9,8 +9,8 @@
  * import { Result, Schema } from "effect"
  *
  * // the inputSchema an MCP client is sent for these parameters
- * const schema = ToolSchema.served(Schema.Struct({ city: Schema.String, nights: Schema.NonEmptyString }))
- * if (Result.isSuccess(schema)) console.log(schema.success.required) // ["city", "nights"]
+ * const schema = ToolSchema.served(Schema.Struct({ city: Schema.String, country: Schema.NonEmptyString }))
+ * if (Result.isSuccess(schema)) console.log(schema.success.required) // ["city", "country"]
  * ```
  *
  * @since 0.2.0
