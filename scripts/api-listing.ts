@@ -8,6 +8,9 @@
  * exported directly by the entry point (plain `export *`, `export { … } from`,
  * declarations) are listed under the package itself.
  *
+ * The same walk gives each exported name's declarations with the docstring
+ * right above each (`read`), which scripts/check-docs.ts checks.
+ *
  * It reads the declaration text, not a compiler API (TypeScript 7 has none):
  * tsc writes one top-level statement per unindented line, so only
  * unindented `export` lines count, and members of exported namespaces are
@@ -62,25 +65,65 @@ const kindOf = (keyword: string, line: string): string =>
       ? "namespace"
       : keyword
 
-/** A module's own exports (names → kinds) and the namespaces it re-exports (name → file). */
-interface Module {
-  readonly names: Kinds
-  readonly namespaces: Map<string, string>
+/** One declaration of an exported name: its kind, the declaration file it is in, and its docstring (if any). */
+export interface Declared {
+  readonly kind: string
+  readonly file: string
+  readonly doc: string | undefined
 }
 
-const read = (file: string, seen: ReadonlySet<string> = new Set()): Module => {
-  if (seen.has(file)) return { names: new Map(), namespaces: new Map() }
+/**
+ * A module's own exports (names → kinds), the namespaces it re-exports (name → file) and each exported name's
+ * declarations with their docstrings.
+ */
+export interface Module {
+  readonly names: Kinds
+  readonly namespaces: Map<string, string>
+  readonly docs: Map<string, Array<Declared>>
+}
+
+const declare = (into: Map<string, Array<Declared>>, name: string, declared: Declared) => {
+  const all = into.get(name) ?? []
+  all.push(declared)
+  into.set(name, all)
+}
+
+/**
+ * The unindented docstring (`/** … *\/`) that ends on the line just before each line, by line index; tsc
+ * writes a top-level declaration's docstring unindented right above it.
+ */
+const docstrings = (lines: ReadonlyArray<string>): Map<number, string> => {
+  const docs = new Map<number, string>()
+  let start: number | undefined
+  lines.forEach((line, i) => {
+    if (start === undefined && line.startsWith("/**")) start = i
+    if (start !== undefined && line.includes("*/")) {
+      docs.set(i + 1, lines.slice(start, i + 1).join("\n"))
+      start = undefined
+    }
+  })
+  return docs
+}
+
+export const read = (file: string, seen: ReadonlySet<string> = new Set()): Module => {
+  if (seen.has(file)) return { names: new Map(), namespaces: new Map(), docs: new Map() }
   const visiting = new Set([...seen, file])
   const names: Kinds = new Map()
   const namespaces = new Map<string, string>()
+  const docs = new Map<string, Array<Declared>>()
   const lines = readFileSync(file, "utf8").split("\n")
+  const comments = docstrings(lines)
   // Unexported top-level declarations, for `export { x }` and `export { x as y }`.
   const locals: Kinds = new Map()
-  for (const line of lines) {
+  const localDocs = new Map<string, Array<Declared>>()
+  lines.forEach((line, i) => {
     const match = local.exec(line)
-    if (match?.[1] !== undefined && match[2] !== undefined) add(locals, match[2], kindOf(match[1], line))
-  }
-  for (const line of lines) {
+    if (match?.[1] === undefined || match[2] === undefined) return
+    const kind = kindOf(match[1], line)
+    add(locals, match[2], kind)
+    declare(localDocs, match[2], { kind, file, doc: comments.get(i) })
+  })
+  for (const [i, line] of lines.entries()) {
     let match = starAs.exec(line)
     if (match?.[1] !== undefined && match[2] !== undefined) {
       namespaces.set(match[1], resolve(file, match[2]))
@@ -91,6 +134,7 @@ const read = (file: string, seen: ReadonlySet<string> = new Set()): Module => {
       const inner = read(resolve(file, match[1]), visiting)
       for (const [name, kinds] of inner.names) for (const kind of kinds) add(names, name, kind)
       for (const [name, target] of inner.namespaces) namespaces.set(name, target)
+      for (const [name, all] of inner.docs) for (const declared of all) declare(docs, name, declared)
       continue
     }
     match = named.exec(line)
@@ -109,13 +153,19 @@ const read = (file: string, seen: ReadonlySet<string> = new Set()): Module => {
         const kinds = source === undefined ? locals.get(spec[2]) : source.names.get(spec[2])
         for (const kind of kinds ?? ["unknown"])
           add(names, exported, typeOnly || spec[1] !== undefined ? (kind === "interface" ? kind : "type") : kind)
+        for (const declared of (source === undefined ? localDocs : source.docs).get(spec[2]) ?? [])
+          declare(docs, exported, declared)
       }
       continue
     }
     match = declaration.exec(line)
-    if (match?.[1] !== undefined && match[2] !== undefined) add(names, match[2], kindOf(match[1], line))
+    if (match?.[1] !== undefined && match[2] !== undefined) {
+      const kind = kindOf(match[1], line)
+      add(names, match[2], kind)
+      declare(docs, match[2], { kind, file, doc: comments.get(i) })
+    }
   }
-  return { names, namespaces }
+  return { names, namespaces, docs }
 }
 
 const order = ["namespace", "class", "function", "const", "enum", "interface", "type", "unknown"]

@@ -1,6 +1,7 @@
 /**
  * Type-checks every TypeScript snippet of the documentation: each ```ts (or
- * ```typescript) block of README.md, of docs/*.md and of each package's README.md is written to its own file
+ * ```typescript) block of README.md, of docs/*.md, of each package's README.md and of the docstrings of
+ * packages/*\/src (an `@example`, a module header's example) is written to its own file
  * under `.snippets/` (gitignored, inside the repository so `@rolecraft/*`
  * and `effect` resolve through node_modules) and the lot is checked with
  * `tsc` under the repository's strict settings. Snippets are documentation
@@ -11,11 +12,11 @@
  * one with `node` in a user's project and checks it exits 0, printing every
  * `// prints "…"` its code promises.
  *
- * Errors are reported at their place in the Markdown file
- * (`docs/chat.md:42:7`). Exit code 0 when every snippet compiles.
+ * Errors are reported at their place in the Markdown or source file
+ * (`docs/chat.md:42:7`, `packages/core/src/Agent.ts:310:5`). Exit code 0 when every snippet compiles.
  *
  * Run: npm run check:snippets
- *      node scripts/check-snippets.ts [--out <folder>] [file.md ...]
+ *      node scripts/check-snippets.ts [--out <folder>] [file.md | file.ts ...]
  */
 import { spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -92,6 +93,54 @@ export const documentation = (): ReadonlyArray<string> => {
   return ["README.md", ...pages, ...packages]
 }
 
+/**
+ * Every ```ts block of the docstrings (`/** … *\/`) of a TypeScript source, with the line of the source its code
+ * starts on: each docstring's lines without their leading ` * ` are read as Markdown.
+ */
+export const extractDocstrings = (file: string, source: string): ReadonlyArray<Snippet> => {
+  const lines = source.split("\n")
+  const snippets: Array<Snippet> = []
+  let start: number | undefined
+  lines.forEach((text, i) => {
+    if (start === undefined && /^\s*\/\*\*/.test(text)) start = i
+    if (start === undefined || !text.includes("*/")) return
+    const body = lines
+      .slice(start, i + 1)
+      .map((line, j) => {
+        const inner = j === 0 ? line.replace(/^\s*\/\*\*/, "") : line
+        return inner.replace(/\*\/.*$/, "").replace(/^\s*\* ?/, "")
+      })
+      .join("\n")
+    const first = start
+    for (const snippet of extract(file, body)) snippets.push({ ...snippet, line: snippet.line + first })
+    start = undefined
+  })
+  return snippets
+}
+
+/** The TypeScript sources of the packages (packages/*\/src, internal modules included), for their docstrings. */
+export const sources = (): ReadonlyArray<string> => {
+  const found: Array<string> = []
+  const walk = (folder: string) => {
+    for (const entry of readdirSync(join(root, folder), { withFileTypes: true }).sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+    )) {
+      const path = join(folder, entry.name)
+      if (entry.isDirectory()) walk(path)
+      else if (entry.name.endsWith(".ts")) found.push(path)
+    }
+  }
+  for (const name of readdirSync(join(root, "packages")).sort())
+    if (existsSync(join(root, "packages", name, "src"))) walk(join("packages", name, "src"))
+  return found
+}
+
+/** The snippets of one file: a Markdown file's blocks, or a TypeScript source's docstring blocks. */
+export const snippetsOf = (file: string): ReadonlyArray<Snippet> => {
+  const text = readFileSync(join(root, file), "utf8")
+  return file.endsWith(".ts") ? extractDocstrings(file, text) : extract(file, text)
+}
+
 const snippetName = (snippet: Snippet) => `${snippet.file.replace(/[/\\.]/g, "_")}_${snippet.line}.ts`
 
 /**
@@ -151,9 +200,7 @@ const main = () => {
   const outAt = args.indexOf("--out")
   const out = outAt >= 0 ? (args[outAt + 1] ?? ".snippets") : ".snippets"
   const files = outAt >= 0 ? args.filter((_, i) => i !== outAt && i !== outAt + 1) : args
-  const snippets = (files.length > 0 ? files : documentation()).flatMap((file) =>
-    extract(file, readFileSync(join(root, file), "utf8"))
-  )
+  const snippets = (files.length > 0 ? files : [...documentation(), ...sources()]).flatMap(snippetsOf)
   const { ok, report } = check(snippets, out)
   const pages = new Set(snippets.map((snippet) => snippet.file)).size
   if (ok) {

@@ -4,7 +4,7 @@
  * place in the Markdown file.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { check, documentation, extract } from "../scripts/check-snippets.ts"
+import { check, documentation, extract, extractDocstrings, sources } from "../scripts/check-snippets.ts"
 
 const markdown = [
   "# Title", //  1
@@ -76,5 +76,47 @@ describe("documentation snippets", () => {
     for (const name of ["core", "mcp", "openai", "effect-ai", "testing", "durable"]) {
       assert.include(files, `packages/${name}/README.md`)
     }
+  })
+
+  it("takes the ts blocks of docstrings, reported at their line in the source; a wrong example fails", () => {
+    const source = [
+      "/**", //  1
+      " * Summary.", //  2
+      " *", //  3
+      " * @example", //  4
+      " * ```ts", //  5
+      ' * const wrong: number = "one"', //  6
+      " * ```", //  7
+      " */", //  8
+      "export const a = 1", //  9
+      "// ```ts not in a docstring", // 10
+      "  /** An indented one. ```ts", // 11
+      "   * ```ts", // 12
+      "   * const ok: number = 1", // 13
+      "   * ```", // 14
+      "   */" // 15
+    ].join("\n")
+    const snippets = extractDocstrings("packages/x/src/A.ts", source)
+    assert.deepStrictEqual(
+      snippets.map((snippet) => [snippet.line, snippet.code]),
+      [
+        [6, 'const wrong: number = "one"\n'],
+        [13, "const ok: number = 1\n"]
+      ]
+    )
+    const report = check(snippets, ".snippets-test")
+    assert.isFalse(report.ok)
+    assert.match(report.report, /^packages\/x\/src\/A\.ts:6:7: error TS2322/m)
+  })
+
+  it("reads the docstrings of every source of packages/*/src, internal modules included", () => {
+    const files = sources()
+    assert.include(files, "packages/core/src/Agent.ts")
+    assert.include(files, "packages/durable/src/DurableChat.ts")
+    assert.isTrue(files.some((file) => file.includes("/internal/")))
+    assert.isTrue(
+      files.every((file) => /^packages\/[^/]+\/src\/.+\.ts$/.test(file)),
+      files.join(", ")
+    )
   })
 })

@@ -9,6 +9,21 @@
  * runs every call through the same pipeline (authority, approval, guardrails,
  * conversion, contracts, retrieval, resilience).
  *
+ * @example
+ * ```ts
+ * import { Action } from "@rolecraft/core"
+ * import { Schema } from "effect"
+ *
+ * const book = Action.local({
+ *   description: "Book a hotel room",
+ *   parameters: { hotelId: Schema.String, checkIn: Schema.String },
+ *   run: ({ hotelId, checkIn }) => `booked ${hotelId} from ${checkIn}`
+ * }).pipe(
+ *   Action.requireApproval({ reason: "Books and charges a hotel" }),
+ *   Action.resilience({ retry: { maxAttempts: 3 }, timeout: "10 seconds" })
+ * )
+ * ```
+ *
  * @since 0.1.0
  */
 import type * as Duration from "effect/Duration"
@@ -27,6 +42,8 @@ import type * as Knowledge from "./Knowledge.ts"
 import type * as Resilience from "./Resilience.ts"
 
 /**
+ * The type id carried by every Action value (what {@link isAction} looks for).
+ *
  * @category type IDs
  * @since 0.1.0
  */

@@ -13,6 +13,19 @@
  * while a `cause` — a thrown error, a library's error — keeps its own stack,
  * as text. `RoleDefinitionError` keeps its stack.
  *
+ * @example
+ * ```ts
+ * import type { Agent } from "@rolecraft/core"
+ * import { Effect } from "effect"
+ *
+ * declare const agent: Agent.Agent
+ *
+ * const nights = agent.executeAction("nights", { checkIn: "2026-05-12" }).pipe(
+ *   // the fields that failed: ["checkOut"] (each issue also says why: "missing")
+ *   Effect.catchTag("ValidationError", (error) => Effect.succeed(error.issues.map((issue) => issue.path)))
+ * )
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"

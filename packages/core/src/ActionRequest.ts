@@ -3,6 +3,19 @@
  * callers that want failures reported in an `ActionResponse` rather than in
  * the error channel.
  *
+ * @example
+ * ```ts
+ * import { ActionRequest, type Agent } from "@rolecraft/core"
+ * import { Effect } from "effect"
+ *
+ * declare const agent: Agent.Agent
+ *
+ * const program = Effect.gen(function* () {
+ *   const response = yield* agent.execute(ActionRequest.make("nights", { checkIn: "2026-05-12", checkOut: "2026-05-15" }))
+ *   return response.success ? response.value : response.error.message
+ * })
+ * ```
+ *
  * @since 0.1.0
  */
 

@@ -2,6 +2,16 @@
  * The answer to an `ActionRequest` (what `agent.execute` returns): success or
  * the typed failure, with the call's duration and model usage.
  *
+ * @example
+ * ```ts
+ * import type { ActionResponse } from "@rolecraft/core"
+ *
+ * const describe = (response: ActionResponse.ActionResponse): string =>
+ *   response.success
+ *     ? `${response.action} gave ${JSON.stringify(response.value)} in ${response.durationMs} ms`
+ *     : `${response.action} failed: ${response.error.category}: ${response.error.message}`
+ * ```
+ *
  * @since 0.1.0
  */
 import type { ActionError } from "./ActionError.ts"

@@ -11,6 +11,20 @@
  * also a function of this module (`ActionResult.asRecord(result)`); the
  * getters call those functions.
  *
+ * @example
+ * ```ts
+ * import { Action } from "@rolecraft/core"
+ * import { Schema } from "effect"
+ *
+ * const Forecast = Schema.Struct({ temp: Schema.Finite, sky: Schema.String })
+ *
+ * const forecast = Action.webService({
+ *   description: "Today's forecast for a city",
+ *   parameters: { city: Schema.String },
+ *   endpoint: "https://api.example.com/v1/forecast/{city}"
+ * }).pipe(Action.mapResult((result) => result.decode(Forecast))) // the action's result: { temp, sky }
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
@@ -362,9 +376,17 @@ const fromIssue = (self: ActionResult, issue: SchemaIssue.Issue): ValidationErro
  *
  * @example
  * ```ts
+ * import { ActionResult } from "@rolecraft/core"
+ * import { Effect, Schema } from "effect"
+ *
  * const Forecast = Schema.Struct({ temp: Schema.Finite })
- * const forecast = yield* ActionResult.decode(result, Forecast) // { temp: 21 }
- * const same = yield* result.decode(Forecast)
+ * const result = ActionResult.make('{"temp":21}', { action: "forecast" })
+ *
+ * const program = Effect.gen(function* () {
+ *   const forecast = yield* ActionResult.decode(result, Forecast) // { temp: 21 }
+ *   const same = yield* result.pipe(ActionResult.decode(Forecast))
+ *   return forecast.temp + same.temp
+ * })
  * ```
  *
  * @category getters

@@ -3,6 +3,32 @@
  * one fixed pipeline and holds per-agent state — role state,
  * circuit breakers, bulkheads, MCP connections — for the life of its scope.
  *
+ * @example
+ * ```ts
+ * import { Action, Agent, Role } from "@rolecraft/core"
+ * import { Effect, Schema } from "effect"
+ *
+ * const Travel = Role.make({
+ *   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
+ *   actions: {
+ *     nights: Action.local({
+ *       description: "Count the nights between two ISO dates",
+ *       parameters: { checkIn: Schema.String, checkOut: Schema.String },
+ *       run: ({ checkIn, checkOut }) => (Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000
+ *     })
+ *   }
+ * })
+ *
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "planner", roles: [Travel] })
+ *   // a typed call: the arguments are checked, the result is a number
+ *   const nights = yield* agent.executeAction("nights", { checkIn: "2026-05-12", checkOut: "2026-05-15" }) // 3
+ *   // the same call as a request: a failure is reported in the response
+ *   const response = yield* agent.execute({ action: "nights", params: { checkIn: "2026-05-12" } })
+ *   return response.success ? nights : response.error.category // "VALIDATION"
+ * }).pipe(Effect.scoped) // the agent's state lives as long as the scope
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
@@ -40,6 +66,9 @@ import type * as Role from "./Role.ts"
 import * as ThreadStore from "./ThreadStore.ts"
 
 /**
+ * The type id carried by every Agent value.
+ *
+ * @category type IDs
  * @since 0.1.0
  */
 export const TypeId = "~@rolecraft/core/Agent"
@@ -50,6 +79,7 @@ type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) exten
  * The merged action record of several roles (`{}` for none: an agent of
  * `mcpServers` only).
  *
+ * @category models
  * @since 0.1.0
  */
 export type ActionsOf<Roles extends ReadonlyArray<Role.Any>> = [Roles[number]] extends [never]
@@ -59,6 +89,7 @@ export type ActionsOf<Roles extends ReadonlyArray<Role.Any>> = [Roles[number]] e
 /**
  * An action name: a known one (completed by editors) or any string.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Name<Actions> = (keyof Actions & string) | (string & {})
@@ -67,6 +98,7 @@ export type Name<Actions> = (keyof Actions & string) | (string & {})
  * The result type of calling `K`: the action's, or `unknown` for a name the
  * types do not know.
  *
+ * @category models
  * @since 0.1.0
  */
 export type ResultOf<Actions, K extends string> = K extends keyof Actions
@@ -108,6 +140,7 @@ export interface ActionTool extends LanguageModel.Tool {
 /**
  * An agent. `R` is what its local actions' own effects require.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Agent<Actions = Record<string, Action.Any>, R = never> {
@@ -252,6 +285,7 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
  *   `false`: arguments and results are never span attributes). They may hold
  *   personal data: turn it on only where your traces may keep them.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Options<Roles extends ReadonlyArray<Role.Any>> {
@@ -298,6 +332,7 @@ export interface Options<Roles extends ReadonlyArray<Role.Any>> {
  * }).pipe(Effect.scoped)
  * ```
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const make = <const Roles extends ReadonlyArray<Role.Any>>(

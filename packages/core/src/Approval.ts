@@ -4,6 +4,32 @@
  * action (and tool) and arguments. A call without one fails with APPROVAL and
  * requests a pending token, which an approver then approves or rejects.
  *
+ * @example
+ * ```ts
+ * import { Action, Agent, Role } from "@rolecraft/core"
+ * import { Effect, Schema } from "effect"
+ *
+ * const Booking = Role.make({
+ *   identity: { name: "booking", goal: "Book rooms", domain: "travel" },
+ *   actions: {
+ *     book: Action.local({
+ *       description: "Book a hotel room",
+ *       parameters: { hotelId: Schema.String },
+ *       run: ({ hotelId }) => `booked ${hotelId}`
+ *     }).pipe(Action.requireApproval({ reason: "Books and charges a hotel", ttl: "15 minutes" }))
+ *   }
+ * })
+ *
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "planner", roles: [Booking] })
+ *   const refused = yield* agent.execute({ action: "book", params: { hotelId: "h-42" } }) // APPROVAL, a pending token
+ *   if (refused.success || refused.error._tag !== "ApprovalRequired") return
+ *   const token = refused.error.pendingTokenId ?? ""
+ *   yield* agent.approvals.approve(token, "alice")
+ *   yield* agent.execute({ action: "book", params: { hotelId: "h-42" }, approvalToken: token }) // runs, once
+ * }).pipe(Effect.scoped)
+ * ```
+ *
  * @since 0.1.0
  */
 import type * as Duration from "effect/Duration"
@@ -40,6 +66,7 @@ export interface Policy {
  * these are `{ tool, arguments }`). Fails `ValidationError` when the
  * arguments cannot be serialised (a cycle).
  *
+ * @category getters
  * @since 0.1.0
  */
 export const bindingOf = (

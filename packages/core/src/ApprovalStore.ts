@@ -29,6 +29,20 @@
  *   naming it; a stored row that does not decode is EXECUTION. Never a
  *   defect.
  *
+ * @example
+ * ```ts
+ * import { Agent, ApprovalStore, type Role } from "@rolecraft/core"
+ * import { Effect } from "effect"
+ *
+ * declare const Booking: Role.Any
+ *
+ * // approvals kept in a SQLite file: a token approved before a restart is still approved after it
+ * const program = Agent.make({ id: "planner", roles: [Booking] }).pipe(
+ *   Effect.scoped,
+ *   Effect.provide(ApprovalStore.layerSqlite({ filename: "approvals.db" }))
+ * )
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -142,6 +156,7 @@ export const digest = (value: unknown): string => nodeCrypto().hash("sha256", ca
  * A fresh token id: 24 random bytes from `node:crypto`, base64url (32
  * characters, 192 bits).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const newTokenId: () => string = Rules.newTokenId

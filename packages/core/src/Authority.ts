@@ -6,6 +6,18 @@
  * before the name is resolved, so an unknown name authority denies is
  * AUTHORITY and one it allows is NOT_FOUND.
  *
+ * @example
+ * ```ts
+ * import { Agent, type Authority, type Role } from "@rolecraft/core"
+ * import { Effect } from "effect"
+ *
+ * declare const Files: Role.Any
+ *
+ * // every tool of the "files" server but writing; nothing named refund*
+ * const authority: Authority.Authority = { allow: ["files/**", "search*"], deny: ["files/write_*", "refund*"] }
+ * const program = Agent.make({ id: "reader", roles: [Files], authority }).pipe(Effect.scoped)
+ * ```
+ *
  * @since 0.1.0
  */
 

@@ -4,6 +4,22 @@
  * `extend` builds on other capabilities; discovery flattens the hierarchy,
  * and one action value reached twice (a diamond) is one action.
  *
+ * @example
+ * ```ts
+ * import { Action, Capability, Role } from "@rolecraft/core"
+ * import { Schema } from "effect"
+ *
+ * const Summarizer = Capability.make("Summarizer", {
+ *   summarize: Action.llm({ description: "Summarise the text in one paragraph", parameters: { text: Schema.String } })
+ * })
+ *
+ * // a role adopts the capability's actions
+ * const Editor = Role.make({
+ *   identity: { name: "editor", goal: "Shorten text", domain: "editing" },
+ *   capabilities: [Summarizer]
+ * })
+ * ```
+ *
  * @since 0.1.0
  */
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
@@ -12,6 +28,8 @@ import { RoleDefinitionError } from "./ActionError.ts"
 import * as Kernel from "./internal/capability.ts"
 
 /**
+ * The type id carried by every Capability value (what {@link isCapability} looks for).
+ *
  * @category type IDs
  * @since 0.1.0
  */

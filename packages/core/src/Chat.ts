@@ -21,6 +21,33 @@
  * This module holds what a caller writes and reads: the options, the
  * decisions, the results, the paused state and the events.
  *
+ * @example
+ * ```ts
+ * import { Action, Agent, Chat, Role } from "@rolecraft/core"
+ * import { Effect, Schema } from "effect"
+ *
+ * const Booking = Role.make({
+ *   identity: { name: "booking", goal: "Book rooms", domain: "travel" },
+ *   actions: {
+ *     book: Action.local({
+ *       description: "Book a hotel room",
+ *       parameters: { hotelId: Schema.String },
+ *       run: ({ hotelId }) => `booked ${hotelId}`
+ *     }).pipe(Action.requireApproval({ reason: "Books and charges a hotel" }))
+ *   }
+ * })
+ *
+ * // needs a LanguageModel layer (e.g. OpenAiLanguageModel.layerConfig())
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "planner", roles: [Booking] })
+ *   const result = yield* agent.chat("Book hotel h-42 for me", { maxSteps: 5 })
+ *   if (result._tag !== "AwaitingApproval") return result
+ *   // the turn paused: decide each pending call and go on
+ *   const decisions = Object.fromEntries(result.pending.map((call) => [call.toolCallId, Chat.approve("alice")]))
+ *   return yield* agent.resume(result.state, decisions)
+ * }).pipe(Effect.scoped)
+ * ```
+ *
  * @since 0.1.0
  */
 import type * as Context from "effect/Context"
@@ -92,6 +119,7 @@ import type * as Role from "./Role.ts"
  *   thread id, or {@link ThreadOptions}); default none — the caller owns the
  *   history. See {@link ThreadOptions}.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ChatOptions {
@@ -169,6 +197,7 @@ export interface ThreadOptions {
  * llm actions the model called as tools (they are the turn's tokens too), and
  * for a resumed turn those spent before the pause.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Usage = LanguageModel.Usage
@@ -199,6 +228,7 @@ const UsageSchema = Schema.Struct({
  *   (`"call_1/call_7"`), and `action`, `arguments` and `pendingTokenId` are
  *   the inner agent's. Absent for the turn's own calls.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const PendingCall = Schema.Struct({
@@ -212,6 +242,7 @@ export const PendingCall = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type PendingCall = typeof PendingCall.Type
@@ -219,6 +250,7 @@ export type PendingCall = typeof PendingCall.Type
 /**
  * The version of the {@link PausedState} this Rolecraft writes and reads.
  *
+ * @category constants
  * @since 0.1.0
  */
 export const pausedStateVersion = 1 as const
@@ -246,6 +278,7 @@ export const pausedStateVersion = 1 as const
  * `agent.resume` decodes it with this schema (a malformed state is
  * VALIDATION).
  *
+ * @category schemas
  * @since 0.1.0
  */
 export interface PausedState {
@@ -349,6 +382,7 @@ export const NestedCall: Schema.Codec<NestedCall, NestedCallEncoded> = Schema.St
 /**
  * The schema of {@link PausedState} (`agent.resume` decodes a state with it).
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const PausedState: Schema.Codec<PausedState, PausedStateEncoded> = Schema.Struct({
@@ -376,6 +410,7 @@ export const PausedState: Schema.Codec<PausedState, PausedStateEncoded> = Schema
  * rejected with `reason`, and the model is told so). A call is decided once:
  * see `Decision`.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Decision = DecisionModule.Decision
@@ -383,6 +418,7 @@ export type Decision = DecisionModule.Decision
 /**
  * Approves a pending call (the same as `Decision.approve`).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const approve: (approver: string) => Decision = DecisionModule.approve
@@ -391,6 +427,7 @@ export const approve: (approver: string) => Decision = DecisionModule.approve
  * Rejects a pending call; `reason` is recorded in the store and told to the
  * model (the same as `Decision.reject`).
  *
+ * @category constructors
  * @since 0.1.0
  */
 export const reject: (approver: string, reason: string) => Decision = DecisionModule.reject
@@ -398,6 +435,7 @@ export const reject: (approver: string, reason: string) => Decision = DecisionMo
 /**
  * One decision per pending call, keyed by its `toolCallId`.
  *
+ * @category models
  * @since 0.1.0
  */
 export type Decisions = Readonly<Record<string, Decision>>
@@ -417,6 +455,7 @@ export type Decisions = Readonly<Record<string, Decision>>
  * error's `excerpt` (as an llm action's call does), so `refusal` is never
  * set any more.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface Completed {
@@ -454,7 +493,7 @@ export interface Completed {
  * `A` (what `agent.chat(input, { output })` returns when it completes).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface CompletedWith<A> extends Completed {
   readonly output: A
@@ -464,7 +503,7 @@ export interface CompletedWith<A> extends Completed {
  * How a chat turn asked for an `output` of type `A` ends.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type ChatResultWith<A> = CompletedWith<A> | AwaitingApproval | StepLimitReached
 
@@ -473,6 +512,7 @@ export type ChatResultWith<A> = CompletedWith<A> | AwaitingApproval | StepLimitR
  * `state` is what `agent.resume` continues from. The step's other calls have
  * run and been answered.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface AwaitingApproval {
@@ -485,6 +525,7 @@ export interface AwaitingApproval {
  * The turn made `maxSteps` model calls and the model still called tools:
  * `messages` ends with the answers of the last step's calls.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface StepLimitReached {
@@ -501,16 +542,23 @@ export interface StepLimitReached {
 /**
  * How a chat turn ends.
  *
+ * @category models
  * @since 0.1.0
  */
 export type ChatResult = Completed | AwaitingApproval | StepLimitReached
 
 /**
+ * A `Completed` result from its fields (for a fake agent or a test).
+ *
+ * @category constructors
  * @since 0.1.0
  */
 export const Completed = (fields: Omit<Completed, "_tag">): Completed => ({ _tag: "Completed", ...fields })
 
 /**
+ * An `AwaitingApproval` result from its fields (for a fake agent or a test).
+ *
+ * @category constructors
  * @since 0.1.0
  */
 export const AwaitingApproval = (fields: Omit<AwaitingApproval, "_tag">): AwaitingApproval => ({
@@ -519,6 +567,9 @@ export const AwaitingApproval = (fields: Omit<AwaitingApproval, "_tag">): Awaiti
 })
 
 /**
+ * A `StepLimitReached` result from its fields (for a fake agent or a test).
+ *
+ * @category constructors
  * @since 0.1.0
  */
 export const StepLimitReached = (fields: Omit<StepLimitReached, "_tag">): StepLimitReached => ({
@@ -537,7 +588,7 @@ export const StepLimitReached = (fields: Omit<StepLimitReached, "_tag">): StepLi
  * superseded.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface StepStarted {
   readonly _tag: "StepStarted"
@@ -548,7 +599,7 @@ export interface StepStarted {
  * The next piece of the model's text in this step.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface TextDelta {
   readonly _tag: "TextDelta"
@@ -589,7 +640,7 @@ export interface ToolCallArgumentsStarted {
  * @deprecated Use {@link ToolCallArgumentsStarted}; the event's `_tag` is
  * now `"ToolCallArgumentsStarted"`.
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type ToolCallStarted = ToolCallArgumentsStarted
 
@@ -598,7 +649,7 @@ export type ToolCallStarted = ToolCallArgumentsStarted
  * (only with `argumentDeltas: true`).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ToolCallArgumentsDelta {
   readonly _tag: "ToolCallArgumentsDelta"
@@ -615,7 +666,7 @@ export interface ToolCallArgumentsDelta {
  * {@link ToolResult}.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ToolCallReady {
   readonly _tag: "ToolCallReady"
@@ -631,7 +682,7 @@ export interface ToolCallReady {
  * (the result, or `{"error":{"category","message"}}` with `category`).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ToolResult {
   readonly _tag: "ToolResult"
@@ -647,7 +698,7 @@ export interface ToolResult {
  * `AwaitingApproval` follows.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ApprovalRequested {
   readonly _tag: "ApprovalRequested"
@@ -659,7 +710,7 @@ export interface ApprovalRequested {
  * call only), after the answers of its tool calls.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface StepFinished {
   readonly _tag: "StepFinished"
@@ -673,7 +724,7 @@ export interface StepFinished {
  * result `agent.chat` (or `agent.resume`) returns.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface TurnFinished {
   readonly _tag: "TurnFinished"
@@ -723,7 +774,7 @@ export interface HandedOff {
  * and results, so they go to the caller only, never into `agent.events`.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type ChatEvent =
   | StepStarted
@@ -745,7 +796,7 @@ export type ChatEvent =
  * arrive ({@link ToolCallArgumentsDelta}); default `false`.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ChatStreamOptions extends ChatOptions {
   readonly argumentDeltas?: boolean | undefined
@@ -766,6 +817,7 @@ export interface ChatStreamOptions extends ChatOptions {
  * Use the tools offered when they help, then answer the user in plain text.
  * ```
  *
+ * @category utils
  * @since 0.1.0
  */
 export const systemPrompt = (agentId: string, roles: ReadonlyArray<Role.Any>): string =>
@@ -798,6 +850,7 @@ export const systemPrompt = (agentId: string, roles: ReadonlyArray<Role.Any>): s
  *   decision, on `resume` (and `resumed` when it resumes an inner agent's
  *   turn).
  *
+ * @category models
  * @since 0.1.0
  */
 export type Step =
@@ -826,6 +879,7 @@ export type Step =
  * transferred the conversation to, and `agents` the tokens of each agent the
  * call ran. Plain JSON data.
  *
+ * @category schemas
  * @since 0.1.0
  */
 export const ToolAnswer = Schema.Struct({
@@ -839,6 +893,7 @@ export const ToolAnswer = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type ToolAnswer = typeof ToolAnswer.Type
@@ -861,6 +916,7 @@ export type ToolAnswer = typeof ToolAnswer.Type
  * - `tool`: one tool call and its answer (a failing call is an answer, not a
  *   failure).
  *
+ * @category models
  * @since 0.1.0
  */
 export interface StepHooks {

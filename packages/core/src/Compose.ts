@@ -13,6 +13,37 @@
  * store, MCP connections and events for as long as that scope lives, which is
  * what lets a paused inner turn be resumed later.
  *
+ * @example
+ * ```ts
+ * import { Agent, Compose, Role } from "@rolecraft/core"
+ * import { Effect, Schema } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const scout = yield* Agent.make({
+ *     id: "scout",
+ *     roles: [Role.make({ identity: { name: "scout", goal: "Find the best hotel in a city", domain: "travel" } })]
+ *   })
+ *   const billing = yield* Agent.make({
+ *     id: "billing",
+ *     roles: [Role.make({ identity: { name: "billing", goal: "Answer billing questions", domain: "support" } })]
+ *   })
+ *   const lead = Role.make({
+ *     identity: { name: "lead", goal: "Plan trips", domain: "travel" },
+ *     actions: {
+ *       // another agent as an action: one chat turn of it per call
+ *       scout: Compose.agent(scout, {
+ *         description: "Find the best hotel in a city",
+ *         parameters: { city: Schema.String },
+ *         prompt: ({ city }) => `The best hotel in ${city}`
+ *       }),
+ *       // the conversation handed over: billing answers instead
+ *       transfer_to_billing: Compose.handoff(billing, { description: "Hand billing questions over" })
+ *     }
+ *   })
+ *   return yield* Agent.make({ id: "lead", roles: [lead] })
+ * })
+ * ```
+ *
  * @since 0.2.0
  */
 import * as Schema from "effect/Schema"

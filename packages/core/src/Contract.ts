@@ -3,6 +3,22 @@
  * run, postconditions and invariants after it, and the role's state
  * invariants when `checkState` asks for them.
  *
+ * @example
+ * ```ts
+ * import { Action } from "@rolecraft/core"
+ * import { Schema } from "effect"
+ *
+ * const charge = Action.local({
+ *   description: "Charge an amount",
+ *   parameters: { amount: Schema.Number },
+ *   run: ({ amount }) => ({ charged: amount })
+ * }).pipe(
+ *   Action.contract({
+ *     pre: [{ rule: "the amount is positive", check: (args: { amount: number }) => args.amount > 0 }]
+ *   })
+ * ) // a call with amount -5 fails with CONTRACT "the amount is positive"
+ * ```
+ *
  * @since 0.1.0
  */
 

@@ -17,6 +17,17 @@
  * `agent.resume` refuses a second, different decision on a paused call the
  * same way; other stores of decisions (a durable run's) use {@link judge}.
  *
+ * @example
+ * ```ts
+ * import { Decision } from "@rolecraft/core"
+ *
+ * const first = Decision.approve("alice")
+ * Decision.judge(undefined, first) // { _tag: "Record" }: the first decision stands
+ * Decision.judge(first, Decision.approve("alice")) // { _tag: "Repeat", recorded: first }: that decision again
+ * Decision.judge(first, Decision.reject("bob", "too expensive"))
+ * // { _tag: "Refuse", recorded: first, message: "already decided: approved by alice" }
+ * ```
+ *
  * @since 0.2.0
  */
 import * as Schema from "effect/Schema"

@@ -16,6 +16,21 @@
  * categories, messages (already free of secrets) and durations — spans hold
  * them only when the agent is made with `traceContent: true`.
  *
+ * @example
+ * ```ts
+ * import type { Agent } from "@rolecraft/core"
+ * import { Console, Effect, Stream } from "effect"
+ *
+ * declare const agent: Agent.Agent
+ *
+ * // log every failed call with its category; runs until the scope closes
+ * const watch = agent.events.pipe(
+ *   Stream.runForEach((event) =>
+ *     event._tag === "ActionFailed" ? Console.log(`${event.action}: ${event.category}`) : Effect.void
+ *   )
+ * )
+ * ```
+ *
  * @since 0.1.0
  */
 import type * as Action from "./Action.ts"
@@ -108,7 +123,7 @@ export interface ActionInterrupted extends Common {
  * - `mcpTool`: the server's own tool name, for an MCP tool.
  *
  * @category models
- * @since 0.1.0
+ * @since 0.2.0
  */
 export interface ToolExecutionCommon {
   readonly agentId: string

@@ -3,6 +3,21 @@
  * what comes out of it. A role's guardrails are the default for every action;
  * an action's own replace them (no merge).
  *
+ * @example
+ * ```ts
+ * import { Action } from "@rolecraft/core"
+ * import { Schema } from "effect"
+ *
+ * const note = Action.local({
+ *   description: "Save a note",
+ *   parameters: { text: Schema.String },
+ *   run: ({ text }) => `saved ${text.length} characters`
+ * }).pipe(
+ *   // no card numbers in, nothing longer than 80 characters in
+ *   Action.guardrails({ input: { maxLength: 80, blockedPatterns: [/\b\d{13,16}\b/] } })
+ * )
+ * ```
+ *
  * @since 0.1.0
  */
 

@@ -3,6 +3,23 @@
  * each call of an action with a retrieval policy and given to the action
  * (`context.knowledge`) and to llm prompts.
  *
+ * @example
+ * ```ts
+ * import { Action, Role } from "@rolecraft/core"
+ * import { Schema } from "effect"
+ *
+ * const Policies = Role.make({
+ *   identity: { name: "policies", goal: "Answer from the handbook", domain: "support" },
+ *   spec: { knowledge: ["./handbook"] },
+ *   actions: {
+ *     answer: Action.llm({
+ *       description: "Answer a question from the handbook",
+ *       parameters: { question: Schema.String }
+ *     }).pipe(Action.retrieval({ topK: 3, query: ({ question }: { question: string }) => question }))
+ *   }
+ * }) // needs KnowledgeBase.layer: each call's prompt gets the three best passages
+ * ```
+ *
  * @since 0.1.0
  */
 import type * as KnowledgeBase from "./KnowledgeBase.ts"
@@ -32,6 +49,7 @@ export interface Retrieval<Args> {
  * The default query: the action's top-level string arguments, in declared
  * order, joined with spaces.
  *
+ * @category utils
  * @since 0.1.0
  */
 export const defaultQuery = (args: Readonly<Record<string, unknown>>): string => {

@@ -5,6 +5,17 @@
  * file and directory sources (each text file one document), and each list of
  * sources is loaded and indexed once, then cached for the life of the base.
  *
+ * @example
+ * ```ts
+ * import { KnowledgeBase } from "@rolecraft/core"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const base = yield* KnowledgeBase.KnowledgeBase
+ *   return yield* base.search({ action: "answer", role: "policies", sources: ["./handbook"], text: "refund window", topK: 3 })
+ * }).pipe(Effect.provide(KnowledgeBase.layer))
+ * ```
+ *
  * @since 0.1.0
  */
 import type { Dirent } from "node:fs"

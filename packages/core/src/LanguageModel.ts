@@ -15,6 +15,24 @@
  *
  * The messages a request carries are `Prompt`'s.
  *
+ * @example
+ * ```ts
+ * import { LanguageModel } from "@rolecraft/core"
+ * import { Effect } from "effect"
+ *
+ * // one call of whichever model layer is provided
+ * const program = Effect.gen(function* () {
+ *   const model = yield* LanguageModel.LanguageModel
+ *   const response = yield* model.generate({
+ *     messages: [
+ *       { role: "system", content: "Answer in one sentence." },
+ *       { role: "user", content: "What is the capital of Portugal?" }
+ *     ]
+ *   })
+ *   return response.text
+ * })
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
@@ -173,7 +191,7 @@ export interface Request {
  * type: "json_schema", json_schema: { name, schema, strict } }`).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ResponseFormat {
   readonly name: string
@@ -342,7 +360,7 @@ export type Provider = (
  * (TRANSIENT).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type StreamProvider = (
   call: ProviderCall
@@ -355,7 +373,7 @@ export type StreamProvider = (
  * run to its end.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Providers {
   readonly generate?: Provider | undefined
@@ -404,7 +422,7 @@ const defaultAction = "LanguageModel"
  * `""`), then `Finished`.
  *
  * @category combinators
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
   const parts: Array<StreamPart> = []
@@ -428,7 +446,7 @@ export const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
  * errors (default `"LanguageModel"`).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const fromChunks = (
   chunks: Iterable<ProviderChunk>,
@@ -441,7 +459,7 @@ export const fromChunks = (
  * without one (never one of this service's streams) is a defect.
  *
  * @category combinators
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.Effect<Response, E, R> =>
   Stream.runFold(

@@ -9,6 +9,29 @@
  * fails with VALIDATION ("McpClient not provided") inside the run step, so a
  * fallback still runs (as for a missing `LanguageModel` or `HttpClient`).
  *
+ * @example
+ * ```ts
+ * import { Action, Agent, Role } from "@rolecraft/core"
+ * import { McpClientSdk } from "@rolecraft/mcp"
+ * import { Effect } from "effect"
+ *
+ * const Notes = Role.make({
+ *   identity: { name: "notes", goal: "Read the trip's notes", domain: "travel" },
+ *   actions: {
+ *     files: Action.mcpTool({
+ *       description: "The trip's notes",
+ *       server: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/tmp/notes"] },
+ *       tools: ["read_text_file"]
+ *     })
+ *   }
+ * })
+ *
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "reader", roles: [Notes] })
+ *   return yield* agent.executeAction("files/read_text_file", { path: "/tmp/notes/plan.md" })
+ * }).pipe(Effect.scoped, Effect.provide(McpClientSdk.layer()))
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"

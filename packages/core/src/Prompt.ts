@@ -6,6 +6,16 @@
  * stored run) can be decoded before it is used; decoding refuses a message
  * whose `role` is unknown or whose fields are missing or of the wrong type.
  *
+ * @example
+ * ```ts
+ * import { Prompt } from "@rolecraft/core"
+ * import { Schema } from "effect"
+ *
+ * // a history read back from storage, checked before it is given to a model
+ * const decodeHistory = Schema.decodeUnknownEffect(Schema.Array(Prompt.Message))
+ * const history = decodeHistory(JSON.parse('[{"role":"user","content":"Three things to see in Lisbon?"}]'))
+ * ```
+ *
  * @since 0.2.0
  */
 import * as Schema from "effect/Schema"

@@ -5,6 +5,26 @@
  * fallback( deadline( retry( circuit breaker( bulkhead( attempt timeout(
  * executor + mapResult )))))), on Effect's `Schedule` and `Clock`.
  *
+ * @example
+ * ```ts
+ * import { Action } from "@rolecraft/core"
+ * import { Schema } from "effect"
+ *
+ * const radar = Action.webService({
+ *   description: "Current conditions from the live radar",
+ *   parameters: { city: Schema.String },
+ *   endpoint: "https://api.example.com/v1/radar/{city}"
+ * }).pipe(
+ *   Action.resilience({
+ *     retry: { maxAttempts: 3, initialDelay: "200 millis" },
+ *     timeout: "10 seconds",
+ *     circuitBreaker: { failureRateThreshold: 0.5, resetAfter: "30 seconds" },
+ *     bulkhead: { maxConcurrent: 4 }
+ *   }),
+ *   Action.fallback(({ city }: { city: string }, error) => ({ city, sky: "unknown", because: error.category }))
+ * )
+ * ```
+ *
  * @since 0.1.0
  */
 import type * as Duration from "effect/Duration"

@@ -5,6 +5,37 @@
  * local one). `extend` builds a role on another, the extension winning by
  * key.
  *
+ * @example
+ * ```ts
+ * import { Action, Role } from "@rolecraft/core"
+ * import { Schema } from "effect"
+ *
+ * const Travel = Role.make({
+ *   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
+ *   actions: {
+ *     nights: Action.local({
+ *       description: "Count the nights between two ISO dates",
+ *       parameters: { checkIn: Schema.String, checkOut: Schema.String },
+ *       run: ({ checkIn, checkOut }) => (Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000
+ *     })
+ *   }
+ * })
+ *
+ * // a role built on another: its own actions win by key
+ * const Concierge = Role.extend(Travel, {
+ *   identity: { name: "concierge", goal: "Plan trips and tables", domain: "travel" },
+ *   actions: {
+ *     table: Action.local({
+ *       description: "Book a table",
+ *       parameters: { restaurant: Schema.String },
+ *       run: ({ restaurant }) => `booked ${restaurant}`
+ *     })
+ *   }
+ * })
+ *
+ * Role.actions(Concierge).map((entry) => entry.name) // ["nights", "table"]
+ * ```
+ *
  * @since 0.1.0
  */
 import type * as Effect from "effect/Effect"
@@ -17,6 +48,8 @@ import type * as Guardrail from "./Guardrail.ts"
 import * as Kernel from "./internal/capability.ts"
 
 /**
+ * The type id carried by every Role value (what {@link isRole} looks for).
+ *
  * @category type IDs
  * @since 0.1.0
  */

@@ -29,6 +29,21 @@
  *   the field. Messages are stored as JSON text, so any text a model or a
  *   user sends is kept exactly.
  *
+ * @example
+ * ```ts
+ * import { Agent, type Role, ThreadStore } from "@rolecraft/core"
+ * import { Effect } from "effect"
+ *
+ * declare const Guide: Role.Any
+ *
+ * // needs a LanguageModel layer; the thread outlives the process in a SQLite file
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "guide", roles: [Guide] })
+ *   yield* agent.chat("Three things to see in Lisbon?", { thread: "trip-42" })
+ *   return yield* agent.chat("And in Porto?", { thread: "trip-42" }) // the model sees the first exchange too
+ * }).pipe(Effect.scoped, Effect.provide(ThreadStore.layerSqlite({ filename: "threads.db" })))
+ * ```
+ *
  * @since 0.2.0
  */
 import * as Context from "effect/Context"

@@ -3,6 +3,16 @@
  * `Mcp.serve` declares as a tool's `inputSchema` — as opposed to what a
  * model is offered (`agent.tools`, which inlines every `$ref`).
  *
+ * @example
+ * ```ts
+ * import { ToolSchema } from "@rolecraft/core"
+ * import { Result, Schema } from "effect"
+ *
+ * // the inputSchema an MCP client is sent for these parameters
+ * const schema = ToolSchema.served(Schema.Struct({ city: Schema.String, country: Schema.NonEmptyString }))
+ * if (Result.isSuccess(schema)) console.log(schema.success.required) // ["city", "country"]
+ * ```
+ *
  * @since 0.2.0
  */
 import type * as Result from "effect/Result"

@@ -19,21 +19,32 @@
  *
  * @example
  * ```ts
- * import { Effect, Layer } from "effect"
  * import { Agent, Chat } from "@rolecraft/core"
  * import { DurableChat } from "@rolecraft/durable"
+ * import { Effect, Layer, Schedule } from "effect"
  *
  * declare const agent: Agent.Agent
  * const support = DurableChat.make("support")
+ *
  * const program = Effect.gen(function* () {
+ *   // start returns once the run is recorded; the turn runs in the background.
  *   yield* support.start("run-1", "Refund order 42")
- *   const status = yield* support.status("run-1")
+ *   // read the run until it has paused (or ended), then decide every pending call
+ *   const status = yield* support
+ *     .status("run-1")
+ *     .pipe(Effect.repeat({ schedule: Schedule.spaced("50 millis"), until: (status) => status._tag !== "Running" }))
  *   if (status._tag === "AwaitingApproval") {
- *     yield* support.decide("run-1", { [status.pending[0]!.toolCallId]: Chat.approve("alice") })
+ *     yield* support.decide(
+ *       "run-1",
+ *       Object.fromEntries(status.pending.map((call) => [call.toolCallId, Chat.approve("alice")]))
+ *     )
  *   }
- *   return yield* support.await("run-1")
+ *   // await has no limit of its own: give it one
+ *   return yield* support.await("run-1").pipe(Effect.timeout("30 seconds"))
  * }).pipe(Effect.provide(Layer.provideMerge(support.layer(agent), DurableChat.layerTest)))
  * ```
+ *
+ * docs/durable.md runs the same program to its end with a scripted model.
  *
  * @since 0.1.0
  */

@@ -18,6 +18,19 @@
  * naming it; a stored status that does not decode is EXECUTION naming the
  * run. Never a defect.
  *
+ * @example
+ * ```ts
+ * import { DurableChat, RunStore } from "@rolecraft/durable"
+ * import { Effect, Option } from "effect"
+ *
+ * // what DurableChat's status reads: the run store, without replaying the workflow
+ * const program = Effect.gen(function* () {
+ *   const store = yield* RunStore.RunStore
+ *   const status = yield* store.get("support", "run-1")
+ *   return Option.match(status, { onNone: () => "unknown run", onSome: (status) => status._tag })
+ * }).pipe(Effect.provide(DurableChat.layerTest))
+ * ```
+ *
  * @since 0.1.0
  */
 import type * as StoreBoundary from "@rolecraft/core/StoreBoundary"

@@ -10,6 +10,23 @@
  * providers emit is read — text, reasoning, tool calls, sources (as
  * citations), the model id, the finish reason with its usage, and errors.
  *
+ * @example
+ * ```ts
+ * import { Agent, type Role } from "@rolecraft/core"
+ * import { EffectAiModel } from "@rolecraft/effect-ai"
+ * import { Effect, Layer } from "effect"
+ * import type { LanguageModel } from "effect/ai"
+ *
+ * declare const Guide: Role.Any
+ * // any effect/ai model: a provider package's layer
+ * declare const providerModel: Layer.Layer<LanguageModel.LanguageModel>
+ *
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "guide", roles: [Guide] })
+ *   return yield* agent.chat("Three things to see in Lisbon?")
+ * }).pipe(Effect.scoped, Effect.provide(EffectAiModel.layer({ name: "my-provider" }).pipe(Layer.provide(providerModel))))
+ * ```
+ *
  * @since 0.1.0
  */
 import { type ActionError, LanguageModel } from "@rolecraft/core"

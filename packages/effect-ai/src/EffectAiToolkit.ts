@@ -5,6 +5,35 @@
  * the agent's whole pipeline (authority, approval, hooks, guardrails,
  * conversion, contracts, retrieval, resilience, fallback).
  *
+ * @example
+ * ```ts
+ * import { Action, Agent, Role } from "@rolecraft/core"
+ * import { EffectAiToolkit } from "@rolecraft/effect-ai"
+ * import { Effect, Schema } from "effect"
+ * import { LanguageModel } from "effect/ai"
+ *
+ * const Travel = Role.make({
+ *   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
+ *   actions: {
+ *     nights: Action.local({
+ *       description: "Count the nights between two ISO dates",
+ *       parameters: { checkIn: Schema.String, checkOut: Schema.String },
+ *       run: ({ checkIn, checkOut }) => (Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000
+ *     })
+ *   }
+ * })
+ *
+ * // needs an effect/ai LanguageModel; each tool call it resolves runs through the agent's pipeline
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "planner", roles: [Travel] })
+ *   const { toolkit, layer } = EffectAiToolkit.make(agent)
+ *   const response = yield* LanguageModel.generateText({ prompt: "Nights from 2026-05-12 to 2026-05-15?", toolkit }).pipe(
+ *     Effect.provide(layer) // the handlers of the toolkit's tools
+ *   )
+ *   return response.text
+ * }).pipe(Effect.scoped)
+ * ```
+ *
  * @since 0.1.0
  */
 import { type ActionError, type ActionResponse, type Agent, Approval, ApprovalStore } from "@rolecraft/core"
@@ -27,6 +56,7 @@ export const Failure = Schema.Struct({
 })
 
 /**
+ * @category models
  * @since 0.1.0
  */
 export type Failure = typeof Failure.Type

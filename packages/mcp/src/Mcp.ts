@@ -6,6 +6,27 @@
  * with the MCP SDK's low-level `Server` (it takes raw JSON Schemas, which is
  * what `agent.tools` projects).
  *
+ * @example
+ * ```ts
+ * import { Action, Role } from "@rolecraft/core"
+ * import { Mcp } from "@rolecraft/mcp"
+ * import { Effect, Schema } from "effect"
+ *
+ * const Travel = Role.make({
+ *   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
+ *   actions: {
+ *     nights: Action.local({
+ *       description: "Count the nights between two ISO dates",
+ *       parameters: { checkIn: Schema.String, checkOut: Schema.String },
+ *       run: ({ checkIn, checkOut }) => (Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000
+ *     })
+ *   }
+ * })
+ *
+ * // an MCP server over stdio (a client spawns this program) until the process ends
+ * const program = Effect.scoped(Effect.andThen(Mcp.serve(Travel, { transport: "stdio" }), Effect.never))
+ * ```
+ *
  * @since 0.1.0
  */
 import { createServer, type Server as NodeServer } from "node:http"
@@ -285,8 +306,28 @@ const serveAgent = <R>(
  *
  * @example
  * ```ts
- * const served = yield* Mcp.serve(TravelRole, { transport: { http: { port: 0 } } })
- * // an MCP client connects to served.url
+ * import { Action, Role } from "@rolecraft/core"
+ * import { Mcp } from "@rolecraft/mcp"
+ * import { Console, Effect, Schema } from "effect"
+ *
+ * const Travel = Role.make({
+ *   identity: { name: "travel", goal: "Plan trips", domain: "travel" },
+ *   actions: {
+ *     nights: Action.local({
+ *       description: "Count the nights between two ISO dates",
+ *       parameters: { checkIn: Schema.String, checkOut: Schema.String },
+ *       run: ({ checkIn, checkOut }) => (Date.parse(checkOut) - Date.parse(checkIn)) / 86_400_000
+ *     })
+ *   }
+ * })
+ *
+ * // Serves until the scope closes; an MCP client connects to `served.url`.
+ * const program = Effect.scoped(
+ *   Effect.gen(function* () {
+ *     const served = yield* Mcp.serve(Travel, { transport: { http: { port: 0 } } })
+ *     yield* Console.log(served.url, served.tools.map((tool) => tool.name))
+ *   })
+ * )
  * ```
  *
  * @category constructors

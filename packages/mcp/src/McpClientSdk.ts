@@ -24,6 +24,29 @@
  *   once with `Protocol` and a snippet of the payload, instead of
  *   leaving them to time out.
  *
+ * @example
+ * ```ts
+ * import { Action, Agent, Role } from "@rolecraft/core"
+ * import { McpClientSdk } from "@rolecraft/mcp"
+ * import { Effect } from "effect"
+ *
+ * const Everything = Role.make({
+ *   identity: { name: "demo", goal: "Try the reference server", domain: "demo" },
+ *   actions: {
+ *     everything: Action.mcpTool({
+ *       description: "The MCP reference server",
+ *       server: { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] },
+ *       tools: ["echo"]
+ *     })
+ *   }
+ * })
+ *
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "demo", roles: [Everything] })
+ *   return yield* agent.executeAction("everything", { tool: "echo", arguments: { message: "hi" } }) // "Echo: hi"
+ * }).pipe(Effect.scoped, Effect.provide(McpClientSdk.layer({ connectTimeout: "30 seconds" })))
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Core from "@rolecraft/core/McpClient"

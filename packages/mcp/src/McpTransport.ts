@@ -5,6 +5,18 @@
  * stdio server's exit status and stderr tail, its non-JSON stdout lines
  * (banners), the end of the last HTTP payload.
  *
+ * @example
+ * ```ts
+ * import { McpClientSdk, McpTransport } from "@rolecraft/mcp"
+ * import { Effect } from "effect"
+ *
+ * // the default transports, with a log line per connection
+ * const layer = McpClientSdk.layer({
+ *   open: (server, options) =>
+ *     McpTransport.openDefault(server, options).pipe(Effect.tap((opened) => Effect.logInfo(`MCP over ${opened.kind}`)))
+ * })
+ * ```
+ *
  * @since 0.1.0
  */
 import type { ChildProcess } from "node:child_process"

@@ -18,6 +18,31 @@
  * the text, and sent back where the provider needs it), tool calls with or
  * without `index`, and citations.
  *
+ * @example
+ * ```ts
+ * import { Agent, type Role } from "@rolecraft/core"
+ * import { OpenAiLanguageModel } from "@rolecraft/openai"
+ * import { Effect, Redacted } from "effect"
+ *
+ * declare const Guide: Role.Any
+ *
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "guide", roles: [Guide] })
+ *   return yield* agent.chat("Three things to see in Lisbon?")
+ * }).pipe(
+ *   Effect.scoped,
+ *   // any OpenAI-compatible endpoint; layerConfig() reads OPENAI_API_KEY (and OPENAI_MODEL) instead
+ *   Effect.provide(
+ *     OpenAiLanguageModel.layer({
+ *       model: "llama3.1",
+ *       apiKey: Redacted.make("unused"),
+ *       baseURL: "http://127.0.0.1:11434/v1",
+ *       timeout: "60 seconds"
+ *     })
+ *   )
+ * )
+ * ```
+ *
  * @since 0.1.0
  */
 import { ActionError, LanguageModel } from "@rolecraft/core"
@@ -134,7 +159,7 @@ export const responseOf: (
  * usage.
  *
  * @category wire format
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const streamingRequestBody: (
   request: LanguageModel.Request,
@@ -153,7 +178,7 @@ export const streamingRequestBody: (
  * `choices[0].delta.tool_calls[0].index`).
  *
  * @category wire format
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const chunkOf: (
   action: string,

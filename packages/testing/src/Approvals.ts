@@ -4,6 +4,31 @@
  * a recording store (optionally approving every request at once) built with
  * `ApprovalStore.make`, the constructor of the real stores.
  *
+ * @example
+ * ```ts
+ * import { Action, Agent, Role } from "@rolecraft/core"
+ * import { Approvals } from "@rolecraft/testing"
+ * import { Effect, Schema } from "effect"
+ *
+ * const Support = Role.make({
+ *   identity: { name: "support", goal: "Refund customers", domain: "support" },
+ *   actions: {
+ *     refund: Action.local({
+ *       description: "Refund an order",
+ *       parameters: { order: Schema.String },
+ *       run: ({ order }) => `refunded ${order}`
+ *     }).pipe(Action.requireApproval({ reason: "Moves money" }))
+ *   }
+ * })
+ *
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "test", roles: [Support] })
+ *   const refused = yield* Effect.flip(agent.executeAction("refund", { order: "A-1" }))
+ *   const token = yield* Approvals.approvePending(agent.approvals, refused)
+ *   return yield* agent.executeAction("refund", { order: "A-1", _approval_token: token }) // "refunded A-1"
+ * }).pipe(Effect.scoped)
+ * ```
+ *
  * @since 0.1.0
  */
 import { type ActionError, Approval, ApprovalStore, type StoreBoundary } from "@rolecraft/core"

@@ -10,6 +10,28 @@
  * stall a stream or cut it off. The `openai` SDK (or any HTTP client) talks
  * to it through {@link ChatCompletionsServer.baseURL}.
  *
+ * @example
+ * ```ts
+ * import { Action, Agent, Role } from "@rolecraft/core"
+ * import { OpenAiLanguageModel } from "@rolecraft/openai"
+ * import { ChatCompletionsServer } from "@rolecraft/testing"
+ * import { Effect, Redacted, Schema } from "effect"
+ *
+ * const Writer = Role.make({
+ *   identity: { name: "writer", goal: "Write", domain: "text" },
+ *   actions: { tip: Action.llm({ description: "A packing tip", parameters: { destination: Schema.String } }) }
+ * })
+ *
+ * const program = Effect.gen(function* () {
+ *   const server = yield* ChatCompletionsServer.make([ChatCompletionsServer.reply("Pack layers.")])
+ *   const model = OpenAiLanguageModel.layer({ model: "gpt-4.1-mini", apiKey: Redacted.make("sk-test"), baseURL: server.baseURL })
+ *   const agent = yield* Agent.make({ id: "test", roles: [Writer] })
+ *   const tip = yield* agent.executeAction("tip", { destination: "Oslo" }).pipe(Effect.provide(model)) // "Pack layers."
+ *   const [request] = yield* server.requests // what the openai SDK sent
+ *   return request?.headers.authorization // "Bearer sk-test"
+ * }).pipe(Effect.scoped)
+ * ```
+ *
  * @since 0.1.0
  */
 import type * as Http from "node:http"
@@ -170,7 +192,7 @@ export const respond = (f: (request: Recorded) => Step): Step => ({ _tag: "Respo
  * the request did not ask for one.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const chunks = (
   list: ReadonlyArray<unknown>,
@@ -187,7 +209,7 @@ export const chunks = (
  * it).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const stall = (step: Step, options: { readonly after: number }): Step => ({
   _tag: "BreakOff",
@@ -201,7 +223,7 @@ export const stall = (step: Step, options: { readonly after: number }): Step => 
  * closed mid-stream (no finish reason, no usage, no `[DONE]`).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const cut = (step: Step, options: { readonly after: number }): Step => ({
   _tag: "BreakOff",
@@ -284,7 +306,7 @@ const modelOf = (body: unknown): string =>
  *   arriving.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Options {
   readonly chunkDelay?: Duration.Input | undefined

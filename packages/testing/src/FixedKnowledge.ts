@@ -3,6 +3,37 @@
  * `@rolecraft/core`, built by the same `KnowledgeBase.make`, over documents
  * given in the test instead of files.
  *
+ * @example
+ * ```ts
+ * import { Action, Agent, Role } from "@rolecraft/core"
+ * import { FixedKnowledge } from "@rolecraft/testing"
+ * import { Effect, Schema } from "effect"
+ *
+ * const Support = Role.make({
+ *   identity: { name: "support", goal: "Answer from the policy", domain: "support" },
+ *   actions: {
+ *     policy: Action.local({
+ *       description: "The policy passage for a case",
+ *       parameters: { reason: Schema.String },
+ *       run: (_, context) => context.knowledge[0]?.source ?? "none"
+ *     }).pipe(Action.retrieval({ topK: 1 }))
+ *   }
+ * })
+ *
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "test", roles: [Support] })
+ *   return yield* agent.executeAction("policy", { reason: "damaged parcel" }) // "policy#damaged"
+ * }).pipe(
+ *   Effect.scoped,
+ *   Effect.provide(
+ *     FixedKnowledge.layer({
+ *       "policy#damaged": "A damaged parcel is refunded in full.",
+ *       "policy#late": "A late parcel gets a voucher."
+ *     })
+ *   )
+ * )
+ * ```
+ *
  * @since 0.1.0
  */
 import { KnowledgeBase } from "@rolecraft/core"

@@ -5,6 +5,33 @@
  * uses — so listing, paging, `list_changed`, cancellation, result reading and
  * the error mapping all run as they do against a real server.
  *
+ * @example
+ * ```ts
+ * import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+ * import { Action, Agent, Role } from "@rolecraft/core"
+ * import { InMemoryMcp } from "@rolecraft/testing"
+ * import { Effect } from "effect"
+ * import { z } from "zod"
+ *
+ * const weatherServer = () => {
+ *   const server = new McpServer({ name: "weather", version: "1.0.0" })
+ *   server.registerTool("forecast", { inputSchema: { city: z.string() } }, ({ city }) => ({
+ *     content: [{ type: "text", text: `sunny in ${city}` }]
+ *   }))
+ *   return server
+ * }
+ *
+ * const Weather = Role.make({
+ *   identity: { name: "weather", goal: "Report the weather", domain: "travel" },
+ *   actions: { weather: Action.mcpTool({ description: "Weather tools", server: "memory://weather" }) }
+ * })
+ *
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "test", roles: [Weather] })
+ *   return yield* agent.executeAction("weather", { tool: "forecast", arguments: { city: "Oslo" } }) // "sunny in Oslo"
+ * }).pipe(Effect.scoped, Effect.provide(InMemoryMcp.layer({ "memory://weather": weatherServer })))
+ * ```
+ *
  * @since 0.1.0
  */
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"

@@ -3,6 +3,18 @@
  * of a scope: what the test layers, the examples and the tour stand their
  * local services on (real HTTP, on 127.0.0.1 only).
  *
+ * @example
+ * ```ts
+ * import { LocalHttpServer } from "@rolecraft/testing"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const { url } = yield* LocalHttpServer.serve((_request, response) => response.end("ok"))
+ *   const text = yield* Effect.promise(() => fetch(url).then((reply) => reply.text())) // "ok"
+ *   return text
+ * }).pipe(Effect.scoped) // the server closes with the scope
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Http from "node:http"

@@ -5,6 +5,23 @@
  * sending JSON), keeps every request, and reads the spans and metrics back as
  * plain records — for tests and examples that check what reaches a collector.
  *
+ * @example
+ * ```ts
+ * import { OtlpReceiver } from "@rolecraft/testing"
+ * import { Effect, Layer } from "effect"
+ * import { FetchHttpClient } from "effect/http"
+ * import { Otlp } from "effect/observability"
+ *
+ * const program = Effect.gen(function* () {
+ *   const receiver = yield* OtlpReceiver.start
+ *   const exporter = Otlp.layerJson({ baseUrl: receiver.url, resource: { serviceName: "test" } }).pipe(
+ *     Layer.provide(FetchHttpClient.layer)
+ *   )
+ *   yield* Effect.void.pipe(Effect.withSpan("work"), Effect.provide(exporter)) // exported when the layer closes
+ *   return receiver.spans().map((span) => span.name) // ["work"]
+ * }).pipe(Effect.scoped)
+ * ```
+ *
  * @since 0.1.0
  */
 import type * as Http from "node:http"

@@ -6,6 +6,26 @@
  * `LanguageModel.make`, the constructor the openai layer uses, so the whole
  * pipeline (span, error mapping, usage metering, interruption) runs under test.
  *
+ * @example
+ * ```ts
+ * import { Action, Agent, Role } from "@rolecraft/core"
+ * import { ScriptedModel } from "@rolecraft/testing"
+ * import { Effect, Schema } from "effect"
+ *
+ * const Writer = Role.make({
+ *   identity: { name: "writer", goal: "Write", domain: "text" },
+ *   actions: { tip: Action.llm({ description: "A packing tip", parameters: { destination: Schema.String } }) }
+ * })
+ *
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "test", roles: [Writer] })
+ *   const tip = yield* agent.executeAction("tip", { destination: "Oslo" }) // "Pack wool."
+ *   const recording = yield* ScriptedModel.Recording
+ *   yield* recording.assertDone // every step of the script was used
+ *   return tip
+ * }).pipe(Effect.scoped, Effect.provide(ScriptedModel.layer([ScriptedModel.reply("Pack wool.")])))
+ * ```
+ *
  * @since 0.1.0
  */
 import { ActionError, LanguageModel } from "@rolecraft/core"
@@ -114,7 +134,7 @@ export const fail = (
  * nothing more after the chunks and never ends (until interrupted).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const chunks = (
   list: ReadonlyArray<LanguageModel.ProviderChunk>,

@@ -3,6 +3,22 @@
  * check what Rolecraft reports (span names and attributes, categories on
  * failure, warnings) and what it must never report (secrets).
  *
+ * @example
+ * ```ts
+ * import { Telemetry } from "@rolecraft/testing"
+ * import { Effect } from "effect"
+ *
+ * const recorder = Telemetry.make()
+ *
+ * const program = Effect.gen(function* () {
+ *   yield* Effect.logWarning("disk almost full").pipe(Effect.withSpan("check"))
+ *   return {
+ *     spans: recorder.spans.map((span) => span.name), // ["check"]
+ *     logs: recorder.logs.map((line) => `${line.level}: ${line.message}`) // ["Warn: disk almost full"]
+ *   }
+ * }).pipe(Effect.withTracer(recorder.tracer), Effect.provide(recorder.layer)) // the tracer, and the logger
+ * ```
+ *
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"

@@ -13,7 +13,7 @@ import type { Timers } from "./timers.ts"
  * client closes it; `"cut"` destroys the socket without ending the response.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Ending = "done" | "stall" | "cut"
 

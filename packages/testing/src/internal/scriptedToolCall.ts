@@ -10,6 +10,7 @@
  * its JSON) or a raw string sent exactly as given — `""`, malformed JSON,
  * `"null"` — default `"{}"`.
  *
+ * @category models
  * @since 0.1.0
  */
 export interface ScriptedToolCall {

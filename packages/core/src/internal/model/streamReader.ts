@@ -51,7 +51,7 @@ import {
  *   always the last part, exactly once.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type StreamPart =
   | { readonly _tag: "TextDelta"; readonly delta: string }
@@ -70,7 +70,7 @@ export type StreamPart =
  * arguments string.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ToolCallFragment {
   readonly index?: number | null | undefined
@@ -88,7 +88,7 @@ export interface ToolCallFragment {
  * fields carry nothing. The last finish reason, usage and model seen win.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ProviderChunk {
   readonly text?: string | null | undefined

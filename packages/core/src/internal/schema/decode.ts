@@ -88,8 +88,8 @@ export interface DecodeOptions {
  *
  * Requires the schema's `DecodingServices` (none for plain schemas).
  *
- * @example
- * ```ts
+ * For example:
+ * ```
  * import { Effect, Schema } from "effect"
  * import * as Conversion from "./decode.ts"
  *
@@ -115,7 +115,7 @@ export const decode = <S extends Schema.Top>(
   options: DecodeOptions
 ): Effect.Effect<S["Type"], ValidationError, S["DecodingServices"]> => {
   // Decoded at once, not when run: a schema that decodes synchronously gives an `Exit`, and a success is
-  // returned as it is, so the pipeline takes its value without a trip through the runtime (issue 8).
+  // returned as it is, so the pipeline takes its value without a trip through the runtime.
   const root = typeof input === "string" ? (jsonIn(input, "{") ?? input) : input
   if (!Predicate.isObject(root)) {
     return Effect.fail(

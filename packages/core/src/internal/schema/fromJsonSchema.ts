@@ -211,8 +211,8 @@ const toArguments = (schema: Schema.Top): Arguments =>
  *
  * Never throws. Results are cached by the JSON Schema object's identity.
  *
- * @example
- * ```ts
+ * For example:
+ * ```
  * import { Effect } from "effect"
  * import * as Conversion from "./decode.ts"
  * import { fromJsonSchema } from "./fromJsonSchema.ts"

@@ -48,8 +48,8 @@ const withoutApprovalToken = (object: Record<string, unknown>): Record<string, u
  * Fails with `ValidationError` (`action` = `options.tool`, one issue at path
  * `""`). Required fields are checked later, against the action's Schema.
  *
- * @example
- * ```ts
+ * For example:
+ * ```
  * parseArguments("", { tool: "get_server_version" }) // Result.succeed({})
  * parseArguments("[]", { tool: "search" }) // Result.fail(ValidationError: arguments must be a JSON object, got an array)
  * ```

@@ -76,8 +76,8 @@ export class ToolSchemaIssue extends Schema.TaggedError<ToolSchemaIssue>()("Tool
  *
  * Properties are never dropped silently. The input is not mutated.
  *
- * @example
- * ```ts
+ * For example:
+ * ```
  * import { Schema } from "effect"
  *
  * jsonSchema(Schema.Struct({ city: Schema.String }))

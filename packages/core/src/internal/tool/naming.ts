@@ -34,8 +34,8 @@ const withHash = (key: string, round: number): string =>
  * 55 and gets `_` plus an 8-hex-digit hash of the original key.
  * An empty key gives `""`, which the toolkit excludes.
  *
- * @example
- * ```ts
+ * For example:
+ * ```
  * modelName("calendar.respondToEvent") // "calendar_respondToEvent"
  * modelName("user-profile/update") // "user-profile_update"
  * ```

@@ -81,8 +81,8 @@ export interface Toolkit {
  *   already seen (the first one stays), or a schema that cannot be projected goes to `excluded`: one bad
  *   tool never breaks all.
  *
- * @example
- * ```ts
+ * For example:
+ * ```
  * const kit = build([
  *   { key: "srv-a/send_email", description: "Send (A)", parameters: { type: "object" }, action: "srv-a", tool: "send_email" },
  *   { key: "srv-b/send_email", description: "Send (B)", parameters: { type: "object" }, action: "srv-b", tool: "send_email" }
@@ -210,8 +210,8 @@ const approvalOf = (action: Action.Any): { readonly reason: string } | undefined
  * warning per excluded entry. `options.strict` is the servers' tools' strict mode (default `false`); action
  * entries carry their own. Never fails.
  *
- * @example
- * ```ts
+ * For example:
+ * ```
  * const kit = yield* offer([
  *   { action: "srv-a", tools: [{ name: "send_email", inputSchema: { type: "object" } }] },
  *   { action: "srv-b", tools: [{ name: "send_email", inputSchema: { type: "object" } }] }

@@ -68,10 +68,10 @@ const defaultMaxLength = 100_000
  *
  * Pure; never throws. The bound (`maxLength`) applies to 2 and 3.
  *
- * @example
- * ```ts
- * McpContent.toValue({ content: [{ type: "text", text: "Echo: hi" }] }) // "Echo: hi"
- * McpContent.toValue({ content: [{ type: "image", data: "iVBORw0…", mimeType: "image/png" }] })
+ * For example:
+ * ```
+ * toValue({ content: [{ type: "text", text: "Echo: hi" }] }) // "Echo: hi"
+ * toValue({ content: [{ type: "image", data: "iVBORw0…", mimeType: "image/png" }] })
  * // [{ type: "image", mimeType: "image/png", bytes: 307200, text: "[image image/png, 300 KB]" }]
  * ```
  *
