@@ -9,6 +9,16 @@
  * On `accept`, the client fills in the defaults the form declares for the
  * fields the answer leaves out.
  *
+ * @example
+ * ```ts
+ * import { McpClientSdk, McpElicitation } from "@rolecraft/mcp"
+ * import { Effect, Layer } from "effect"
+ *
+ * const client = McpClientSdk.layer().pipe(
+ *   Layer.provide(McpElicitation.layer(() => Effect.succeed({ action: "decline" })))
+ * )
+ * ```
+ *
  * @since 0.2.0
  */
 import * as Context from "effect/Context"

@@ -13,6 +13,16 @@
  * authorization URL, come back with the URL the authorization server
  * redirected to) and where tokens are kept (`McpTokenStore`).
  *
+ * @example
+ * ```ts
+ * import { McpClientSdk, McpOAuth, McpTokenStore } from "@rolecraft/mcp"
+ * import { Layer } from "effect"
+ *
+ * const client = McpClientSdk.layerOAuth({ clientName: "my-agent" }).pipe(
+ *   Layer.provide([McpTokenStore.layerMemory, McpOAuth.layerFollowRedirects])
+ * )
+ * ```
+ *
  * @since 0.2.0
  */
 import * as Context from "effect/Context"

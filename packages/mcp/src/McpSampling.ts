@@ -8,6 +8,20 @@
  * Without a service, `McpClientSdk` does not declare sampling, and servers
  * do not ask.
  *
+ * @example
+ * ```ts
+ * import { McpClientSdk, McpSampling } from "@rolecraft/mcp"
+ * import { Effect, Layer } from "effect"
+ *
+ * const client = McpClientSdk.layer().pipe(
+ *   Layer.provide(
+ *     Layer.succeed(McpSampling.McpSampling, {
+ *       sample: () => Effect.succeed({ text: "no", model: "fixed", stopReason: "endTurn" })
+ *     })
+ *   )
+ * )
+ * ```
+ *
  * @since 0.2.0
  */
 import { LanguageModel } from "@rolecraft/core/LanguageModel"
@@ -57,7 +71,12 @@ export class McpSampling extends Context.Service<
   { readonly sample: (request: Request) => Effect.Effect<Response, { readonly message: string }> }
 >()("@rolecraft/mcp/McpSampling") {}
 
-/** The default cap on a sampling request's `maxTokens`. */
+/**
+ * The default cap on a sampling request's `maxTokens`: 1,024 tokens.
+ *
+ * @category constants
+ * @since 0.2.0
+ */
 export const defaultMaxTokens = 1_024
 
 /**

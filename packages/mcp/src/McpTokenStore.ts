@@ -11,6 +11,17 @@
  * hides them from every error and log line it writes, and adds them to the
  * agent's known secrets.
  *
+ * @example
+ * ```ts
+ * import { McpClientSdk, McpOAuth, McpTokenStore } from "@rolecraft/mcp"
+ * import { Layer } from "effect"
+ *
+ * // In memory; `McpTokenStore.layerSql` keeps them in a database.
+ * const client = McpClientSdk.layerOAuth({}).pipe(
+ *   Layer.provide([McpTokenStore.layerMemory, McpOAuth.layerFollowRedirects])
+ * )
+ * ```
+ *
  * @since 0.2.0
  */
 import * as Context from "effect/Context"
@@ -72,7 +83,12 @@ export const layerMemory: Layer.Layer<McpTokenStore> = Layer.sync(McpTokenStore,
   })
 })
 
-/** The table of the SQL layer. */
+/**
+ * The table of the SQL layer: `rolecraft_mcp_oauth`.
+ *
+ * @category constants
+ * @since 0.2.0
+ */
 export const table = "rolecraft_mcp_oauth"
 
 const storeName = "the MCP token store (SQL)"
