@@ -169,3 +169,20 @@ describe("examples (tracing)", () => {
     )
   })
 })
+
+describe("examples: MCP with OAuth", () => {
+  it("mcp-oauth/main.ts: the agent authorizes with a local authorization server, refreshes, and a client without OAuth gets EXECUTION 401", async () => {
+    const { stdout } = await node("examples/mcp-oauth/main.ts")
+    assert.include(stdout, 'search_notes(roadmap) -> "2 notes match \\"roadmap\\": standup.md, roadmap.md"')
+    assert.match(
+      stdout,
+      /authorized: 1 registration, 1 authorization, 1 token, resource http:\/\/127\.0\.0\.1:\d+\/mcp/
+    )
+    assert.include(stdout, 'after the token expired: search_notes(standup) -> "2 notes match \\"standup\\"')
+    assert.include(stdout, "refreshed: 1 refresh, still 1 authorization")
+    assert.match(
+      stdout,
+      /without OAuth -> EXECUTION: notes: MCP server notes \(http:\/\/127\.0\.0\.1:\d+\/mcp\) answered HTTP 401 Unauthorized/
+    )
+  })
+})

@@ -17,32 +17,7 @@ export const server: Expected = {
   notYet: {}
 }
 
-const oauth = "OAuth 2.1 in McpClientSdk (issue 23 item 4, the client side)"
-
 export const client: Expected = {
   notApplicable: {},
-  notYet: {
-    "elicitation-sep1034-client-defaults": "an elicitation service for the client (issue 23 item 4)",
-    "auth/metadata-default": oauth,
-    "auth/metadata-var1": oauth,
-    "auth/metadata-var2": oauth,
-    "auth/metadata-var3": oauth,
-    "auth/basic-cimd": oauth,
-    "auth/scope-from-www-authenticate": oauth,
-    "auth/scope-from-scopes-supported": oauth,
-    "auth/scope-omitted-when-undefined": oauth,
-    "auth/scope-step-up": oauth,
-    "auth/scope-retry-limit": oauth,
-    "auth/token-endpoint-auth-basic": oauth,
-    "auth/token-endpoint-auth-post": oauth,
-    "auth/token-endpoint-auth-none": oauth,
-    "auth/pre-registration": oauth,
-    "auth/2025-03-26-oauth-metadata-backcompat": oauth,
-    "auth/2025-03-26-oauth-endpoint-fallback": oauth,
-    "auth/offline-access-scope": oauth,
-    "auth/offline-access-not-supported": oauth,
-    "auth/client-credentials-jwt": oauth,
-    "auth/client-credentials-basic": oauth,
-    "auth/cross-app-access-complete-flow": oauth
-  }
+  notYet: {}
 }

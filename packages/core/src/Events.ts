@@ -9,7 +9,8 @@
  * `agent.resume`) adds `ChatStep` after each model call and
  * `ToolExecutionStarted`/`ToolExecutionFinished` around each tool call it
  * runs. Listing an MCP server's tools that ends early (a cursor that does
- * not advance) adds `McpToolListingStopped`.
+ * not advance) adds `McpToolListingStopped`; an MCP server's progress during
+ * a tool call adds `McpToolCallProgressed`, its log messages `McpServerLogged`.
  *
  * Events and spans never hold argument values or results, only names,
  * categories, messages (already free of secrets) and durations — spans hold
@@ -231,6 +232,48 @@ export interface McpToolListingStopped {
 }
 
 /**
+ * While a tool call to an MCP server runs, the server reported its progress
+ * (`notifications/progress`): `progress` so far, of `total` when the server
+ * knows it, with an optional `message`. `action` is the mcpTool action (or
+ * `mcpServers` key), `server` the server, `tool` the server's tool.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface McpToolCallProgressed {
+  readonly _tag: "McpToolCallProgressed"
+  readonly agentId: string
+  readonly action: string
+  readonly server: string
+  readonly tool: string
+  readonly progress: number
+  readonly total?: number | undefined
+  readonly message?: string | undefined
+  readonly timestamp: number
+}
+
+/**
+ * An MCP server sent a log message while connected
+ * (`notifications/message`): `level` as the server gave it (`debug`,
+ * `info`, `notice`, `warning`, `error`, `critical`, `alert`, `emergency`),
+ * `logger` its name if any, `message` the data as text (JSON for a value
+ * that is not a string; at most 2,000 characters, redacted).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface McpServerLogged {
+  readonly _tag: "McpServerLogged"
+  readonly agentId: string
+  readonly action: string
+  readonly server: string
+  readonly level: string
+  readonly logger?: string | undefined
+  readonly message: string
+  readonly timestamp: number
+}
+
+/**
  * Any event of an agent.
  *
  * @category models
@@ -245,3 +288,5 @@ export type Event =
   | ToolExecutionFinished
   | ChatStep
   | McpToolListingStopped
+  | McpToolCallProgressed
+  | McpServerLogged

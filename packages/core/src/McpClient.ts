@@ -245,6 +245,24 @@ export interface Connection {
 }
 
 /**
+ * What a server tells the client unasked during a connection: the progress
+ * of a tool call (`Progress`: `progress` so far, of `total` when known) or
+ * a log message (`Log`: its `level`, `logger` and `data` as text).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Notification =
+  | {
+      readonly _tag: "Progress"
+      readonly tool: string
+      readonly progress: number
+      readonly total?: number | undefined
+      readonly message?: string | undefined
+    }
+  | { readonly _tag: "Log"; readonly level: string; readonly logger?: string | undefined; readonly data: string }
+
+/**
  * Options of `connect`.
  *
  * - `name`: who the connection is for (an action key), used in logs.
@@ -256,6 +274,9 @@ export interface Connection {
  *   early (see {@link ListingStopped}); the agent publishes it as an
  *   `McpToolListingStopped` event. Default: nothing (the implementation
  *   logs a warning either way).
+ * - `onNotification`: told of a tool call's progress and of the server's log
+ *   messages (see {@link Notification}); the agent publishes them as
+ *   `McpToolCallProgressed` and `McpServerLogged` events. Default: nothing.
  *
  * @category models
  * @since 0.1.0
@@ -269,13 +290,16 @@ export interface ConnectOptions {
       }
     | undefined
   readonly onListingStopped?: ((stopped: ListingStopped) => Effect.Effect<void>) | undefined
+  readonly onNotification?: ((notification: Notification) => Effect.Effect<void>) | undefined
 }
 
 /**
  * The service: `connect(server, options)` opens a connection (spawning a
  * stdio server, or initialising a streamable HTTP session) that stays open
  * until the given `Scope` closes. Fails with {@link McpClientError} (reason
- * `Connect` or `Closed`, usually).
+ * `Connect` or `Closed`, usually). `secrets()`, when the implementation has
+ * it, lists the secrets it obtained itself (OAuth tokens), which the agent
+ * redacts.
  *
  * Implementations: `McpClientSdk.layer` in `@rolecraft/mcp`, and the
  * in-memory test layer in `@rolecraft/testing`.
@@ -290,6 +314,12 @@ export class McpClient extends Context.Service<
       server: Action.McpServer,
       options: ConnectOptions
     ) => Effect.Effect<Connection, McpClientError, Scope.Scope>
+    /**
+     * The secrets the client obtained by itself (OAuth access and refresh
+     * tokens, registered client secrets), read when the agent redacts: the
+     * agent hides them at every exit as it hides its credentials. Optional.
+     */
+    readonly secrets?: (() => ReadonlyArray<Redacted.Redacted<string>>) | undefined
   }
 >()("@rolecraft/core/McpClient") {}
 

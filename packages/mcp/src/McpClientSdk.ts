@@ -50,9 +50,17 @@
  * @since 0.1.0
  */
 import * as Core from "@rolecraft/core/McpClient"
+import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Connection from "./internal/connection.ts"
+import type * as OAuthProvider from "./internal/oauth/provider.ts"
+import { McpElicitation } from "./McpElicitation.ts"
+import { McpSampling } from "./McpSampling.ts"
+import type * as McpOAuth from "./McpOAuth.ts"
 import { toMillis } from "./internal/request.ts"
 import * as McpTransport from "./McpTransport.ts"
 
@@ -71,6 +79,9 @@ import * as McpTransport from "./McpTransport.ts"
  *   a `nextCursor` that is `""` or `null` is the end, like none.
  * - `open`: how a server is reached (default `McpTransport.openDefault`:
  *   stdio for a command, streamable HTTP for a URL).
+ * - `roots`: the roots the client offers servers (`roots/list`: `file://`
+ *   URIs of the folders the agent works in, with names). Default none (the
+ *   client does not declare roots).
  *
  * @category models
  * @since 0.1.0
@@ -81,6 +92,7 @@ export interface Options {
   readonly listTimeout?: Duration.Input | undefined
   readonly maxListPages?: number | undefined
   readonly open?: McpTransport.Open | undefined
+  readonly roots?: ReadonlyArray<{ readonly uri: string; readonly name?: string | undefined }> | undefined
 }
 
 /** The default of `maxListPages`. */
@@ -91,6 +103,27 @@ const pageLimit = (value: number | undefined): number =>
   value === undefined || !Number.isFinite(value) ? defaultMaxListPages : Math.max(1, Math.floor(value))
 
 /**
+ * What `make` is given besides its options: the user's elicitation service
+ * (none: every elicitation request is declined), sampling service (none:
+ * sampling is not declared) and OAuth (see {@link layerOAuth}). The layers
+ * read `McpElicitation` and `McpSampling` from their context when built,
+ * when they are provided.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Services {
+  readonly elicitation?: McpElicitation["Service"] | undefined
+  readonly sampling?: McpSampling["Service"] | undefined
+  readonly oauth?:
+    | {
+        readonly options: (url: string) => McpOAuth.Options | undefined
+        readonly context: Context.Context<OAuthProvider.Services>
+      }
+    | undefined
+}
+
+/**
  * Makes the service. Each `connect` creates one SDK `Client`, connects it
  * over the transport `open` gives (bounded by `connectTimeout`), and closes
  * it — stopping a stdio server — when the scope closes.
@@ -98,18 +131,35 @@ const pageLimit = (value: number | undefined): number =>
  * @category constructors
  * @since 0.1.0
  */
-export const make = (options?: Options): Core.McpClient["Service"] => {
+export const make = (options?: Options, services?: Services): Core.McpClient["Service"] => {
   const settings: Connection.Settings = {
+    ...services,
     clientInfo: options?.clientInfo ?? { name: "rolecraft", version: "0.2.0" },
     connectTimeoutMs: toMillis(options?.connectTimeout, 30_000),
     listTimeoutMs: toMillis(options?.listTimeout, 30_000),
     maxListPages: pageLimit(options?.maxListPages),
-    open: options?.open ?? McpTransport.openDefault
+    open: options?.open ?? McpTransport.openDefault,
+    ...(options?.roots === undefined ? {} : { roots: options.roots })
+  }
+  // Every secret a connection obtained (OAuth tokens, registered client secrets), for the agent to redact.
+  const obtained = new Map<string, Redacted.Redacted<string>>()
+  const onSecret = (secret: string) => {
+    if (secret !== "" && !obtained.has(secret)) obtained.set(secret, Redacted.make(secret))
   }
   return Core.McpClient.of({
-    connect: (server, connectOptions) => Connection.connect(settings, server, connectOptions)
+    connect: (server, connectOptions) => Connection.connect(settings, server, connectOptions, onSecret),
+    secrets: () => [...obtained.values()]
   })
 }
+
+// The user's services the layers read when they are built: elicitation and sampling, each optional.
+const provided: Effect.Effect<Services> = Effect.map(
+  Effect.all([Effect.serviceOption(McpElicitation), Effect.serviceOption(McpSampling)]),
+  ([elicitation, sampling]) => ({
+    ...(Option.isSome(elicitation) ? { elicitation: elicitation.value } : {}),
+    ...(Option.isSome(sampling) ? { sampling: sampling.value } : {})
+  })
+)
 
 /**
  * The `McpClient` layer over the MCP SDK. See {@link Options} for defaults.
@@ -135,4 +185,58 @@ export const make = (options?: Options): Core.McpClient["Service"] => {
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options?: Options): Layer.Layer<Core.McpClient> => Layer.succeed(Core.McpClient, make(options))
+export const layer = (options?: Options): Layer.Layer<Core.McpClient> =>
+  Layer.effect(
+    Core.McpClient,
+    Effect.map(provided, (services) => make(options, services))
+  )
+
+/**
+ * The `McpClient` layer with OAuth 2.1 for streamable HTTP servers that ask
+ * for it (answer 401, or 403 `insufficient_scope`): the MCP SDK's client
+ * auth discovers the server's authorization server, registers the client (or
+ * uses its metadata URL or a pre-registered client), authorizes with PKCE
+ * and a resource indicator, and refreshes tokens (see `McpOAuth`). `oauth`
+ * is one setting for every server, or a function of the server's URL
+ * (`undefined`: no OAuth for that server).
+ *
+ * Needs `McpTokenStore` (where tokens are kept: `McpTokenStore.layerMemory`
+ * or `layerSql`) and `McpOAuth.Authorization` (the user's browser step;
+ * `McpOAuth.layerFollowRedirects` for servers that approve without a user).
+ * An authorization that fails, or a 401 or 403 that stays, fails the call
+ * with EXECUTION naming the status and the server. Tokens never appear in
+ * its errors or logs.
+ *
+ * @example
+ * ```ts
+ * import { Agent } from "@rolecraft/core"
+ * import { McpClientSdk, McpOAuth, McpTokenStore } from "@rolecraft/mcp"
+ * import { Effect, Layer } from "effect"
+ *
+ * const client = McpClientSdk.layerOAuth({ redirectUrl: "http://127.0.0.1:8976/callback" }).pipe(
+ *   Layer.provide([McpTokenStore.layerMemory, McpOAuth.layerFollowRedirects])
+ * )
+ * const program = Effect.gen(function* () {
+ *   const agent = yield* Agent.make({ id: "fx", roles: [], mcpServers: { docs: "https://mcp.example.com/mcp" } })
+ *   return yield* agent.executeAction("docs", { tool: "search", arguments: { query: "oauth" } })
+ * }).pipe(Effect.scoped, Effect.provide(client))
+ * ```
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layerOAuth = (
+  oauth: McpOAuth.Options | ((url: string) => McpOAuth.Options | undefined),
+  options?: Options
+): Layer.Layer<Core.McpClient, never, OAuthProvider.Services> =>
+  Layer.effect(
+    Core.McpClient,
+    Effect.gen(function* () {
+      const services = yield* provided
+      const context = yield* Effect.context<OAuthProvider.Services>()
+      return make(options, {
+        ...services,
+        oauth: { options: typeof oauth === "function" ? oauth : () => oauth, context }
+      })
+    })
+  )

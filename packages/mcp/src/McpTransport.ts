@@ -189,14 +189,20 @@ export const openStdio = (
  * Opens a streamable HTTP server with the SDK's
  * `StreamableHTTPClientTransport`; the credential goes in
  * `Authorization: Bearer <value>`. Responses pass through a recorder that
- * keeps the end of the last payload for error snippets.
+ * keeps the end of the last payload for error snippets. `extra.wrapFetch`
+ * wraps the fetch the transport uses (`McpClientSdk.layerOAuth` adds
+ * authorization there).
  *
  * Fails with `Connect` when the URL cannot be parsed.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const openHttp = (url: string, options: Core.ConnectOptions): Effect.Effect<Opened, Core.McpClientError> =>
+export const openHttp = (
+  url: string,
+  options: Core.ConnectOptions,
+  extra?: { readonly wrapFetch?: ((fetch: FetchLike) => FetchLike) | undefined }
+): Effect.Effect<Opened, Core.McpClientError> =>
   Effect.suspend(() => {
     if (!URL.canParse(url)) return Effect.fail(connectError(`not a valid URL: ${url}`))
     const secrets = secretsOf(options)
@@ -219,7 +225,7 @@ export const openHttp = (url: string, options: Core.ConnectOptions): Effect.Effe
     const recording: FetchLike = (input, init) => fetch(input, init).then(record)
     const credential = options.credential
     const transport = new StreamableHTTPClientTransport(new URL(url), {
-      fetch: recording,
+      fetch: extra?.wrapFetch === undefined ? recording : extra.wrapFetch(recording),
       ...(credential === undefined
         ? {}
         : { requestInit: { headers: { Authorization: `Bearer ${Redacted.value(credential.value)}` } } })

@@ -6,6 +6,10 @@
  */
 export * as Mcp from "./Mcp.ts"
 export * as McpClientSdk from "./McpClientSdk.ts"
+export * as McpElicitation from "./McpElicitation.ts"
+export * as McpOAuth from "./McpOAuth.ts"
+export * as McpSampling from "./McpSampling.ts"
+export * as McpTokenStore from "./McpTokenStore.ts"
 export * as McpTransport from "./McpTransport.ts"
 export * as McpPeer from "./McpPeer.ts"
 export * as McpPrompt from "./McpPrompt.ts"

@@ -1,8 +1,9 @@
 /**
  * The secrets an agent knows: its actions' credentials — a webService's `authTokenEnv`, an mcpTool's
  * `apiKeyEnv` (its agent's own MCP servers included), read through `Config` from the provider in context, and
- * the credential variables of a stdio server's environment — and the secrets the `LanguageModel` in context
- * declares (its provider's key, whichever layer made it). Every exit of the agent redacts all of them: the
+ * the credential variables of a stdio server's environment — the secrets the `LanguageModel` in context
+ * declares (its provider's key, whichever layer made it), and those the `McpClient` in context obtained by
+ * itself (OAuth tokens). Every exit of the agent redacts all of them: the
  * pipeline's and a chat turn's errors, the event hub, the telemetry writer and the tool-message writer. They
  * are read where a string may leave with one — on failure, with content tracing, for an event or span
  * attribute that carries outside text, once per chat turn — never on the path of a call that succeeds with
@@ -13,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { LanguageModel } from "../LanguageModel.ts"
+import { McpClient } from "../McpClient.ts"
 import * as Redact from "./redact.ts"
 
 /** Reads secrets, now (an unset or refused credential is no secret: it reads as none). */
@@ -41,9 +43,16 @@ export const ofActions = (reads: Iterable<Read | undefined>): Read | undefined =
 
 /** Every secret the agent knows now: its actions' credentials (`actions`) and the model's in context. */
 export const known = (actions: Read | undefined): Read =>
-  Effect.flatMap(Effect.serviceOption(LanguageModel), (model) =>
-    withModel(actions, Option.isSome(model) ? model.value : undefined)
-  )
+  Effect.flatMap(Effect.serviceOption(LanguageModel), (model) => {
+    const read = withModel(actions, Option.isSome(model) ? model.value : undefined)
+    // The secrets the MCP client obtained by itself (OAuth tokens), when it has any.
+    return Effect.flatMap(Effect.serviceOption(McpClient), (client) => {
+      const obtained = Option.isSome(client) ? client.value.secrets?.() : undefined
+      return obtained === undefined || obtained.length === 0
+        ? read
+        : Effect.map(read, (secrets) => unique([...secrets, ...obtained]))
+    })
+  })
 
 /** Every secret the agent knows with `model` as its model: its actions' credentials, read now, and the model's. */
 export const withModel = (actions: Read | undefined, model: LanguageModel["Service"] | undefined): Read => {

@@ -6,11 +6,20 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Action } from "@rolecraft/core"
+import { LanguageModel } from "@rolecraft/core/LanguageModel"
 import * as Core from "@rolecraft/core/McpClient"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import type * as McpTransport from "../McpTransport.ts"
+import type * as McpElicitation from "../McpElicitation.ts"
+import type * as McpOAuth from "../McpOAuth.ts"
+import * as McpSampling from "../McpSampling.ts"
+import * as McpTransport from "../McpTransport.ts"
 import { toError } from "./failure.ts"
+import * as OAuthFetch from "./oauth/fetch.ts"
+import * as OAuthProvider from "./oauth/provider.ts"
+import * as Requests from "./requests.ts"
 import { hide, secretsOf } from "./redact.ts"
 import { watch } from "./replies.ts"
 import type { Session } from "./session.ts"
@@ -23,20 +32,73 @@ export interface Settings {
   readonly listTimeoutMs: number
   readonly maxListPages: number
   readonly open: McpTransport.Open
+  /** How the client authorizes with an HTTP server that asks (none: a 401 fails the call). */
+  readonly oauth?:
+    | {
+        readonly options: (url: string) => McpOAuth.Options | undefined
+        readonly context: Context.Context<OAuthProvider.Services>
+      }
+    | undefined
+  /** Who answers a server's elicitation requests (none: they are declined). */
+  readonly elicitation?: McpElicitation.McpElicitation["Service"] | undefined
+  /** Who answers a server's sampling requests (none: the model in context at connect, or no sampling). */
+  readonly sampling?: Requests.Answers["sampling"]
+  /** The roots the client lists (none: roots are not declared). */
+  readonly roots?: Requests.Answers["roots"]
+}
+
+/** The default attempts of `McpOAuth.Options.maxAttempts`. */
+const defaultMaxAttempts = 3
+
+/** Opens the transport: over HTTP with OAuth when the client has it and the default opener is used. */
+const open = (
+  settings: Settings,
+  server: Action.McpServer,
+  connectOptions: Core.ConnectOptions,
+  onSecret: (secret: string) => void
+) => {
+  const oauth = settings.oauth
+  const options = typeof server === "string" && oauth !== undefined ? oauth.options(server) : undefined
+  if (
+    typeof server !== "string" ||
+    oauth === undefined ||
+    options === undefined ||
+    settings.open !== McpTransport.openDefault
+  ) {
+    return settings.open(server, connectOptions)
+  }
+  const provider = OAuthProvider.make(options, server, oauth.context, onSecret)
+  const attempts = Math.max(1, Math.floor(options.maxAttempts ?? defaultMaxAttempts))
+  return McpTransport.openHttp(server, connectOptions, {
+    wrapFetch: (next) => OAuthFetch.make(provider, server, next, fetch, attempts)
+  })
 }
 
 /** Opens a connection to `server` (see the module doc). */
 export const connect = (
   settings: Settings,
   server: Action.McpServer,
-  connectOptions: Core.ConnectOptions
+  connectOptions: Core.ConnectOptions,
+  onObtained?: (secret: string) => void
 ): Effect.Effect<Core.Connection, Core.McpClientError, Scope.Scope> =>
   Effect.gen(function* () {
-    const opened = yield* settings.open(server, connectOptions)
-    const secrets = secretsOf(connectOptions)
+    // The connection's secrets: its credential's value, and every OAuth token and client secret it meets.
+    const secrets: Array<string> = [...secretsOf(connectOptions)]
+    const onSecret = (secret: string) => {
+      if (secret === "" || secrets.includes(secret)) return
+      secrets.push(secret)
+      onObtained?.(secret)
+    }
+    const opened = yield* open(settings, server, connectOptions, onSecret)
+    // Sampling: the user's service, else the model in context (the agent's), else none.
+    const model = settings.sampling === undefined ? yield* Effect.serviceOption(LanguageModel) : Option.none()
+    const answers: Requests.Answers = {
+      roots: settings.roots,
+      sampling: settings.sampling ?? (Option.isSome(model) ? McpSampling.fromLanguageModel(model.value) : undefined)
+    }
     const context = yield* Effect.context<never>()
     const session: Session = {
-      client: new Client(settings.clientInfo, { capabilities: {} }),
+      client: new Client(settings.clientInfo, { capabilities: Requests.capabilities(answers) }),
       opened,
       state: { open: true, generation: 0, tools: undefined },
       pending: new Set(),
@@ -46,12 +108,19 @@ export const connect = (
         const text = hide(message, secrets)
         Effect.runForkWith(context)(level === "Warn" ? Effect.logWarning(text) : Effect.logDebug(text))
       },
+      notify: (notification) => {
+        const report = connectOptions.onNotification
+        if (report !== undefined) Effect.runForkWith(context)(report(notification))
+      },
       listTimeoutMs: settings.listTimeoutMs,
       maxListPages: settings.maxListPages,
       onListingStopped: connectOptions.onListingStopped
     }
     const { client, state } = session
     watch(session)
+    Requests.answer(client, connectOptions.name, settings.elicitation, (message) => session.log("Debug", message))
+    Requests.listen(session)
+    Requests.serve(client, connectOptions.name, answers)
 
     yield* Effect.addFinalizer(() =>
       Effect.tryPromise(() => client.close()).pipe(

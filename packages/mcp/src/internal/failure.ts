@@ -11,6 +11,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as Core from "@rolecraft/core/McpClient"
 import * as Effect from "effect/Effect"
+import { AuthorizationFailed } from "./oauth/fetch.ts"
 import { hide } from "./redact.ts"
 import type { Phase, Session } from "./session.ts"
 
@@ -69,6 +70,30 @@ const notSent = (error: unknown): boolean => {
   const cause = error instanceof Error ? (error.cause as { readonly code?: unknown } | undefined) : undefined
   return typeof cause?.code === "string" && networkCodes.has(cause.code)
 }
+
+/**
+ * A server that refused the request for want of authorization (HTTP 401) or
+ * of permission (HTTP 403): the server never ran it (`sent: false`). The
+ * message names the status and the server, and says what to do.
+ */
+export const refusedAccess = (
+  session: Pick<Session, "who" | "secrets">,
+  status: 401 | 403,
+  detail: string,
+  cause?: unknown
+): Core.McpClientError =>
+  new Core.McpClientError({
+    reason: "Http",
+    sent: false,
+    status,
+    message: hide(
+      `${session.who} answered HTTP ${status} ${status === 401 ? "Unauthorized" : "Forbidden"}: ` +
+        `${status === 401 ? "it needs an authorization the client does not have (McpClientSdk.layerOAuth authorizes with OAuth)" : "the authorization does not allow this request"}` +
+        `${detail === "" ? "" : `; ${truncate(detail, 300)}`}`,
+      session.secrets
+    ),
+    ...(cause === undefined ? {} : { cause })
+  })
 
 /** The failure of `error`, met while `phase` (see the module doc). */
 export const toError = (session: Session, error: unknown, phase: Phase): Effect.Effect<Core.McpClientError> =>
@@ -135,10 +160,14 @@ export const toError = (session: Session, error: unknown, phase: Phase): Effect.
         }
       }
     }
+    if (error instanceof AuthorizationFailed)
+      return Effect.succeed(refusedAccess(session, error.status, message, error))
     if (error instanceof StreamableHTTPError) {
       const status = error.code ?? -1
-      const session = opened.transport instanceof StreamableHTTPClientTransport ? opened.transport.sessionId : undefined
-      if (status === 404 && session !== undefined && phase !== "connect") {
+      if (status === 401 || status === 403) return Effect.succeed(refusedAccess(session, status, message, error))
+      const sessionId =
+        opened.transport instanceof StreamableHTTPClientTransport ? opened.transport.sessionId : undefined
+      if (status === 404 && sessionId !== undefined && phase !== "connect") {
         return Effect.succeed(make({ reason: "SessionExpired", sent: false, status }))
       }
       if (status < 100) {

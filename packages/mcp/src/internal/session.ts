@@ -38,6 +38,8 @@ export interface Session {
   readonly listTimeoutMs: number
   /** The most `tools/list` pages one listing reads. */
   readonly maxListPages: number
+  /** Tells the connection's caller what the server said unasked (progress, log messages), without waiting. */
+  readonly notify: (notification: Core.Notification) => void
   /** Told why a listing ended before the server said it was done (the connection's caller's). */
   readonly onListingStopped: Core.ConnectOptions["onListingStopped"]
 }

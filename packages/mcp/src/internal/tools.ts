@@ -158,7 +158,19 @@ export const callTool =
             }
           },
           CallResult,
-          { signal, timeout, resetTimeoutOnProgress: false }
+          {
+            signal,
+            timeout,
+            resetTimeoutOnProgress: false,
+            onprogress: (progress) =>
+              session.notify({
+                _tag: "Progress",
+                tool: name,
+                progress: progress.progress,
+                ...(progress.total === undefined ? {} : { total: progress.total }),
+                ...(progress.message === undefined ? {} : { message: hide(progress.message, session.secrets) })
+              })
+          }
         )
       ),
       (result): Core.CallToolResult => ({

@@ -95,6 +95,8 @@ const fromOutside = (event: Event): boolean => {
     case "ToolExecutionFinished":
     case "ActionFailed":
     case "McpToolListingStopped":
+    case "McpToolCallProgressed":
+    case "McpServerLogged":
       return true
     default:
       return event.correlationId !== undefined || event.role === undefined

@@ -222,14 +222,16 @@ export const run = (call: Call, client: McpClient["Service"], credential: Creden
           result: CallToolResult,
           definition: ToolDefinition
         ): Effect.Effect<unknown, ActionError> => {
-          if (result.isError !== true)
+          // A result that reports a failed protocol request in its text is a failure, even without `isError`.
+          const protocol = result.isError !== true && content.reportsProtocolFailure(result)
+          if (result.isError !== true && !protocol)
             return Effect.succeed(content.toValue(result, { outputSchema: definition.outputSchema }))
           const text = content.toText(result)
           if (isInvalidParamsText(text)) return refused(text, undefined)
           return Effect.fail(
             new ExecutionFailure({
               action: name,
-              message: `${label}: the tool reported an error: ${text}`,
+              message: `${label}: ${protocol ? "the tool's result reports a failed MCP request" : "the tool reported an error"}: ${text}`,
               // Redacted before it is cut, so a secret the cut would split is never left half shown.
               excerpt: Redact.text(text, credential === undefined ? [] : [credential.value]).slice(0, 1_000)
             })

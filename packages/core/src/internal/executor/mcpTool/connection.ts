@@ -35,6 +35,7 @@ import {
   describeServer,
   type ListingStopped,
   type McpClient,
+  type Notification,
   McpClientError
 } from "../../../McpClient.ts"
 import * as EventHub from "../../events/hub.ts"
@@ -68,6 +69,8 @@ export interface Pool {
   readonly drop: (key: string, connection: Connection) => Effect.Effect<void>
   /** Publishes that a listing of `action`'s server ended early, as the agent's `McpToolListingStopped` event. */
   readonly listingStopped: (action: string, server: string, stopped: ListingStopped) => Effect.Effect<void>
+  /** Publishes what `action`'s server told unasked, as the agent's `McpToolCallProgressed` or `McpServerLogged`. */
+  readonly notified: (action: string, server: string, notification: Notification) => Effect.Effect<void>
 }
 
 const backoffMs = (failures: number): number => Math.min(30_000, 500 * 2 ** Math.max(0, failures - 1))
@@ -161,7 +164,36 @@ export const make = (agentId: string, hub: EventHub.Hub): Effect.Effect<Pool, ne
         })
       )
 
-    return { get, drop, listingStopped }
+    const notified: Pool["notified"] = (action, server, notification) =>
+      Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
+        EventHub.publish(
+          hub,
+          notification._tag === "Progress"
+            ? {
+                _tag: "McpToolCallProgressed",
+                agentId,
+                action,
+                server,
+                tool: notification.tool,
+                progress: notification.progress,
+                ...(notification.total === undefined ? {} : { total: notification.total }),
+                ...(notification.message === undefined ? {} : { message: notification.message }),
+                timestamp
+              }
+            : {
+                _tag: "McpServerLogged",
+                agentId,
+                action,
+                server,
+                level: notification.level,
+                ...(notification.logger === undefined ? {} : { logger: notification.logger }),
+                message: notification.data,
+                timestamp
+              }
+        )
+      )
+
+    return { get, drop, listingStopped, notified }
   })
 
 /** The credential a connection is opened with (`apiKeyEnv` and its value). */
@@ -208,12 +240,16 @@ export const connectionOf = (
     client.connect(action.server, {
       name,
       ...(credential === undefined ? {} : { credential }),
-      onListingStopped: (stopped) => call.agent.mcp.listingStopped(name, server, stopped)
+      onListingStopped: (stopped) => call.agent.mcp.listingStopped(name, server, stopped),
+      onNotification: (notification) => call.agent.mcp.notified(name, server, notification)
     })
-  const get = Effect.mapError(call.agent.mcp.get(key, open), (error) =>
-    error._tag === "BackingOff"
-      ? backingOff(name, action, error)
-      : toActionError(name, name, error, { idempotent: true, timeout: prepared.timeout })
-  )
+  const mapped = (error: McpClientError) =>
+    toActionError(name, name, error, { idempotent: true, timeout: prepared.timeout })
+  const get = Effect.mapError(call.agent.mcp.get(key, open), (error) => {
+    if (error._tag !== "BackingOff") return mapped(error)
+    // A refusal that retrying cannot cure (HTTP 401 or 403, a 4xx) keeps its own category while backing off.
+    const last = mapped(error.error)
+    return last._tag === "ExecutionFailure" || last._tag === "ValidationError" ? last : backingOff(name, action, error)
+  })
   return { key, get }
 }

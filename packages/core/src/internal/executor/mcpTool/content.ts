@@ -88,6 +88,27 @@ export const toValue = (result: CallToolResult, options?: Options): unknown => {
 }
 
 /**
+ * Whether a result that does not say `isError` reports a failure of the
+ * protocol in its text: its first block is text that starts with an MCP
+ * JSON-RPC error (`MCP error -32601: …`, the form the MCP SDK gives every
+ * protocol error), alone or after a short label (`Elicitation error: MCP
+ * error -32601: …`, as a tool that caught a failed request of its own
+ * writes it). Such a result is not a success. Text that only mentions an
+ * error further in is left alone.
+ *
+ * @since 0.2.0
+ */
+export const reportsProtocolFailure = (result: CallToolResult): boolean => {
+  if (Predicate.isObject(result.structuredContent)) return false
+  const [first] = result.content
+  return first !== undefined && isTextBlock(first) && protocolFailure.test(first.text)
+}
+
+// "MCP error <code>" with a code in JSON-RPC's reserved range (-32768 to -32000), at the start or after a
+// label of at most three words ending in "error:", "failed:" or "failure:".
+const protocolFailure = /^\s*(?:(?:[\w./-]+\s+){0,2}(?:error|failed|failure):\s*)?MCP error -32[0-7]\d{2}\b/i
+
+/**
  * The text of a result for a message: text blocks joined with `"\n"`, other
  * blocks as their {@link Part} text; at most `maxLength` characters (default
  * 2,000). Used for the excerpt of a tool's error.
