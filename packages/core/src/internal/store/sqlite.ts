@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as StoreBoundary from "../../StoreBoundary.ts"
 import { fromRow, keyOf, type Row, table, usedKeyColumn } from "./row.ts"
-import { isBusy, whileBusy } from "./sqliteBusy.ts"
+import { isBusy, openDatabase, whileBusy } from "./sqliteBusy.ts"
 import type { Storage } from "./storage.ts"
 
 /** How the store names itself in messages. */
@@ -35,9 +35,6 @@ const schemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
   used_at INTEGER,
   used_key TEXT
 ) STRICT`
-
-/** How long SQLite itself may block the event loop waiting for a lock, per try. */
-const driverBusyTimeout = 10
 
 /** How long an operation waits for a lock in all (on Effect's scheduler) before it fails: 5000 milliseconds. */
 export const defaultBusyTimeout = 5000
@@ -138,18 +135,7 @@ export const open = (options: {
 }): Effect.Effect<Storage, StoreBoundary.StoreError, Scope.Scope> =>
   Effect.gen(function* () {
     const failed = (cause: unknown) => StoreBoundary.unavailable(name, `open ${options.filename}`, cause)
-    const database = yield* Effect.acquireRelease(
-      Effect.try({
-        // Loaded here, not at import: importing the package must not load `node:sqlite`.
-        try: () => {
-          const { DatabaseSync } = process.getBuiltinModule("node:sqlite")
-          // The driver's busy wait blocks the event loop: kept short, the store retries on Effect's scheduler.
-          return new DatabaseSync(options.filename, { timeout: driverBusyTimeout })
-        },
-        catch: failed
-      }),
-      (database) => Effect.sync(() => database.isOpen && database.close())
-    )
+    const database = yield* openDatabase(options.filename).pipe(Effect.mapError(failed))
     const busyTimeout = options.busyTimeout ?? defaultBusyTimeout
     // Creating the table and preparing statements read the schema, which another process may hold locked too.
     const opened = yield* guard(busyTimeout)("open its table", () =>

@@ -16,7 +16,7 @@ import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as StoreBoundary from "../../StoreBoundary.ts"
-import { isBusy, whileBusy } from "../store/sqliteBusy.ts"
+import { isBusy, openDatabase, whileBusy } from "../store/sqliteBusy.ts"
 import { busyMessage, exchangeTable, type Reader, type Storage, threadTable, type Writer } from "./storage.ts"
 
 /** How the store names itself in messages. */
@@ -37,9 +37,6 @@ CREATE TABLE IF NOT EXISTS ${exchangeTable} (
   call_ids TEXT NOT NULL,
   PRIMARY KEY (thread_id, seq)
 ) STRICT`
-
-/** How long SQLite itself may block the event loop waiting for a lock, per try. */
-const driverBusyTimeout = 10
 
 /** How long opening the file waits for another process's lock on its schema. */
 const openBudget = 5000
@@ -172,17 +169,7 @@ export const open = (options: {
 }): Effect.Effect<Storage, StoreBoundary.StoreError, Scope.Scope> =>
   Effect.gen(function* () {
     const failed = (cause: unknown) => StoreBoundary.unavailable(name, `open ${options.filename}`, cause)
-    const database = yield* Effect.acquireRelease(
-      Effect.try({
-        // Loaded here, not at import: importing the package must not load `node:sqlite`.
-        try: () => {
-          const { DatabaseSync } = process.getBuiltinModule("node:sqlite")
-          return new DatabaseSync(options.filename, { timeout: driverBusyTimeout })
-        },
-        catch: failed
-      }),
-      (database) => Effect.sync(() => database.isOpen && database.close())
-    )
+    const database = yield* openDatabase(options.filename).pipe(Effect.mapError(failed))
     // Creating the tables reads the schema, which another process may hold locked.
     return yield* whileBusy(openBudget, () => storage(database)).pipe(Effect.mapError(failed))
   })
