@@ -75,7 +75,8 @@ describe("the tour", () => {
       stdout,
       /server-filesystem over stdio, on the folder: secure-filesystem-server [\d.]+, 14 tools: read_file/
     )
-    assert.match(stdout, /server-everything over stdio: mcp-servers\/everything [\d.]+, 13 tools: echo/)
+    // 15: the client declares sampling and elicitation, so the server also offers the tools that ask for them.
+    assert.match(stdout, /server-everything over stdio: mcp-servers\/everything [\d.]+, 15 tools: echo/)
     assert.include(stdout, "liveWeather (webService, own, overrides Weather)")
     for (const [i, step] of steps.entries()) assert.match(stdout, row(i + 1, step, "✓"))
     assert.include(stdout, `${steps.length} steps, ${steps.length} did what they must`)
