@@ -24,7 +24,8 @@ const root = fileURLToPath(new URL("..", import.meta.url))
 
 /** The releases, oldest first: the version and the commit its listings are read from. */
 export const releases: ReadonlyArray<{ readonly version: string; readonly commit: string }> = [
-  { version: "0.1.0", commit: "7791918" }
+  { version: "0.1.0", commit: "7791918" },
+  { version: "0.2.0", commit: "b6aa1be" }
 ]
 
 /** `1.2.3` → [1, 2, 3]; anything else → undefined. */
