@@ -55,6 +55,7 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import { type ActionError, Category } from "./ActionError.ts"
+import * as ActionResponse from "./ActionResponse.ts"
 import * as DecisionModule from "./Decision.ts"
 import type * as History from "./History.ts"
 import * as IdempotencyKeyModule from "./internal/idempotencyKey.ts"
@@ -204,11 +205,7 @@ export type Usage = LanguageModel.Usage
 
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
-const UsageSchema = Schema.Struct({
-  inputTokens: NonNegativeInt,
-  outputTokens: NonNegativeInt,
-  totalTokens: NonNegativeInt
-})
+const UsageSchema = ActionResponse.UsageSchema
 
 /**
  * A tool call that waits for an approval:

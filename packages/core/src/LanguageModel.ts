@@ -288,11 +288,22 @@ const zero: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
  * @category combinators
  * @since 0.1.0
  */
-export const addUsage = (self: Usage, that: Usage): Usage => ({
-  inputTokens: self.inputTokens + that.inputTokens,
-  outputTokens: self.outputTokens + that.outputTokens,
-  totalTokens: self.totalTokens + that.totalTokens
-})
+export const addUsage = (self: Usage, that: Usage): Usage => {
+  const sum: { -readonly [K in keyof Usage]: Usage[K] } = {
+    inputTokens: self.inputTokens + that.inputTokens,
+    outputTokens: self.outputTokens + that.outputTokens,
+    totalTokens: self.totalTokens + that.totalTokens
+  }
+  // A part is present when either side reports it.
+  for (const part of usageParts) {
+    const a = self[part]
+    const b = that[part]
+    if (a !== undefined || b !== undefined) sum[part] = (a ?? 0) + (b ?? 0)
+  }
+  return sum
+}
+
+const usageParts = ["cachedInputTokens", "cacheWriteInputTokens", "reasoningTokens"] as const
 
 /**
  * A fresh meter at zero. When a meter is already in the context, what is

@@ -150,3 +150,32 @@ describe("LanguageModel.make", () => {
     })
   )
 })
+
+describe("LanguageModel.addUsage", () => {
+  it("adds every count; a cached, cache-write or reasoning part is present when either side reports it", () => {
+    const plain = { inputTokens: 10, outputTokens: 5, totalTokens: 15 }
+    const cached = {
+      inputTokens: 4106,
+      outputTokens: 320,
+      totalTokens: 4426,
+      cachedInputTokens: 3968,
+      reasoningTokens: 256
+    }
+    assert.deepStrictEqual(LanguageModel.addUsage(plain, plain), { inputTokens: 20, outputTokens: 10, totalTokens: 30 })
+    assert.deepStrictEqual(LanguageModel.addUsage(plain, cached), {
+      inputTokens: 4116,
+      outputTokens: 325,
+      totalTokens: 4441,
+      cachedInputTokens: 3968,
+      reasoningTokens: 256
+    })
+    assert.deepStrictEqual(LanguageModel.addUsage(cached, { ...plain, cacheWriteInputTokens: 7 }), {
+      inputTokens: 4116,
+      outputTokens: 325,
+      totalTokens: 4441,
+      cachedInputTokens: 3968,
+      cacheWriteInputTokens: 7,
+      reasoningTokens: 256
+    })
+  })
+})

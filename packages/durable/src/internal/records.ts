@@ -5,6 +5,7 @@
  * expiry) with the token it was made for, and the run's outcome.
  */
 import { ActionError as ActionErrorUnion, Category } from "@rolecraft/core/ActionError"
+import * as ActionResponse from "@rolecraft/core/ActionResponse"
 import * as Chat from "@rolecraft/core/Chat"
 import * as Decision from "@rolecraft/core/Decision"
 import * as LanguageModel from "@rolecraft/core/LanguageModel"
@@ -49,11 +50,7 @@ export const Outcome = Schema.Union([
 ])
 export type Outcome = typeof Outcome.Type
 
-const UsageSchema = Schema.Struct({
-  inputTokens: Schema.Finite,
-  outputTokens: Schema.Finite,
-  totalTokens: Schema.Finite
-})
+const UsageSchema = ActionResponse.UsageSchema
 
 const ResponseSchema = Schema.Struct({
   text: Schema.String,

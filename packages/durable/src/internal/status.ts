@@ -3,13 +3,14 @@
  * run holds.
  */
 import * as Category from "@rolecraft/core/ActionError"
+import * as ActionResponse from "@rolecraft/core/ActionResponse"
 import * as Chat from "@rolecraft/core/Chat"
 import * as LanguageModel from "@rolecraft/core/LanguageModel"
 import * as Schema from "effect/Schema"
 
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
-const Usage = Schema.Struct({ inputTokens: NonNegativeInt, outputTokens: NonNegativeInt, totalTokens: NonNegativeInt })
+const Usage = ActionResponse.UsageSchema
 
 /** The schema of a `Chat.ChatResult` (what a durable run stores and returns). */
 export const ChatResult = Schema.Union([

@@ -15,6 +15,7 @@ import {
   type PausedState,
   pausedStateVersion
 } from "../../Chat.ts"
+import { UsageSchema } from "../../ActionResponse.ts"
 import * as History from "../../History.ts"
 import * as Prompt from "../../Prompt.ts"
 import * as StoreBoundary from "../../StoreBoundary.ts"
@@ -32,15 +33,10 @@ export const Paused = Schema.Struct({
   pending: Schema.Array(PendingCall),
   steps: NonNegativeInt,
   maxSteps: NonNegativeInt,
-  usage: Schema.Struct({ inputTokens: NonNegativeInt, outputTokens: NonNegativeInt, totalTokens: NonNegativeInt }),
+  usage: UsageSchema,
   // What a paused turn holds of agents used as actions and handoffs (see `Chat.PausedState`).
   nested: Schema.optionalKey(Schema.Array(NestedCall)),
-  agents: Schema.optionalKey(
-    Schema.Record(
-      Schema.String,
-      Schema.Struct({ inputTokens: NonNegativeInt, outputTokens: NonNegativeInt, totalTokens: NonNegativeInt })
-    )
-  ),
+  agents: Schema.optionalKey(Schema.Record(Schema.String, UsageSchema)),
   handoff: Schema.optionalKey(
     Schema.Struct({ agent: Schema.String, toolCallId: Schema.String, from: NonNegativeInt, state: PausedStateSchema })
   )
