@@ -62,7 +62,7 @@ import type { Service, Storage } from "./internal/store/storage.ts"
 import type { StoreError } from "./StoreBoundary.ts"
 
 // The model of a token, the storage contract and the store's refusals live with the stores that implement them.
-export { ApprovalStorageError, ApprovalTokenError } from "./internal/store/storage.ts"
+export { ApprovalTokenError } from "./internal/store/storage.ts"
 export type {
   Binding,
   ConsumeOptions,

@@ -449,8 +449,7 @@ export type Decisions = Readonly<Record<string, Decision>>
  *
  * A model that refuses does not complete the turn: the turn fails with
  * EXECUTION `"chat: the model refused: …"`, the refusal's text in the
- * error's `excerpt` (as an llm action's call does), so `refusal` is never
- * set any more.
+ * error's `excerpt` (as an llm action's call does).
  *
  * @category models
  * @since 0.1.0
@@ -462,8 +461,6 @@ export interface Completed {
   readonly usage: Usage
   readonly steps: number
   readonly finishReason: LanguageModel.FinishReason
-  /** @deprecated Never set: a refusal fails the turn with EXECUTION "the model refused: …". */
-  readonly refusal?: string | undefined
   readonly reasoning?: string | undefined
   readonly citations?: ReadonlyArray<LanguageModel.Citation> | undefined
   readonly output?: unknown
@@ -621,7 +618,7 @@ export interface ReasoningDelta {
 /**
  * The model began writing a tool call (the phase in which it streams the
  * call's arguments): its id (the one its answer will carry) and the
- * model-facing tool name. Was `ToolCallStarted`.
+ * model-facing tool name.
  *
  * @category models
  * @since 0.2.0
@@ -632,14 +629,6 @@ export interface ToolCallArgumentsStarted {
   readonly toolCallId: string
   readonly tool: string
 }
-
-/**
- * @deprecated Use {@link ToolCallArgumentsStarted}; the event's `_tag` is
- * now `"ToolCallArgumentsStarted"`.
- * @category models
- * @since 0.1.0
- */
-export type ToolCallStarted = ToolCallArgumentsStarted
 
 /**
  * The next piece of a tool call's raw arguments, as the model sends them

@@ -136,17 +136,9 @@ export interface ToolExecutionCommon {
 }
 
 /**
- * @deprecated Use {@link ToolExecutionCommon}.
- * @category models
- * @since 0.1.0
- */
-export type ToolCallCommon = ToolExecutionCommon
-
-/**
  * A chat turn started running one of the model's tool calls (the execution
  * phase: its `execute_tool` span opens), after the model finished writing it.
- * The action's own events (`ActionStarted`, …) come from the pipeline. Was
- * `ToolCallStarted`.
+ * The action's own events (`ActionStarted`, …) come from the pipeline.
  *
  * @category models
  * @since 0.2.0
@@ -156,19 +148,11 @@ export interface ToolExecutionStarted extends ToolExecutionCommon {
 }
 
 /**
- * @deprecated Use {@link ToolExecutionStarted}; the event's `_tag` is now
- * `"ToolExecutionStarted"`.
- * @category models
- * @since 0.1.0
- */
-export type ToolCallStarted = ToolExecutionStarted
-
-/**
  * A chat turn answered one of the model's tool calls after `durationMs`
  * (Clock milliseconds) of running it. `success` is `false` when the answer
  * is an error message; `category` is then its category (`undefined` for a
  * `RetrievalFailure`). A call paused for approval finishes with category
- * `APPROVAL`. Was `ToolCallFinished`.
+ * `APPROVAL`.
  *
  * @category models
  * @since 0.2.0
@@ -179,14 +163,6 @@ export interface ToolExecutionFinished extends ToolExecutionCommon {
   readonly category: Category | undefined
   readonly durationMs: number
 }
-
-/**
- * @deprecated Use {@link ToolExecutionFinished}; the event's `_tag` is now
- * `"ToolExecutionFinished"`.
- * @category models
- * @since 0.1.0
- */
-export type ToolCallFinished = ToolExecutionFinished
 
 /**
  * A chat turn finished one model step: `step` is its number

@@ -60,7 +60,7 @@ import {
 } from "./internal/model/provider.ts"
 import * as StreamReader from "./internal/model/streamReader.ts"
 import type { ProviderChunk, StreamPart } from "./internal/model/streamReader.ts"
-import * as Prompt from "./Prompt.ts"
+import type * as Prompt from "./Prompt.ts"
 
 // =============================================================================
 // Requests and responses
@@ -99,10 +99,6 @@ export interface JsonSchemaObject {
  * - `parameters`: the JSON Schema of the arguments (an object schema with
  *   every `$ref` inlined).
  * - `strict`: whether the provider's strict mode is asked for.
- * - `key` (deprecated): the original name a chat turn made `name` from (an
- *   action name, or `<action>/<tool>` for an MCP tool); still set by a chat
- *   turn for one release. Read `Agent.ActionTool`'s `action` and `tool`
- *   instead.
  *
  * `Agent.ActionTool` is this shape plus the action a call runs.
  *
@@ -114,38 +110,6 @@ export interface Tool {
   readonly description: string
   readonly parameters: JsonSchemaObject
   readonly strict: boolean
-  /** @deprecated Use `Agent.ActionTool`'s `action` and `tool`. */
-  readonly key?: string | undefined
-}
-
-/**
- * An entry a toolkit could not offer, with the reason (an empty key, a
- * duplicate key, or a recursive schema).
- *
- * @deprecated Nothing public builds or reads a toolkit; `agent.tools` lists
- * what an agent offers.
- * @category tools
- * @since 0.1.0
- */
-export interface ExcludedTool {
-  readonly key: string
-  readonly reason: string
-}
-
-/**
- * The tools offered to a model in one request, with the entries left out
- * and a map from a model-facing name back to its original key.
- *
- * @deprecated Nothing public builds or reads a toolkit; `agent.tools` lists
- * what an agent offers (`Agent.ActionTool`), and `Request.tools` takes
- * `Tool`s.
- * @category tools
- * @since 0.1.0
- */
-export interface Toolkit {
-  readonly tools: ReadonlyArray<Tool>
-  readonly excluded: ReadonlyArray<ExcludedTool>
-  readonly keyOf: (name: string) => string | undefined
 }
 
 /**
@@ -764,91 +728,3 @@ export const retryAfter: (
   headers: Iterable<readonly [string, string]> | Readonly<Record<string, string | undefined>> | undefined,
   nowMs: number
 ) => Duration.Duration | undefined = HttpFailure.retryAfter
-
-// =============================================================================
-// Deprecated: the messages, now in Prompt
-// =============================================================================
-
-/**
- * @deprecated Use `Prompt.ToolCall`.
- * @category schemas
- * @since 0.1.0
- */
-export const ToolCall = Prompt.ToolCall
-
-/**
- * @deprecated Use `Prompt.ToolCall`.
- * @category models
- * @since 0.1.0
- */
-export type ToolCall = Prompt.ToolCall
-
-/**
- * @deprecated Use `Prompt.SystemMessage`.
- * @category schemas
- * @since 0.1.0
- */
-export const SystemMessage = Prompt.SystemMessage
-
-/**
- * @deprecated Use `Prompt.SystemMessage`.
- * @category models
- * @since 0.1.0
- */
-export type SystemMessage = Prompt.SystemMessage
-
-/**
- * @deprecated Use `Prompt.UserMessage`.
- * @category schemas
- * @since 0.1.0
- */
-export const UserMessage = Prompt.UserMessage
-
-/**
- * @deprecated Use `Prompt.UserMessage`.
- * @category models
- * @since 0.1.0
- */
-export type UserMessage = Prompt.UserMessage
-
-/**
- * @deprecated Use `Prompt.AssistantMessage`.
- * @category schemas
- * @since 0.1.0
- */
-export const AssistantMessage = Prompt.AssistantMessage
-
-/**
- * @deprecated Use `Prompt.AssistantMessage`.
- * @category models
- * @since 0.1.0
- */
-export type AssistantMessage = Prompt.AssistantMessage
-
-/**
- * @deprecated Use `Prompt.ToolMessage`.
- * @category schemas
- * @since 0.1.0
- */
-export const ToolMessage = Prompt.ToolMessage
-
-/**
- * @deprecated Use `Prompt.ToolMessage`.
- * @category models
- * @since 0.1.0
- */
-export type ToolMessage = Prompt.ToolMessage
-
-/**
- * @deprecated Use `Prompt.Message`.
- * @category schemas
- * @since 0.1.0
- */
-export const Message = Prompt.Message
-
-/**
- * @deprecated Use `Prompt.Message`.
- * @category models
- * @since 0.1.0
- */
-export type Message = Prompt.Message

@@ -86,20 +86,6 @@ export const success = (value: unknown, options: SuccessOptions): Result.Result<
 }
 
 /**
- * The text of a successful result, as {@link success} writes it; a result
- * that has no JSON text (a cycle, nesting deeper than 1,000 levels) is its
- * `String` form instead of a failure.
- *
- * @deprecated Use {@link success}, which fails with EXECUTION for a result it cannot write.
- * @category constructors
- * @since 0.1.0
- */
-export const text = (value: unknown): string => {
-  const written = success(value, { action: "" })
-  return Result.isSuccess(written) ? written.success : String(value)
-}
-
-/**
  * The structured form of a successful result, for protocols that carry one
  * next to the text (MCP's `structuredContent`): the result itself when it is
  * a plain JSON object (not an array, a `Date`, a `Map` or a class instance),

@@ -17,11 +17,12 @@ import * as ApprovalStore from "../src/ApprovalStore.ts"
 import * as Chat from "../src/Chat.ts"
 import type * as Events from "../src/Events.ts"
 import * as LanguageModel from "../src/LanguageModel.ts"
+import type * as Prompt from "../src/Prompt.ts"
 import * as Role from "../src/Role.ts"
 import { postgresUrl } from "../../../test/setup/postgresUrl.ts"
 import { fixture, Location } from "./support/TravelRole.ts"
 
-const toolMessages = (messages: ReadonlyArray<LanguageModel.Message>) =>
+const toolMessages = (messages: ReadonlyArray<Prompt.Message>) =>
   messages.flatMap((message) => (message.role === "tool" ? [[message.toolCallId, message.content]] : []))
 
 const errorOf = (content: string | undefined): { readonly category: string; readonly message: string } => {
@@ -132,7 +133,6 @@ describe("Chat: a turn", () => {
       }
       assert.deepStrictEqual(tool(loose, "distance"), {
         name: "distance",
-        key: "distance",
         description: "Distance between two places",
         parameters: {
           type: "object",
@@ -930,7 +930,7 @@ describe("Chat: histories", () => {
       expectTag(result, "Completed")
       assert.strictEqual(result.messages[0]?.role, "system")
       const bad = (messages: unknown) =>
-        Effect.flip(agent.chat(messages as ReadonlyArray<LanguageModel.Message>).pipe(Effect.provide(scripted.layer)))
+        Effect.flip(agent.chat(messages as ReadonlyArray<Prompt.Message>).pipe(Effect.provide(scripted.layer)))
       const robot = yield* bad([{ role: "robot", content: "x" }])
       assert.instanceOf(robot, ValidationError)
       assert.isTrue(robot.issues.some((issue) => issue.path.startsWith("messages[0]")))

@@ -14,6 +14,7 @@ import * as Agent from "../src/Agent.ts"
 import * as Chat from "../src/Chat.ts"
 import type * as Events from "../src/Events.ts"
 import * as LanguageModel from "../src/LanguageModel.ts"
+import type * as Prompt from "../src/Prompt.ts"
 import * as Role from "../src/Role.ts"
 import { fixture } from "./support/TravelRole.ts"
 
@@ -268,7 +269,7 @@ describe("Chat streams", () => {
   it.effect("stopping the stream mid-answer aborts the model call and keeps no partial text", () =>
     Effect.gen(function* () {
       const { agent } = yield* travelAgent
-      const history: Array<LanguageModel.Message> = [
+      const history: Array<Prompt.Message> = [
         { role: "system", content: "Be brief." },
         { role: "user", content: "Hi" }
       ]

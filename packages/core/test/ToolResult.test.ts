@@ -42,13 +42,6 @@ describe("ToolResult", () => {
     )
   })
 
-  it("the deprecated text writes what success writes, and a cycle as its String form", () => {
-    assert.strictEqual(ToolResult.text({ n: 12n, at: new Set([1]) }), '{"n":"12","at":[1]}')
-    const cyclic: Record<string, unknown> = {}
-    cyclic.self = cyclic
-    assert.strictEqual(ToolResult.text(cyclic), "[object Object]")
-  })
-
   it("a failure is {error:{category,message}}; structured is a plain object or nothing", () => {
     assert.strictEqual(
       ToolResult.failure("NOT_FOUND", "no book"),

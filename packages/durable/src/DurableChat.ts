@@ -55,7 +55,7 @@ import {
   ValidationError
 } from "@rolecraft/core/ActionError"
 import type * as Chat from "@rolecraft/core/Chat"
-import type * as LanguageModel from "@rolecraft/core/LanguageModel"
+import type * as Prompt from "@rolecraft/core/Prompt"
 import type * as StoreBoundary from "@rolecraft/core/StoreBoundary"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -182,7 +182,7 @@ export interface DurableChat {
   ) => Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | RunStore.RunStore | R>
   readonly start: (
     runId: string,
-    input: string | ReadonlyArray<LanguageModel.Message>,
+    input: string | ReadonlyArray<Prompt.Message>,
     options?: RunOptions
   ) => Effect.Effect<void, Failure, WorkflowEngine.WorkflowEngine | RunStore.RunStore>
   readonly status: (runId: string) => Effect.Effect<RunStore.RunStatus, Failure, RunStore.RunStore>

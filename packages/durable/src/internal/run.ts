@@ -13,7 +13,7 @@
 import type { ActionError } from "@rolecraft/core/ActionError"
 import type * as ApprovalStore from "@rolecraft/core/ApprovalStore"
 import * as Chat from "@rolecraft/core/Chat"
-import type * as LanguageModel from "@rolecraft/core/LanguageModel"
+import type * as Prompt from "@rolecraft/core/Prompt"
 import * as StoreBoundary from "@rolecraft/core/StoreBoundary"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -54,7 +54,7 @@ import {
  */
 export interface Turns<R> {
   readonly chat: (
-    input: string | ReadonlyArray<LanguageModel.Message>,
+    input: string | ReadonlyArray<Prompt.Message>,
     options?: Chat.ChatOptions
   ) => Effect.Effect<Chat.ChatResult, ActionError, R>
   readonly resume: (

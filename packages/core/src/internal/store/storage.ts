@@ -10,7 +10,7 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { ApprovalCheck } from "../../ActionError.ts"
-import { StoreError } from "../../StoreBoundary.ts"
+import type { StoreError } from "../../StoreBoundary.ts"
 import { expected } from "../expectedError.ts"
 
 /**
@@ -60,27 +60,6 @@ export interface Token {
   readonly usedAt: number | undefined
   readonly usedKey?: string | undefined
 }
-
-/**
- * The store could not be opened (a bad SQLite file name or a file that is
- * not a database), or could not read or write a token: the database stayed
- * locked by another connection for longer than the store waits, or the
- * storage failed.
- *
- * @deprecated Use `StoreBoundary.StoreError`: the approval stores fail with
- * it, TRANSIENT for these cases (and VALIDATION for text they cannot hold,
- * EXECUTION for a row that does not decode).
- * @category errors
- * @since 0.1.0
- */
-export const ApprovalStorageError = StoreError
-
-/**
- * @deprecated Use `StoreBoundary.StoreError`.
- * @category errors
- * @since 0.1.0
- */
-export type ApprovalStorageError = StoreError
 
 /**
  * What a store implementation keeps. `insert` adds a new token; `find` reads

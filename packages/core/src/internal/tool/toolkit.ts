@@ -131,7 +131,6 @@ export const build = (entries: ReadonlyArray<Entry>): Toolkit => {
 
 const toolOf = (entry: Entry, name: string, parameters: LanguageModel.JsonSchemaObject): ActionTool => ({
   name,
-  key: entry.key,
   description: entry.description,
   parameters,
   strict: entry.strict ?? false,
@@ -143,7 +142,6 @@ const toolOf = (entry: Entry, name: string, parameters: LanguageModel.JsonSchema
 /** A tool as a provider is sent it: no route, no approval. */
 const forModel = (tool: ActionTool): LanguageModel.Tool => ({
   name: tool.name,
-  key: tool.key ?? tool.action,
   description: tool.description,
   parameters: tool.parameters,
   strict: tool.strict
