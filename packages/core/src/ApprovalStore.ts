@@ -54,15 +54,15 @@ import type { DatabaseSync } from "node:sqlite"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type { ApprovalCheck } from "./ActionError.ts"
 import { write } from "./internal/json.ts"
-import * as Memory from "./internal/store/memory.ts"
-import * as Rules from "./internal/store/rules.ts"
-import * as Sql from "./internal/store/sql.ts"
-import * as Sqlite from "./internal/store/sqlite.ts"
-import type { Service, Storage } from "./internal/store/storage.ts"
+import * as Memory from "./internal/approvals/memory.ts"
+import * as Rules from "./internal/approvals/rules.ts"
+import * as Sql from "./internal/approvals/sql.ts"
+import * as Sqlite from "./internal/approvals/sqlite.ts"
+import type { Service, Storage } from "./internal/approvals/storage.ts"
 import type { StoreError } from "./StoreBoundary.ts"
 
 // The model of a token, the storage contract and the store's refusals live with the stores that implement them.
-export { ApprovalTokenError } from "./internal/store/storage.ts"
+export { ApprovalTokenError } from "./internal/approvals/storage.ts"
 export type {
   Binding,
   ConsumeOptions,
@@ -71,7 +71,7 @@ export type {
   Status,
   Storage,
   Token
-} from "./internal/store/storage.ts"
+} from "./internal/approvals/storage.ts"
 
 // node:crypto takes tens of milliseconds to load: it is loaded by the first digest, not at import
 // (Node keeps the module once loaded).

@@ -27,7 +27,7 @@ import * as ToolArguments from "../../tool/arguments.ts"
 import * as IdempotencyKey from "../../idempotencyKey.ts"
 import * as Lazy from "../../lazy.ts"
 import * as Redact from "../../redact.ts"
-import * as TimeLimit from "../../run/timeLimit.ts"
+import * as TimeLimit from "../../resilience/timeLimit.ts"
 import { type Credential, connectionOf, type Pool } from "./connection.ts"
 import { toActionError } from "./failure.ts"
 

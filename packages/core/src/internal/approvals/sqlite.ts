@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as StoreBoundary from "../../StoreBoundary.ts"
 import { fromRow, keyOf, type Row, table, usedKeyColumn } from "./row.ts"
-import { isBusy, openDatabase, whileBusy } from "./sqliteBusy.ts"
+import { isBusy, openDatabase, whileBusy } from "../sqliteBusy.ts"
 import type { Storage } from "./storage.ts"
 
 /** How the store names itself in messages. */

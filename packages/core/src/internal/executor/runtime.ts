@@ -4,7 +4,7 @@
  */
 import type * as Action from "../../Action.ts"
 import type * as Role from "../../Role.ts"
-import type { AttemptTimeout } from "../run/attempt.ts"
+import type { AttemptTimeout } from "../resilience/runStep.ts"
 import type * as Secrets from "../secrets.ts"
 import type * as McpConnection from "./mcpTool/connection.ts"
 
