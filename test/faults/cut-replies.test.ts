@@ -115,7 +115,7 @@ describe("C04: a reply cut at its token limit runs none of its calls", () => {
             ranNothing(counts)
             assert.strictEqual(requests.length, 1, "not retried, and no second model call")
             assert.deepStrictEqual(
-              events.filter((event) => event._tag === "ToolCallReady" || event._tag === "ToolResult"),
+              events.filter((event) => event._tag === "ToolCallReady" || event._tag === "ToolCallAnswered"),
               [],
               "no call is announced as ready or answered"
             )

@@ -213,7 +213,7 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
   ) => Stream.Stream<Chat.ChatEvent, ActionError, R>
   /**
    * Continues a paused turn (as `resume`) as a stream of `Chat.ChatEvent`s:
-   * the decided calls' `ToolCallReady` and `ToolResult`, then the turn's
+   * the decided calls' `ToolCallReady` and `ToolCallAnswered`, then the turn's
    * next steps, `TurnFinished` last.
    */
   readonly resumeStream: (

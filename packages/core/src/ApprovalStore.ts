@@ -127,7 +127,7 @@ export const defaultTtl: Duration.Duration = Rules.defaultTtl
 
 /**
  * The canonical JSON of a value: the JSON a tool's result is written as
- * (`ToolResult.success`), with object keys sorted by code unit at every
+ * (`ToolContent.success`), with object keys sorted by code unit at every
  * depth — no whitespace, `undefined`, functions and symbols left out of
  * objects (and `null` in arrays), non-finite numbers as `null`, bigints as
  * decimal strings, `toJSON` honoured (a `Date` is its ISO string), a `Map` an

@@ -219,7 +219,7 @@ const UsageSchema = ActionResponse.UsageSchema
  *   (agent, action, tool, arguments), in the agent's `ApprovalStore`;
  * - `reason`: the action's approval reason, for the approver;
  * - `agents`: for a call made inside an agent used as an action
- *   (`Action.agent`), the path of agents it came through, outermost first,
+ *   (`Compose.agent`), the path of agents it came through, outermost first,
  *   ending with the agent whose action it is (`["lead", "researcher"]`); its
  *   `toolCallId` is then the outer call's id, `/`, and the inner one's
  *   (`"call_1/call_7"`), and `action`, `arguments` and `pendingTokenId` are
@@ -309,7 +309,7 @@ export interface HandedOffState {
 }
 
 /**
- * A tool call of the paused turn that runs an agent (`Action.agent`) whose
+ * A tool call of the paused turn that runs an agent (`Compose.agent`) whose
  * own turn paused: `toolCallId` is the turn's call, `action` the agent
  * action it ran with the converted `arguments`, `agent` the inner agent's
  * id and `state` the inner turn's paused state. Resuming the turn resumes
@@ -466,14 +466,14 @@ export interface Completed {
   readonly output?: unknown
   /**
    * The agent that answered: the agent's own id, or the id of the agent a
-   * handoff transferred the conversation to (`Action.handoff`). Set when the
+   * handoff transferred the conversation to (`Compose.handoff`). Set when the
    * turn handed off.
    *
    * @since 0.2.0
    */
   readonly agent?: string | undefined
   /**
-   * Tokens per agent, when agents used as actions (`Action.agent`) or a
+   * Tokens per agent, when agents used as actions (`Compose.agent`) or a
    * handoff ran in the turn: each agent's own model calls, the turn's agent
    * included; they add up to `usage`.
    *
@@ -649,7 +649,7 @@ export interface ToolCallArgumentsDelta {
  * through the pipeline: the agent's `action` (for an MCP tool its mcpTool
  * action, and `tool` the server's tool name). A call whose tool is unknown
  * or whose arguments are not a JSON object goes straight to its
- * {@link ToolResult}.
+ * {@link ToolCallAnswered}.
  *
  * @category models
  * @since 0.1.0
@@ -668,10 +668,10 @@ export interface ToolCallReady {
  * (the result, or `{"error":{"category","message"}}` with `category`).
  *
  * @category models
- * @since 0.1.0
+ * @since 0.3.0
  */
-export interface ToolResult {
-  readonly _tag: "ToolResult"
+export interface ToolCallAnswered {
+  readonly _tag: "ToolCallAnswered"
   readonly step: number
   readonly toolCallId: string
   readonly success: boolean
@@ -718,26 +718,26 @@ export interface TurnFinished {
 }
 
 /**
- * An event of the turn of an agent used as an action (`Action.agent`) by
+ * An event of the turn of an agent used as an action (`Compose.agent`) by
  * tool call `toolCallId` of this turn: `agents` is the path of agents it
  * came through, outermost first, ending with the agent whose event it is;
- * `event` is that agent's own event (never another `AgentEvent`: deeper
+ * `event` is that agent's own event (never another `NestedEvent`: deeper
  * events carry the whole path). Its `TurnFinished` tells the inner result;
- * the call's answer follows as this turn's `ToolResult`.
+ * the call's answer follows as this turn's `ToolCallAnswered`.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.3.0
  */
-export interface AgentEvent {
-  readonly _tag: "AgentEvent"
+export interface NestedEvent {
+  readonly _tag: "NestedEvent"
   readonly agents: ReadonlyArray<string>
   readonly toolCallId: string
-  readonly event: Exclude<ChatEvent, AgentEvent>
+  readonly event: Exclude<ChatEvent, NestedEvent>
 }
 
 /**
- * The model called a handoff action (`Action.handoff`): the conversation
- * goes on with agent `to`, whose events follow as `AgentEvent`s with the
+ * The model called a handoff action (`Compose.handoff`): the conversation
+ * goes on with agent `to`, whose events follow as `NestedEvent`s with the
  * path `[from, to]`; `TurnFinished` carries its result.
  *
  * @category models
@@ -755,7 +755,7 @@ export interface HandedOff {
  * `StepStarted`, the reasoning's `ReasoningDelta`s, the text's `TextDelta`s
  * and each `ToolCallArgumentsStarted` as the model sends them (with
  * `ToolCallArgumentsDelta`s when asked), then per tool
- * call `ToolCallReady` and `ToolResult`, then `StepFinished`; a pause adds
+ * call `ToolCallReady` and `ToolCallAnswered`, then `StepFinished`; a pause adds
  * `ApprovalRequested`; `TurnFinished` ends the turn. Events carry arguments
  * and results, so they go to the caller only, never into `agent.events`.
  *
@@ -769,11 +769,11 @@ export type ChatEvent =
   | ToolCallArgumentsStarted
   | ToolCallArgumentsDelta
   | ToolCallReady
-  | ToolResult
+  | ToolCallAnswered
   | ApprovalRequested
   | StepFinished
   | TurnFinished
-  | AgentEvent
+  | NestedEvent
   | HandedOff
 
 /**

@@ -6,7 +6,7 @@
  * and a `chat {model}` span per model call), and, when the agent is made
  * with `traceSteps: true`, each pipeline step in a child span
  * `Rolecraft.step.<step>`. A chat turn (`agent.chat`,
- * `agent.resume`) adds `ChatStep` after each model call and
+ * `agent.resume`) adds `StepFinished` after each model call and
  * `ToolExecutionStarted`/`ToolExecutionFinished` around each tool call it
  * runs. Listing an MCP server's tools that ends early (a cursor that does
  * not advance) adds `McpToolListingStopped`; an MCP server's progress during
@@ -171,10 +171,10 @@ export interface ToolExecutionFinished extends ToolExecutionCommon {
  * that model call.
  *
  * @category models
- * @since 0.1.0
+ * @since 0.3.0
  */
-export interface ChatStep {
-  readonly _tag: "ChatStep"
+export interface StepFinished {
+  readonly _tag: "StepFinished"
   readonly agentId: string
   readonly step: number
   readonly toolCalls: number
@@ -262,7 +262,7 @@ export type Event =
   | ActionInterrupted
   | ToolExecutionStarted
   | ToolExecutionFinished
-  | ChatStep
+  | StepFinished
   | McpToolListingStopped
   | McpToolCallProgressed
   | McpServerLogged

@@ -947,7 +947,7 @@ describe("Chat: histories", () => {
 })
 
 describe("Chat: events and usage", () => {
-  it.effect("ChatStep per model call, ToolExecutionStarted/Finished around each call, action events in between", () =>
+  it.effect("StepFinished per model call, ToolExecutionStarted/Finished around each call, action events in between", () =>
     Effect.gen(function* () {
       const { travel } = fixture()
       const agent = yield* Agent.make({ id: "planner", roles: [travel] })
@@ -970,7 +970,7 @@ describe("Chat: events and usage", () => {
       } as const
       assert.deepStrictEqual(events, [
         {
-          _tag: "ChatStep",
+          _tag: "StepFinished",
           agentId: "planner",
           step: 1,
           toolCalls: 2,
@@ -996,7 +996,7 @@ describe("Chat: events and usage", () => {
           durationMs: 0
         },
         {
-          _tag: "ChatStep",
+          _tag: "StepFinished",
           agentId: "planner",
           step: 2,
           toolCalls: 0,

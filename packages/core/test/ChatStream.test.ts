@@ -64,16 +64,16 @@ describe("Chat streams", () => {
       // the calls run concurrently: per call, ready before answered; the unknown tool is answered without being ready
       const middle = events.slice(5, firstStepEnd)
       assert.deepStrictEqual(middle.map((event) => event._tag).sort(), [
+        "ToolCallAnswered",
+        "ToolCallAnswered",
+        "ToolCallAnswered",
         "ToolCallReady",
-        "ToolCallReady",
-        "ToolResult",
-        "ToolResult",
-        "ToolResult"
+        "ToolCallReady"
       ])
       for (const id of ["n1", "p1"]) {
         const at = (tag: string) =>
           middle.findIndex((event) => event._tag === tag && "toolCallId" in event && event.toolCallId === id)
-        assert.isBelow(at("ToolCallReady"), at("ToolResult"))
+        assert.isBelow(at("ToolCallReady"), at("ToolCallAnswered"))
       }
       assert.deepStrictEqual(
         events.slice(firstStepEnd + 1).map((event) => event._tag),
@@ -87,7 +87,7 @@ describe("Chat streams", () => {
           ["p1", "ping", {}]
         ]
       )
-      const results = events.filter((event): event is Tagged<"ToolResult"> => event._tag === "ToolResult")
+      const results = events.filter((event): event is Tagged<"ToolCallAnswered"> => event._tag === "ToolCallAnswered")
       assert.deepStrictEqual(
         results.map((event) => [event.toolCallId, event.success, event.category, event.content]).sort(),
         [
@@ -128,7 +128,7 @@ describe("Chat streams", () => {
           }
         ]
       )
-      // every tool message in the result was streamed as that call's ToolResult
+      // every tool message in the result was streamed as that call's ToolCallAnswered
       if (result._tag !== "Completed") return
       const toolMessages = result.messages.flatMap((message) =>
         message.role === "tool" ? [[message.toolCallId, message.content]] : []
@@ -163,7 +163,7 @@ describe("Chat streams", () => {
         assert.deepStrictEqual(paused.at(-2), { _tag: "ApprovalRequested", pending: result.pending })
         // only the call that ran was answered; the pending ones were ready but have no result yet
         assert.deepStrictEqual(
-          paused.flatMap((event) => (event._tag === "ToolResult" ? [event.toolCallId] : [])),
+          paused.flatMap((event) => (event._tag === "ToolCallAnswered" ? [event.toolCallId] : [])),
           ["p1"]
         )
         assert.strictEqual(counts.book, 0)
@@ -177,7 +177,7 @@ describe("Chat streams", () => {
         const done = finishedOf(resumed)
         assert.strictEqual(done._tag, "Completed")
         assert.strictEqual(counts.book, 1)
-        const answers = resumed.filter((event): event is Tagged<"ToolResult"> => event._tag === "ToolResult")
+        const answers = resumed.filter((event): event is Tagged<"ToolCallAnswered"> => event._tag === "ToolCallAnswered")
         assert.deepStrictEqual(
           answers.map((event) => [event.step, event.toolCallId, event.success, event.category]).sort(),
           [
@@ -349,7 +349,7 @@ describe("Chat streams", () => {
       const text = JSON.stringify(published)
       for (const secret of ["secret-villa", "2026-05-09", "Eight nights"]) assert.notInclude(text, secret)
       const tags = new Set(published.map((event) => event._tag))
-      for (const tag of ["TextDelta", "ToolCallReady", "ToolResult", "TurnFinished", "StepStarted"]) {
+      for (const tag of ["TextDelta", "ToolCallReady", "ToolCallAnswered", "TurnFinished", "StepStarted"]) {
         assert.isFalse(tags.has(tag as Events.Event["_tag"]), tag)
       }
     })

@@ -384,7 +384,7 @@ describe("Chat on a thread: options, strategies, streams and refusals", () => {
       ).pipe(Effect.provide(scripted.layer))
       assert.deepStrictEqual(
         second.map((event) => event._tag),
-        ["ToolCallReady", "ToolResult", "StepStarted", "TextDelta", "TextDelta", "StepFinished", "TurnFinished"]
+        ["ToolCallReady", "ToolCallAnswered", "StepStarted", "TextDelta", "TextDelta", "StepFinished", "TurnFinished"]
       )
       assert.deepStrictEqual(contents((yield* store.read("s")).messages), [
         "Book h-1",

@@ -291,7 +291,7 @@ describe("Compose.agent: an agent as an action", () => {
         ScriptedModel.reply("The Avenida.")
       ])
       const events = yield* lead.chatStream("Where in Lisbon?").pipe(Stream.runCollect, Effect.provide(scripted.layer))
-      const inner = events.flatMap((event) => (event._tag === "AgentEvent" ? [event] : []))
+      const inner = events.flatMap((event) => (event._tag === "NestedEvent" ? [event] : []))
       assert.isTrue(inner.length > 0)
       for (const event of inner) {
         assert.deepStrictEqual(event.agents, ["lead", "researcher"])
@@ -303,8 +303,8 @@ describe("Compose.agent: an agent as an action", () => {
       // the inner events come between the call being ready and its result
       const tags = events.map((event) => event._tag)
       const ready = tags.indexOf("ToolCallReady")
-      const answered = tags.indexOf("ToolResult")
-      assert.isTrue(ready < tags.indexOf("AgentEvent") && tags.lastIndexOf("AgentEvent") < answered)
+      const answered = tags.indexOf("ToolCallAnswered")
+      assert.isTrue(ready < tags.indexOf("NestedEvent") && tags.lastIndexOf("NestedEvent") < answered)
       const last = events.at(-1)
       assert.strictEqual(last?._tag, "TurnFinished")
     })
@@ -323,7 +323,7 @@ describe("Compose.agent: an agent as an action", () => {
       ])
       const events = yield* lead.chatStream("Plan my stay").pipe(Stream.runCollect, Effect.provide(scripted.layer))
       const deepest = events.flatMap((event) =>
-        event._tag === "AgentEvent" && event.event._tag === "ApprovalRequested" ? [event] : []
+        event._tag === "NestedEvent" && event.event._tag === "ApprovalRequested" ? [event] : []
       )
       assert.deepStrictEqual(
         deepest.map((event) => [event.agents, event.toolCallId]),

@@ -48,9 +48,9 @@ const usageOf = (inner: string, result: ChatResult): Record<string, Usage> => {
  * call id gets the calling turn's in front.
  */
 const tagged = (path: ReadonlyArray<string>, toolCallId: string, event: ChatEvent): ChatEvent =>
-  event._tag === "AgentEvent"
+  event._tag === "NestedEvent"
     ? { ...event, toolCallId: `${toolCallId}/${event.toolCallId}` }
-    : { _tag: "AgentEvent", agents: path, toolCallId, event }
+    : { _tag: "NestedEvent", agents: path, toolCallId, event }
 
 /** How {@link turnOf} runs another agent's turn. */
 export interface InnerTurn {

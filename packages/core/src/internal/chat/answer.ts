@@ -19,7 +19,7 @@ import {
   Unauthorized,
   type ValidationError
 } from "../../ActionError.ts"
-import type { PendingCall, Step, ToolAnswer, ToolResult } from "../../Chat.ts"
+import type { PendingCall, Step, ToolAnswer, ToolCallAnswered } from "../../Chat.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as Nesting from "../agent/nesting.ts"
 import * as EventHub from "../events/hub.ts"
@@ -30,7 +30,7 @@ import * as Secrets from "../secrets.ts"
 import { keepEnds } from "../text.ts"
 import { parseArguments } from "../tool/arguments.ts"
 import type * as Toolkit from "../tool/toolkit.ts"
-import * as ToolResultText from "../../ToolResult.ts"
+import * as ToolContent from "../../ToolContent.ts"
 import type { Turn } from "./context.ts"
 import * as ChatMessages from "./messages.ts"
 
@@ -48,12 +48,12 @@ export interface Route {
 export const maxToolResultCharacters = 64_000
 
 /**
- * A call's answer from its result (`ToolResult.success`), whole: the tool-message writer ({@link hooked})
+ * A call's answer from its result (`ToolContent.success`), whole: the tool-message writer ({@link hooked})
  * redacts it and cuts it to fit.
  */
 export const answered = (toolCallId: string, action: string, value: unknown): ToolAnswer => {
   // The text Mcp.serve sends too, on the JSON writer of the output guardrail and ActionResult.asString.
-  const text = ToolResultText.success(value, { action })
+  const text = ToolContent.success(value, { action })
   if (Result.isFailure(text)) return failed(toolCallId, text.failure)
   return {
     message: { role: "tool", toolCallId, content: text.success },
@@ -283,7 +283,7 @@ const answer = <R>(
 
 /**
  * Publishes ToolExecutionStarted/Finished around an answer, only when someone listens to `agent.events`; streams
- * the answer's `ToolResult` to the caller unless it waits for an approval.
+ * the answer's `ToolCallAnswered` to the caller unless it waits for an approval.
  */
 export const observed = <R>(
   turn: Turn<R>,
@@ -328,8 +328,8 @@ export const observed = <R>(
   })
 }
 
-const toolResult = (step: number, answer: ToolAnswer): ToolResult => ({
-  _tag: "ToolResult",
+const toolResult = (step: number, answer: ToolAnswer): ToolCallAnswered => ({
+  _tag: "ToolCallAnswered",
   step,
   toolCallId: answer.message.toolCallId,
   success: answer.success,

@@ -2,7 +2,7 @@
  * The loop of a chat turn: model call after model call, each step's tool calls answered, until the model
  * answers with text (`Completed`, its answer decoded when the turn asked for an `output`), a call needs an
  * approval (`AwaitingApproval`, with the state to resume from), or `maxSteps` model calls were made
- * (`StepLimitReached`). Publishes `ChatStep` after each model call, and tells the caller each step's end.
+ * (`StepLimitReached`). Publishes `StepFinished` after each model call, and tells the caller each step's end.
  * Fails with a model call's `ActionError`; EXECUTION when the model refused, or did not finish a reply the turn
  * would use (cut at its token limit or filtered, with tool calls or the `output` to decode) — none of its calls
  * run; VALIDATION when the answer does not match the `output` schema.
@@ -150,14 +150,14 @@ const stepped = <R>(
   )
 }
 
-/** `ChatStep` to the agent's events, only when someone listens. */
+/** `StepFinished` to the agent's events, only when someone listens. */
 const publishStep = <R>(turn: Turn<R>, step: number, response: LanguageModel.Response): Effect.Effect<void> => {
   const { hub } = turn.host
   return hub.subscribers() === 0
     ? Effect.void
     : Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
         EventHub.publish(hub, {
-          _tag: "ChatStep",
+          _tag: "StepFinished",
           agentId: turn.host.id,
           step,
           toolCalls: response.toolCalls.length,
