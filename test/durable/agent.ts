@@ -9,7 +9,7 @@
 // A tool records each run in harness_tool_runs (one row per execution) and its side effect in harness_effects, keyed
 // by the call's idempotency key: a second execution with the same key takes no second effect, as a service that
 // honours an Idempotency-Key header does.
-import { Action, Agent, Chat, type LanguageModel, Role } from "@rolecraft/core"
+import { Action, Agent, IdempotencyKey, type ModelResponse, Role } from "@rolecraft/core"
 import * as Model from "@rolecraft/core/LanguageModel"
 import { Duration, Effect, Layer, Schedule, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -38,7 +38,7 @@ const counted = <A, E, R>(write: Effect.Effect<A, E, R>) =>
 /** A tool's run: recorded, its effect taken once per key, then the slow ones sleep. */
 const perform = (sql: SqlClient.SqlClient, order: string, slow: boolean) =>
   Effect.gen(function* () {
-    const key = yield* Chat.IdempotencyKey
+    const key = yield* IdempotencyKey.IdempotencyKey
     yield* counted(
       sql`INSERT INTO harness_tool_runs (run_id, idempotency_key, pid) VALUES (${order}, ${key ?? null}, ${process.pid})`
     )
@@ -87,13 +87,13 @@ export const model = (sql: SqlClient.SqlClient) =>
               toolCalls: [{ id: "call_1", name: tool, arguments: JSON.stringify({ order: user }) }],
               finishReason: "tool_calls",
               usage: { inputTokens: 10, outputTokens: 5 }
-            } satisfies LanguageModel.ProviderResponse
+            } satisfies ModelResponse.ProviderResponse
           }
           return {
             text: `Done: ${last?.content ?? ""}`,
             finishReason: "stop",
             usage: { inputTokens: 20, outputTokens: 3 }
-          } satisfies LanguageModel.ProviderResponse
+          } satisfies ModelResponse.ProviderResponse
         }),
       { name: "scripted-support" }
     )

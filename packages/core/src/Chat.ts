@@ -50,19 +50,18 @@
  *
  * @since 0.1.0
  */
-import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { type ActionError, Category } from "./ActionError.ts"
+import { Category } from "./ActionError.ts"
 import * as ActionResponse from "./ActionResponse.ts"
 import * as DecisionModule from "./Decision.ts"
 import type * as History from "./History.ts"
-import * as IdempotencyKeyModule from "./internal/idempotencyKey.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
+import type * as ModelResponse from "./ModelResponse.ts"
 import * as Prompt from "./Prompt.ts"
 import type * as Resilience from "./Resilience.ts"
 import type * as Role from "./Role.ts"
+import type * as StepHooks from "./StepHooks.ts"
 
 // =============================================================================
 // Options, decisions, results
@@ -106,7 +105,7 @@ import type * as Role from "./Role.ts"
  *   properties); an action whose parameters hold a record cannot be strict
  *   and is left out of the turn's tools with a logged warning.
  * - `steps`: hooks around each tool listing, model call and tool call of
- *   the turn ({@link StepHooks}); default none.
+ *   the turn (`StepHooks.StepHooks`); default none.
  * - `output`: an Effect Schema the final answer must match. Every model
  *   call of the turn asks for it (`response_format` `json_schema`, named
  *   `output`, strict when the schema's JSON Schema form allows, an object
@@ -133,7 +132,7 @@ export interface ChatOptions {
   readonly temperature?: number | undefined
   readonly maxTokens?: number | undefined
   readonly strict?: boolean | undefined
-  readonly steps?: StepHooks | undefined
+  readonly steps?: StepHooks.StepHooks<ToolAnswer> | undefined
   readonly output?: Schema.Top | undefined
   readonly thread?: string | ThreadOptions | undefined
 }
@@ -460,9 +459,9 @@ export interface Completed {
   readonly messages: ReadonlyArray<Prompt.Message>
   readonly usage: Usage
   readonly steps: number
-  readonly finishReason: LanguageModel.FinishReason
+  readonly finishReason: ModelResponse.FinishReason
   readonly reasoning?: string | undefined
-  readonly citations?: ReadonlyArray<LanguageModel.Citation> | undefined
+  readonly citations?: ReadonlyArray<ModelResponse.Citation> | undefined
   readonly output?: unknown
   /**
    * The agent that answered: the agent's own id, or the id of the agent a
@@ -701,7 +700,7 @@ export interface ApprovalRequested {
 export interface StepFinished {
   readonly _tag: "StepFinished"
   readonly step: number
-  readonly finishReason: LanguageModel.FinishReason
+  readonly finishReason: ModelResponse.FinishReason
   readonly usage: Usage
 }
 
@@ -818,43 +817,8 @@ export const systemPrompt = (agentId: string, roles: ReadonlyArray<Role.Any>): s
   ].join("\n")
 
 // =============================================================================
-// The loop
+// What one tool call gives the turn
 // =============================================================================
-
-// =============================================================================
-// Hooks around the steps of a turn
-// =============================================================================
-
-/**
- * One step of a chat turn, as {@link StepHooks} see it. `step` is the model
- * call's number in the turn (1-based, counted across an approval pause).
- *
- * - `Tools`: listing the tools offered to model call `step`;
- * - `Model`: model call `step`;
- * - `Tool`: running tool call `toolCallId` (tool `name`) of step `step`
- *   through the agent's pipeline; `decided` when it runs after an approval
- *   decision, on `resume` (and `resumed` when it resumes an inner agent's
- *   turn).
- *
- * @category models
- * @since 0.1.0
- */
-export type Step =
-  | { readonly _tag: "Tools"; readonly step: number }
-  | { readonly _tag: "Model"; readonly step: number }
-  | {
-      readonly _tag: "Tool"
-      readonly step: number
-      readonly toolCallId: string
-      readonly name: string
-      readonly decided: boolean
-      /**
-       * When the call resumes the turn of an agent used as an action: the
-       * ids of that agent's calls decided (`"call_7,call_9"`), which tell one
-       * resumption of the call from the next (it may pause again). Since 0.2.0.
-       */
-      readonly resumed?: string | undefined
-    }
 
 /**
  * What one tool call gives the turn: the tool message the model gets, the
@@ -883,68 +847,3 @@ export const ToolAnswer = Schema.Struct({
  * @since 0.1.0
  */
 export type ToolAnswer = typeof ToolAnswer.Type
-
-/**
- * Hooks around the steps of a chat turn (the `steps` chat option). Each gets
- * the step and the effect that performs it, and returns an effect with the
- * same result: it may run it as it is, run it inside something else, or give
- * back a result recorded earlier — what `@rolecraft/durable` does to make
- * each model call and tool call an activity of a workflow, stored and never
- * run again on a replay. A hook left out runs its steps as they are.
- *
- * - `tools`: the names of the tools offered to a model call; the turn offers
- *   (and routes) only the names the hook returns that the agent still has,
- *   so a replay sees the list recorded the first time.
- * - `model`: one model call and its response (or its `ActionError`). The
- *   call records its tokens in the turn's usage meter
- *   (`LanguageModel.UsageMeter`); a hook that gives back a recorded response
- *   records them itself.
- * - `tool`: one tool call and its answer (a failing call is an answer, not a
- *   failure).
- *
- * @category models
- * @since 0.1.0
- */
-export interface StepHooks {
-  readonly tools?:
-    | (<R>(
-        step: Extract<Step, { readonly _tag: "Tools" }>,
-        list: Effect.Effect<ReadonlyArray<string>, never, R>
-      ) => Effect.Effect<ReadonlyArray<string>, never, R>)
-    | undefined
-  readonly model?:
-    | (<R>(
-        step: Extract<Step, { readonly _tag: "Model" }>,
-        call: Effect.Effect<LanguageModel.Response, ActionError, R>
-      ) => Effect.Effect<LanguageModel.Response, ActionError, R>)
-    | undefined
-  readonly tool?:
-    | (<R>(
-        step: Extract<Step, { readonly _tag: "Tool" }>,
-        call: Effect.Effect<ToolAnswer, never, R>
-      ) => Effect.Effect<ToolAnswer, never, R>)
-    | undefined
-}
-
-/**
- * The idempotency key of the tool call being run, when the caller of the
- * turn gives one (durable runs do: the run id and the tool call id,
- * `"run-1/call_1"`, the same on every attempt). It reaches the action in the
- * form its kind understands:
- *
- * - a local action reads `context.idempotencyKey` (or
- *   `yield* Chat.IdempotencyKey` in an Effect);
- * - a webService action with `idempotencyHeader` sends it as that header
- *   (`Idempotency-Key`);
- * - an mcpTool action sends it in the call's `_meta`, under
- *   `"rolecraft/idempotencyKey"`.
- *
- * An action with side effects passes it on to the service that performs
- * them, so a call run twice takes effect once. Consuming an approval token
- * is idempotent for the same key: a call re-run after a crash proceeds with
- * its approval instead of being refused as `"used"`.
- *
- * @category services
- * @since 0.1.0
- */
-export const IdempotencyKey: Context.Reference<string | undefined> = IdempotencyKeyModule.IdempotencyKey

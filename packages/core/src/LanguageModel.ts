@@ -51,15 +51,9 @@ import * as Callback from "./internal/callback.ts"
 import type * as JsonSchema from "effect/JsonSchema"
 import * as CallLimits from "./internal/model/callLimits.ts"
 import * as HttpFailure from "./internal/model/httpFailure.ts"
-import {
-  capped,
-  defaultMaxReplyCharacters,
-  normalise,
-  type ProviderResponse,
-  type Response
-} from "./internal/model/provider.ts"
+import { capped, defaultMaxReplyCharacters, normalise } from "./internal/model/provider.ts"
 import * as StreamReader from "./internal/model/streamReader.ts"
-import type { ProviderChunk, StreamPart } from "./internal/model/streamReader.ts"
+import type { ProviderChunk, ProviderResponse, Response, StreamPart } from "./ModelResponse.ts"
 import type * as Prompt from "./Prompt.ts"
 
 // =============================================================================
@@ -172,13 +166,6 @@ export interface ResponseFormat {
  */
 export type Usage = ActionResponse.Usage
 
-// The answer's shapes (`Response`, its `FinishReason` and `Citation`s, the `StreamPart`s of a streamed one) and a
-// provider's raw answer (`ProviderResponse`, `ProviderChunk`, `ToolCallFragment`) are declared beside the code that
-// reads them: the normaliser and the stream reader (which `make` uses, so they cannot import this module).
-export type { Citation } from "./internal/model/citation.ts"
-export type { FinishReason, ProviderResponse, Response } from "./internal/model/provider.ts"
-export type { ProviderChunk, StreamPart, ToolCallFragment } from "./internal/model/streamReader.ts"
-
 /**
  * The language model service.
  *
@@ -189,7 +176,7 @@ export type { ProviderChunk, StreamPart, ToolCallFragment } from "./internal/mod
  * provider's request and stays interruption. It never retries by itself:
  * retries belong to the calling action's resilience policy.
  *
- * `stream(request)` makes the same call and yields {@link StreamPart}s as
+ * `stream(request)` makes the same call and yields `ModelResponse.StreamPart`s as
  * the answer arrives, `Finished` last. Besides the failures of `generate`,
  * a stream that ends before the model said it was finished (a connection
  * closed mid-answer) is TRANSIENT, a stream silent past its idle limit is
@@ -415,7 +402,7 @@ export const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
 
 /**
  * The response a list of streamed chunks adds up to, read as a streaming
- * provider's are (see {@link ProviderChunk}); fails as such a stream would
+ * provider's are (see `ModelResponse.ProviderChunk`); fails as such a stream would
  * (no finish reason: TRANSIENT; a malformed chunk, a tool call without a
  * name or a reply past 1,000,000 characters: EXECUTION). `action` names the
  * errors (default `"LanguageModel"`).
@@ -475,11 +462,11 @@ export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.E
  *   `ExecutionFailure` ("model call failed: …"); every error is scrubbed of
  *   `options.secrets` (and, for a call an agent makes, of every secret the
  *   agent knows) before the span records it;
- * - normalises the answer (see {@link ProviderResponse}) and records its
+ * - normalises the answer (see `ModelResponse.ProviderResponse`) and records its
  *   usage into the current {@link UsageMeter}, if any.
  *
  * Each `stream` call does the same in a `chat {model}` span (without the
- * metrics), reads the provider's chunks (see {@link ProviderChunk}:
+ * metrics), reads the provider's chunks (see `ModelResponse.ProviderChunk`:
  * fragments by index or by id, ids and names from whichever fragment
  * carries them, the last usage seen) and aborts the provider's request when
  * the stream is interrupted or no longer pulled. A malformed chunk is

@@ -43,7 +43,11 @@ describe("action errors hold plain data", () => {
     new ActionError.RetrievalFailure({ ...fields, source: "faq.md" }),
     // The services' typed failures, which become the cause of an action error.
     new McpClient.McpClientError({ reason: "Rpc", message: "MCP error -32603: broke", sent: true }),
-    new StoreBoundary.StoreError({ store: "the approval store", category: "TRANSIENT", message: "the approval store is locked" }),
+    new StoreBoundary.StoreError({
+      store: "the approval store",
+      category: "TRANSIENT",
+      message: "the approval store is locked"
+    }),
     new ApprovalStore.ApprovalTokenError({ check: "used", message: "the approval token has already been used" }),
     new KnowledgeBase.SourceError({ source: "faq.md", message: "cannot read faq.md" })
   ]

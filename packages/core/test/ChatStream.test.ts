@@ -14,6 +14,7 @@ import * as Agent from "../src/Agent.ts"
 import * as Chat from "../src/Chat.ts"
 import type * as Events from "../src/Events.ts"
 import * as LanguageModel from "../src/LanguageModel.ts"
+import type * as ModelResponse from "../src/ModelResponse.ts"
 import type * as Prompt from "../src/Prompt.ts"
 import * as Role from "../src/Role.ts"
 import { fixture } from "./support/TravelRole.ts"
@@ -177,7 +178,9 @@ describe("Chat streams", () => {
         const done = finishedOf(resumed)
         assert.strictEqual(done._tag, "Completed")
         assert.strictEqual(counts.book, 1)
-        const answers = resumed.filter((event): event is Tagged<"ToolCallAnswered"> => event._tag === "ToolCallAnswered")
+        const answers = resumed.filter(
+          (event): event is Tagged<"ToolCallAnswered"> => event._tag === "ToolCallAnswered"
+        )
         assert.deepStrictEqual(
           answers.map((event) => [event.step, event.toolCallId, event.success, event.category]).sort(),
           [
@@ -195,7 +198,7 @@ describe("Chat streams", () => {
 
   it.effect("argument deltas are streamed only when asked for", () =>
     Effect.gen(function* () {
-      const chunks: ReadonlyArray<LanguageModel.ProviderChunk> = [
+      const chunks: ReadonlyArray<ModelResponse.ProviderChunk> = [
         { toolCalls: [{ index: 0, id: "a1", name: "add", arguments: '{"a":' }] },
         { toolCalls: [{ index: 0, arguments: "1," }] },
         { toolCalls: [{ index: 0, arguments: '"b":2}' }], finishReason: "tool_calls" }

@@ -9,7 +9,7 @@
  * before the step returns, and a replay — after a crash, a restart of the
  * database, or on another process — reads it and never runs it again. A step
  * cut off by a crash runs again, with the same idempotency key:
- * `Chat.IdempotencyKey`, the run id and its tool call id (`"run-1/call_1"`),
+ * `IdempotencyKey.IdempotencyKey`, the run id and its tool call id (`"run-1/call_1"`),
  * handed to a local action on its context, to a webService action as its
  * `idempotencyHeader`, to an mcpTool call in its `_meta`. Each pending call
  * waits on a durable deferred that any process can complete with

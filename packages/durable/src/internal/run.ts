@@ -13,7 +13,9 @@
 import type { ActionError } from "@rolecraft/core/ActionError"
 import type * as ApprovalStore from "@rolecraft/core/ApprovalStore"
 import * as Chat from "@rolecraft/core/Chat"
+import * as IdempotencyKey from "@rolecraft/core/IdempotencyKey"
 import type * as Prompt from "@rolecraft/core/Prompt"
+import type * as StepHooks from "@rolecraft/core/StepHooks"
 import * as StoreBoundary from "@rolecraft/core/StoreBoundary"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -96,7 +98,7 @@ export const verdictStep = (toolCallId: string): string => Journal.stepName("dec
 
 // Each model call and tool call of the turn is a step of the journal: recorded once, read back on a replay.
 // The tools offered to a model call are recorded with it, so a replay offers and routes the same ones.
-const stepHooks = (journal: Journal.Journal, runId: string): Chat.StepHooks => {
+const stepHooks = (journal: Journal.Journal, runId: string): StepHooks.StepHooks<Chat.ToolAnswer> => {
   const listed = new Map<number, ReadonlyArray<string>>()
   return {
     tools: (step, list) =>
@@ -138,7 +140,7 @@ const stepHooks = (journal: Journal.Journal, runId: string): Chat.StepHooks => {
             ...(step.resumed === undefined ? [] : [step.resumed])
           ),
           ToolRecord,
-          metered(Effect.provideService(call, Chat.IdempotencyKey, `${runId}/${step.toolCallId}`))
+          metered(Effect.provideService(call, IdempotencyKey.IdempotencyKey, `${runId}/${step.toolCallId}`))
         ),
         (record) => Effect.as(recordUsage(record.usage), record.value)
       )

@@ -1,6 +1,6 @@
 // A small agent for the durable tests, the multi-process harness and the bench: one role whose `refund` action needs
 // approval, and a model that calls `refund` for the user's message, then answers with the tool's reply.
-import { Action, Agent, Chat, type LanguageModel, Role } from "@rolecraft/core"
+import { Action, Agent, IdempotencyKey, type LanguageModel, Role } from "@rolecraft/core"
 import * as Model from "@rolecraft/core/LanguageModel"
 import { type Duration, Effect, Layer, Schema } from "effect"
 
@@ -18,7 +18,7 @@ export const refundsRole = (options: {
     parameters: { order: Schema.String },
     run: ({ order }) =>
       Effect.gen(function* () {
-        yield* options.onRefund(order, yield* Chat.IdempotencyKey)
+        yield* options.onRefund(order, yield* IdempotencyKey.IdempotencyKey)
         return `refunded ${order}`
       })
   })

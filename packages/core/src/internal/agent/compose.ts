@@ -9,8 +9,9 @@
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { type ActionError, ApprovalRequired, ExecutionFailure } from "../../ActionError.ts"
-import type { ChatEvent, ChatOptions, ChatResult, Decisions, PausedState, StepHooks, Usage } from "../../Chat.ts"
+import type { ChatEvent, ChatOptions, ChatResult, Decisions, PausedState, ToolAnswer, Usage } from "../../Chat.ts"
 import type * as Prompt from "../../Prompt.ts"
+import type * as StepHooks from "../../StepHooks.ts"
 import * as Nesting from "./nesting.ts"
 
 /** How an agent action runs its agent's turn. */
@@ -20,7 +21,11 @@ export interface TurnOptions {
 }
 
 /** Counts each model call of a nested turn against the tree's bound; past it the call fails EXECUTION. */
-const counting = (action: string, path: ReadonlyArray<string>, bound: Nesting.Bound): StepHooks => ({
+const counting = (
+  action: string,
+  path: ReadonlyArray<string>,
+  bound: Nesting.Bound
+): StepHooks.StepHooks<ToolAnswer> => ({
   model: (_step, call) =>
     Effect.suspend(() => {
       if (bound.steps >= bound.maxSteps) {

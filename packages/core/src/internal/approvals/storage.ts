@@ -115,7 +115,7 @@ export interface RequestOptions {
 
 /**
  * Options of a consume: `key` is the idempotency key of the call that
- * consumes the token (see `Chat.IdempotencyKey`). A token used by a call
+ * consumes the token (see `IdempotencyKey.IdempotencyKey`). A token used by a call
  * with a key can be consumed again by a call with the same key and the same
  * binding: the same call run again (after a crash) proceeds.
  *

@@ -19,7 +19,8 @@ import {
   Unauthorized,
   type ValidationError
 } from "../../ActionError.ts"
-import type { PendingCall, Step, ToolAnswer, ToolCallAnswered } from "../../Chat.ts"
+import type { PendingCall, ToolAnswer, ToolCallAnswered } from "../../Chat.ts"
+import type { Step } from "../../StepHooks.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as Nesting from "../agent/nesting.ts"
 import * as EventHub from "../events/hub.ts"

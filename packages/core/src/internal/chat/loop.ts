@@ -21,7 +21,7 @@ import {
   StepLimitReached,
   type ToolAnswer
 } from "../../Chat.ts"
-import type * as LanguageModel from "../../LanguageModel.ts"
+import type * as ModelResponse from "../../ModelResponse.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as EventHub from "../events/hub.ts"
 import * as LlmExecutor from "../executor/llm.ts"
@@ -114,7 +114,7 @@ const stepped = <R>(
   before: ReadonlyArray<Prompt.Message>,
   step: number,
   kit: Toolkit.Toolkit,
-  response: LanguageModel.Response
+  response: ModelResponse.Response
 ): Effect.Effect<ChatResult, ActionError, R> => {
   const calls = response.toolCalls
   for (const call of calls) turn.callIds.add(call.id)
@@ -151,7 +151,7 @@ const stepped = <R>(
 }
 
 /** `StepFinished` to the agent's events, only when someone listens. */
-const publishStep = <R>(turn: Turn<R>, step: number, response: LanguageModel.Response): Effect.Effect<void> => {
+const publishStep = <R>(turn: Turn<R>, step: number, response: ModelResponse.Response): Effect.Effect<void> => {
   const { hub } = turn.host
   return hub.subscribers() === 0
     ? Effect.void
@@ -172,7 +172,7 @@ const completed = <R>(
   turn: Turn<R>,
   messages: ReadonlyArray<Prompt.Message>,
   steps: number,
-  response: LanguageModel.Response
+  response: ModelResponse.Response
 ): Effect.Effect<ChatResult, ValidationError> => {
   const output = turn.settings.output
   const decoded =

@@ -9,7 +9,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type ActionError, isActionError, type RetrievalFailure, ValidationError } from "../../ActionError.ts"
 import * as Conversion from "../schema/decode.ts"
-import type * as LanguageModel from "../../LanguageModel.ts"
+import type * as ModelResponse from "../../ModelResponse.ts"
 import * as Prompt from "../../Prompt.ts"
 import * as ToolCallId from "../../ToolCallId.ts"
 import * as ToolContent from "../../ToolContent.ts"
@@ -87,7 +87,7 @@ export const historyOf = (
  * reasoning (if any).
  */
 export const assistantOf = (
-  response: LanguageModel.Response,
+  response: ModelResponse.Response,
   calls: ReadonlyArray<Prompt.ToolCall>
 ): Prompt.AssistantMessage => {
   const base: Prompt.AssistantMessage =

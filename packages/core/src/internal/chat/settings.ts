@@ -9,7 +9,8 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { ValidationError } from "../../ActionError.ts"
-import type { ChatOptions, StepHooks } from "../../Chat.ts"
+import type { ChatOptions, ToolAnswer } from "../../Chat.ts"
+import type * as StepHooks from "../../StepHooks.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Resilience from "../../Resilience.ts"
 import type * as Role from "../../Role.ts"
@@ -24,7 +25,7 @@ const outputName = "output"
 
 /** A turn's options, checked, with their defaults. */
 export interface Settings {
-  readonly hooks: StepHooks | undefined
+  readonly hooks: StepHooks.StepHooks<ToolAnswer> | undefined
   readonly maxSteps: number
   readonly concurrency: number
   readonly strict: boolean

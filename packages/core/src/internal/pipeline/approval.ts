@@ -19,7 +19,7 @@ import {
 import * as ApprovalStore from "../../ApprovalStore.ts"
 import { bindingOf, type Policy, reservedParameter } from "../../Approval.ts"
 import * as StoreBoundary from "../../StoreBoundary.ts"
-import * as IdempotencyKey from "../idempotencyKey.ts"
+import * as IdempotencyKey from "../../IdempotencyKey.ts"
 
 /**
  * Splits the reserved approval parameter from raw call arguments. The
