@@ -51,8 +51,10 @@
  * @since 0.1.0
  */
 import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { Category } from "./ActionError.ts"
+import type * as Stream from "effect/Stream"
+import { type ActionError, Category } from "./ActionError.ts"
 import * as ActionResponse from "./ActionResponse.ts"
 import * as DecisionModule from "./Decision.ts"
 import type * as History from "./History.ts"
@@ -381,7 +383,7 @@ export const NestedCall: Schema.Codec<NestedCall, NestedCallEncoded> = Schema.St
  * @category schemas
  * @since 0.1.0
  */
-export const PausedState: Schema.Codec<PausedState, PausedStateEncoded> = Schema.Struct({
+export const PausedState = Schema.Struct({
   version: Schema.Literal(1),
   messages: Schema.Array(Prompt.Message),
   pending: Schema.Array(PendingCall),
@@ -569,6 +571,79 @@ export const StepLimitReached = (fields: Omit<StepLimitReached, "_tag">): StepLi
   _tag: "StepLimitReached",
   ...fields
 })
+
+// =============================================================================
+// An agent's chat turns
+// =============================================================================
+
+/**
+ * What a chat turn starts from: the user's message, or a message list from
+ * an earlier turn (its `messages`, with a new user message).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type Input = string | ReadonlyArray<Prompt.Message>
+
+/**
+ * An agent's chat turns: what `Agent.Agent` offers to run one, or to
+ * continue one paused for approvals, to its result or as a stream of events.
+ * `R` is what the turns require of their context.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Turns<R = never> {
+  /**
+   * Runs one chat turn: the model is offered the agent's actions
+   * and MCP tools, each tool call runs through the pipeline, until the model
+   * answers (`Completed`), a call needs approval (`AwaitingApproval`) or
+   * `maxSteps` is reached (`StepLimitReached`). Needs a `LanguageModel`. See
+   * {@link ChatResult} for the results and {@link ChatOptions} for the options.
+   */
+  readonly chat: {
+    <S extends Schema.Top>(
+      input: Input,
+      options: ChatOptions & { readonly output: S }
+    ): Effect.Effect<ChatResultWith<S["Type"]>, ActionError, R>
+    (input: Input, options?: ChatOptions): Effect.Effect<ChatResult, ActionError, R>
+  }
+  /**
+   * Continues a turn paused for approvals with one `approve` or
+   * `reject` decision per pending tool call id. Each decision is
+   * recorded in the approval store, bound to the call as the state shows it,
+   * before any call runs. A call is decided once: a state resumed before with
+   * other decisions fails with APPROVAL (`check: "decided"`, "call_2 (book)
+   * is already decided: approved by ann") and nothing runs; resumed again with
+   * the same decisions, an approved call finds its token used.
+   */
+  readonly resume: {
+    <S extends Schema.Top>(
+      state: PausedState,
+      decisions: Decisions,
+      options: ChatOptions & { readonly output: S }
+    ): Effect.Effect<ChatResultWith<S["Type"]>, ActionError, R>
+    (state: PausedState, decisions: Decisions, options?: ChatOptions): Effect.Effect<ChatResult, ActionError, R>
+  }
+  /**
+   * Runs one chat turn as a stream of `ChatEvent`s: the model's text as
+   * it arrives, each tool call as it starts, is ready and answers, each step's
+   * end, and `TurnFinished` last with the same result `chat` returns. The
+   * model call streams (`LanguageModel`'s `stream`). Stopping the stream stops
+   * the turn. Events go to the caller only, never into `events`.
+   */
+  readonly chatStream: (input: Input, options?: ChatStreamOptions) => Stream.Stream<ChatEvent, ActionError, R>
+  /**
+   * Continues a paused turn (as `resume`) as a stream of `ChatEvent`s:
+   * the decided calls' `ToolCallReady` and `ToolCallAnswered`, then the turn's
+   * next steps, `TurnFinished` last.
+   */
+  readonly resumeStream: (
+    state: PausedState,
+    decisions: Decisions,
+    options?: ChatStreamOptions
+  ) => Stream.Stream<ChatEvent, ActionError, R>
+}
 
 // =============================================================================
 // Events of a streamed turn

@@ -94,7 +94,7 @@ export interface JsonSchemaObject {
  *   every `$ref` inlined).
  * - `strict`: whether the provider's strict mode is asked for.
  *
- * `Agent.ActionTool` is this shape plus the action a call runs.
+ * `ActionTool.ActionTool` is this shape plus the action a call runs.
  *
  * @category tools
  * @since 0.1.0

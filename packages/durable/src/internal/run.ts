@@ -14,7 +14,6 @@ import type { ActionError } from "@rolecraft/core/ActionError"
 import type * as ApprovalStore from "@rolecraft/core/ApprovalStore"
 import * as Chat from "@rolecraft/core/Chat"
 import * as IdempotencyKey from "@rolecraft/core/IdempotencyKey"
-import type * as Prompt from "@rolecraft/core/Prompt"
 import type * as StepHooks from "@rolecraft/core/StepHooks"
 import * as StoreBoundary from "@rolecraft/core/StoreBoundary"
 import * as Cause from "effect/Cause"
@@ -54,16 +53,7 @@ import {
  * @category models
  * @since 0.1.0
  */
-export interface Turns<R> {
-  readonly chat: (
-    input: string | ReadonlyArray<Prompt.Message>,
-    options?: Chat.ChatOptions
-  ) => Effect.Effect<Chat.ChatResult, ActionError, R>
-  readonly resume: (
-    state: Chat.PausedState,
-    decisions: Chat.Decisions,
-    options?: Chat.ChatOptions
-  ) => Effect.Effect<Chat.ChatResult, ActionError, R>
+export interface Turns<R> extends Pick<Chat.Turns<R>, "chat" | "resume"> {
   readonly approvals: ApprovalStore.ApprovalStore["Service"]
 }
 

@@ -8,37 +8,17 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import type * as Stream from "effect/Stream"
 import type * as Action from "../../Action.ts"
-import type { ActionError } from "../../ActionError.ts"
 import type * as ApprovalStore from "../../ApprovalStore.ts"
-import type { ChatEvent, ChatOptions, ChatResult, Decisions, PausedState, Usage } from "../../Chat.ts"
+import type { ChatEvent, Decisions, PausedState, Turns, Usage } from "../../Chat.ts"
 import type * as Prompt from "../../Prompt.ts"
 import type * as Role from "../../Role.ts"
 
 /** What a composed action needs of the agent it runs (an `Agent.Agent`, read structurally). */
-export interface Inner {
+export interface Inner extends Turns<any> {
   readonly id: string
   readonly roles: ReadonlyArray<Role.Any>
   readonly approvals: ApprovalStore.ApprovalStore["Service"]
-  readonly chat: (
-    input: string | ReadonlyArray<Prompt.Message>,
-    options?: ChatOptions
-  ) => Effect.Effect<ChatResult, ActionError, any>
-  readonly resume: (
-    state: PausedState,
-    decisions: Decisions,
-    options?: ChatOptions
-  ) => Effect.Effect<ChatResult, ActionError, any>
-  readonly chatStream: (
-    input: string | ReadonlyArray<Prompt.Message>,
-    options?: ChatOptions
-  ) => Stream.Stream<ChatEvent, ActionError, any>
-  readonly resumeStream: (
-    state: PausedState,
-    decisions: Decisions,
-    options?: ChatOptions
-  ) => Stream.Stream<ChatEvent, ActionError, any>
 }
 
 /** The key under which a composed action carries what it is. */

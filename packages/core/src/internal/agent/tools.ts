@@ -6,8 +6,9 @@
  * an action out.
  */
 import * as Effect from "effect/Effect"
+import type { ActionTool } from "../../ActionTool.ts"
 import * as Toolkit from "../tool/toolkit.ts"
 
 /** Every action not kept from the model whose name the agent's authority allows, in declaration order. */
-export const toolsOf = (source: Toolkit.Source): Effect.Effect<ReadonlyArray<Toolkit.ActionTool>> =>
+export const toolsOf = (source: Toolkit.Source): Effect.Effect<ReadonlyArray<ActionTool>> =>
   Effect.map(Toolkit.make(source, { expandMcp: false })(false), (kit) => kit.tools)

@@ -8,14 +8,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
-import {
-  NestedCall,
-  PendingCall,
-  PausedState as PausedStateSchema,
-  type PausedState,
-  pausedStateVersion
-} from "../../Chat.ts"
-import { UsageSchema } from "../../ActionResponse.ts"
+import { PausedState as PausedStateSchema, type PausedState, pausedStateVersion } from "../../Chat.ts"
 import * as History from "../../History.ts"
 import * as Prompt from "../../Prompt.ts"
 import * as StoreBoundary from "../../StoreBoundary.ts"
@@ -24,22 +17,18 @@ import type { HeadRow, Reader, Storage } from "./storage.ts"
 
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
-/** A paused turn as a thread keeps it: its state without the history, which the thread's rows hold. */
+// A paused turn's state, without the history, which the thread's rows hold.
+const { messages: _messages, ...pausedFields } = PausedStateSchema.fields
+
+/**
+ * A paused turn as a thread keeps it: `Chat.PausedState` without its `messages` (the thread's rows hold the
+ * history), with the turn's system message, where its exchange starts (`from`) and whether a summary was sent.
+ */
 export const Paused = Schema.Struct({
-  version: Schema.Literal(1),
+  ...pausedFields,
   system: Schema.String,
   from: NonNegativeInt,
-  summary: Schema.Boolean,
-  pending: Schema.Array(PendingCall),
-  steps: NonNegativeInt,
-  maxSteps: NonNegativeInt,
-  usage: UsageSchema,
-  // What a paused turn holds of agents used as actions and handoffs (see `Chat.PausedState`).
-  nested: Schema.optionalKey(Schema.Array(NestedCall)),
-  agents: Schema.optionalKey(Schema.Record(Schema.String, UsageSchema)),
-  handoff: Schema.optionalKey(
-    Schema.Struct({ agent: Schema.String, toolCallId: Schema.String, from: NonNegativeInt, state: PausedStateSchema })
-  )
+  summary: Schema.Boolean
 })
 
 export type Paused = typeof Paused.Type

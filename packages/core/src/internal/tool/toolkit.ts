@@ -13,6 +13,7 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Action from "../../Action.ts"
+import type { ActionTool } from "../../ActionTool.ts"
 import type * as LanguageModel from "../../LanguageModel.ts"
 import type { ToolDefinition } from "../../McpClient.ts"
 import type { AgentRuntime } from "../executor/runtime.ts"
@@ -35,17 +36,6 @@ export interface Entry {
   readonly action?: string | undefined
   readonly tool?: string | undefined
   readonly approval?: { readonly reason: string } | undefined
-}
-
-/**
- * A tool as offered, and where its calls go: the model-facing tool, the `action` it runs (for an MCP
- * server's tool, its mcpTool action) and the server's own `tool` name, and the action's `approval` reason.
- * The shape of `Agent.ActionTool`, which the public module declares for its readers.
- */
-export interface ActionTool extends LanguageModel.Tool {
-  readonly action: string
-  readonly tool?: string | undefined
-  readonly approval: { readonly reason: string } | undefined
 }
 
 /** An entry that is not offered, with the reason. */

@@ -24,7 +24,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { type ActionResponse, type Agent, Progress, ToolContent } from "@rolecraft/core"
+import { type ActionResponse, type ActionTool, type Agent, Progress, ToolContent } from "@rolecraft/core"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as McpPeer from "../../McpPeer.ts"
@@ -39,7 +39,7 @@ export const approvalMetaKey = "rolecraft/approvalToken"
 /** What a call needs of the server that serves it. */
 export interface Serving {
   readonly agent: AnyAgent
-  readonly tools: ReadonlyMap<string, Agent.ActionTool>
+  readonly tools: ReadonlyMap<string, ActionTool.ActionTool>
   readonly run: <A>(effect: Effect.Effect<A, never, any>, signal: AbortSignal) => Promise<A>
   readonly approveInBand: boolean
 }
@@ -159,7 +159,7 @@ const withClient = <A, E, R>(
   )
 }
 
-const describeCall = (tool: Agent.ActionTool, args: Record<string, unknown>, reason: string): string =>
+const describeCall = (tool: ActionTool.ActionTool, args: Record<string, unknown>, reason: string): string =>
   [
     `Allow the call ${tool.name}?`,
     `What it does: ${tool.description}`,
@@ -172,7 +172,7 @@ const askInBand = (
   serving: Serving,
   server: Server,
   extra: Extra,
-  tool: Agent.ActionTool,
+  tool: ActionTool.ActionTool,
   args: Record<string, unknown>,
   pending: { readonly id: string; readonly reason: string }
 ): Effect.Effect<"approved" | "declined"> => {
