@@ -11,9 +11,6 @@ import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import type * as Action from "../../Action.ts"
 import { type ActionError, RoleDefinitionError } from "../../ActionError.ts"
-import type * as Approval from "../../Approval.ts"
-import type * as Guardrail from "../../Guardrail.ts"
-import type * as Knowledge from "../../Knowledge.ts"
 import type * as McpClient from "../../McpClient.ts"
 import type * as Role from "../../Role.ts"
 import * as Telemetry from "../events/telemetry.ts"
@@ -22,37 +19,13 @@ import type { AgentRuntime } from "../executor/runtime.ts"
 import * as Executor from "../executor/execute.ts"
 import * as McpTool from "../executor/mcpTool.ts"
 import * as GuardrailKernel from "../pipeline/guardrail.ts"
+import type { Registered, Registry } from "../pipeline/registered.ts"
 import type * as KnowledgeKernel from "../pipeline/retrieval.ts"
 import * as RunStep from "../resilience/runStep.ts"
 import type { Guards } from "../resilience/guard.ts"
 import * as ResiliencePolicy from "../resilience/policy.ts"
 import * as Secrets from "../secrets.ts"
 import * as JsonSchema from "../tool/jsonSchema.ts"
-
-/**
- * What the agent prepares once per action, so a call's steps only read it.
- */
-export interface Registered {
-  readonly name: string
-  readonly action: Action.Any
-  readonly role: Role.Any
-  readonly state: Ref.Ref<unknown>
-  readonly guardrails: Guardrail.Policy | undefined
-  readonly approval: { readonly agentId: string; readonly action: string; readonly policy: Approval.Policy | undefined }
-  readonly retrieval: Omit<Parameters<typeof KnowledgeKernel.retrieve>[0], "args">
-  /** Its calls' `rolecraft.*` span attributes (a call with a correlation id adds it to a copy). */
-  readonly attributes: Readonly<Record<string, string>>
-  /** The span and metrics of a direct call (no correlation id, no tool call, content not traced), made once. */
-  readonly telemetry: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  /** Step 7 for one call: the executor inside the action's resilience policy, then its fallback. */
-  readonly run: (
-    args: Readonly<Record<string, unknown>>,
-    knowledge: ReadonlyArray<Knowledge.Passage>
-  ) => Effect.Effect<unknown, ActionError, any>
-}
-
-/** An agent's actions by name, in declaration order (its MCP servers last). */
-export type Registry = ReadonlyMap<string, Registered>
 
 /** What registration needs of the agent being made. */
 export interface Options {

@@ -24,7 +24,7 @@ import * as ToolCallId from "../../ToolCallId.ts"
 import * as Telemetry from "../events/telemetry.ts"
 import * as Redact from "../redact.ts"
 import * as Secrets from "../secrets.ts"
-import * as Toolkit from "../tool/toolkit.ts"
+import * as AgentTools from "../agent/tools.ts"
 import * as ThreadStore from "../../ThreadStore.ts"
 import type { Host, Mode, Turn } from "./context.ts"
 import { loop } from "./loop.ts"
@@ -114,7 +114,7 @@ const othersOf = (agents: Readonly<Record<string, Usage>> | undefined, self: str
  */
 export const make = <R>(host: Host<R>): Turns<R> => {
   const system = systemPrompt(host.id, host.roles)
-  const toolkit = Toolkit.make(host, { expandMcp: true })
+  const toolkit = AgentTools.make(host, { expandMcp: true })
 
   /** A turn (or its resumption) in its `invoke_agent` span. */
   const span = (options: ChatOptions | undefined, resumed: boolean) =>
