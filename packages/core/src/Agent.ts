@@ -57,6 +57,7 @@ import * as Lazy from "./internal/lazy.ts"
 import * as ApprovalKernel from "./internal/pipeline/approval.ts"
 import * as AuthorityKernel from "./internal/pipeline/authority.ts"
 import * as KnowledgeKernel from "./internal/pipeline/retrieval.ts"
+import * as Call from "./internal/pipeline/call.ts"
 import * as Pipeline from "./internal/pipeline/run.ts"
 import * as Secrets from "./internal/secrets.ts"
 import type * as McpClient from "./McpClient.ts"
@@ -290,8 +291,9 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       hub,
       runtime,
       secrets,
-      run: (name, params, call) => Pipeline.run(pipeline, name, params, call),
-      proceed: (name, args, call) => Pipeline.proceed(pipeline, name, args, call)
+      call: (name, tool, args, call) => Call.ofTool(registry, name, tool, args, call),
+      run: (call) => Pipeline.run(pipeline, call),
+      proceed: (call) => Pipeline.proceed(pipeline, call)
     })
     const agent: Agent<Record<string, Action.Any>, any> = {
       [TypeId]: TypeId,

@@ -55,6 +55,7 @@ import type * as SqlClient from "effect/sql/SqlClient"
 import type { ApprovalCheck } from "./ActionError.ts"
 import { write } from "./internal/json.ts"
 import * as Memory from "./internal/approvals/memory.ts"
+import * as Row from "./internal/approvals/row.ts"
 import * as Rules from "./internal/approvals/rules.ts"
 import * as Sql from "./internal/approvals/sql.ts"
 import * as Sqlite from "./internal/approvals/sqlite.ts"
@@ -66,7 +67,11 @@ export { ApprovalTokenError } from "./internal/approvals/storage.ts"
 export type {
   Binding,
   ConsumeOptions,
+  ListOptions,
+  ListQuery,
+  PendingToken,
   RequestOptions,
+  Scope,
   Service,
   Status,
   Storage,
@@ -160,6 +165,17 @@ export const digest = (value: unknown): string => nodeCrypto().hash("sha256", ca
  * @since 0.1.0
  */
 export const newTokenId: () => string = Rules.newTokenId
+
+/**
+ * The key a token is listed under (`PendingToken.key`): the SHA-256
+ * (lower-case hex) of its id, which is also what the SQLite and SQL stores
+ * key its row by. `keyOf(pendingCall.pendingTokenId)` finds a paused turn's
+ * (or a durable run's) pending call in a listing.
+ *
+ * @category getters
+ * @since 0.3.0
+ */
+export const keyOf: (tokenId: string) => string = Row.keyOf
 
 /**
  * The message of a refusal by `check`, for callers that report it.

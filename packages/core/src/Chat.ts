@@ -120,6 +120,14 @@ import type * as StepHooks from "./StepHooks.ts"
  * - `thread`: keep the conversation in a thread of the `ThreadStore` (a
  *   thread id, or {@link ThreadOptions}); default none — the caller owns the
  *   history. See {@link ThreadOptions}.
+ * - `turnId`: the turn's id, 1 to 1,024 characters with no NUL or lone
+ *   surrogate (VALIDATION naming `turnId` otherwise). Each approval a call
+ *   of the turn asks for is scoped by it and the call's id
+ *   (`ApprovalStore.Scope`), so two turns whose model numbers its calls
+ *   alike (`call_1` in each) never share a pending call. Default: a fresh
+ *   random id per turn; `resume` keeps the paused state's (`turnId` there
+ *   is used for a state paused without one). A durable run's turn is its
+ *   run id.
  *
  * @category models
  * @since 0.1.0
@@ -137,6 +145,7 @@ export interface ChatOptions {
   readonly steps?: StepHooks.StepHooks<ToolAnswer> | undefined
   readonly output?: Schema.Top | undefined
   readonly thread?: string | ThreadOptions | undefined
+  readonly turnId?: string | undefined
 }
 
 /**
@@ -289,11 +298,14 @@ export interface PausedState {
   readonly nested?: ReadonlyArray<NestedCall>
   readonly agents?: Readonly<Record<string, Usage>>
   readonly handoff?: HandedOffState
+  /** The paused turn's id (see `ChatOptions.turnId`); absent in a state paused by Rolecraft 0.2.0. @since 0.3.0 */
+  readonly turnId?: string
 }
 
 /**
  * A turn that handed its conversation to agent `agent` (by tool call
- * `toolCallId`), whose turn paused: `state` is that turn's. The handing
+ * `toolCallId` of its handoff action `action`), whose turn paused: `state`
+ * is that turn's. The handing
  * turn's `messages` are its own conversation up to the handoff, its
  * `pending` the next agent's; resuming the handing turn resumes the next
  * agent's.
@@ -304,6 +316,13 @@ export interface PausedState {
 export interface HandedOffState {
   readonly agent: string
   readonly toolCallId: string
+  /**
+   * The handoff action the call ran (the key it has in the handing agent), which the resumed turn runs again
+   * under; absent in a state paused by Rolecraft 0.2.0 (the first handoff to `agent` is taken).
+   *
+   * @since 0.3.0
+   */
+  readonly action?: string
   /** How many of `state.messages` the next agent was given (its system message and the history it saw). */
   readonly from: number
   readonly state: PausedState
@@ -346,9 +365,11 @@ export interface PausedStateEncoded {
   readonly handoff?: {
     readonly agent: string
     readonly toolCallId: string
+    readonly action?: string
     readonly from: number
     readonly state: PausedStateEncoded
   }
+  readonly turnId?: string
 }
 
 /**
@@ -396,10 +417,12 @@ export const PausedState = Schema.Struct({
     Schema.Struct({
       agent: Schema.String,
       toolCallId: Schema.String,
+      action: Schema.optionalKey(Schema.String),
       from: NonNegativeInt,
       state: Schema.suspend((): Schema.Codec<PausedState, PausedStateEncoded> => PausedState)
     })
-  )
+  ),
+  turnId: Schema.optionalKey(Schema.String)
 })
 
 /**
@@ -896,19 +919,21 @@ export const systemPrompt = (agentId: string, roles: ReadonlyArray<Role.Any>): s
 // =============================================================================
 
 /**
- * What one tool call gives the turn: the tool message the model gets, the
- * error's category when the call failed, and the pending call when it waits
- * for an approval (its message is then not sent yet); `nested` when it ran an
- * agent whose turn paused (the calls that agent waits for are then the
- * pending ones), and `handoff` the id of the agent a handoff action
- * transferred the conversation to, and `agents` the tokens of each agent the
- * call ran. Plain JSON data.
+ * What one tool call gives the turn. A call that was answered has the tool
+ * message the model gets (`message`), `success`, and the error's `category`
+ * when it failed; `handoff` is the id of the agent a handoff action
+ * transferred the conversation to. A call that waits has no message: its
+ * `pending` call when it waits for an approval (`success` false, `category`
+ * `APPROVAL`), or `nested` when it ran an agent whose turn paused (the calls
+ * that agent waits for are then the pending ones). `agents` is the tokens of
+ * each agent the call ran. Plain JSON data (an answer stored by Rolecraft
+ * 0.2.0, which kept a message on a waiting call too, still decodes).
  *
  * @category schemas
  * @since 0.1.0
  */
 export const ToolAnswer = Schema.Struct({
-  message: Prompt.ToolMessage,
+  message: Schema.optional(Prompt.ToolMessage),
   category: Schema.optional(Category),
   success: Schema.Boolean,
   pending: Schema.optional(PendingCall),

@@ -752,7 +752,7 @@ describe("Chat: the paused state's version and the step hooks", () => {
           Effect.tap(call, (answer) =>
             Effect.sync(() =>
               seen.push(
-                `tool ${step.step} ${step.toolCallId} ${step.name}${step.decided ? " decided" : ""}: ${answer.pending === undefined ? answer.message.content : "pending"}`
+                `tool ${step.step} ${step.toolCallId} ${step.name}${step.decided ? " decided" : ""}: ${answer.message?.content ?? (answer.pending === undefined ? "no message" : "pending")}`
               )
             )
           )

@@ -175,19 +175,21 @@ const runStep = (
   // A local action that nothing repeats, delays or bounds runs as its step is made: no trip through the
   // runtime (not under traceSteps, whose run span must hold the call).
   const now = action._tag === "local" && !options.traceSteps && RunStep.runsAtOnce(stepOptions)
-  return (args, knowledge) =>
+  return (args, knowledge, tool, view) =>
     step(
       Executor.execute({
         name,
         action,
         args,
+        tool,
+        view,
         context: { agentId: options.id, role: role.identity.name, action: name, state, knowledge },
         agent: options.runtime,
         spec: role.spec,
         timeout,
         now
       }),
-      fallbackOf(name, policies.fallback, args)
+      fallbackOf(name, policies.fallback, view)
     )
 }
 

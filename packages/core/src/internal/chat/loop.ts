@@ -21,6 +21,7 @@ import {
   StepLimitReached,
   type ToolAnswer
 } from "../../Chat.ts"
+import type * as Call from "../pipeline/call.ts"
 import type * as ModelResponse from "../../ModelResponse.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as EventHub from "../events/hub.ts"
@@ -43,34 +44,39 @@ const leaves = (self: string, nested: NestedCall): ReadonlyArray<PendingCall> =>
     agents: [self, ...(pending.agents ?? [nested.agent])]
   }))
 
+/** A call's answer with the call value it answers (`undefined` for a call answered before the pipeline). */
+export interface Answered {
+  readonly answer: ToolAnswer
+  readonly made: Call.Call | undefined
+}
+
 /**
  * What follows the answers of a step's calls (or of a resume's decided calls): the turn pauses when some
- * wait for an approval (theirs, or an inner agent's), hands off when a handoff was called, else goes on.
- * `merged` is the history with the answers that were given; `finished` tells the caller the step's end.
+ * wait for an approval (theirs, or an inner agent's), hands off when a handoff was called — the handoff its
+ * call ran, with its filter — else goes on. `merged` is the history with the answers that were given;
+ * `finished` tells the caller the step's end.
  */
 export const settle = <R>(
   turn: Turn<R>,
   steps: number,
-  answers: ReadonlyArray<ToolAnswer>,
+  answers: ReadonlyArray<Answered>,
   merged: (answered: ReadonlyArray<Prompt.ToolMessage>) => ReadonlyArray<Prompt.Message>,
   finished: Effect.Effect<void>
 ): Effect.Effect<ChatResult, ActionError, R> => {
   const pending: Array<PendingCall> = []
   const nested: Array<NestedCall> = []
   const answered: Array<Prompt.ToolMessage> = []
-  let handoff: { readonly agent: string; readonly toolCallId: string } | undefined
-  for (const answer of answers) {
+  let handoff: Handoff.Called | undefined
+  for (const { answer, made } of answers) {
     if (answer.agents !== undefined) addAgents(turn.composed.agents, answer.agents)
     if (answer.nested !== undefined) {
       nested.push(answer.nested)
       pending.push(...leaves(turn.host.id, answer.nested))
     } else if (answer.pending !== undefined) {
       pending.push(answer.pending)
-    } else {
+    } else if (answer.message !== undefined) {
       answered.push(answer.message)
-      if (answer.handoff !== undefined && handoff === undefined) {
-        handoff = { agent: answer.handoff, toolCallId: answer.message.toolCallId }
-      }
+      handoff ??= Handoff.calledBy(made, answer, answer.message.toolCallId)
     }
   }
   const next = { messages: merged(answered), steps }
@@ -137,7 +143,7 @@ const stepped = <R>(
     const messages: ReadonlyArray<Prompt.Message> = [...before, ChatMessages.assistantOf(response, [])]
     return Effect.andThen(reported, completed(turn, messages, step, response))
   }
-  const prepared = calls.map((call) => Answer.prepare(call, kit))
+  const prepared = calls.map((call) => Answer.prepare(turn, call, kit))
   const messages: ReadonlyArray<Prompt.Message> = [
     ...before,
     ChatMessages.assistantOf(response, prepared.map(Answer.kept))
@@ -145,7 +151,13 @@ const stepped = <R>(
   return publishStep(turn, step, response).pipe(
     Effect.andThen(Answer.answerAll(turn, step, prepared, kit)),
     Effect.flatMap((answers) =>
-      settle(turn, step, answers, (answered) => [...messages, ...answered], turn.emit(finished))
+      settle(
+        turn,
+        step,
+        answers.map((answer, i) => ({ answer, made: prepared[i]?.made })),
+        (answered) => [...messages, ...answered],
+        turn.emit(finished)
+      )
     )
   )
 }

@@ -18,12 +18,14 @@ import {
   type Turns,
   type Usage
 } from "../../Chat.ts"
+import * as ApprovalStore from "../../ApprovalStore.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as ToolCallId from "../../ToolCallId.ts"
 import * as Telemetry from "../events/telemetry.ts"
 import * as Redact from "../redact.ts"
 import * as Secrets from "../secrets.ts"
+import * as Nesting from "../agent/nesting.ts"
 import * as AgentTools from "../agent/tools.ts"
 import * as ThreadStore from "../../ThreadStore.ts"
 import type { Host, Mode, Turn } from "./context.ts"
@@ -132,22 +134,29 @@ export const make = <R>(host: Host<R>): Turns<R> => {
       readonly messages: ReadonlyArray<Prompt.Message>
       readonly steps: number
       readonly agents?: Readonly<Record<string, Usage>> | undefined
+      readonly turnId?: string | undefined
     },
     prior: Usage,
     mode: Mode,
     taken: ReadonlySet<string> | undefined,
     body: (turn: Turn<R>) => Effect.Effect<ChatResult, ActionError, R>
   ): Effect.Effect<ChatResult, ActionError, R> =>
-    Effect.flatMap(Secrets.withModel(host.secrets, model), (secrets) =>
-      metered((meter) => {
-        const callIds = new Set(taken)
-        for (const id of ToolCallId.idsOf(at.messages)) callIds.add(id)
-        const composed = { bound: undefined, agents: othersOf(at.agents, host.id) }
-        return knowing(
-          body({ host, toolkit, settings, model, meter, prior, callIds, secrets, composed, ...mode }),
-          secrets
-        )
-      })
+    Effect.flatMap(
+      Effect.zip(Secrets.withModel(host.secrets, model), Effect.service(Nesting.CurrentPlace)),
+      ([secrets, place]) =>
+        metered((meter) => {
+          const callIds = new Set(taken)
+          for (const id of ToolCallId.idsOf(at.messages)) callIds.add(id)
+          // A handed-off turn's calls get ids unique across the whole conversation it continues.
+          for (const id of place?.taken ?? []) callIds.add(id)
+          const composed = { bound: undefined, agents: othersOf(at.agents, host.id) }
+          const id = at.turnId ?? settings.turnId ?? ApprovalStore.newTokenId()
+          const path = place?.path ?? [host.id]
+          return knowing(
+            body({ host, id, path, toolkit, settings, model, meter, prior, callIds, secrets, composed, ...mode }),
+            secrets
+          )
+        })
     )
 
   /** A turn in its span, its error exit scrubbed of every secret the agent knows (read only when it fails). */

@@ -83,7 +83,7 @@ const summarise = <R>(
       previous?.text,
       exchanges.map((exchange) => exchange.messages)
     )
-    const ran = host.run(action, { conversation }, {}).pipe(
+    const ran = host.run(host.call(action, undefined, { conversation }, {})).pipe(
       Effect.mapError(
         (error): ActionError =>
           isActionError(error) ? error : new ExecutionFailure({ action, message: error.message, cause: error })

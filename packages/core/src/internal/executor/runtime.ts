@@ -28,7 +28,12 @@ export interface AgentRuntime {
 export interface Attempt<X extends Action.Any = Action.Any> {
   readonly name: string
   readonly action: X
+  /** The converted arguments (for an mcpTool action, the tool's own). */
   readonly args: Readonly<Record<string, unknown>>
+  /** The MCP server's tool, for an mcpTool action. */
+  readonly tool?: string | undefined
+  /** What the result mapper sees of the arguments (for an mcpTool action, `{ tool, arguments }`); default `args`. */
+  readonly view?: Readonly<Record<string, unknown>> | undefined
   readonly context: Omit<Action.Context, "signal">
   readonly agent: AgentRuntime
   readonly spec?: Role.Spec | undefined

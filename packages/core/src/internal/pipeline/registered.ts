@@ -27,10 +27,16 @@ export interface Registered {
   readonly attributes: Readonly<Record<string, string>>
   /** The span and metrics of a direct call (no correlation id, no tool call, content not traced), made once. */
   readonly telemetry: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  /** Step 7 for one call: the executor inside the action's resilience policy, then its fallback. */
+  /**
+   * Step 7 for one call: the executor inside the action's resilience policy, then its fallback. `args` are
+   * the converted arguments (an MCP tool's own, with its `tool`); `view` is what the result mapper and the
+   * fallback see of them (for an MCP tool, `{ tool, arguments }`).
+   */
   readonly run: (
     args: Readonly<Record<string, unknown>>,
-    knowledge: ReadonlyArray<Knowledge.Passage>
+    knowledge: ReadonlyArray<Knowledge.Passage>,
+    tool: string | undefined,
+    view: Readonly<Record<string, unknown>>
   ) => Effect.Effect<unknown, ActionError, any>
 }
 

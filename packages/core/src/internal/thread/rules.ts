@@ -8,7 +8,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
-import { PausedState as PausedStateSchema, type PausedState, pausedStateVersion } from "../../Chat.ts"
+import { PausedState as PausedStateSchema, type PausedState } from "../../Chat.ts"
 import * as History from "../../History.ts"
 import * as Prompt from "../../Prompt.ts"
 import * as StoreBoundary from "../../StoreBoundary.ts"
@@ -230,21 +230,17 @@ export const pausedState = (
   paused: Paused,
   summary: Head["summary"],
   exchanges: ReadonlyArray<Exchange>
-): PausedState => ({
-  version: pausedStateVersion,
-  messages: [
-    { role: "system", content: paused.system },
-    ...(paused.summary && summary !== undefined ? [History.summaryMessage(summary.text)] : []),
-    ...exchanges.filter((exchange) => exchange.seq >= paused.from).flatMap((exchange) => exchange.messages)
-  ],
-  pending: paused.pending,
-  steps: paused.steps,
-  maxSteps: paused.maxSteps,
-  usage: paused.usage,
-  ...(paused.nested === undefined ? {} : { nested: paused.nested }),
-  ...(paused.agents === undefined ? {} : { agents: paused.agents }),
-  ...(paused.handoff === undefined ? {} : { handoff: paused.handoff })
-})
+): PausedState => {
+  const { system, from, summary: summarised, ...kept } = paused
+  return {
+    ...kept,
+    messages: [
+      { role: "system", content: system },
+      ...(summarised && summary !== undefined ? [History.summaryMessage(summary.text)] : []),
+      ...exchanges.filter((exchange) => exchange.seq >= from).flatMap((exchange) => exchange.messages)
+    ]
+  }
+}
 
 const checkId = (store: string, threadId: string) =>
   StoreBoundary.checkText(store, [{ field: "thread", text: threadId }])

@@ -17,6 +17,7 @@ import type * as LanguageModel from "../../LanguageModel.ts"
 import type { ToolDefinition } from "../../McpClient.ts"
 import { jsonSchema, type Parameters } from "./jsonSchema.ts"
 import * as Naming from "./naming.ts"
+import { labelOf } from "../label.ts"
 
 /**
  * One thing that may be offered: its `key` (unique among the entries; the name is made from it), the
@@ -175,7 +176,7 @@ export interface ServerTools {
  */
 export const serverEntries = (server: ServerTools, strict: boolean | undefined): ReadonlyArray<Entry> =>
   server.tools.map((tool) => ({
-    key: `${server.action}/${tool.name}`,
+    key: labelOf(server.action, tool.name),
     description: tool.description ?? tool.title ?? `${tool.name} (MCP tool of ${server.action})`,
     parameters: tool.inputSchema,
     strict,
