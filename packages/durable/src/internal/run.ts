@@ -290,7 +290,9 @@ const body =
       const options: Chat.ChatOptions = {
         ...chatOptions,
         ...payload.options,
-        steps: stepHooks(journal, run.runId)
+        steps: stepHooks(journal, run.runId),
+        // The run is the turn: its calls' approvals are scoped by the run id and the call id.
+        turnId: payload.runId
       }
       const outcome = yield* settled(turn(run, payload, options))
       return (yield* end(run, outcome))._tag

@@ -89,7 +89,8 @@ const asOwn = <R>(
       maxSteps: result.state.maxSteps,
       usage,
       agents,
-      handoff: { ...handedOff, state: result.state }
+      handoff: { ...handedOff, state: result.state },
+      turnId: turn.id
     }
     return AwaitingApproval({ pending: result.pending, state })
   })

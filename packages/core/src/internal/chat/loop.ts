@@ -232,7 +232,8 @@ const paused = <R>(
         maxSteps: turn.settings.maxSteps,
         usage,
         ...(nested.length === 0 ? {} : { nested }),
-        ...(agents === undefined ? {} : { agents })
+        ...(agents === undefined ? {} : { agents }),
+        turnId: turn.id
       }
     })
   })
