@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { assert, describe, it } from "@effect/vitest"
@@ -15,6 +14,7 @@ import { postgresUrl } from "../../../test/setup/postgresUrl.ts"
 import * as ApprovalStore from "../src/ApprovalStore.ts"
 import * as Decision from "../src/Decision.ts"
 import type * as StoreBoundary from "../src/StoreBoundary.ts"
+import { approvalStores, pg, tempDir } from "./support/Stores.ts"
 
 const binding: ApprovalStore.Binding = {
   agentId: "planner",
@@ -22,17 +22,7 @@ const binding: ApprovalStore.Binding = {
   argumentsDigest: ApprovalStore.digest({ hotelId: "h-42", checkIn: "2026-11-02" })
 }
 
-const tempDir = () => mkdtempSync(join(tmpdir(), "rolecraft-approvals-"))
-
-const stores: ReadonlyArray<readonly [string, () => Layer.Layer<ApprovalStore.ApprovalStore, unknown>]> = [
-  ["memory", () => ApprovalStore.layerMemory],
-  ["sqlite :memory:", () => ApprovalStore.layerSqlite({ filename: ":memory:" })],
-  ["sqlite file", () => ApprovalStore.layerSqlite({ filename: join(tempDir(), "approvals.db") })],
-  ["sql on postgres", () => Layer.provide(ApprovalStore.layerSql, pg())]
-]
-
-/** A fresh client (its own pool) on the test run's Postgres, as a second process would have. */
-const pg = () => PgClient.layer({ url: Redacted.make(postgresUrl()) })
+const stores = approvalStores
 
 /** A storage whose every operation first yields, so concurrent consumes interleave between find and transition. */
 const yielding = (storage: ApprovalStore.Storage): ApprovalStore.Storage => ({

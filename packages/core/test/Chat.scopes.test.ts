@@ -5,17 +5,13 @@
  * approval store. The store lists each turn's pending call under its scope, with what a person is shown.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { PgClient } from "@effect/sql-pg"
 import { ScriptedModel } from "@rolecraft/testing"
-import { Effect, Layer, Redacted, Stream } from "effect"
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { Effect, type Layer, Stream } from "effect"
 import * as Agent from "../src/Agent.ts"
 import * as ApprovalStore from "../src/ApprovalStore.ts"
 import * as Chat from "../src/Chat.ts"
 import type * as LanguageModel from "../src/LanguageModel.ts"
-import { postgresUrl } from "../../../test/setup/postgresUrl.ts"
+import { approvalStores } from "./support/Stores.ts"
 import { fixture } from "./support/TravelRole.ts"
 
 /** The same call in both turns (a provider that numbers its calls per response says `call_1` each time), then the answers. */
@@ -45,27 +41,18 @@ const turnOf = (agent: Chat.Turns, kind: Kind, thread: string, model: Layer.Laye
     Effect.provide(agent.resume(state, decisions, kind === "thread" ? { thread } : {}), model)
 })
 
-const stores: ReadonlyArray<readonly [string, () => Layer.Layer<ApprovalStore.ApprovalStore, unknown>]> = [
-  ["memory", () => ApprovalStore.layerMemory],
-  ["sqlite", () => ApprovalStore.layerSqlite({ filename: join(mkdtempSync(join(tmpdir(), "scopes-")), "a.db") })],
-  [
-    "postgres",
-    () => Layer.provide(Layer.fresh(ApprovalStore.layerSql), PgClient.layer({ url: Redacted.make(postgresUrl()) }))
-  ]
-]
-
 const cases: ReadonlyArray<readonly [Kind, string]> = [
   ["chat", "memory"],
-  ["chat", "sqlite"],
-  ["chat", "postgres"],
+  ["chat", "sqlite file"],
+  ["chat", "sql on postgres"],
   ["chatStream", "memory"],
   ["thread", "memory"],
-  ["thread", "sqlite"]
+  ["thread", "sqlite file"]
 ]
 
 describe("two turns whose model numbers its calls alike (C84)", () => {
   for (const [kind, storeName] of cases) {
-    const store = stores.find(([name]) => name === storeName)?.[1] ?? (() => ApprovalStore.layerMemory)
+    const store = approvalStores.find(([name]) => name === storeName)?.[1] ?? (() => ApprovalStore.layerMemory)
     it.effect(`${kind} on ${storeName}: each turn's call gets its own token and runs once`, () =>
       Effect.gen(function* () {
         const { travel, counts } = fixture()
@@ -124,7 +111,9 @@ describe("two turns whose model numbers its calls alike (C84)", () => {
         const answer = again.messages.find((m) => m.role === "tool" && m.toolCallId === "call_1")
         assert.strictEqual(answer?.content, "booked Ritz")
         assert.strictEqual(counts.book, 2)
-        assert.deepStrictEqual(yield* store.list({ agentId: "planner" }), [])
+        // Both decided and used: neither turn has a pending call left (the store may be shared with other tests).
+        assert.deepStrictEqual(yield* store.list({ scope: { turn: turnA } }), [])
+        assert.deepStrictEqual(yield* store.list({ scope: { turn: turnB } }), [])
         yield* scripted.assertDone
       }).pipe(Effect.provide(store()))
     )
