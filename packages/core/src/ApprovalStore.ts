@@ -22,7 +22,15 @@
  *   binding and the same idempotency key — is let through: a call cut off
  *   by a crash after it used its token proceeds when it is run again.
  * - A call asked for again while its token is still pending gets that same
- *   token, so refusals repeated by a client do not fill the store.
+ *   token, so refusals repeated by a client do not fill the store. A token
+ *   belongs to who asked for it — its scope, the turn (or durable run) and
+ *   the call — never to a call id alone, which a provider repeats across
+ *   turns.
+ * - It records what a person needs to decide it (the path of agents the
+ *   call came through, its arguments as they passed the agent's redaction
+ *   boundary, the reason), and the store lists the pending ones (`list`).
+ *   Tables written by an earlier version get the columns added since when
+ *   they are opened.
  * - The store boundary (`StoreBoundary`): text the store cannot hold (a NUL,
  *   a lone surrogate, past its cap) is refused as VALIDATION naming the
  *   field, in every store alike; a store that cannot be reached is TRANSIENT
@@ -87,10 +95,12 @@ const nodeCrypto = () => process.getBuiltinModule("node:crypto")
  *
  * - `request(binding, reason, ttl?, options?)`: the id of a pending token
  *   for the call `binding` describes, expiring after `ttl` (default 15
- *   minutes). While a token requested with the same binding, reason, ttl and
- *   `options.scope` is still pending and unexpired, that token's id is
+ *   minutes), recording its `options.scope` (the turn or run, and the call,
+ *   that asks) and what a person deciding it is shown (`options.agents`,
+ *   `options.arguments`). While a token requested with the same binding,
+ *   reason, ttl and scope is still pending and unexpired, that token's id is
  *   returned instead of a new one (within one store value, for up to 10,000
- *   calls at once).
+ *   calls at once); the same call of two turns gets two tokens.
  * - `approve(tokenId, approver, binding?)`: approves a pending token. The
  *   same approval again answers the token as it is; a token decided
  *   otherwise (rejected, or approved by another approver) fails
@@ -107,6 +117,11 @@ const nodeCrypto = () => process.getBuiltinModule("node:crypto")
  *   was. A token already used by a call with the same key and binding is
  *   answered as it is (expired or not since): that call is being run again.
  * - `get(tokenId)`: the token, if the store knows it.
+ * - `list(options?)`: the pending, unexpired tokens (`PendingToken`: each
+ *   under its `key`, the SHA-256 of its id, with its binding, scope, path of
+ *   agents, shown arguments, reason and times), of an agent and a scope
+ *   when given, the longest waiting first, at most `options.limit` (1 to
+ *   1,000, default 100; else VALIDATION naming `limit`).
  *
  * Each fails with `StoreBoundary.StoreError`: VALIDATION when a text
  * cannot be stored (a NUL or a lone surrogate in an approver, a reason, an
