@@ -587,51 +587,53 @@ describe("Compose.handoff", () => {
     })
   )
 
-  it.effect("two handoffs to one agent: each call runs its own handoff, with its own filter, and resumes under it", () =>
-    Effect.gen(function* () {
-      const clerk = yield* Agent.make({
-        id: "clerk",
-        roles: [
-          Role.make({
-            identity: { name: "clerk", goal: "File claims", domain: "support" },
-            actions: {
-              file: Action.local({ description: "File a claim", parameters: {}, run: () => "filed" }).pipe(
-                Action.requireApproval({ reason: "Files a claim" })
-              )
-            }
-          })
-        ]
+  it.effect(
+    "two handoffs to one agent: each call runs its own handoff, with its own filter, and resumes under it",
+    () =>
+      Effect.gen(function* () {
+        const clerk = yield* Agent.make({
+          id: "clerk",
+          roles: [
+            Role.make({
+              identity: { name: "clerk", goal: "File claims", domain: "support" },
+              actions: {
+                file: Action.local({ description: "File a claim", parameters: {}, run: () => "filed" }).pipe(
+                  Action.requireApproval({ reason: "Files a claim" })
+                )
+              }
+            })
+          ]
+        })
+        const role = Role.make({
+          identity: { name: "triage", goal: "Send each customer to the right desk", domain: "support" },
+          actions: {
+            to_clerk_with_history: Compose.handoff(clerk),
+            to_clerk_quietly: Compose.handoff(clerk, { filter: Compose.withoutTools })
+          }
+        })
+        const triage = yield* Agent.make({ id: "triage", roles: [role] })
+        const scripted = yield* ScriptedModel.make([
+          ScriptedModel.toolCalls([{ name: "to_clerk_quietly", arguments: {} }]),
+          ScriptedModel.toolCalls([{ name: "file", arguments: {} }]),
+          ScriptedModel.reply("Filed.")
+        ])
+        const paused = yield* triage.chat("File a claim").pipe(Effect.provide(scripted.layer))
+        expectTag(paused, "AwaitingApproval")
+        // The handoff the call ran, named in the paused state; the clerk saw no tool call (the quiet one's filter).
+        assert.strictEqual(paused.state.handoff?.action, "to_clerk_quietly")
+        const requests = yield* scripted.requests
+        assert.deepStrictEqual(
+          requests[1]?.messages.map((message) => message.role),
+          ["system", "user"]
+        )
+        const [pending] = paused.pending
+        const done = yield* triage
+          .resume(paused.state, { [pending?.toolCallId ?? ""]: Chat.approve("ann") })
+          .pipe(Effect.provide(scripted.layer))
+        expectTag(done, "Completed")
+        assert.deepStrictEqual([done.text, done.agent], ["Filed.", "clerk"])
+        yield* scripted.assertDone
       })
-      const role = Role.make({
-        identity: { name: "triage", goal: "Send each customer to the right desk", domain: "support" },
-        actions: {
-          to_clerk_with_history: Compose.handoff(clerk),
-          to_clerk_quietly: Compose.handoff(clerk, { filter: Compose.withoutTools })
-        }
-      })
-      const triage = yield* Agent.make({ id: "triage", roles: [role] })
-      const scripted = yield* ScriptedModel.make([
-        ScriptedModel.toolCalls([{ name: "to_clerk_quietly", arguments: {} }]),
-        ScriptedModel.toolCalls([{ name: "file", arguments: {} }]),
-        ScriptedModel.reply("Filed.")
-      ])
-      const paused = yield* triage.chat("File a claim").pipe(Effect.provide(scripted.layer))
-      expectTag(paused, "AwaitingApproval")
-      // The handoff the call ran, named in the paused state; the clerk saw no tool call (the quiet one's filter).
-      assert.strictEqual(paused.state.handoff?.action, "to_clerk_quietly")
-      const requests = yield* scripted.requests
-      assert.deepStrictEqual(
-        requests[1]?.messages.map((message) => message.role),
-        ["system", "user"]
-      )
-      const [pending] = paused.pending
-      const done = yield* triage
-        .resume(paused.state, { [pending?.toolCallId ?? ""]: Chat.approve("ann") })
-        .pipe(Effect.provide(scripted.layer))
-      expectTag(done, "Completed")
-      assert.deepStrictEqual([done.text, done.agent], ["Filed.", "clerk"])
-      yield* scripted.assertDone
-    })
   )
 
   it.effect("authority decides which handoffs a role may make: a denied one is refused and nothing transfers", () =>
