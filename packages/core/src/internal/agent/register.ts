@@ -175,22 +175,40 @@ const runStep = (
   // A local action that nothing repeats, delays or bounds runs as its step is made: no trip through the
   // runtime (not under traceSteps, whose run span must hold the call).
   const now = action._tag === "local" && !options.traceSteps && RunStep.runsAtOnce(stepOptions)
-  return (args, knowledge, tool, view) =>
-    step(
-      Executor.execute({
-        name,
-        action,
-        args,
-        tool,
-        view,
-        context: { agentId: options.id, role: role.identity.name, action: name, state, knowledge },
-        agent: options.runtime,
-        spec: role.spec,
-        timeout,
-        now
-      }),
-      fallbackOf(name, policies.fallback, view)
-    )
+  const agentId = options.id
+  const roleName = role.identity.name
+  // Only an MCP tool's call has a tool and a view of its arguments apart from them: the others' attempts stay small.
+  return action._tag === "mcpTool"
+    ? (args, knowledge, tool, view) =>
+        step(
+          Executor.execute({
+            name,
+            action,
+            args,
+            tool,
+            view,
+            context: { agentId, role: roleName, action: name, state, knowledge },
+            agent: options.runtime,
+            spec: role.spec,
+            timeout,
+            now
+          }),
+          fallbackOf(name, policies.fallback, view)
+        )
+    : (args, knowledge) =>
+        step(
+          Executor.execute({
+            name,
+            action,
+            args,
+            context: { agentId, role: roleName, action: name, state, knowledge },
+            agent: options.runtime,
+            spec: role.spec,
+            timeout,
+            now
+          }),
+          fallbackOf(name, policies.fallback, args)
+        )
 }
 
 // An mcpTool action's timeout bounds the MCP request itself (the executor

@@ -5,6 +5,7 @@
  * `resumeStream`). Each part is its own module; this one only puts them together, once per agent.
  */
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import type * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import type { ActionError } from "../../ActionError.ts"
@@ -39,6 +40,16 @@ import * as Threads from "./thread.ts"
 export type { Host } from "./context.ts"
 
 const zero: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+
+// A turn's id needs to be unique, not secret: a random prefix drawn once per process, then a count. Drawing 192
+// random bits per turn would cost a chat turn more than the rest of its bookkeeping.
+let turnPrefix: string | undefined
+let turnCount = 0
+const freshTurnId = (): string => {
+  turnPrefix ??= ApprovalStore.newTokenId().slice(0, 16)
+  turnCount += 1
+  return `${turnPrefix}-${turnCount}`
+}
 
 /** Runs `body` with a fresh usage meter for the turn (nested in any meter already there). */
 const metered = <A, R>(
@@ -141,22 +152,22 @@ export const make = <R>(host: Host<R>): Turns<R> => {
     taken: ReadonlySet<string> | undefined,
     body: (turn: Turn<R>) => Effect.Effect<ChatResult, ActionError, R>
   ): Effect.Effect<ChatResult, ActionError, R> =>
-    Effect.flatMap(
-      Effect.zip(Secrets.withModel(host.secrets, model), Effect.service(Nesting.CurrentPlace)),
-      ([secrets, place]) =>
-        metered((meter) => {
-          const callIds = new Set(taken)
-          for (const id of ToolCallId.idsOf(at.messages)) callIds.add(id)
-          // A handed-off turn's calls get ids unique across the whole conversation it continues.
-          for (const id of place?.taken ?? []) callIds.add(id)
-          const composed = { bound: undefined, agents: othersOf(at.agents, host.id) }
-          const id = at.turnId ?? settings.turnId ?? ApprovalStore.newTokenId()
-          const path = place?.path ?? [host.id]
-          return knowing(
-            body({ host, id, path, toolkit, settings, model, meter, prior, callIds, secrets, composed, ...mode }),
-            secrets
-          )
-        })
+    Effect.flatMap(Secrets.withModel(host.secrets, model), (secrets) =>
+      metered((meter) => {
+        // Where the turn runs, when it is nested (read in the turn's own fiber, which runs this).
+        const place = Fiber.getCurrent()?.getRef(Nesting.CurrentPlace)
+        const callIds = new Set(taken)
+        for (const id of ToolCallId.idsOf(at.messages)) callIds.add(id)
+        // A handed-off turn's calls get ids unique across the whole conversation it continues.
+        for (const id of place?.taken ?? []) callIds.add(id)
+        const composed = { bound: undefined, agents: othersOf(at.agents, host.id) }
+        const id = at.turnId ?? settings.turnId ?? freshTurnId()
+        const path = place?.path ?? [host.id]
+        return knowing(
+          body({ host, id, path, toolkit, settings, model, meter, prior, callIds, secrets, composed, ...mode }),
+          secrets
+        )
+      })
     )
 
   /** A turn in its span, its error exit scrubbed of every secret the agent knows (read only when it fails). */

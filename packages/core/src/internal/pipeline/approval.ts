@@ -96,6 +96,9 @@ const shownArguments = (call: Call, secrets: Secrets.Read | undefined): Effect.E
 
 const noPause: Effect.Effect<undefined> = Effect.succeed(undefined)
 
+/** A consumed token: the call goes on. */
+const proceeds = (): undefined => undefined
+
 /**
  * Step 2 for one call. Without a policy it succeeds (a token given anyway is
  * ignored). With one:
@@ -141,14 +144,18 @@ export const verify = (options: {
       ...(pendingTokenId === undefined ? {} : { pendingTokenId })
     })
   return Effect.flatMap(Effect.zip(bindingOf(agentId, call), storeOf(options.store)), ([binding, store]) => {
-    const ask = Effect.flatMap(shownArguments(call, options.secrets), (shown) =>
-      store.request(binding, policy.reason, policy.ttl ?? ApprovalStore.defaultTtl, {
-        scope: call.scope,
-        agents: call.agents ?? [agentId],
-        ...(shown === undefined ? {} : { arguments: shown })
-      })
-    )
-    const askAgain = (check: ApprovalCheck) => Effect.flatMap(ask, (pending) => Effect.fail(refused(check, pending)))
+    // Asked only when the call has no token, or its token is refused: what a person is shown is written then.
+    const ask = () =>
+      Effect.flatMap(
+        Effect.suspend(() => shownArguments(call, options.secrets)),
+        (shown) =>
+          store.request(binding, policy.reason, policy.ttl ?? ApprovalStore.defaultTtl, {
+            scope: call.scope,
+            agents: call.agents ?? [agentId],
+            ...(shown === undefined ? {} : { arguments: shown })
+          })
+      )
+    const askAgain = (check: ApprovalCheck) => Effect.flatMap(ask(), (pending) => Effect.fail(refused(check, pending)))
     const token = call.token
     const paused = (tokenId: string): Effect.Effect<Pending, ApprovalRequired> => {
       const error = refused("missing", tokenId)
@@ -159,7 +166,7 @@ export const verify = (options: {
         refusal.check === "rejected" ? Effect.fail(refused("rejected")) : askAgain(refusal.check)
       )
     const step: Effect.Effect<Pending | undefined, ApprovalRequired | StoreBoundary.StoreError> =
-      token === undefined ? Effect.flatMap(ask, paused) : Effect.map(consumed(token), () => undefined)
+      token === undefined ? Effect.flatMap(ask(), paused) : Effect.map(consumed(token), proceeds)
     return Effect.catchTag(step, "StoreError", (error) => Effect.fail(StoreBoundary.toActionError(error, action)))
   })
 }

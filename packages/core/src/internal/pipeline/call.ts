@@ -55,6 +55,8 @@ export interface Call {
   readonly agents: ReadonlyArray<string> | undefined
   /** A pending approval ends the call as a value (`true`: a chat turn) or as its APPROVAL failure. */
   readonly pauses: boolean
+  /** Its approval binding, once a step has asked for it ({@link bindingOf}): computed once per call value. */
+  binding: Result.Result<ApprovalStore.Binding, ValidationError> | undefined
 }
 
 /** What a front door knows of a call besides its name and arguments. */
@@ -90,7 +92,8 @@ const make = (
   secrets: options.secrets,
   scope: options.scope ?? (options.correlationId === undefined ? undefined : { turn: options.correlationId }),
   agents: options.agents,
-  pauses: options.pauses === true
+  pauses: options.pauses === true,
+  binding: undefined
 })
 
 const invalid = (label: string, path: string, message: string): ValidationError =>
@@ -137,19 +140,14 @@ export const ofTool = (
 export const boundOf = (tool: string | undefined, args: Args): Args =>
   tool === undefined ? args : { tool, arguments: args }
 
-// A call's binding, computed once: the digest of its raw arguments is made the first time a step asks.
-const bindings = new WeakMap<Call, Result.Result<ApprovalStore.Binding, ValidationError>>()
-
 /**
  * The approval binding of `call` for the agent `agentId`: made once per call value, then the same binding
  * (and digest) every time it is asked. Fails `ValidationError` when the arguments cannot be serialised.
  */
 export const bindingOf = (agentId: string, call: Call): Effect.Effect<ApprovalStore.Binding, ValidationError> => {
-  let bound = bindings.get(call)
-  if (bound === undefined) {
-    bound = bind(agentId, call.name, call.tool, call.bound)
-    bindings.set(call, bound)
-  }
+  // The digest of its raw arguments is made the first time a step asks, then kept on the call.
+  call.binding ??= bind(agentId, call.name, call.tool, call.bound)
+  const bound = call.binding
   return Result.isSuccess(bound) ? Effect.succeed(bound.success) : Effect.fail(bound.failure)
 }
 

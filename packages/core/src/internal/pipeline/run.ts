@@ -28,7 +28,7 @@ import type { Pending } from "../pending.ts"
 import * as ApprovalKernel from "./approval.ts"
 import * as AuthorityKernel from "./authority.ts"
 import { type Args, type Call, fromView, viewOf } from "./call.ts"
-import { chain } from "./chain.ts"
+import { type Chain, chain } from "./chain.ts"
 import * as ContractKernel from "./contract.ts"
 import * as GuardrailKernel from "./guardrail.ts"
 import * as Hooks from "./hooks.ts"
@@ -96,7 +96,8 @@ export const proceed = (agent: Agent, call: Call): Effect.Effect<unknown, Action
 
 /**
  * The ten steps of a call of a registered action. Each gets what the steps before it gave; a call that waits
- * for an approval ends at step 2 with its pending value.
+ * for an approval ends at step 2 with its pending value (only an action with an approval policy can wait: the
+ * others run their steps as one chain).
  */
 const steps = (
   agent: Agent,
@@ -104,24 +105,26 @@ const steps = (
   call: Call,
   step: Observe.StepTracer
 ): Effect.Effect<unknown, ActionError | RetrievalFailure, any> => {
-  const { name } = call
-  const store = agent.approvals
   const { policy } = entry.approval
-  return chain(step("authority", AuthorityKernel.check(agent.authority, name, call.tool))) // 1
-    .next(() =>
-      step("approval", ApprovalKernel.verify({ agentId: agent.id, policy, call, store, secrets: agent.secrets }))
-    ) // 2
-    .next((pending) => (pending === undefined ? admitted(entry, call, step) : Exit.succeed(pending))).effect // 3–10
+  const verified = { agentId: agent.id, policy, call, store: agent.approvals, secrets: agent.secrets }
+  const head = chain(step("authority", AuthorityKernel.check(agent.authority, call.name, call.tool))) // 1
+    .next(() => step("approval", ApprovalKernel.verify(verified))) // 2
+  return policy === undefined
+    ? admitted(head, entry, call, step) // 3–10
+    : head.next((pending) =>
+        pending === undefined ? admitted(chain(Exit.void), entry, call, step) : Exit.succeed(pending)
+      ).effect
 }
 
-/** Steps 3 and 4 on the raw arguments, then 5 to 10 on the converted ones. */
-const admitted = (entry: Registered, call: Call, step: Observe.StepTracer) => {
+/** Steps 3 and 4 on the raw arguments after `head`, then 5 to 10 on the converted ones. */
+const admitted = <A, E, R>(head: Chain<A, E, R>, entry: Registered, call: Call, step: Observe.StepTracer) => {
   const { name, action, role, guardrails } = entry
   const hooks = role.hooks
   // What the role's hook and the input guardrail see: for an MCP tool, `{ tool, arguments }` as declared.
   const given =
     hooks.before === undefined && guardrails?.input === undefined ? call.arguments : viewOf(call, call.arguments)
-  return chain(step("beforeHook", Hooks.before(hooks, name, given))) // 3
+  return head
+    .next(() => step("beforeHook", Hooks.before(hooks, name, given))) // 3
     .next((hooked) => step("inputGuardrail", GuardrailKernel.checkInput(name, guardrails?.input, hooked)))
     .next((guarded) => step("conversion", converted(action, call, guarded === given ? call.arguments : guarded))) // 4
     .next((args: Args) => proceeded(entry, call, args, step)).effect // 5–10
