@@ -125,7 +125,8 @@ import type * as StepHooks from "./StepHooks.ts"
  *   of the turn asks for is scoped by it and the call's id
  *   (`ApprovalStore.Scope`), so two turns whose model numbers its calls
  *   alike (`call_1` in each) never share a pending call. Default: a fresh
- *   random id per turn; `resume` keeps the paused state's (`turnId` there
+ *   id per turn (a random prefix per process and a count: unique, not
+ *   secret); `resume` keeps the paused state's (`turnId` there
  *   is used for a state paused without one). A durable run's turn is its
  *   run id.
  *
