@@ -63,7 +63,9 @@ describe("ApprovalStore: the listing of pending tokens", () => {
           const b1 = yield* ask("support", "A-1", "turn-2", "call_1")
           assert.notStrictEqual(b1, a1)
           assert.strictEqual(yield* ask("support", "A-1", "turn-1", "call_1"), a1)
+          yield* TestClock.adjust("1 second")
           const other = yield* ask("billing", "B-1", "turn-3", "call_1")
+          yield* TestClock.adjust("1 second")
           const short = yield* ask("support", "A-3", "turn-4", "call_1", "10 seconds")
           const decided = yield* ask("support", "A-4", "turn-5", "call_1")
           yield* store.approve(decided, "alice")
@@ -102,6 +104,12 @@ describe("ApprovalStore: the listing of pending tokens", () => {
           assert.deepStrictEqual(keys(yield* store.list({ agentId: "support" })), [key(a1), key(a2), key(b1)])
           yield* store.approve(a2, "alice")
           assert.deepStrictEqual(keys(yield* store.list({ scope: { turn: "turn-1" } })), [key(a1)])
+          // Requested at the same time: ties go by key.
+          const tied = [
+            yield* ask("support", "T-1", "turn-6", "call_1"),
+            yield* ask("support", "T-2", "turn-6", "call_2")
+          ]
+          assert.deepStrictEqual(keys(yield* store.list({ scope: { turn: "turn-6" } })), tied.map(key).sort())
         }).pipe(Effect.provide(layer))
       })
     )

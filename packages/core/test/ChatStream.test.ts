@@ -406,9 +406,13 @@ const stepOf = (move: Move, n: number): ScriptedModel.Step =>
     ? ScriptedModel.reply(move.text, { usage: { inputTokens: n, outputTokens: 2 } })
     : ScriptedModel.toolCalls(move.calls, { text: move.text, usage: { inputTokens: n, outputTokens: 3 } })
 
-/** Token ids are random: compare results with them masked. */
+/** Token ids are random and turn ids fresh per turn: compare results with them masked. */
 const masked = (results: ReadonlyArray<Chat.ChatResult>) =>
-  JSON.parse(JSON.stringify(results).replace(/"pendingTokenId":"[^"]*"/g, '"pendingTokenId":"<token>"')) as unknown
+  JSON.parse(
+    JSON.stringify(results)
+      .replace(/"pendingTokenId":"[^"]*"/g, '"pendingTokenId":"<token>"')
+      .replace(/"turnId":"[^"]*"/g, '"turnId":"<turn>"')
+  ) as unknown
 
 describe("Chat streams: property", () => {
   it("chat and chatStream (resume and resumeStream) agree on every scripted turn, approvals included", async () => {
