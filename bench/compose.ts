@@ -16,8 +16,15 @@
  *
  * Run: node bench/compose.ts
  */
-import { Agent as OaAgent, type Model, type ModelResponse, run, setTracingDisabled, Usage } from "@openai/agents"
-import { Agent, type Chat, Compose, LanguageModel, type Prompt, Role } from "@rolecraft/core"
+import {
+  Agent as OaAgent,
+  type Model,
+  type ModelResponse as OaModelResponse,
+  run,
+  setTracingDisabled,
+  Usage
+} from "@openai/agents"
+import { Agent, type Chat, Compose, LanguageModel, type ModelResponse, type Prompt, Role } from "@rolecraft/core"
 import { Effect, ManagedRuntime, Scope } from "effect"
 import { compareAsync, defaultRounds, type Figures, type Options } from "./measure.ts"
 import { isMain, printSection, type Section, type Table, times, us } from "./report.ts"
@@ -40,14 +47,14 @@ const agentOf = (messages: ReadonlyArray<Prompt.Message>): string => {
   return system?.role === "system" ? (/You are the agent "([^"]+)"/.exec(system.content)?.[1] ?? "") : ""
 }
 
-const reply = (messages: ReadonlyArray<Prompt.Message>): LanguageModel.ProviderResponse => {
-  const text = (value: string): LanguageModel.ProviderResponse => ({
+const reply = (messages: ReadonlyArray<Prompt.Message>): ModelResponse.ProviderResponse => {
+  const text = (value: string): ModelResponse.ProviderResponse => ({
     text: value,
     toolCalls: [],
     usage,
     finishReason: "stop"
   })
-  const call = (name: string, args: string): LanguageModel.ProviderResponse => ({
+  const call = (name: string, args: string): ModelResponse.ProviderResponse => ({
     text: "",
     toolCalls: [{ id: "call_1", name, arguments: args }],
     usage,
@@ -118,15 +125,15 @@ const rolecraft = async () => {
 // ---------------------------------------------------------------------------
 
 const oaUsage = () => new Usage({ requests: 1, inputTokens: 10, outputTokens: 5, totalTokens: 15 })
-const oaText = (text: string): ModelResponse => ({
+const oaText = (text: string): OaModelResponse => ({
   usage: oaUsage(),
   output: [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text }] }]
 })
-const oaCall = (name: string, args: string): ModelResponse => ({
+const oaCall = (name: string, args: string): OaModelResponse => ({
   usage: oaUsage(),
   output: [{ type: "function_call", callId: "call_1", name, arguments: args, status: "completed" }]
 })
-const fake = (respond: (request: Parameters<Model["getResponse"]>[0]) => ModelResponse): Model => ({
+const fake = (respond: (request: Parameters<Model["getResponse"]>[0]) => OaModelResponse): Model => ({
   getResponse: async (request) => respond(request),
   getStreamedResponse: () => {
     throw new Error("not streamed in this bench")

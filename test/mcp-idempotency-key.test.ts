@@ -1,8 +1,8 @@
-// An mcpTool action sends the call's idempotency key (Chat.IdempotencyKey, set by a durable run) in the request's
+// An mcpTool action sends the call's idempotency key (IdempotencyKey.IdempotencyKey, set by a durable run) in the request's
 // `_meta` under "rolecraft/idempotencyKey", read by the SDK's own server; a call without a key sends no `_meta`.
 import { assert, describe, it } from "@effect/vitest"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
-import { Action, Agent, Chat, McpClient, Role } from "@rolecraft/core"
+import { Action, Agent, IdempotencyKey, McpClient, Role } from "@rolecraft/core"
 import { InMemoryMcp } from "@rolecraft/testing"
 import { Effect } from "effect"
 
@@ -28,7 +28,7 @@ describe("mcpTool and the idempotency key", () => {
         ]
       })
       const call = agent.executeAction("payments", { tool: "charge", arguments: {} })
-      assert.strictEqual(yield* Effect.provideService(call, Chat.IdempotencyKey, "run-1/call_1"), "charged")
+      assert.strictEqual(yield* Effect.provideService(call, IdempotencyKey.IdempotencyKey, "run-1/call_1"), "charged")
       assert.strictEqual(yield* call, "charged")
       assert.deepStrictEqual(seen, ["run-1/call_1", undefined])
     }).pipe(Effect.scoped, Effect.provide(InMemoryMcp.layer({ "memory://payments": factory })))

@@ -1,9 +1,9 @@
 /**
  * C60: what an MCP client reads from `Mcp.serve`, by the SDK's own client.
  *
- * - Content blocks: every `ToolResult` constructor (image and audio from bytes and from base64, an embedded
+ * - Content blocks: every `ToolContent` constructor (image and audio from bytes and from base64, an embedded
  *   text and blob resource, a resource link, and a mix with text) reaches the client as the blocks it made,
- *   and a chat turn sends the model a text for each (`ToolResult.success`).
+ *   and a chat turn sends the model a text for each (`ToolContent.success`).
  * - Served schemas are JSON Schema 2020-12 (`$schema`) with every struct closed (`additionalProperties: false`,
  *   nested ones too) and a record left open; the schema a model is offered is unchanged.
  * - An unknown tool is the JSON-RPC error -32602 (tested with the rest of Mcp.serve in mcp-serve.test.ts).
@@ -11,7 +11,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { Action, Agent, Role, ToolResult } from "@rolecraft/core"
+import { Action, Agent, Role, ToolContent } from "@rolecraft/core"
 import { Mcp } from "@rolecraft/mcp"
 import { Effect, Result, Schema } from "effect"
 
@@ -19,49 +19,49 @@ const bytes = new Uint8Array([137, 80, 78, 71, 13, 10, 26, 10])
 const base64 = Buffer.from(bytes).toString("base64")
 
 // Every constructor, with the blocks a client must read and the text a model is sent.
-const variants: ReadonlyArray<readonly [string, ToolResult.Content, ReadonlyArray<unknown>, string]> = [
+const variants: ReadonlyArray<readonly [string, ToolContent.Content, ReadonlyArray<unknown>, string]> = [
   [
     "image_bytes",
-    ToolResult.image(bytes, "image/png"),
+    ToolContent.image(bytes, "image/png"),
     [{ type: "image", data: base64, mimeType: "image/png" }],
     "[image image/png, 8 bytes]"
   ],
   [
     "image_base64",
-    ToolResult.image(base64, "image/png"),
+    ToolContent.image(base64, "image/png"),
     [{ type: "image", data: base64, mimeType: "image/png" }],
     "[image image/png, 8 bytes]"
   ],
   [
     "audio",
-    ToolResult.audio(bytes, "audio/wav"),
+    ToolContent.audio(bytes, "audio/wav"),
     [{ type: "audio", data: base64, mimeType: "audio/wav" }],
     "[audio audio/wav, 8 bytes]"
   ],
   [
     "resource_text",
-    ToolResult.resource({ uri: "docs://a", mimeType: "text/plain", text: "hello" }),
+    ToolContent.resource({ uri: "docs://a", mimeType: "text/plain", text: "hello" }),
     [{ type: "resource", resource: { uri: "docs://a", mimeType: "text/plain", text: "hello" } }],
     "[resource docs://a]\nhello"
   ],
   [
     "resource_blob",
-    ToolResult.resource({ uri: "docs://b", blob: bytes }),
+    ToolContent.resource({ uri: "docs://b", blob: bytes }),
     [{ type: "resource", resource: { uri: "docs://b", blob: base64 } }],
     "[resource docs://b, 8 bytes]"
   ],
   [
     "resource_link",
-    ToolResult.resourceLink({ uri: "docs://c", name: "c", mimeType: "text/plain" }),
+    ToolContent.resourceLink({ uri: "docs://c", name: "c", mimeType: "text/plain" }),
     [{ type: "resource_link", uri: "docs://c", name: "c", mimeType: "text/plain" }],
     "[resource link c: docs://c]"
   ],
   [
     "mixed",
-    ToolResult.content(
+    ToolContent.content(
       "Here:",
-      ToolResult.image(bytes, "image/png"),
-      ToolResult.resource({ uri: "docs://a", text: "x" })
+      ToolContent.image(bytes, "image/png"),
+      ToolContent.resource({ uri: "docs://a", text: "x" })
     ),
     [
       { type: "text", text: "Here:" },
@@ -92,7 +92,7 @@ const role = Role.make({
 })
 
 describe("Mcp.serve: content blocks and served schemas", () => {
-  it.live("every ToolResult content constructor reaches an MCP client as its blocks, and a model as text", () =>
+  it.live("every ToolContent content constructor reaches an MCP client as its blocks, and a model as text", () =>
     Effect.gen(function* () {
       const agent = yield* Agent.make({ id: "media", roles: [role] })
       const served = yield* Mcp.serve(agent, { transport: { http: {} } })
@@ -108,7 +108,7 @@ describe("Mcp.serve: content blocks and served schemas", () => {
         const result = yield* Effect.promise(() => client.callTool({ name, arguments: {} }))
         assert.deepStrictEqual(result.content, blocks, name)
         assert.isUndefined(result.structuredContent, name)
-        assert.deepStrictEqual(ToolResult.success(value, { action: name }), Result.succeed(text), name)
+        assert.deepStrictEqual(ToolContent.success(value, { action: name }), Result.succeed(text), name)
       }
 
       const { tools } = yield* Effect.promise(() => client.listTools())

@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { Action, Agent, type LanguageModel, Role } from "@rolecraft/core"
+import { Action, Agent, type Prompt, Role } from "@rolecraft/core"
 import { Mcp } from "@rolecraft/mcp"
 import { ScriptedModel } from "@rolecraft/testing"
 import { Effect } from "effect"
@@ -38,7 +38,7 @@ const role = Role.make({
   )
 })
 
-const toolContents = (messages: ReadonlyArray<LanguageModel.Message>) =>
+const toolContents = (messages: ReadonlyArray<Prompt.Message>) =>
   messages.flatMap((message) => (message.role === "tool" ? [message.content] : []))
 
 describe("one tool-result writer", () => {

@@ -5,7 +5,7 @@
  * `LanguageModel.make` the openai layer uses) answering from the shared
  * script.
  */
-import { Action, Agent, LanguageModel, type Prompt, Role } from "@rolecraft/core"
+import { Action, Agent, LanguageModel, type ModelResponse, type Prompt, Role } from "@rolecraft/core"
 import { Effect, Layer, ManagedRuntime, Schema, Scope, Stream } from "effect"
 import {
   atModel,
@@ -31,7 +31,7 @@ import {
 const usage = { inputTokens: 10, outputTokens: 5 }
 
 /** The scripted reply to a conversation: one more tool call, or the answer. */
-export const reply = (messages: ReadonlyArray<Prompt.Message>): LanguageModel.ProviderResponse => {
+export const reply = (messages: ReadonlyArray<Prompt.Message>): ModelResponse.ProviderResponse => {
   const seen = messages.filter((message) => message.role === "tool").length
   const user = messages.find((message) => message.role === "user")?.content ?? ""
   const move = nextMove(seen, toolCallsIn(user))
@@ -89,13 +89,13 @@ export const scenarios: ChatScenarios = scenariosOf("Rolecraft", weather, chat)
 // The streamed turn.
 // ---------------------------------------------------------------------------
 
-const chunks: ReadonlyArray<LanguageModel.ProviderChunk> = [
+const chunks: ReadonlyArray<ModelResponse.ProviderChunk> = [
   ...streamPieces.map((text) => ({ text })),
   { finishReason: "stop", usage }
 ]
 
 /** The chunks after the gate (see `holdAtModel`), for the heap of streamed turns in flight. */
-async function* afterGate(gate: Promise<void>): AsyncGenerator<LanguageModel.ProviderChunk> {
+async function* afterGate(gate: Promise<void>): AsyncGenerator<ModelResponse.ProviderChunk> {
   await gate
   yield* chunks
 }

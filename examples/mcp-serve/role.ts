@@ -4,7 +4,7 @@
  * image, and a booking that needs a person's approval.
  */
 import { fileURLToPath } from "node:url"
-import { Action, Progress, Role, ToolResult } from "@rolecraft/core"
+import { Action, Progress, Role, ToolContent } from "@rolecraft/core"
 import { McpPrompt, McpResource } from "@rolecraft/mcp"
 import { Effect, Schema } from "effect"
 
@@ -37,7 +37,7 @@ export const DeskRole = Role.make({
     floorPlan: Action.local({
       description: "The floor plan of a hotel, as an image",
       parameters: { hotel: Schema.Literals(hotels) },
-      run: ({ hotel }) => ToolResult.content(`Floor plan of ${hotel}:`, ToolResult.image(plan, "image/png"))
+      run: ({ hotel }) => ToolContent.content(`Floor plan of ${hotel}:`, ToolContent.image(plan, "image/png"))
     }),
     book: Action.local({
       description: "Book a hotel room and charge the guest's card",

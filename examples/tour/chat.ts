@@ -212,7 +212,7 @@ export const streamed = <A, R>(
         tools.set(event.toolCallId, event.tool)
         return write(`${close}     → ${event.tool} started\n`)
       }
-      case "ToolResult": {
+      case "ToolCallAnswered": {
         const outcome = event.success ? `✓ ${clip(event.content, 60)}` : `✗ ${event.category ?? "failed"}`
         return write(`     ← ${tools.get(event.toolCallId) ?? event.toolCallId} ${outcome}\n`)
       }

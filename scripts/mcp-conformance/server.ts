@@ -4,14 +4,14 @@
  * resource and prompt the suite's server scenarios ask for (names and
  * arguments from @modelcontextprotocol/conformance 0.1.16,
  * src/scenarios/server/*.ts). Only Rolecraft's public API: tools are
- * actions, content blocks come from `ToolResult`, progress from `Progress`,
+ * actions, content blocks come from `ToolContent`, progress from `Progress`,
  * logs are Effect logs, elicitation and sampling go through `McpPeer`.
  *
  * Run: node --conditions=@rolecraft/source scripts/mcp-conformance/server.ts [port]
  * Prints one line `MCP_URL=<url>` on stdout when it listens.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Action, Progress, Role, ToolResult } from "@rolecraft/core"
+import { Action, Progress, Role, ToolContent } from "@rolecraft/core"
 import { Mcp, McpPeer, McpPrompt, McpResource } from "@rolecraft/mcp"
 import { Console, Effect, Schema } from "effect"
 
@@ -42,18 +42,18 @@ const actions = {
   test_image_content: Action.local({
     description: "Tests image content response",
     parameters: none,
-    run: () => ToolResult.image(PNG, "image/png")
+    run: () => ToolContent.image(PNG, "image/png")
   }),
   test_audio_content: Action.local({
     description: "Tests audio content response",
     parameters: none,
-    run: () => ToolResult.audio(WAV, "audio/wav")
+    run: () => ToolContent.audio(WAV, "audio/wav")
   }),
   test_embedded_resource: Action.local({
     description: "Tests embedded resource content response",
     parameters: none,
     run: () =>
-      ToolResult.resource({
+      ToolContent.resource({
         uri: "test://embedded-resource",
         mimeType: "text/plain",
         text: "This is an embedded resource content."
@@ -63,10 +63,10 @@ const actions = {
     description: "Tests response with multiple content types (text, image, resource)",
     parameters: none,
     run: () =>
-      ToolResult.content(
+      ToolContent.content(
         "Multiple content types test:",
-        ToolResult.image(PNG, "image/png"),
-        ToolResult.resource({
+        ToolContent.image(PNG, "image/png"),
+        ToolContent.resource({
           uri: "test://mixed-content-resource",
           mimeType: "application/json",
           text: '{"test":"data","value":123}'

@@ -9,10 +9,10 @@
 // A tool records each run in harness_tool_runs (one row per execution) and its side effect in harness_effects, keyed
 // by the call's idempotency key: a second execution with the same key takes no second effect, as a service that
 // honours an Idempotency-Key header does.
-import { Action, Agent, Chat, type LanguageModel, Role } from "@rolecraft/core"
-import * as Model from "@rolecraft/core/LanguageModel"
-import { Duration, Effect, Layer, Schedule, Schema } from "effect"
+import { Action, Agent, IdempotencyKey, Role } from "@rolecraft/core"
+import { Duration, Effect, Schedule, Schema } from "effect"
 import type { SqlClient } from "effect/sql"
+import { refundModel } from "../../packages/durable/test/support/refunds.ts"
 
 /** Creates the tables the model and the tools record into (two processes at once may collide: retried). */
 export const recordTables = (sql: SqlClient.SqlClient) =>
@@ -38,7 +38,7 @@ const counted = <A, E, R>(write: Effect.Effect<A, E, R>) =>
 /** A tool's run: recorded, its effect taken once per key, then the slow ones sleep. */
 const perform = (sql: SqlClient.SqlClient, order: string, slow: boolean) =>
   Effect.gen(function* () {
-    const key = yield* Chat.IdempotencyKey
+    const key = yield* IdempotencyKey.IdempotencyKey
     yield* counted(
       sql`INSERT INTO harness_tool_runs (run_id, idempotency_key, pid) VALUES (${order}, ${key ?? null}, ${process.pid})`
     )
@@ -70,31 +70,20 @@ export const makeAgent = (sql: SqlClient.SqlClient) =>
     ]
   })
 
-/** The model: a user message → a call for it (see the module doc); a tool answer → a text reply quoting it. */
+/**
+ * The model (the durable tests' refund model): a user message → a call for it (see the module doc), each call
+ * recorded first; a tool answer → a text reply quoting it.
+ */
 export const model = (sql: SqlClient.SqlClient) =>
-  Layer.succeed(
-    Model.LanguageModel,
-    Model.make(
-      (call) =>
-        Effect.gen(function* () {
-          const user = call.request.messages.find((m) => m.role === "user")?.content ?? ""
-          yield* counted(sql`INSERT INTO harness_model_calls (run_id, pid) VALUES (${user}, ${process.pid})`)
-          const last = call.request.messages.at(-1)
-          if (last?.role === "user") {
-            if (user.startsWith("model-slow:")) yield* Effect.sleep(modelMs())
-            const tool = user.startsWith("tool-slow:") || user.startsWith("model-slow:") ? "ship" : "refund"
-            return {
-              toolCalls: [{ id: "call_1", name: tool, arguments: JSON.stringify({ order: user }) }],
-              finishReason: "tool_calls",
-              usage: { inputTokens: 10, outputTokens: 5 }
-            } satisfies LanguageModel.ProviderResponse
-          }
-          return {
-            text: `Done: ${last?.content ?? ""}`,
-            finishReason: "stop",
-            usage: { inputTokens: 20, outputTokens: 3 }
-          } satisfies LanguageModel.ProviderResponse
-        }),
-      { name: "scripted-support" }
-    )
+  refundModel(
+    (request) =>
+      Effect.gen(function* () {
+        const user = request.messages.find((m) => m.role === "user")?.content ?? ""
+        yield* counted(sql`INSERT INTO harness_model_calls (run_id, pid) VALUES (${user}, ${process.pid})`)
+        if (request.messages.at(-1)?.role === "user" && user.startsWith("model-slow:")) yield* Effect.sleep(modelMs())
+      }),
+    {
+      name: "scripted-support",
+      tool: (user) => (user.startsWith("tool-slow:") || user.startsWith("model-slow:") ? "ship" : "refund")
+    }
   )

@@ -12,8 +12,9 @@ import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { Action, Agent, ApprovalStore, Role } from "@rolecraft/core"
-import { Effect, Schema } from "effect"
+import { Agent, ApprovalStore } from "@rolecraft/core"
+import { Effect } from "effect"
+import { bookingRole } from "../support/booking.ts"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const fixture = (name: string) => join(root, "test/fixtures", name)
@@ -46,16 +47,7 @@ const start = (script: string, args: ReadonlyArray<string>) => {
 const exited = (child: ChildProcess) =>
   new Promise<void>((resolve) => (child.exitCode === null ? child.once("exit", () => resolve()) : resolve()))
 
-const role = Role.make({
-  identity: { name: "travel", goal: "Book hotels", domain: "travel" },
-  actions: {
-    book: Action.local({
-      description: "Book a hotel room",
-      parameters: { hotelId: Schema.String },
-      run: ({ hotelId }) => `booked ${hotelId}`
-    }).pipe(Action.requireApproval({ reason: "Books and charges a hotel" }))
-  }
-})
+const role = bookingRole()
 
 /** An approved token for `book`, then the call with it while another process holds the file locked. */
 const bookWhileLocked = (filename: string, holdMs: number, busyTimeout?: number) =>

@@ -13,10 +13,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Action, Agent, Role } from "@rolecraft/core"
 import type { ActionError, Chat } from "@rolecraft/core"
-import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { ChatCompletionsServer as Server } from "@rolecraft/testing"
-import { Effect, Exit, Redacted, Schema, Stream } from "effect"
+import { Effect, Exit, Schema, Stream } from "effect"
 import { fixture } from "../../packages/core/test/support/TravelRole.ts"
+import { openAiOn } from "../support/openai.ts"
 
 /** Every finish reason that means the reply was cut at its token limit, as providers send it. */
 const cutReasons = [
@@ -57,14 +57,6 @@ const shapes = [
   { name: "whole calls only", calls: [wholeAdd, wholePing] }
 ] as const
 
-const layerOf = (server: Server.ChatCompletionsServer) =>
-  OpenAiLanguageModel.layer({
-    model: "gpt-test",
-    apiKey: Redacted.make("sk-test-key"),
-    baseURL: server.baseURL,
-    timeout: "10 seconds"
-  })
-
 const failureOf = (exit: Exit.Exit<unknown, unknown>): ActionError.ActionError => {
   assert.isTrue(Exit.isFailure(exit), "the turn should fail")
   const error = Exit.isFailure(exit) ? exit.cause.reasons[0] : undefined
@@ -87,7 +79,7 @@ const run = (script: ReadonlyArray<Server.Step>, streaming: boolean, options: Ch
           Stream.runForEach(agent.chatStream("Plan my trip", options), (event) => Effect.sync(() => events.push(event)))
         )
       : Effect.asVoid(agent.chat("Plan my trip", options))
-    const exit = yield* Effect.exit(Effect.provide(turn, layerOf(server)))
+    const exit = yield* Effect.exit(Effect.provide(turn, openAiOn(server)))
     return { exit, events, counts, requests: yield* server.requests }
   }).pipe(Effect.scoped)
 
@@ -115,7 +107,7 @@ describe("C04: a reply cut at its token limit runs none of its calls", () => {
             ranNothing(counts)
             assert.strictEqual(requests.length, 1, "not retried, and no second model call")
             assert.deepStrictEqual(
-              events.filter((event) => event._tag === "ToolCallReady" || event._tag === "ToolResult"),
+              events.filter((event) => event._tag === "ToolCallReady" || event._tag === "ToolCallAnswered"),
               [],
               "no call is announced as ready or answered"
             )
@@ -235,7 +227,7 @@ describe("C04: an llm action whose reply was cut fails EXECUTION naming max_toke
           ])
           const agent = yield* Agent.make({ id: "writer", roles: [summaries] })
           const exit = yield* Effect.exit(
-            Effect.provide(agent.executeAction(action, { text: "A long text." }), layerOf(server))
+            Effect.provide(agent.executeAction(action, { text: "A long text." }), openAiOn(server))
           )
           const error = failureOf(exit)
           assert.strictEqual(error.category, "EXECUTION", error.message)

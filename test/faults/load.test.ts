@@ -13,26 +13,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { Action, Agent, ApprovalStore, Role } from "@rolecraft/core"
-import { Effect, type Layer, Schema } from "effect"
+import { Agent, ApprovalStore } from "@rolecraft/core"
+import { Effect, type Layer } from "effect"
+import { bookingRole } from "../support/booking.ts"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 const scratch = existsSync("/dev/shm") ? "/dev/shm" : tmpdir()
 
-const role = (booked: { count: number }) =>
-  Role.make({
-    identity: { name: "travel", goal: "Book hotels", domain: "travel" },
-    actions: {
-      book: Action.local({
-        description: "Book a hotel room",
-        parameters: { hotelId: Schema.String },
-        run: ({ hotelId }) => {
-          booked.count++
-          return `booked ${hotelId}`
-        }
-      }).pipe(Action.requireApproval({ reason: "Books and charges a hotel" }))
-    }
-  })
+const role = bookingRole
 
 const stores: ReadonlyArray<readonly [string, () => Layer.Layer<ApprovalStore.ApprovalStore, unknown>]> = [
   ["memory", () => ApprovalStore.layerMemory],

@@ -19,15 +19,15 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprot
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Action, Agent, Role } from "@rolecraft/core"
-import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { ChatCompletionsServer as Server, InMemoryMcp } from "@rolecraft/testing"
-import { Effect, Exit, Layer, Redacted, Result, Schema } from "effect"
+import { Effect, Exit, Layer, Result, Schema } from "effect"
 import * as fc from "fast-check"
 import * as Conversion from "../../packages/core/src/internal/schema/decode.ts"
 import { fromJsonSchema } from "../../packages/core/src/internal/schema/fromJsonSchema.ts"
 import { jsonSchema } from "../../packages/core/src/internal/tool/jsonSchema.ts"
 import * as LocalServer from "../../packages/core/test/support/LocalServer.ts"
 import { type Shape, schemaOf, shapeArbitrary, valuesOf } from "../../packages/core/test/support/Shapes.ts"
+import { openAiOn } from "../support/openai.ts"
 
 const numRuns = Number(process.env.FAULTS_RUNS ?? 200)
 
@@ -251,14 +251,6 @@ const reached = (kind: Kind, received: ReadonlyArray<unknown>, requests: Readonl
   })
 }
 
-const layerOf = (server: Server.ChatCompletionsServer) =>
-  OpenAiLanguageModel.layer({
-    model: "gpt-test",
-    apiKey: Redacted.make("sk-test-key"),
-    baseURL: server.baseURL,
-    timeout: "10 seconds"
-  })
-
 const kinds: ReadonlyArray<Kind> = ["local", "webService", "llm", "mcpTool"]
 
 describe("C09 table: every kind, strict or not", () => {
@@ -275,7 +267,7 @@ describe("C09 table: every kind, strict or not", () => {
           const agent = yield* Agent.make({ id: "finder", roles: [role] })
           const result = yield* agent
             .chat("Find x", { strict })
-            .pipe(Effect.provide(Layer.merge(layer, layerOf(server))))
+            .pipe(Effect.provide(Layer.merge(layer, openAiOn(server))))
           assert.strictEqual(result._tag, "Completed")
           const requests = yield* server.requests
           const first = requests[0]?.body as
@@ -310,7 +302,7 @@ describe("C09 table: every kind, strict or not", () => {
         const { role, received, layer } = yield* setup(kind)
         const server = yield* Server.make([Server.reply("found")])
         const agent = yield* Agent.make({ id: "finder", roles: [role] })
-        const provided = Layer.merge(layer, layerOf(server))
+        const provided = Layer.merge(layer, openAiOn(server))
         yield* agent.executeAction("find", direct(kind, { query: "x", limit: null })).pipe(Effect.provide(provided))
         const refused = yield* Effect.flip(
           agent.executeAction("find", direct(kind, { query: null, limit: 3 })).pipe(Effect.provide(provided))

@@ -6,7 +6,7 @@
  * here; `node scripts/fault-properties.ts` runs 10,000 (FAULTS_RUNS).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Action, ActionResult, Agent, LanguageModel, Role } from "@rolecraft/core"
+import { Action, ActionResult, Agent, LanguageModel, type ModelResponse, Role } from "@rolecraft/core"
 import { Effect, Exit, Schema } from "effect"
 import * as fc from "fast-check"
 
@@ -56,7 +56,7 @@ describe("properties over the audits", () => {
   it("whatever a provider answers, a model call ends in a reply or a typed failure, never a defect", async () => {
     await fc.assert(
       fc.asyncProperty(reply, async (answer) => {
-        const model = LanguageModel.make(() => answer as LanguageModel.ProviderResponse)
+        const model = LanguageModel.make(() => answer as ModelResponse.ProviderResponse)
         const exit = await Effect.runPromise(Effect.exit(model.generate({ messages: [] })))
         assert.isTrue(isTypedOrSuccess(exit), String(exit))
         if (Exit.isSuccess(exit)) {

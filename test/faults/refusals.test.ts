@@ -10,10 +10,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Action, Agent, Role } from "@rolecraft/core"
 import type { ActionError, Chat } from "@rolecraft/core"
-import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { ChatCompletionsServer as Server } from "@rolecraft/testing"
-import { Effect, Exit, Redacted, Schema, Stream } from "effect"
+import { Effect, Exit, Schema, Stream } from "effect"
 import { fixture } from "../../packages/core/test/support/TravelRole.ts"
+import { openAiOn } from "../support/openai.ts"
 
 const refusal = "I can't help with that request."
 
@@ -59,14 +59,6 @@ const forms: ReadonlyArray<{ readonly name: string; readonly step: (streaming: b
   { name: "tool calls beside it", step: refusalWithCall }
 ]
 
-const layerOf = (server: Server.ChatCompletionsServer) =>
-  OpenAiLanguageModel.layer({
-    model: "gpt-test",
-    apiKey: Redacted.make("sk-test-key"),
-    baseURL: server.baseURL,
-    timeout: "10 seconds"
-  })
-
 const Trip = Schema.Struct({ city: Schema.String })
 
 const refusedWith = (exit: Exit.Exit<unknown, unknown>, action: string) => {
@@ -106,7 +98,7 @@ describe("C56: a refusal is one outcome, EXECUTION 'the model refused', with its
                   Effect.sync(() => events.push(event))
                 )
               : Effect.asVoid(agent.chat("Plan a trip", place.options))
-            const exit = yield* Effect.exit(Effect.provide(turn, layerOf(server)))
+            const exit = yield* Effect.exit(Effect.provide(turn, openAiOn(server)))
             refusedWith(exit, "chat")
             assert.strictEqual(counts.add, 0, "a call beside a refusal never runs")
             assert.strictEqual(counts.ping, place.later ? 1 : 0)
@@ -138,7 +130,7 @@ describe("C56: a refusal is one outcome, EXECUTION 'the model refused', with its
           const server = yield* Server.make([form.step(false)])
           const agent = yield* Agent.make({ id: "writer", roles: [writer] })
           const exit = yield* Effect.exit(
-            Effect.provide(agent.executeAction(action, { city: "Paris" }), layerOf(server))
+            Effect.provide(agent.executeAction(action, { city: "Paris" }), openAiOn(server))
           )
           refusedWith(exit, action)
         }).pipe(Effect.scoped)

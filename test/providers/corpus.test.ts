@@ -8,7 +8,7 @@
  * status and with every odd status a server sends; each ends in its category, and is retried when it should be.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Action, Agent, type Chat, LanguageModel, Role } from "@rolecraft/core"
+import { Action, Agent, type Chat, LanguageModel, type ModelResponse, Role } from "@rolecraft/core"
 import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { Effect, Exit, Redacted, Schema, Stream } from "effect"
 import * as Corpus from "./corpus.ts"
@@ -26,13 +26,13 @@ const ask: LanguageModel.Request = { messages: [{ role: "user", content: "go" }]
 const known = new Set(["stop", "length", "tool_calls", "content_filter"])
 
 /** The finish reason a recorded one reads as. */
-const finishOf = (expected: Corpus.Expectation): LanguageModel.FinishReason =>
+const finishOf = (expected: Corpus.Expectation): ModelResponse.FinishReason =>
   expected.finishReason === null
     ? expected.toolCalls.length > 0
       ? "tool_calls"
       : "stop"
     : known.has(expected.finishReason)
-      ? (expected.finishReason as LanguageModel.FinishReason)
+      ? (expected.finishReason as ModelResponse.FinishReason)
       : "other"
 
 const fields: Readonly<Record<string, string>> = {
@@ -42,8 +42,8 @@ const fields: Readonly<Record<string, string>> = {
 }
 
 /** The citations a recording's `citations` (URLs) and `url_citation` annotations read as. */
-const citationsOf = (expected: Corpus.Expectation): ReadonlyArray<LanguageModel.Citation> | undefined => {
-  const citations: Array<LanguageModel.Citation> = []
+const citationsOf = (expected: Corpus.Expectation): ReadonlyArray<ModelResponse.Citation> | undefined => {
+  const citations: Array<ModelResponse.Citation> = []
   for (const annotation of expected.annotations ?? []) {
     const body = (annotation.url_citation ?? annotation) as Readonly<Record<string, unknown>>
     if (annotation.type !== "url_citation" || typeof body.url !== "string") continue
@@ -59,8 +59,8 @@ const citationsOf = (expected: Corpus.Expectation): ReadonlyArray<LanguageModel.
   return citations.length === 0 ? undefined : citations
 }
 
-/** The answer a recording's expectation describes, as `LanguageModel.Response` (its `model` aside). */
-const responseOf = (expected: Corpus.Expectation): Omit<LanguageModel.Response, "model"> => {
+/** The answer a recording's expectation describes, as `ModelResponse.Response` (its `model` aside). */
+const responseOf = (expected: Corpus.Expectation): Omit<ModelResponse.Response, "model"> => {
   const reasoning = expected.reasoning === null || expected.reasoning === "" ? undefined : expected.reasoning
   const usage = expected.usage
   const citations = citationsOf(expected)
@@ -81,7 +81,7 @@ const responseOf = (expected: Corpus.Expectation): Omit<LanguageModel.Response, 
   }
 }
 
-const withoutModel = ({ model: _model, ...rest }: LanguageModel.Response) => rest
+const withoutModel = ({ model: _model, ...rest }: ModelResponse.Response) => rest
 
 const joined = (parts: ReadonlyArray<{ readonly _tag: string; readonly delta?: string }>, tag: string) =>
   parts
@@ -123,7 +123,7 @@ describe("every recorded answer, as a model call", () => {
           const parts = yield* Stream.runCollect(model.stream(ask))
           const last = parts.at(-1)
           assert.strictEqual(last?._tag, "Finished")
-          const response = (last as Extract<LanguageModel.StreamPart, { _tag: "Finished" }>).response
+          const response = (last as Extract<ModelResponse.StreamPart, { _tag: "Finished" }>).response
           assert.deepStrictEqual(withoutModel(response), expected)
           assert.strictEqual(joined(parts, "TextDelta"), recording.expected.text)
           assert.strictEqual(joined(parts, "ReasoningDelta"), expected.reasoning ?? "")

@@ -15,7 +15,7 @@
  * 1,000 runs here; `node scripts/fault-properties.ts` runs 100,000 (READER_RUNS).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { LanguageModel } from "@rolecraft/core"
+import { LanguageModel, type ModelResponse } from "@rolecraft/core"
 import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { Effect, Redacted, Stream } from "effect"
 import * as fc from "fast-check"
@@ -280,7 +280,7 @@ describe("the stream reader, on every chunking", () => {
                 const parts = await Effect.runPromise(Stream.runCollect(model.stream({ messages: [] })))
                 const last = parts.at(-1)
                 assert.strictEqual(last?._tag, "Finished")
-                const { model: _model, ...response } = (last as Extract<LanguageModel.StreamPart, { _tag: "Finished" }>)
+                const { model: _model, ...response } = (last as Extract<ModelResponse.StreamPart, { _tag: "Finished" }>)
                   .response
                 const total = ref.usage.prompt + ref.usage.completion
                 assert.deepStrictEqual(response, {

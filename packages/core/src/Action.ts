@@ -140,7 +140,7 @@ export type Requirements<Out> = Out extends Effect.Effect<infer _A, infer _E, in
  * - `signal`: aborted when the call is interrupted (timeouts included).
  * - `idempotencyKey`: the call's idempotency key when its caller gives one
  *   (a durable run: the run id and the tool call id, the same on every
- *   attempt of the call; see `Chat.IdempotencyKey`), else `undefined`. Pass
+ *   attempt of the call; see `IdempotencyKey.IdempotencyKey`), else `undefined`. Pass
  *   it to the service that performs a side effect so that a call run twice
  *   takes effect once.
  *
@@ -490,7 +490,7 @@ type SuccessOf<S> = S extends Schema.Top ? S["Type"] : unknown
  *   outcome is unknown on a POST or PATCH (GET, HEAD, PUT, DELETE and
  *   OPTIONS are idempotent already).
  * - `idempotencyHeader`: the header that carries the call's idempotency key
- *   (`Chat.IdempotencyKey`: in a durable run, the run id and the tool call
+ *   (`IdempotencyKey.IdempotencyKey`: in a durable run, the run id and the tool call
  *   id, the same on every attempt), e.g. `"Idempotency-Key"`; sent only
  *   when the call has a key. Default: none. For a service that deduplicates
  *   requests by that header, so a call run again after a crash takes effect

@@ -169,6 +169,7 @@ export const ApprovalCheck = Schema.Literals([
   "agent",
   "action",
   "arguments",
+  "definition",
   "decided"
 ])
 

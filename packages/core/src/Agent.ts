@@ -33,10 +33,10 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Action from "./Action.ts"
+import type * as ActionTool from "./ActionTool.ts"
 import type { ActionError, RetrievalFailure, RoleDefinitionError } from "./ActionError.ts"
 import type { ActionRequest } from "./ActionRequest.ts"
 import type { ActionResponse } from "./ActionResponse.ts"
@@ -51,16 +51,15 @@ import type * as ChatKernel from "./internal/chat/turn.ts"
 import * as EventHub from "./internal/events/hub.ts"
 import * as Observe from "./internal/events/observe.ts"
 import * as Telemetry from "./internal/events/telemetry.ts"
-import type { AgentRuntime } from "./internal/executor/attempt.ts"
+import type { AgentRuntime } from "./internal/executor/runtime.ts"
 import * as McpConnections from "./internal/executor/mcpTool/connection.ts"
 import * as Lazy from "./internal/lazy.ts"
 import * as ApprovalKernel from "./internal/pipeline/approval.ts"
 import * as AuthorityKernel from "./internal/pipeline/authority.ts"
 import * as KnowledgeKernel from "./internal/pipeline/retrieval.ts"
+import * as Call from "./internal/pipeline/call.ts"
 import * as Pipeline from "./internal/pipeline/run.ts"
 import * as Secrets from "./internal/secrets.ts"
-import type * as LanguageModel from "./LanguageModel.ts"
-import type * as Prompt from "./Prompt.ts"
 import type * as McpClient from "./McpClient.ts"
 import type * as Role from "./Role.ts"
 import * as ThreadStore from "./ThreadStore.ts"
@@ -108,42 +107,13 @@ export type ResultOf<Actions, K extends string> = K extends keyof Actions
   : unknown
 
 /**
- * One of the agent's actions as a tool (see `Agent.tools`): a
- * `LanguageModel.Tool` — what a provider is sent — and the action a call of
- * it runs.
- *
- * - `name`: the tool's name, valid for model APIs (`^[a-zA-Z0-9_-]{1,64}$`)
- *   and unique among the agent's tools; the action name itself when it is
- *   already valid.
- * - `description`: the action's description.
- * - `parameters`: the JSON Schema of its arguments as a model is shown it —
- *   an object schema with `properties`, no `$ref` left, `_approval_token`
- *   never listed.
- * - `strict`: whether the provider's strict mode is asked for (`false` in
- *   `agent.tools`).
- * - `action`: the action it runs (pass it to `agent.execute`).
- * - `tool`: the MCP server's own tool name when the tool is one of an
- *   mcpTool action's server tools (a chat turn offers them one by one);
- *   absent in `agent.tools`, which offers an mcpTool action as one tool.
- * - `approval`: the action's approval reason when it requires approval
- *   (`Action.requireApproval`); a call then needs an approved token.
- *
- * @category tools
- * @since 0.1.0
- */
-export interface ActionTool extends LanguageModel.Tool {
-  readonly action: string
-  readonly tool?: string | undefined
-  readonly approval: { readonly reason: string } | undefined
-}
-
-/**
- * An agent. `R` is what its local actions' own effects require.
+ * An agent. `R` is what its local actions' own effects require. Its chat
+ * turns (`chat`, `resume`, `chatStream`, `resumeStream`) are `Chat.Turns`.
  *
  * @category models
  * @since 0.1.0
  */
-export interface Agent<Actions = Record<string, Action.Any>, R = never> {
+export interface Agent<Actions = Record<string, Action.Any>, R = never> extends Chat.Turns<R> {
   readonly [TypeId]: typeof TypeId
   readonly id: string
   readonly roles: ReadonlyArray<Role.Any>
@@ -162,65 +132,6 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    * `ActionResponse`. Only a `RetrievalFailure` (and interruption) escape.
    */
   readonly execute: (request: ActionRequest) => Effect.Effect<ActionResponse, RetrievalFailure, R>
-  /**
-   * Runs one chat turn: the model is offered the agent's actions
-   * and MCP tools, each tool call runs through the pipeline, until the model
-   * answers (`Completed`), a call needs approval (`AwaitingApproval`) or
-   * `maxSteps` is reached (`StepLimitReached`). Needs a `LanguageModel`. See
-   * the `Chat` module for the results and `Chat.ChatOptions` for the options.
-   */
-  readonly chat: {
-    <S extends Schema.Top>(
-      input: string | ReadonlyArray<Prompt.Message>,
-      options: Chat.ChatOptions & { readonly output: S }
-    ): Effect.Effect<Chat.ChatResultWith<S["Type"]>, ActionError, R>
-    (
-      input: string | ReadonlyArray<Prompt.Message>,
-      options?: Chat.ChatOptions
-    ): Effect.Effect<Chat.ChatResult, ActionError, R>
-  }
-  /**
-   * Continues a turn paused for approvals with one `Chat.approve` or
-   * `Chat.reject` decision per pending tool call id. Each decision is
-   * recorded in the approval store, bound to the call as the state shows it,
-   * before any call runs. A call is decided once: a state resumed before with
-   * other decisions fails with APPROVAL (`check: "decided"`, "call_2 (book)
-   * is already decided: approved by ann") and nothing runs; resumed again with
-   * the same decisions, an approved call finds its token used.
-   */
-  readonly resume: {
-    <S extends Schema.Top>(
-      state: Chat.PausedState,
-      decisions: Chat.Decisions,
-      options: Chat.ChatOptions & { readonly output: S }
-    ): Effect.Effect<Chat.ChatResultWith<S["Type"]>, ActionError, R>
-    (
-      state: Chat.PausedState,
-      decisions: Chat.Decisions,
-      options?: Chat.ChatOptions
-    ): Effect.Effect<Chat.ChatResult, ActionError, R>
-  }
-  /**
-   * Runs one chat turn as a stream of `Chat.ChatEvent`s: the model's text as
-   * it arrives, each tool call as it starts, is ready and answers, each step's
-   * end, and `TurnFinished` last with the same result `chat` returns. The
-   * model call streams (`LanguageModel`'s `stream`). Stopping the stream stops
-   * the turn. Events go to the caller only, never into `events`.
-   */
-  readonly chatStream: (
-    input: string | ReadonlyArray<Prompt.Message>,
-    options?: Chat.ChatStreamOptions
-  ) => Stream.Stream<Chat.ChatEvent, ActionError, R>
-  /**
-   * Continues a paused turn (as `resume`) as a stream of `Chat.ChatEvent`s:
-   * the decided calls' `ToolCallReady` and `ToolResult`, then the turn's
-   * next steps, `TurnFinished` last.
-   */
-  readonly resumeStream: (
-    state: Chat.PausedState,
-    decisions: Chat.Decisions,
-    options?: Chat.ChatStreamOptions
-  ) => Stream.Stream<Chat.ChatEvent, ActionError, R>
   /**
    * The agent's events: every event published after the stream
    * starts, until the agent's scope closes. Events carry names, categories,
@@ -242,7 +153,7 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> {
    * server's tools one by one instead). Listing a tool grants nothing: every
    * call still runs through the whole pipeline.
    */
-  readonly tools: ReadonlyArray<ActionTool>
+  readonly tools: ReadonlyArray<ActionTool.ActionTool>
   /**
    * Whether the agent's authority allows `action` (or the MCP tool
    * `action/tool`): the pipeline's first step, as a predicate, for what
@@ -380,8 +291,9 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       hub,
       runtime,
       secrets,
-      run: (name, params, call) => Pipeline.run(pipeline, name, params, call),
-      proceed: (name, args, call) => Pipeline.proceed(pipeline, name, args, call)
+      call: (name, tool, args, call) => Call.ofTool(registry, name, tool, args, call),
+      run: (call) => Pipeline.run(pipeline, call),
+      proceed: (call) => Pipeline.proceed(pipeline, call)
     })
     const agent: Agent<Record<string, Action.Any>, any> = {
       [TypeId]: TypeId,
@@ -392,9 +304,8 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
         any
       >["executeAction"],
       execute: (request) => Execute.execute(pipeline, request),
-      // One boundary cast: with an `output` schema, a completed result carries the decoded output.
-      chat: chats.chat as Agent<Record<string, Action.Any>, any>["chat"],
-      resume: chats.resume as Agent<Record<string, Action.Any>, any>["resume"],
+      chat: chats.chat,
+      resume: chats.resume,
       chatStream: chats.chatStream,
       resumeStream: chats.resumeStream,
       events: hub.events,
@@ -410,13 +321,15 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
 // agent's chats are made then, once.
 const ChatKernelModule = Lazy.make((): Promise<typeof ChatKernel> => import("./internal/chat/turn.ts"))
 
-const lazyChats = <R>(host: ChatKernel.Host<R>): ChatKernel.Chats<R> => {
-  let made: ChatKernel.Chats<R> | undefined
-  const use = <A, E>(f: (chats: ChatKernel.Chats<R>) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+const lazyChats = <R>(host: ChatKernel.Host<R>): Chat.Turns<R> => {
+  let made: Chat.Turns<R> | undefined
+  const use = <A, E>(f: (chats: Chat.Turns<R>) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     ChatKernelModule.use((kernel) => f((made ??= kernel.make(host))))
   return {
-    chat: (input, options) => use((chats) => chats.chat(input, options)),
-    resume: (state, decisions, options) => use((chats) => chats.resume(state, decisions, options)),
+    chat: ((input: Chat.Input, options?: Chat.ChatOptions) =>
+      use((chats) => chats.chat(input, options))) as Chat.Turns<R>["chat"],
+    resume: ((state: Chat.PausedState, decisions: Chat.Decisions, options?: Chat.ChatOptions) =>
+      use((chats) => chats.resume(state, decisions, options))) as Chat.Turns<R>["resume"],
     chatStream: (input, options) => Stream.unwrap(use((chats) => Effect.succeed(chats.chatStream(input, options)))),
     resumeStream: (state, decisions, options) =>
       Stream.unwrap(use((chats) => Effect.succeed(chats.resumeStream(state, decisions, options))))

@@ -34,8 +34,10 @@
  */
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { ValidationError } from "./ActionError.ts"
-import * as ApprovalStore from "./ApprovalStore.ts"
+import * as Result from "effect/Result"
+import type { ValidationError } from "./ActionError.ts"
+import type * as ApprovalStore from "./ApprovalStore.ts"
+import * as Binding from "./internal/approvals/binding.ts"
 
 /**
  * The parameter under which a call carries its approval token. It is removed
@@ -75,24 +77,6 @@ export const bindingOf = (
   tool: string | undefined,
   params: Readonly<Record<string, unknown>>
 ): Effect.Effect<ApprovalStore.Binding, ValidationError> => {
-  const binding = bind(agentId, action, tool, params)
-  return binding instanceof ValidationError ? Effect.fail(binding) : Effect.succeed(binding)
-}
-
-const bind = (
-  agentId: string,
-  action: string,
-  tool: string | undefined,
-  params: Readonly<Record<string, unknown>>
-): ApprovalStore.Binding | ValidationError => {
-  try {
-    return { agentId, action, tool, argumentsDigest: ApprovalStore.digest(params) }
-  } catch (cause) {
-    return new ValidationError({
-      action,
-      message: `${action}: the arguments cannot be bound to an approval token: ${cause instanceof Error ? cause.message : String(cause)}`,
-      issues: [{ path: "", message: "the arguments cannot be serialised as JSON" }],
-      cause
-    })
-  }
+  const binding = Binding.bind(agentId, action, tool, params)
+  return Result.isSuccess(binding) ? Effect.succeed(binding.success) : Effect.fail(binding.failure)
 }

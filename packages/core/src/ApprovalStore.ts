@@ -22,7 +22,15 @@
  *   binding and the same idempotency key — is let through: a call cut off
  *   by a crash after it used its token proceeds when it is run again.
  * - A call asked for again while its token is still pending gets that same
- *   token, so refusals repeated by a client do not fill the store.
+ *   token, so refusals repeated by a client do not fill the store. A token
+ *   belongs to who asked for it — its scope, the turn (or durable run) and
+ *   the call — never to a call id alone, which a provider repeats across
+ *   turns.
+ * - It records what a person needs to decide it (the path of agents the
+ *   call came through, its arguments as they passed the agent's redaction
+ *   boundary, the reason), and the store lists the pending ones (`list`).
+ *   Tables written by an earlier version get the columns added since when
+ *   they are opened.
  * - The store boundary (`StoreBoundary`): text the store cannot hold (a NUL,
  *   a lone surrogate, past its cap) is refused as VALIDATION naming the
  *   field, in every store alike; a store that cannot be reached is TRANSIENT
@@ -54,24 +62,29 @@ import type { DatabaseSync } from "node:sqlite"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type { ApprovalCheck } from "./ActionError.ts"
 import { write } from "./internal/json.ts"
-import * as Memory from "./internal/store/memory.ts"
-import * as Rules from "./internal/store/rules.ts"
-import * as Sql from "./internal/store/sql.ts"
-import * as Sqlite from "./internal/store/sqlite.ts"
-import type { Service, Storage } from "./internal/store/storage.ts"
+import * as Memory from "./internal/approvals/memory.ts"
+import * as Row from "./internal/approvals/row.ts"
+import * as Rules from "./internal/approvals/rules.ts"
+import * as Sql from "./internal/approvals/sql.ts"
+import * as Sqlite from "./internal/approvals/sqlite.ts"
+import type { Service, Storage } from "./internal/approvals/storage.ts"
 import type { StoreError } from "./StoreBoundary.ts"
 
 // The model of a token, the storage contract and the store's refusals live with the stores that implement them.
-export { ApprovalStorageError, ApprovalTokenError } from "./internal/store/storage.ts"
+export { ApprovalTokenError } from "./internal/approvals/storage.ts"
 export type {
   Binding,
   ConsumeOptions,
+  ListOptions,
+  ListQuery,
+  PendingToken,
   RequestOptions,
+  Scope,
   Service,
   Status,
   Storage,
   Token
-} from "./internal/store/storage.ts"
+} from "./internal/approvals/storage.ts"
 
 // node:crypto takes tens of milliseconds to load: it is loaded by the first digest, not at import
 // (Node keeps the module once loaded).
@@ -82,10 +95,12 @@ const nodeCrypto = () => process.getBuiltinModule("node:crypto")
  *
  * - `request(binding, reason, ttl?, options?)`: the id of a pending token
  *   for the call `binding` describes, expiring after `ttl` (default 15
- *   minutes). While a token requested with the same binding, reason, ttl and
- *   `options.scope` is still pending and unexpired, that token's id is
+ *   minutes), recording its `options.scope` (the turn or run, and the call,
+ *   that asks) and what a person deciding it is shown (`options.agents`,
+ *   `options.arguments`). While a token requested with the same binding,
+ *   reason, ttl and scope is still pending and unexpired, that token's id is
  *   returned instead of a new one (within one store value, for up to 10,000
- *   calls at once).
+ *   calls at once); the same call of two turns gets two tokens.
  * - `approve(tokenId, approver, binding?)`: approves a pending token. The
  *   same approval again answers the token as it is; a token decided
  *   otherwise (rejected, or approved by another approver) fails
@@ -102,6 +117,11 @@ const nodeCrypto = () => process.getBuiltinModule("node:crypto")
  *   was. A token already used by a call with the same key and binding is
  *   answered as it is (expired or not since): that call is being run again.
  * - `get(tokenId)`: the token, if the store knows it.
+ * - `list(options?)`: the pending, unexpired tokens (`PendingToken`: each
+ *   under its `key`, the SHA-256 of its id, with its binding, scope, path of
+ *   agents, shown arguments, reason and times), of an agent and a scope
+ *   when given, the longest waiting first, at most `options.limit` (1 to
+ *   1,000, default 100; else VALIDATION naming `limit`).
  *
  * Each fails with `StoreBoundary.StoreError`: VALIDATION when a text
  * cannot be stored (a NUL or a lone surrogate in an approver, a reason, an
@@ -127,7 +147,7 @@ export const defaultTtl: Duration.Duration = Rules.defaultTtl
 
 /**
  * The canonical JSON of a value: the JSON a tool's result is written as
- * (`ToolResult.success`), with object keys sorted by code unit at every
+ * (`ToolContent.success`), with object keys sorted by code unit at every
  * depth — no whitespace, `undefined`, functions and symbols left out of
  * objects (and `null` in arrays), non-finite numbers as `null`, bigints as
  * decimal strings, `toJSON` honoured (a `Date` is its ISO string), a `Map` an
@@ -160,6 +180,17 @@ export const digest = (value: unknown): string => nodeCrypto().hash("sha256", ca
  * @since 0.1.0
  */
 export const newTokenId: () => string = Rules.newTokenId
+
+/**
+ * The key a token is listed under (`PendingToken.key`): the SHA-256
+ * (lower-case hex) of its id, which is also what the SQLite and SQL stores
+ * key its row by. `keyOf(pendingCall.pendingTokenId)` finds a paused turn's
+ * (or a durable run's) pending call in a listing.
+ *
+ * @category getters
+ * @since 0.3.0
+ */
+export const keyOf: (tokenId: string) => string = Row.keyOf
 
 /**
  * The message of a refusal by `check`, for callers that report it.

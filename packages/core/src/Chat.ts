@@ -50,19 +50,20 @@
  *
  * @since 0.1.0
  */
-import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
 import { type ActionError, Category } from "./ActionError.ts"
 import * as ActionResponse from "./ActionResponse.ts"
 import * as DecisionModule from "./Decision.ts"
 import type * as History from "./History.ts"
-import * as IdempotencyKeyModule from "./internal/idempotencyKey.ts"
 import type * as LanguageModel from "./LanguageModel.ts"
+import type * as ModelResponse from "./ModelResponse.ts"
 import * as Prompt from "./Prompt.ts"
 import type * as Resilience from "./Resilience.ts"
 import type * as Role from "./Role.ts"
+import type * as StepHooks from "./StepHooks.ts"
 
 // =============================================================================
 // Options, decisions, results
@@ -106,7 +107,7 @@ import type * as Role from "./Role.ts"
  *   properties); an action whose parameters hold a record cannot be strict
  *   and is left out of the turn's tools with a logged warning.
  * - `steps`: hooks around each tool listing, model call and tool call of
- *   the turn ({@link StepHooks}); default none.
+ *   the turn (`StepHooks.StepHooks`); default none.
  * - `output`: an Effect Schema the final answer must match. Every model
  *   call of the turn asks for it (`response_format` `json_schema`, named
  *   `output`, strict when the schema's JSON Schema form allows, an object
@@ -119,6 +120,15 @@ import type * as Role from "./Role.ts"
  * - `thread`: keep the conversation in a thread of the `ThreadStore` (a
  *   thread id, or {@link ThreadOptions}); default none — the caller owns the
  *   history. See {@link ThreadOptions}.
+ * - `turnId`: the turn's id, 1 to 1,024 characters with no NUL or lone
+ *   surrogate (VALIDATION naming `turnId` otherwise). Each approval a call
+ *   of the turn asks for is scoped by it and the call's id
+ *   (`ApprovalStore.Scope`), so two turns whose model numbers its calls
+ *   alike (`call_1` in each) never share a pending call. Default: a fresh
+ *   id per turn (a random prefix per process and a count: unique, not
+ *   secret); `resume` keeps the paused state's (`turnId` there
+ *   is used for a state paused without one). A durable run's turn is its
+ *   run id.
  *
  * @category models
  * @since 0.1.0
@@ -133,9 +143,10 @@ export interface ChatOptions {
   readonly temperature?: number | undefined
   readonly maxTokens?: number | undefined
   readonly strict?: boolean | undefined
-  readonly steps?: StepHooks | undefined
+  readonly steps?: StepHooks.StepHooks<ToolAnswer> | undefined
   readonly output?: Schema.Top | undefined
   readonly thread?: string | ThreadOptions | undefined
+  readonly turnId?: string | undefined
 }
 
 /**
@@ -219,7 +230,7 @@ const UsageSchema = ActionResponse.UsageSchema
  *   (agent, action, tool, arguments), in the agent's `ApprovalStore`;
  * - `reason`: the action's approval reason, for the approver;
  * - `agents`: for a call made inside an agent used as an action
- *   (`Action.agent`), the path of agents it came through, outermost first,
+ *   (`Compose.agent`), the path of agents it came through, outermost first,
  *   ending with the agent whose action it is (`["lead", "researcher"]`); its
  *   `toolCallId` is then the outer call's id, `/`, and the inner one's
  *   (`"call_1/call_7"`), and `action`, `arguments` and `pendingTokenId` are
@@ -288,11 +299,14 @@ export interface PausedState {
   readonly nested?: ReadonlyArray<NestedCall>
   readonly agents?: Readonly<Record<string, Usage>>
   readonly handoff?: HandedOffState
+  /** The paused turn's id (see `ChatOptions.turnId`); absent in a state paused by Rolecraft 0.2.0. @since 0.3.0 */
+  readonly turnId?: string
 }
 
 /**
  * A turn that handed its conversation to agent `agent` (by tool call
- * `toolCallId`), whose turn paused: `state` is that turn's. The handing
+ * `toolCallId` of its handoff action `action`), whose turn paused: `state`
+ * is that turn's. The handing
  * turn's `messages` are its own conversation up to the handoff, its
  * `pending` the next agent's; resuming the handing turn resumes the next
  * agent's.
@@ -303,13 +317,20 @@ export interface PausedState {
 export interface HandedOffState {
   readonly agent: string
   readonly toolCallId: string
+  /**
+   * The handoff action the call ran (the key it has in the handing agent), which the resumed turn runs again
+   * under; absent in a state paused by Rolecraft 0.2.0 (the first handoff to `agent` is taken).
+   *
+   * @since 0.3.0
+   */
+  readonly action?: string
   /** How many of `state.messages` the next agent was given (its system message and the history it saw). */
   readonly from: number
   readonly state: PausedState
 }
 
 /**
- * A tool call of the paused turn that runs an agent (`Action.agent`) whose
+ * A tool call of the paused turn that runs an agent (`Compose.agent`) whose
  * own turn paused: `toolCallId` is the turn's call, `action` the agent
  * action it ran with the converted `arguments`, `agent` the inner agent's
  * id and `state` the inner turn's paused state. Resuming the turn resumes
@@ -345,9 +366,11 @@ export interface PausedStateEncoded {
   readonly handoff?: {
     readonly agent: string
     readonly toolCallId: string
+    readonly action?: string
     readonly from: number
     readonly state: PausedStateEncoded
   }
+  readonly turnId?: string
 }
 
 /**
@@ -382,7 +405,7 @@ export const NestedCall: Schema.Codec<NestedCall, NestedCallEncoded> = Schema.St
  * @category schemas
  * @since 0.1.0
  */
-export const PausedState: Schema.Codec<PausedState, PausedStateEncoded> = Schema.Struct({
+export const PausedState = Schema.Struct({
   version: Schema.Literal(1),
   messages: Schema.Array(Prompt.Message),
   pending: Schema.Array(PendingCall),
@@ -395,10 +418,12 @@ export const PausedState: Schema.Codec<PausedState, PausedStateEncoded> = Schema
     Schema.Struct({
       agent: Schema.String,
       toolCallId: Schema.String,
+      action: Schema.optionalKey(Schema.String),
       from: NonNegativeInt,
       state: Schema.suspend((): Schema.Codec<PausedState, PausedStateEncoded> => PausedState)
     })
-  )
+  ),
+  turnId: Schema.optionalKey(Schema.String)
 })
 
 /**
@@ -449,8 +474,7 @@ export type Decisions = Readonly<Record<string, Decision>>
  *
  * A model that refuses does not complete the turn: the turn fails with
  * EXECUTION `"chat: the model refused: …"`, the refusal's text in the
- * error's `excerpt` (as an llm action's call does), so `refusal` is never
- * set any more.
+ * error's `excerpt` (as an llm action's call does).
  *
  * @category models
  * @since 0.1.0
@@ -461,22 +485,20 @@ export interface Completed {
   readonly messages: ReadonlyArray<Prompt.Message>
   readonly usage: Usage
   readonly steps: number
-  readonly finishReason: LanguageModel.FinishReason
-  /** @deprecated Never set: a refusal fails the turn with EXECUTION "the model refused: …". */
-  readonly refusal?: string | undefined
+  readonly finishReason: ModelResponse.FinishReason
   readonly reasoning?: string | undefined
-  readonly citations?: ReadonlyArray<LanguageModel.Citation> | undefined
+  readonly citations?: ReadonlyArray<ModelResponse.Citation> | undefined
   readonly output?: unknown
   /**
    * The agent that answered: the agent's own id, or the id of the agent a
-   * handoff transferred the conversation to (`Action.handoff`). Set when the
+   * handoff transferred the conversation to (`Compose.handoff`). Set when the
    * turn handed off.
    *
    * @since 0.2.0
    */
   readonly agent?: string | undefined
   /**
-   * Tokens per agent, when agents used as actions (`Action.agent`) or a
+   * Tokens per agent, when agents used as actions (`Compose.agent`) or a
    * handoff ran in the turn: each agent's own model calls, the turn's agent
    * included; they add up to `usage`.
    *
@@ -575,6 +597,79 @@ export const StepLimitReached = (fields: Omit<StepLimitReached, "_tag">): StepLi
 })
 
 // =============================================================================
+// An agent's chat turns
+// =============================================================================
+
+/**
+ * What a chat turn starts from: the user's message, or a message list from
+ * an earlier turn (its `messages`, with a new user message).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type Input = string | ReadonlyArray<Prompt.Message>
+
+/**
+ * An agent's chat turns: what `Agent.Agent` offers to run one, or to
+ * continue one paused for approvals, to its result or as a stream of events.
+ * `R` is what the turns require of their context.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Turns<R = never> {
+  /**
+   * Runs one chat turn: the model is offered the agent's actions
+   * and MCP tools, each tool call runs through the pipeline, until the model
+   * answers (`Completed`), a call needs approval (`AwaitingApproval`) or
+   * `maxSteps` is reached (`StepLimitReached`). Needs a `LanguageModel`. See
+   * {@link ChatResult} for the results and {@link ChatOptions} for the options.
+   */
+  readonly chat: {
+    <S extends Schema.Top>(
+      input: Input,
+      options: ChatOptions & { readonly output: S }
+    ): Effect.Effect<ChatResultWith<S["Type"]>, ActionError, R>
+    (input: Input, options?: ChatOptions): Effect.Effect<ChatResult, ActionError, R>
+  }
+  /**
+   * Continues a turn paused for approvals with one `approve` or
+   * `reject` decision per pending tool call id. Each decision is
+   * recorded in the approval store, bound to the call as the state shows it,
+   * before any call runs. A call is decided once: a state resumed before with
+   * other decisions fails with APPROVAL (`check: "decided"`, "call_2 (book)
+   * is already decided: approved by ann") and nothing runs; resumed again with
+   * the same decisions, an approved call finds its token used.
+   */
+  readonly resume: {
+    <S extends Schema.Top>(
+      state: PausedState,
+      decisions: Decisions,
+      options: ChatOptions & { readonly output: S }
+    ): Effect.Effect<ChatResultWith<S["Type"]>, ActionError, R>
+    (state: PausedState, decisions: Decisions, options?: ChatOptions): Effect.Effect<ChatResult, ActionError, R>
+  }
+  /**
+   * Runs one chat turn as a stream of `ChatEvent`s: the model's text as
+   * it arrives, each tool call as it starts, is ready and answers, each step's
+   * end, and `TurnFinished` last with the same result `chat` returns. The
+   * model call streams (`LanguageModel`'s `stream`). Stopping the stream stops
+   * the turn. Events go to the caller only, never into `events`.
+   */
+  readonly chatStream: (input: Input, options?: ChatStreamOptions) => Stream.Stream<ChatEvent, ActionError, R>
+  /**
+   * Continues a paused turn (as `resume`) as a stream of `ChatEvent`s:
+   * the decided calls' `ToolCallReady` and `ToolCallAnswered`, then the turn's
+   * next steps, `TurnFinished` last.
+   */
+  readonly resumeStream: (
+    state: PausedState,
+    decisions: Decisions,
+    options?: ChatStreamOptions
+  ) => Stream.Stream<ChatEvent, ActionError, R>
+}
+
+// =============================================================================
 // Events of a streamed turn
 // =============================================================================
 
@@ -621,7 +716,7 @@ export interface ReasoningDelta {
 /**
  * The model began writing a tool call (the phase in which it streams the
  * call's arguments): its id (the one its answer will carry) and the
- * model-facing tool name. Was `ToolCallStarted`.
+ * model-facing tool name.
  *
  * @category models
  * @since 0.2.0
@@ -632,14 +727,6 @@ export interface ToolCallArgumentsStarted {
   readonly toolCallId: string
   readonly tool: string
 }
-
-/**
- * @deprecated Use {@link ToolCallArgumentsStarted}; the event's `_tag` is
- * now `"ToolCallArgumentsStarted"`.
- * @category models
- * @since 0.1.0
- */
-export type ToolCallStarted = ToolCallArgumentsStarted
 
 /**
  * The next piece of a tool call's raw arguments, as the model sends them
@@ -660,7 +747,7 @@ export interface ToolCallArgumentsDelta {
  * through the pipeline: the agent's `action` (for an MCP tool its mcpTool
  * action, and `tool` the server's tool name). A call whose tool is unknown
  * or whose arguments are not a JSON object goes straight to its
- * {@link ToolResult}.
+ * {@link ToolCallAnswered}.
  *
  * @category models
  * @since 0.1.0
@@ -679,10 +766,10 @@ export interface ToolCallReady {
  * (the result, or `{"error":{"category","message"}}` with `category`).
  *
  * @category models
- * @since 0.1.0
+ * @since 0.3.0
  */
-export interface ToolResult {
-  readonly _tag: "ToolResult"
+export interface ToolCallAnswered {
+  readonly _tag: "ToolCallAnswered"
   readonly step: number
   readonly toolCallId: string
   readonly success: boolean
@@ -712,7 +799,7 @@ export interface ApprovalRequested {
 export interface StepFinished {
   readonly _tag: "StepFinished"
   readonly step: number
-  readonly finishReason: LanguageModel.FinishReason
+  readonly finishReason: ModelResponse.FinishReason
   readonly usage: Usage
 }
 
@@ -729,26 +816,26 @@ export interface TurnFinished {
 }
 
 /**
- * An event of the turn of an agent used as an action (`Action.agent`) by
+ * An event of the turn of an agent used as an action (`Compose.agent`) by
  * tool call `toolCallId` of this turn: `agents` is the path of agents it
  * came through, outermost first, ending with the agent whose event it is;
- * `event` is that agent's own event (never another `AgentEvent`: deeper
+ * `event` is that agent's own event (never another `NestedEvent`: deeper
  * events carry the whole path). Its `TurnFinished` tells the inner result;
- * the call's answer follows as this turn's `ToolResult`.
+ * the call's answer follows as this turn's `ToolCallAnswered`.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.3.0
  */
-export interface AgentEvent {
-  readonly _tag: "AgentEvent"
+export interface NestedEvent {
+  readonly _tag: "NestedEvent"
   readonly agents: ReadonlyArray<string>
   readonly toolCallId: string
-  readonly event: Exclude<ChatEvent, AgentEvent>
+  readonly event: Exclude<ChatEvent, NestedEvent>
 }
 
 /**
- * The model called a handoff action (`Action.handoff`): the conversation
- * goes on with agent `to`, whose events follow as `AgentEvent`s with the
+ * The model called a handoff action (`Compose.handoff`): the conversation
+ * goes on with agent `to`, whose events follow as `NestedEvent`s with the
  * path `[from, to]`; `TurnFinished` carries its result.
  *
  * @category models
@@ -766,7 +853,7 @@ export interface HandedOff {
  * `StepStarted`, the reasoning's `ReasoningDelta`s, the text's `TextDelta`s
  * and each `ToolCallArgumentsStarted` as the model sends them (with
  * `ToolCallArgumentsDelta`s when asked), then per tool
- * call `ToolCallReady` and `ToolResult`, then `StepFinished`; a pause adds
+ * call `ToolCallReady` and `ToolCallAnswered`, then `StepFinished`; a pause adds
  * `ApprovalRequested`; `TurnFinished` ends the turn. Events carry arguments
  * and results, so they go to the caller only, never into `agent.events`.
  *
@@ -780,11 +867,11 @@ export type ChatEvent =
   | ToolCallArgumentsStarted
   | ToolCallArgumentsDelta
   | ToolCallReady
-  | ToolResult
+  | ToolCallAnswered
   | ApprovalRequested
   | StepFinished
   | TurnFinished
-  | AgentEvent
+  | NestedEvent
   | HandedOff
 
 /**
@@ -829,58 +916,25 @@ export const systemPrompt = (agentId: string, roles: ReadonlyArray<Role.Any>): s
   ].join("\n")
 
 // =============================================================================
-// The loop
-// =============================================================================
-
-// =============================================================================
-// Hooks around the steps of a turn
+// What one tool call gives the turn
 // =============================================================================
 
 /**
- * One step of a chat turn, as {@link StepHooks} see it. `step` is the model
- * call's number in the turn (1-based, counted across an approval pause).
- *
- * - `Tools`: listing the tools offered to model call `step`;
- * - `Model`: model call `step`;
- * - `Tool`: running tool call `toolCallId` (tool `name`) of step `step`
- *   through the agent's pipeline; `decided` when it runs after an approval
- *   decision, on `resume` (and `resumed` when it resumes an inner agent's
- *   turn).
- *
- * @category models
- * @since 0.1.0
- */
-export type Step =
-  | { readonly _tag: "Tools"; readonly step: number }
-  | { readonly _tag: "Model"; readonly step: number }
-  | {
-      readonly _tag: "Tool"
-      readonly step: number
-      readonly toolCallId: string
-      readonly name: string
-      readonly decided: boolean
-      /**
-       * When the call resumes the turn of an agent used as an action: the
-       * ids of that agent's calls decided (`"call_7,call_9"`), which tell one
-       * resumption of the call from the next (it may pause again). Since 0.2.0.
-       */
-      readonly resumed?: string | undefined
-    }
-
-/**
- * What one tool call gives the turn: the tool message the model gets, the
- * error's category when the call failed, and the pending call when it waits
- * for an approval (its message is then not sent yet); `nested` when it ran an
- * agent whose turn paused (the calls that agent waits for are then the
- * pending ones), and `handoff` the id of the agent a handoff action
- * transferred the conversation to, and `agents` the tokens of each agent the
- * call ran. Plain JSON data.
+ * What one tool call gives the turn. A call that was answered has the tool
+ * message the model gets (`message`), `success`, and the error's `category`
+ * when it failed; `handoff` is the id of the agent a handoff action
+ * transferred the conversation to. A call that waits has no message: its
+ * `pending` call when it waits for an approval (`success` false, `category`
+ * `APPROVAL`), or `nested` when it ran an agent whose turn paused (the calls
+ * that agent waits for are then the pending ones). `agents` is the tokens of
+ * each agent the call ran. Plain JSON data (an answer stored by Rolecraft
+ * 0.2.0, which kept a message on a waiting call too, still decodes).
  *
  * @category schemas
  * @since 0.1.0
  */
 export const ToolAnswer = Schema.Struct({
-  message: Prompt.ToolMessage,
+  message: Schema.optional(Prompt.ToolMessage),
   category: Schema.optional(Category),
   success: Schema.Boolean,
   pending: Schema.optional(PendingCall),
@@ -894,68 +948,3 @@ export const ToolAnswer = Schema.Struct({
  * @since 0.1.0
  */
 export type ToolAnswer = typeof ToolAnswer.Type
-
-/**
- * Hooks around the steps of a chat turn (the `steps` chat option). Each gets
- * the step and the effect that performs it, and returns an effect with the
- * same result: it may run it as it is, run it inside something else, or give
- * back a result recorded earlier — what `@rolecraft/durable` does to make
- * each model call and tool call an activity of a workflow, stored and never
- * run again on a replay. A hook left out runs its steps as they are.
- *
- * - `tools`: the names of the tools offered to a model call; the turn offers
- *   (and routes) only the names the hook returns that the agent still has,
- *   so a replay sees the list recorded the first time.
- * - `model`: one model call and its response (or its `ActionError`). The
- *   call records its tokens in the turn's usage meter
- *   (`LanguageModel.UsageMeter`); a hook that gives back a recorded response
- *   records them itself.
- * - `tool`: one tool call and its answer (a failing call is an answer, not a
- *   failure).
- *
- * @category models
- * @since 0.1.0
- */
-export interface StepHooks {
-  readonly tools?:
-    | (<R>(
-        step: Extract<Step, { readonly _tag: "Tools" }>,
-        list: Effect.Effect<ReadonlyArray<string>, never, R>
-      ) => Effect.Effect<ReadonlyArray<string>, never, R>)
-    | undefined
-  readonly model?:
-    | (<R>(
-        step: Extract<Step, { readonly _tag: "Model" }>,
-        call: Effect.Effect<LanguageModel.Response, ActionError, R>
-      ) => Effect.Effect<LanguageModel.Response, ActionError, R>)
-    | undefined
-  readonly tool?:
-    | (<R>(
-        step: Extract<Step, { readonly _tag: "Tool" }>,
-        call: Effect.Effect<ToolAnswer, never, R>
-      ) => Effect.Effect<ToolAnswer, never, R>)
-    | undefined
-}
-
-/**
- * The idempotency key of the tool call being run, when the caller of the
- * turn gives one (durable runs do: the run id and the tool call id,
- * `"run-1/call_1"`, the same on every attempt). It reaches the action in the
- * form its kind understands:
- *
- * - a local action reads `context.idempotencyKey` (or
- *   `yield* Chat.IdempotencyKey` in an Effect);
- * - a webService action with `idempotencyHeader` sends it as that header
- *   (`Idempotency-Key`);
- * - an mcpTool action sends it in the call's `_meta`, under
- *   `"rolecraft/idempotencyKey"`.
- *
- * An action with side effects passes it on to the service that performs
- * them, so a call run twice takes effect once. Consuming an approval token
- * is idempotent for the same key: a call re-run after a crash proceeds with
- * its approval instead of being refused as `"used"`.
- *
- * @category services
- * @since 0.1.0
- */
-export const IdempotencyKey: Context.Reference<string | undefined> = IdempotencyKeyModule.IdempotencyKey

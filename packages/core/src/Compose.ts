@@ -124,7 +124,7 @@ type OutputOf<S> = S extends Schema.Top ? S["Type"] : string
  *   paused (the decision is recorded, bound to the inner call, in the inner
  *   agent's store, before anything runs); nested three deep, the same.
  * - A streamed turn (`chatStream`) carries the inner turn's events as
- *   `Chat.AgentEvent`s tagged with the path.
+ *   `Chat.NestedEvent`s tagged with the path.
  * - The inner turn's `invoke_agent` span is a child of the call's
  *   `execute_tool` span; its tokens are the turn's tokens, and
  *   `Completed.agents` says them per agent.

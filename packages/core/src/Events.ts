@@ -6,7 +6,7 @@
  * and a `chat {model}` span per model call), and, when the agent is made
  * with `traceSteps: true`, each pipeline step in a child span
  * `Rolecraft.step.<step>`. A chat turn (`agent.chat`,
- * `agent.resume`) adds `ChatStep` after each model call and
+ * `agent.resume`) adds `StepFinished` after each model call and
  * `ToolExecutionStarted`/`ToolExecutionFinished` around each tool call it
  * runs. Listing an MCP server's tools that ends early (a cursor that does
  * not advance) adds `McpToolListingStopped`; an MCP server's progress during
@@ -136,17 +136,9 @@ export interface ToolExecutionCommon {
 }
 
 /**
- * @deprecated Use {@link ToolExecutionCommon}.
- * @category models
- * @since 0.1.0
- */
-export type ToolCallCommon = ToolExecutionCommon
-
-/**
  * A chat turn started running one of the model's tool calls (the execution
  * phase: its `execute_tool` span opens), after the model finished writing it.
- * The action's own events (`ActionStarted`, …) come from the pipeline. Was
- * `ToolCallStarted`.
+ * The action's own events (`ActionStarted`, …) come from the pipeline.
  *
  * @category models
  * @since 0.2.0
@@ -156,19 +148,11 @@ export interface ToolExecutionStarted extends ToolExecutionCommon {
 }
 
 /**
- * @deprecated Use {@link ToolExecutionStarted}; the event's `_tag` is now
- * `"ToolExecutionStarted"`.
- * @category models
- * @since 0.1.0
- */
-export type ToolCallStarted = ToolExecutionStarted
-
-/**
  * A chat turn answered one of the model's tool calls after `durationMs`
  * (Clock milliseconds) of running it. `success` is `false` when the answer
  * is an error message; `category` is then its category (`undefined` for a
  * `RetrievalFailure`). A call paused for approval finishes with category
- * `APPROVAL`. Was `ToolCallFinished`.
+ * `APPROVAL`.
  *
  * @category models
  * @since 0.2.0
@@ -181,24 +165,16 @@ export interface ToolExecutionFinished extends ToolExecutionCommon {
 }
 
 /**
- * @deprecated Use {@link ToolExecutionFinished}; the event's `_tag` is now
- * `"ToolExecutionFinished"`.
- * @category models
- * @since 0.1.0
- */
-export type ToolCallFinished = ToolExecutionFinished
-
-/**
  * A chat turn finished one model step: `step` is its number
  * (1-based, counted across an approval pause), `toolCalls` how many tool calls
  * the model made in it (answered after this event), `usage` the tokens of
  * that model call.
  *
  * @category models
- * @since 0.1.0
+ * @since 0.3.0
  */
-export interface ChatStep {
-  readonly _tag: "ChatStep"
+export interface StepFinished {
+  readonly _tag: "StepFinished"
   readonly agentId: string
   readonly step: number
   readonly toolCalls: number
@@ -286,7 +262,7 @@ export type Event =
   | ActionInterrupted
   | ToolExecutionStarted
   | ToolExecutionFinished
-  | ChatStep
+  | StepFinished
   | McpToolListingStopped
   | McpToolCallProgressed
   | McpServerLogged

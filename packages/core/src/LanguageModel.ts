@@ -51,16 +51,10 @@ import * as Callback from "./internal/callback.ts"
 import type * as JsonSchema from "effect/JsonSchema"
 import * as CallLimits from "./internal/model/callLimits.ts"
 import * as HttpFailure from "./internal/model/httpFailure.ts"
-import {
-  capped,
-  defaultMaxReplyCharacters,
-  normalise,
-  type ProviderResponse,
-  type Response
-} from "./internal/model/provider.ts"
+import { capped, defaultMaxReplyCharacters, normalise } from "./internal/model/provider.ts"
 import * as StreamReader from "./internal/model/streamReader.ts"
-import type { ProviderChunk, StreamPart } from "./internal/model/streamReader.ts"
-import * as Prompt from "./Prompt.ts"
+import type { ProviderChunk, ProviderResponse, Response, StreamPart } from "./ModelResponse.ts"
+import type * as Prompt from "./Prompt.ts"
 
 // =============================================================================
 // Requests and responses
@@ -99,12 +93,8 @@ export interface JsonSchemaObject {
  * - `parameters`: the JSON Schema of the arguments (an object schema with
  *   every `$ref` inlined).
  * - `strict`: whether the provider's strict mode is asked for.
- * - `key` (deprecated): the original name a chat turn made `name` from (an
- *   action name, or `<action>/<tool>` for an MCP tool); still set by a chat
- *   turn for one release. Read `Agent.ActionTool`'s `action` and `tool`
- *   instead.
  *
- * `Agent.ActionTool` is this shape plus the action a call runs.
+ * `ActionTool.ActionTool` is this shape plus the action a call runs.
  *
  * @category tools
  * @since 0.1.0
@@ -114,38 +104,6 @@ export interface Tool {
   readonly description: string
   readonly parameters: JsonSchemaObject
   readonly strict: boolean
-  /** @deprecated Use `Agent.ActionTool`'s `action` and `tool`. */
-  readonly key?: string | undefined
-}
-
-/**
- * An entry a toolkit could not offer, with the reason (an empty key, a
- * duplicate key, or a recursive schema).
- *
- * @deprecated Nothing public builds or reads a toolkit; `agent.tools` lists
- * what an agent offers.
- * @category tools
- * @since 0.1.0
- */
-export interface ExcludedTool {
-  readonly key: string
-  readonly reason: string
-}
-
-/**
- * The tools offered to a model in one request, with the entries left out
- * and a map from a model-facing name back to its original key.
- *
- * @deprecated Nothing public builds or reads a toolkit; `agent.tools` lists
- * what an agent offers (`Agent.ActionTool`), and `Request.tools` takes
- * `Tool`s.
- * @category tools
- * @since 0.1.0
- */
-export interface Toolkit {
-  readonly tools: ReadonlyArray<Tool>
-  readonly excluded: ReadonlyArray<ExcludedTool>
-  readonly keyOf: (name: string) => string | undefined
 }
 
 /**
@@ -208,13 +166,6 @@ export interface ResponseFormat {
  */
 export type Usage = ActionResponse.Usage
 
-// The answer's shapes (`Response`, its `FinishReason` and `Citation`s, the `StreamPart`s of a streamed one) and a
-// provider's raw answer (`ProviderResponse`, `ProviderChunk`, `ToolCallFragment`) are declared beside the code that
-// reads them: the normaliser and the stream reader (which `make` uses, so they cannot import this module).
-export type { Citation } from "./internal/model/citation.ts"
-export type { FinishReason, ProviderResponse, Response } from "./internal/model/provider.ts"
-export type { ProviderChunk, StreamPart, ToolCallFragment } from "./internal/model/streamReader.ts"
-
 /**
  * The language model service.
  *
@@ -225,7 +176,7 @@ export type { ProviderChunk, StreamPart, ToolCallFragment } from "./internal/mod
  * provider's request and stays interruption. It never retries by itself:
  * retries belong to the calling action's resilience policy.
  *
- * `stream(request)` makes the same call and yields {@link StreamPart}s as
+ * `stream(request)` makes the same call and yields `ModelResponse.StreamPart`s as
  * the answer arrives, `Finished` last. Besides the failures of `generate`,
  * a stream that ends before the model said it was finished (a connection
  * closed mid-answer) is TRANSIENT, a stream silent past its idle limit is
@@ -451,7 +402,7 @@ export const partsOf = (response: Response): ReadonlyArray<StreamPart> => {
 
 /**
  * The response a list of streamed chunks adds up to, read as a streaming
- * provider's are (see {@link ProviderChunk}); fails as such a stream would
+ * provider's are (see `ModelResponse.ProviderChunk`); fails as such a stream would
  * (no finish reason: TRANSIENT; a malformed chunk, a tool call without a
  * name or a reply past 1,000,000 characters: EXECUTION). `action` names the
  * errors (default `"LanguageModel"`).
@@ -511,11 +462,11 @@ export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.E
  *   `ExecutionFailure` ("model call failed: …"); every error is scrubbed of
  *   `options.secrets` (and, for a call an agent makes, of every secret the
  *   agent knows) before the span records it;
- * - normalises the answer (see {@link ProviderResponse}) and records its
+ * - normalises the answer (see `ModelResponse.ProviderResponse`) and records its
  *   usage into the current {@link UsageMeter}, if any.
  *
  * Each `stream` call does the same in a `chat {model}` span (without the
- * metrics), reads the provider's chunks (see {@link ProviderChunk}:
+ * metrics), reads the provider's chunks (see `ModelResponse.ProviderChunk`:
  * fragments by index or by id, ids and names from whichever fragment
  * carries them, the last usage seen) and aborts the provider's request when
  * the stream is interrupted or no longer pulled. A malformed chunk is
@@ -764,91 +715,3 @@ export const retryAfter: (
   headers: Iterable<readonly [string, string]> | Readonly<Record<string, string | undefined>> | undefined,
   nowMs: number
 ) => Duration.Duration | undefined = HttpFailure.retryAfter
-
-// =============================================================================
-// Deprecated: the messages, now in Prompt
-// =============================================================================
-
-/**
- * @deprecated Use `Prompt.ToolCall`.
- * @category schemas
- * @since 0.1.0
- */
-export const ToolCall = Prompt.ToolCall
-
-/**
- * @deprecated Use `Prompt.ToolCall`.
- * @category models
- * @since 0.1.0
- */
-export type ToolCall = Prompt.ToolCall
-
-/**
- * @deprecated Use `Prompt.SystemMessage`.
- * @category schemas
- * @since 0.1.0
- */
-export const SystemMessage = Prompt.SystemMessage
-
-/**
- * @deprecated Use `Prompt.SystemMessage`.
- * @category models
- * @since 0.1.0
- */
-export type SystemMessage = Prompt.SystemMessage
-
-/**
- * @deprecated Use `Prompt.UserMessage`.
- * @category schemas
- * @since 0.1.0
- */
-export const UserMessage = Prompt.UserMessage
-
-/**
- * @deprecated Use `Prompt.UserMessage`.
- * @category models
- * @since 0.1.0
- */
-export type UserMessage = Prompt.UserMessage
-
-/**
- * @deprecated Use `Prompt.AssistantMessage`.
- * @category schemas
- * @since 0.1.0
- */
-export const AssistantMessage = Prompt.AssistantMessage
-
-/**
- * @deprecated Use `Prompt.AssistantMessage`.
- * @category models
- * @since 0.1.0
- */
-export type AssistantMessage = Prompt.AssistantMessage
-
-/**
- * @deprecated Use `Prompt.ToolMessage`.
- * @category schemas
- * @since 0.1.0
- */
-export const ToolMessage = Prompt.ToolMessage
-
-/**
- * @deprecated Use `Prompt.ToolMessage`.
- * @category models
- * @since 0.1.0
- */
-export type ToolMessage = Prompt.ToolMessage
-
-/**
- * @deprecated Use `Prompt.Message`.
- * @category schemas
- * @since 0.1.0
- */
-export const Message = Prompt.Message
-
-/**
- * @deprecated Use `Prompt.Message`.
- * @category models
- * @since 0.1.0
- */
-export type Message = Prompt.Message

@@ -176,7 +176,7 @@ export interface CallOptions {
 
 /**
  * The `_meta` key under which an mcpTool action sends the call's
- * idempotency key (`Chat.IdempotencyKey`: in a durable run, the run id and
+ * idempotency key (`IdempotencyKey.IdempotencyKey`: in a durable run, the run id and
  * the tool call id, the same on every attempt): `"rolecraft/idempotencyKey"`.
  * A server with side effects reads it from the request's `_meta` to take
  * a call run twice once.

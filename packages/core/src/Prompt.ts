@@ -23,7 +23,7 @@ import * as Schema from "effect/Schema"
 /**
  * A tool call as the model sent it: the call's `id` (answered by exactly one
  * {@link ToolMessage}), the model-facing tool `name` (one of the request's
- * tools: `Agent.ActionTool`'s `name`) and the raw `arguments` string exactly as sent —
+ * tools: `ActionTool.ActionTool`'s `name`) and the raw `arguments` string exactly as sent —
  * possibly `""`, malformed or not an object (the agent parses it strictly and
  * answers a malformed one with a VALIDATION tool message).
  *

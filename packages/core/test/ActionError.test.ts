@@ -4,6 +4,7 @@ import * as ActionError from "../src/ActionError.ts"
 import * as ApprovalStore from "../src/ApprovalStore.ts"
 import * as KnowledgeBase from "../src/KnowledgeBase.ts"
 import * as McpClient from "../src/McpClient.ts"
+import * as StoreBoundary from "../src/StoreBoundary.ts"
 
 describe("ActionError.actionNotFound", () => {
   it("names the action asked for and lists the names available", () => {
@@ -42,7 +43,11 @@ describe("action errors hold plain data", () => {
     new ActionError.RetrievalFailure({ ...fields, source: "faq.md" }),
     // The services' typed failures, which become the cause of an action error.
     new McpClient.McpClientError({ reason: "Rpc", message: "MCP error -32603: broke", sent: true }),
-    new ApprovalStore.ApprovalStorageError({ message: "the approval store is locked" }),
+    new StoreBoundary.StoreError({
+      store: "the approval store",
+      category: "TRANSIENT",
+      message: "the approval store is locked"
+    }),
     new ApprovalStore.ApprovalTokenError({ check: "used", message: "the approval token has already been used" }),
     new KnowledgeBase.SourceError({ source: "faq.md", message: "cannot read faq.md" })
   ]

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { assert, describe, it } from "@effect/vitest"
@@ -15,6 +14,7 @@ import { postgresUrl } from "../../../test/setup/postgresUrl.ts"
 import * as ApprovalStore from "../src/ApprovalStore.ts"
 import * as Decision from "../src/Decision.ts"
 import type * as StoreBoundary from "../src/StoreBoundary.ts"
+import { approvalStores, pg, tempDir } from "./support/Stores.ts"
 
 const binding: ApprovalStore.Binding = {
   agentId: "planner",
@@ -22,23 +22,14 @@ const binding: ApprovalStore.Binding = {
   argumentsDigest: ApprovalStore.digest({ hotelId: "h-42", checkIn: "2026-11-02" })
 }
 
-const tempDir = () => mkdtempSync(join(tmpdir(), "rolecraft-approvals-"))
-
-const stores: ReadonlyArray<readonly [string, () => Layer.Layer<ApprovalStore.ApprovalStore, unknown>]> = [
-  ["memory", () => ApprovalStore.layerMemory],
-  ["sqlite :memory:", () => ApprovalStore.layerSqlite({ filename: ":memory:" })],
-  ["sqlite file", () => ApprovalStore.layerSqlite({ filename: join(tempDir(), "approvals.db") })],
-  ["sql on postgres", () => Layer.provide(ApprovalStore.layerSql, pg())]
-]
-
-/** A fresh client (its own pool) on the test run's Postgres, as a second process would have. */
-const pg = () => PgClient.layer({ url: Redacted.make(postgresUrl()) })
+const stores = approvalStores
 
 /** A storage whose every operation first yields, so concurrent consumes interleave between find and transition. */
 const yielding = (storage: ApprovalStore.Storage): ApprovalStore.Storage => ({
   insert: (token) => Effect.andThen(Effect.yieldNow, storage.insert(token)),
   find: (id) => Effect.andThen(Effect.yieldNow, storage.find(id)),
-  transition: (id, from, next) => Effect.andThen(Effect.yieldNow, storage.transition(id, from, next))
+  transition: (id, from, next) => Effect.andThen(Effect.yieldNow, storage.transition(id, from, next)),
+  list: (query) => Effect.andThen(Effect.yieldNow, storage.list(query))
 })
 
 const interleaved: ReadonlyArray<readonly [string, () => ApprovalStore.Storage]> = [
@@ -291,13 +282,13 @@ describe("ApprovalStore", () => {
         Effect.gen(function* () {
           const store = yield* ApprovalStore.ApprovalStore
           // Four calls (four scopes): each its own token.
-          const short = yield* store.request(binding, "why", "1 minute", { scope: "short" })
-          const long = yield* store.request(binding, "why", undefined, { scope: "long" })
-          const unapproved = yield* store.request(binding, "why", "1 minute", { scope: "unapproved" })
+          const short = yield* store.request(binding, "why", "1 minute", { scope: { turn: "short" } })
+          const long = yield* store.request(binding, "why", undefined, { scope: { turn: "long" } })
+          const unapproved = yield* store.request(binding, "why", "1 minute", { scope: { turn: "unapproved" } })
           yield* store.approve(short, "alice")
           yield* store.approve(long, "alice")
           yield* TestClock.adjust("59999 millis")
-          const early = yield* store.request(binding, "why", "1 minute", { scope: "early" })
+          const early = yield* store.request(binding, "why", "1 minute", { scope: { turn: "early" } })
           yield* store.approve(early, "alice")
           yield* TestClock.adjust("1 milli")
           assert.strictEqual(checkOf(yield* Effect.exit(store.consume(short, binding))), "expired")
@@ -330,12 +321,12 @@ describe("ApprovalStore", () => {
           yield* TestClock.adjust("2 minutes")
           assert.strictEqual((yield* store.consume(id, binding, { key: "run-1/call_1" })).status, "used")
           // A token used without a key is nobody's to use again.
-          const keyless = yield* store.request(binding, "why", undefined, { scope: "keyless" })
+          const keyless = yield* store.request(binding, "why", undefined, { scope: { turn: "keyless" } })
           yield* store.approve(keyless, "alice")
           assert.strictEqual((yield* store.consume(keyless, binding)).usedKey, undefined)
           assert.strictEqual(checkOf(yield* Effect.exit(store.consume(keyless, binding, { key: "k" }))), "used")
           // Of two attempts of one call at once (the same key), both pass; of two calls, one.
-          const raced = yield* store.request(binding, "why", undefined, { scope: "raced" })
+          const raced = yield* store.request(binding, "why", undefined, { scope: { turn: "raced" } })
           yield* store.approve(raced, "alice")
           const exits = yield* Effect.forEach(
             ["k-1", "k-1", "k-2"],
@@ -413,7 +404,7 @@ describe("ApprovalStore", () => {
       const storage = ApprovalStore.memoryStorage()
       const store = ApprovalStore.make(storage)
       const old = yield* store.request(binding, "why", "1 minute")
-      for (let i = 0; i < 9_998; i++) yield* store.request(binding, "why", "1 minute", { scope: `call ${i}` })
+      for (let i = 0; i < 9_998; i++) yield* store.request(binding, "why", "1 minute", { scope: { turn: `call ${i}` } })
       const live = yield* store.request(binding, "why", "1 hour")
       yield* TestClock.adjust("2 minutes")
       assert.strictEqual(checkOf(yield* Effect.exit(store.consume(old, binding))), "expired")
@@ -635,7 +626,7 @@ describe("ApprovalStore", () => {
         it.effect(`${order}, one after the other: the first stands; the second is it again or refused`, () =>
           Effect.gen(function* () {
             const store = ApprovalStore.make(yield* make)
-            const id = yield* store.request(binding, "why", undefined, { scope: order })
+            const id = yield* store.request(binding, "why", undefined, { scope: { turn: order } })
             assert.strictEqual(outcome(yield* Effect.exit(apply(store, id, first))), `ok: ${Decision.describe(first)}`)
             const expected = Decision.same(first, second)
               ? `ok: ${Decision.describe(first)}`
@@ -649,7 +640,7 @@ describe("ApprovalStore", () => {
         it.effect(`${order}, at once (interleaved): one is recorded, the loser is it again or refused`, () =>
           Effect.gen(function* () {
             const store = ApprovalStore.make(yielding(yield* make))
-            const id = yield* store.request(binding, "why", undefined, { scope: `${order} at once` })
+            const id = yield* store.request(binding, "why", undefined, { scope: { turn: `${order} at once` } })
             const [a, b] = yield* Effect.all([apply(store, id, first), apply(store, id, second)].map(Effect.exit), {
               concurrency: "unbounded"
             })
@@ -671,7 +662,7 @@ describe("ApprovalStore", () => {
       it.effect("twenty deciders at once (ten approve, ten reject, each their own): exactly one is recorded", () =>
         Effect.gen(function* () {
           const store = ApprovalStore.make(yielding(yield* make))
-          const id = yield* store.request(binding, "why", undefined, { scope: "twenty" })
+          const id = yield* store.request(binding, "why", undefined, { scope: { turn: "twenty" } })
           const deciders = Array.from({ length: 20 }, (_, i) =>
             i % 2 === 0 ? Decision.approve(`approver ${i}`) : Decision.reject(`approver ${i}`, `reason ${i}`)
           )
@@ -691,7 +682,7 @@ describe("ApprovalStore", () => {
       it.effect("a decision bound to another call (agent, action, tool, arguments) is refused; the token stays", () =>
         Effect.gen(function* () {
           const store = ApprovalStore.make(yield* make)
-          const id = yield* store.request(binding, "why", undefined, { scope: "bound" })
+          const id = yield* store.request(binding, "why", undefined, { scope: { turn: "bound" } })
           const others: ReadonlyArray<readonly [string, ApprovalStore.Binding]> = [
             ["agent", { ...binding, agentId: "intruder" }],
             ["action", { ...binding, action: "cancel" }],
@@ -712,11 +703,11 @@ describe("ApprovalStore", () => {
       it.effect("the same call (binding, reason, ttl, scope) shares one token until it is decided or expires", () =>
         Effect.gen(function* () {
           const store = ApprovalStore.make(yield* make)
-          const scoped = { scope: "client 1" }
+          const scoped = { scope: { turn: "client 1" } }
           const first = yield* store.request(binding, "why", "1 minute", scoped)
           assert.strictEqual(yield* store.request(binding, "why", "1 minute", scoped), first)
           const others = [
-            yield* store.request(binding, "why", "1 minute", { scope: "client 2" }),
+            yield* store.request(binding, "why", "1 minute", { scope: { turn: "client 2" } }),
             yield* store.request(binding, "why", "1 minute"),
             yield* store.request(binding, "another reason", "1 minute", scoped),
             yield* store.request(binding, "why", "2 minutes", scoped),
@@ -755,7 +746,7 @@ describe("ApprovalStore", () => {
           })
           const ids = yield* Effect.forEach(
             Array.from({ length: 100 }),
-            () => store.request(binding, "why", undefined, { scope: "flood" }),
+            () => store.request(binding, "why", undefined, { scope: { turn: "flood" } }),
             { concurrency: "unbounded" }
           )
           assert.strictEqual(new Set(ids).size, 1)
@@ -794,7 +785,7 @@ describe("ApprovalStore", () => {
         it.effect(`${what} in any field is VALIDATION naming the field; nothing is stored or decided`, () =>
           Effect.gen(function* () {
             const store = ApprovalStore.make(yield* make)
-            const pending = yield* store.request(binding, "why", undefined, { scope: `hostile ${what}` })
+            const pending = yield* store.request(binding, "why", undefined, { scope: { turn: `hostile ${what}` } })
             for (const [field, operation] of fields) {
               const error = yield* Effect.flip(operation(store, pending, text))
               const refused = error as StoreBoundary.StoreError
@@ -837,7 +828,7 @@ describe("ApprovalStore", () => {
             tool: "tool \u2028",
             argumentsDigest: "d"
           }
-          const id = yield* store.request(kept, reason, undefined, { scope: "round trip" })
+          const id = yield* store.request(kept, reason, undefined, { scope: { turn: "round trip" } })
           yield* store.reject(id, "Zoë 🚀", reason)
           const token = Option.getOrThrow(yield* store.get(id))
           assert.deepStrictEqual(
@@ -880,7 +871,7 @@ describe("ApprovalStore", () => {
       it.effect(`postgres: ${what}`, () =>
         Effect.gen(function* () {
           const store = ApprovalStore.make(yield* ApprovalStore.sqlStorage)
-          const id = yield* store.request(binding, "why", undefined, { scope: `corrupt ${what}` })
+          const id = yield* store.request(binding, "why", undefined, { scope: { turn: `corrupt ${what}` } })
           const sql = yield* SqlClient.SqlClient
           const key = createHash("sha256").update(id).digest("hex")
           yield* sql.unsafe(`UPDATE rolecraft_approval_tokens SET ${update} WHERE key = '${key}'`)
@@ -911,7 +902,7 @@ describe("ApprovalStore", () => {
         const id = yield* store.request(binding, "why")
         Postgres.halt(server)
         const operations: ReadonlyArray<readonly [string, Effect.Effect<unknown, unknown>]> = [
-          ["request", store.request(binding, "why", undefined, { scope: "while down" })],
+          ["request", store.request(binding, "why", undefined, { scope: { turn: "while down" } })],
           ["get", store.get(id)],
           ["approve", store.approve(id, "alice")],
           ["reject", store.reject(id, "alice", "no")],
@@ -947,7 +938,7 @@ describe("ApprovalStore", () => {
         const id = yield* store.request(binding, "why")
         database.close()
         for (const operation of [
-          store.request(binding, "why", undefined, { scope: "after close" }),
+          store.request(binding, "why", undefined, { scope: { turn: "after close" } }),
           store.get(id),
           store.approve(id, "alice"),
           store.consume(id, binding)

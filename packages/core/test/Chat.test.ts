@@ -15,13 +15,15 @@ import { Timeout, TransientFailure, ValidationError } from "../src/ActionError.t
 import * as Agent from "../src/Agent.ts"
 import * as ApprovalStore from "../src/ApprovalStore.ts"
 import * as Chat from "../src/Chat.ts"
+import type * as StepHooks from "../src/StepHooks.ts"
 import type * as Events from "../src/Events.ts"
 import * as LanguageModel from "../src/LanguageModel.ts"
+import type * as Prompt from "../src/Prompt.ts"
 import * as Role from "../src/Role.ts"
 import { postgresUrl } from "../../../test/setup/postgresUrl.ts"
 import { fixture, Location } from "./support/TravelRole.ts"
 
-const toolMessages = (messages: ReadonlyArray<LanguageModel.Message>) =>
+const toolMessages = (messages: ReadonlyArray<Prompt.Message>) =>
   messages.flatMap((message) => (message.role === "tool" ? [[message.toolCallId, message.content]] : []))
 
 const errorOf = (content: string | undefined): { readonly category: string; readonly message: string } => {
@@ -132,7 +134,6 @@ describe("Chat: a turn", () => {
       }
       assert.deepStrictEqual(tool(loose, "distance"), {
         name: "distance",
-        key: "distance",
         description: "Distance between two places",
         parameters: {
           type: "object",
@@ -742,7 +743,7 @@ describe("Chat: the paused state's version and the step hooks", () => {
       const agent = yield* Agent.make({ id: "planner", roles: [travel] })
       const scripted = yield* ScriptedModel.make(bookingScript())
       const seen: Array<string> = []
-      const steps: Chat.StepHooks = {
+      const steps: StepHooks.StepHooks<Chat.ToolAnswer> = {
         tools: (step, list) =>
           Effect.tap(list, (names) => Effect.sync(() => seen.push(`tools ${step.step}: ${names.length}`))),
         model: (step, call) =>
@@ -751,7 +752,7 @@ describe("Chat: the paused state's version and the step hooks", () => {
           Effect.tap(call, (answer) =>
             Effect.sync(() =>
               seen.push(
-                `tool ${step.step} ${step.toolCallId} ${step.name}${step.decided ? " decided" : ""}: ${answer.pending === undefined ? answer.message.content : "pending"}`
+                `tool ${step.step} ${step.toolCallId} ${step.name}${step.decided ? " decided" : ""}: ${answer.message?.content ?? (answer.pending === undefined ? "no message" : "pending")}`
               )
             )
           )
@@ -791,7 +792,7 @@ describe("Chat: the paused state's version and the step hooks", () => {
         stored.has(key)
           ? Effect.succeed(stored.get(key) as A)
           : Effect.tap(effect, (value) => Effect.sync(() => stored.set(key, value)))
-      const steps: Chat.StepHooks = {
+      const steps: StepHooks.StepHooks<Chat.ToolAnswer> = {
         tools: (step, list) => recorded(`tools ${step.step}`, list),
         // A recorded response has not been metered in this turn: the hook records its tokens itself.
         model: (step, call) =>
@@ -823,7 +824,7 @@ describe("Chat: the paused state's version and the step hooks", () => {
         ]),
         ScriptedModel.reply("ok")
       ])
-      const steps: Chat.StepHooks = { tools: () => Effect.succeed(["nights", "vanished"]) }
+      const steps: StepHooks.StepHooks<Chat.ToolAnswer> = { tools: () => Effect.succeed(["nights", "vanished"]) }
       const result = yield* agent.chat("Go", { steps }).pipe(Effect.provide(scripted.layer))
       expectTag(result, "Completed")
       const [request] = yield* scripted.requests
@@ -930,7 +931,7 @@ describe("Chat: histories", () => {
       expectTag(result, "Completed")
       assert.strictEqual(result.messages[0]?.role, "system")
       const bad = (messages: unknown) =>
-        Effect.flip(agent.chat(messages as ReadonlyArray<LanguageModel.Message>).pipe(Effect.provide(scripted.layer)))
+        Effect.flip(agent.chat(messages as ReadonlyArray<Prompt.Message>).pipe(Effect.provide(scripted.layer)))
       const robot = yield* bad([{ role: "robot", content: "x" }])
       assert.instanceOf(robot, ValidationError)
       assert.isTrue(robot.issues.some((issue) => issue.path.startsWith("messages[0]")))
@@ -947,64 +948,68 @@ describe("Chat: histories", () => {
 })
 
 describe("Chat: events and usage", () => {
-  it.effect("ChatStep per model call, ToolExecutionStarted/Finished around each call, action events in between", () =>
-    Effect.gen(function* () {
-      const { travel } = fixture()
-      const agent = yield* Agent.make({ id: "planner", roles: [travel] })
-      const scripted = yield* ScriptedModel.make([
-        ScriptedModel.toolCalls([{ name: "ping" }, { name: "nope" }], { usage: { inputTokens: 4, outputTokens: 1 } }),
-        ScriptedModel.reply("ok", { usage: { inputTokens: 6, outputTokens: 2 } })
-      ])
-      const fiber = yield* Effect.forkChild(Stream.runCollect(Stream.take(agent.events, 8)))
-      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
-      yield* agent.chat("Go", { concurrency: 1 }).pipe(Effect.provide(scripted.layer))
-      const events = Chunk.toReadonlyArray(Chunk.fromIterable(yield* Fiber.join(fiber))) as ReadonlyArray<Events.Event>
-      const call = (toolCallId: string, tool: string, action: string | undefined) =>
-        ({ agentId: "planner", step: 1, toolCallId, tool, action, mcpTool: undefined, timestamp: 0 }) as const
-      const subject = {
-        agentId: "planner",
-        action: "ping",
-        role: "travel",
-        type: "local",
-        correlationId: undefined
-      } as const
-      assert.deepStrictEqual(events, [
-        {
-          _tag: "ChatStep",
+  it.effect(
+    "StepFinished per model call, ToolExecutionStarted/Finished around each call, action events in between",
+    () =>
+      Effect.gen(function* () {
+        const { travel } = fixture()
+        const agent = yield* Agent.make({ id: "planner", roles: [travel] })
+        const scripted = yield* ScriptedModel.make([
+          ScriptedModel.toolCalls([{ name: "ping" }, { name: "nope" }], { usage: { inputTokens: 4, outputTokens: 1 } }),
+          ScriptedModel.reply("ok", { usage: { inputTokens: 6, outputTokens: 2 } })
+        ])
+        const fiber = yield* Effect.forkChild(Stream.runCollect(Stream.take(agent.events, 8)))
+        for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+        yield* agent.chat("Go", { concurrency: 1 }).pipe(Effect.provide(scripted.layer))
+        const events = Chunk.toReadonlyArray(
+          Chunk.fromIterable(yield* Fiber.join(fiber))
+        ) as ReadonlyArray<Events.Event>
+        const call = (toolCallId: string, tool: string, action: string | undefined) =>
+          ({ agentId: "planner", step: 1, toolCallId, tool, action, mcpTool: undefined, timestamp: 0 }) as const
+        const subject = {
           agentId: "planner",
-          step: 1,
-          toolCalls: 2,
-          usage: { inputTokens: 4, outputTokens: 1, totalTokens: 5 },
-          timestamp: 0
-        },
-        { _tag: "ToolExecutionStarted", ...call("call_1", "ping", "ping") },
-        { _tag: "ActionStarted", ...subject, timestamp: 0 },
-        { _tag: "ActionSucceeded", ...subject, timestamp: 0, durationMs: 0, usage: undefined },
-        {
-          _tag: "ToolExecutionFinished",
-          ...call("call_1", "ping", "ping"),
-          success: true,
-          category: undefined,
-          durationMs: 0
-        },
-        { _tag: "ToolExecutionStarted", ...call("call_2", "nope", undefined) },
-        {
-          _tag: "ToolExecutionFinished",
-          ...call("call_2", "nope", undefined),
-          success: false,
-          category: "NOT_FOUND",
-          durationMs: 0
-        },
-        {
-          _tag: "ChatStep",
-          agentId: "planner",
-          step: 2,
-          toolCalls: 0,
-          usage: { inputTokens: 6, outputTokens: 2, totalTokens: 8 },
-          timestamp: 0
-        }
-      ])
-    })
+          action: "ping",
+          role: "travel",
+          type: "local",
+          correlationId: undefined
+        } as const
+        assert.deepStrictEqual(events, [
+          {
+            _tag: "StepFinished",
+            agentId: "planner",
+            step: 1,
+            toolCalls: 2,
+            usage: { inputTokens: 4, outputTokens: 1, totalTokens: 5 },
+            timestamp: 0
+          },
+          { _tag: "ToolExecutionStarted", ...call("call_1", "ping", "ping") },
+          { _tag: "ActionStarted", ...subject, timestamp: 0 },
+          { _tag: "ActionSucceeded", ...subject, timestamp: 0, durationMs: 0, usage: undefined },
+          {
+            _tag: "ToolExecutionFinished",
+            ...call("call_1", "ping", "ping"),
+            success: true,
+            category: undefined,
+            durationMs: 0
+          },
+          { _tag: "ToolExecutionStarted", ...call("call_2", "nope", undefined) },
+          {
+            _tag: "ToolExecutionFinished",
+            ...call("call_2", "nope", undefined),
+            success: false,
+            category: "NOT_FOUND",
+            durationMs: 0
+          },
+          {
+            _tag: "StepFinished",
+            agentId: "planner",
+            step: 2,
+            toolCalls: 0,
+            usage: { inputTokens: 6, outputTokens: 2, totalTokens: 8 },
+            timestamp: 0
+          }
+        ])
+      })
   )
 
   it.effect("usage sums every model call of the turn, llm actions called as tools included, across a pause", () =>

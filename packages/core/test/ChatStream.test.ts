@@ -14,6 +14,8 @@ import * as Agent from "../src/Agent.ts"
 import * as Chat from "../src/Chat.ts"
 import type * as Events from "../src/Events.ts"
 import * as LanguageModel from "../src/LanguageModel.ts"
+import type * as ModelResponse from "../src/ModelResponse.ts"
+import type * as Prompt from "../src/Prompt.ts"
 import * as Role from "../src/Role.ts"
 import { fixture } from "./support/TravelRole.ts"
 
@@ -63,16 +65,16 @@ describe("Chat streams", () => {
       // the calls run concurrently: per call, ready before answered; the unknown tool is answered without being ready
       const middle = events.slice(5, firstStepEnd)
       assert.deepStrictEqual(middle.map((event) => event._tag).sort(), [
+        "ToolCallAnswered",
+        "ToolCallAnswered",
+        "ToolCallAnswered",
         "ToolCallReady",
-        "ToolCallReady",
-        "ToolResult",
-        "ToolResult",
-        "ToolResult"
+        "ToolCallReady"
       ])
       for (const id of ["n1", "p1"]) {
         const at = (tag: string) =>
           middle.findIndex((event) => event._tag === tag && "toolCallId" in event && event.toolCallId === id)
-        assert.isBelow(at("ToolCallReady"), at("ToolResult"))
+        assert.isBelow(at("ToolCallReady"), at("ToolCallAnswered"))
       }
       assert.deepStrictEqual(
         events.slice(firstStepEnd + 1).map((event) => event._tag),
@@ -86,7 +88,7 @@ describe("Chat streams", () => {
           ["p1", "ping", {}]
         ]
       )
-      const results = events.filter((event): event is Tagged<"ToolResult"> => event._tag === "ToolResult")
+      const results = events.filter((event): event is Tagged<"ToolCallAnswered"> => event._tag === "ToolCallAnswered")
       assert.deepStrictEqual(
         results.map((event) => [event.toolCallId, event.success, event.category, event.content]).sort(),
         [
@@ -127,7 +129,7 @@ describe("Chat streams", () => {
           }
         ]
       )
-      // every tool message in the result was streamed as that call's ToolResult
+      // every tool message in the result was streamed as that call's ToolCallAnswered
       if (result._tag !== "Completed") return
       const toolMessages = result.messages.flatMap((message) =>
         message.role === "tool" ? [[message.toolCallId, message.content]] : []
@@ -162,7 +164,7 @@ describe("Chat streams", () => {
         assert.deepStrictEqual(paused.at(-2), { _tag: "ApprovalRequested", pending: result.pending })
         // only the call that ran was answered; the pending ones were ready but have no result yet
         assert.deepStrictEqual(
-          paused.flatMap((event) => (event._tag === "ToolResult" ? [event.toolCallId] : [])),
+          paused.flatMap((event) => (event._tag === "ToolCallAnswered" ? [event.toolCallId] : [])),
           ["p1"]
         )
         assert.strictEqual(counts.book, 0)
@@ -176,7 +178,9 @@ describe("Chat streams", () => {
         const done = finishedOf(resumed)
         assert.strictEqual(done._tag, "Completed")
         assert.strictEqual(counts.book, 1)
-        const answers = resumed.filter((event): event is Tagged<"ToolResult"> => event._tag === "ToolResult")
+        const answers = resumed.filter(
+          (event): event is Tagged<"ToolCallAnswered"> => event._tag === "ToolCallAnswered"
+        )
         assert.deepStrictEqual(
           answers.map((event) => [event.step, event.toolCallId, event.success, event.category]).sort(),
           [
@@ -194,7 +198,7 @@ describe("Chat streams", () => {
 
   it.effect("argument deltas are streamed only when asked for", () =>
     Effect.gen(function* () {
-      const chunks: ReadonlyArray<LanguageModel.ProviderChunk> = [
+      const chunks: ReadonlyArray<ModelResponse.ProviderChunk> = [
         { toolCalls: [{ index: 0, id: "a1", name: "add", arguments: '{"a":' }] },
         { toolCalls: [{ index: 0, arguments: "1," }] },
         { toolCalls: [{ index: 0, arguments: '"b":2}' }], finishReason: "tool_calls" }
@@ -268,7 +272,7 @@ describe("Chat streams", () => {
   it.effect("stopping the stream mid-answer aborts the model call and keeps no partial text", () =>
     Effect.gen(function* () {
       const { agent } = yield* travelAgent
-      const history: Array<LanguageModel.Message> = [
+      const history: Array<Prompt.Message> = [
         { role: "system", content: "Be brief." },
         { role: "user", content: "Hi" }
       ]
@@ -348,7 +352,7 @@ describe("Chat streams", () => {
       const text = JSON.stringify(published)
       for (const secret of ["secret-villa", "2026-05-09", "Eight nights"]) assert.notInclude(text, secret)
       const tags = new Set(published.map((event) => event._tag))
-      for (const tag of ["TextDelta", "ToolCallReady", "ToolResult", "TurnFinished", "StepStarted"]) {
+      for (const tag of ["TextDelta", "ToolCallReady", "ToolCallAnswered", "TurnFinished", "StepStarted"]) {
         assert.isFalse(tags.has(tag as Events.Event["_tag"]), tag)
       }
     })
@@ -402,9 +406,13 @@ const stepOf = (move: Move, n: number): ScriptedModel.Step =>
     ? ScriptedModel.reply(move.text, { usage: { inputTokens: n, outputTokens: 2 } })
     : ScriptedModel.toolCalls(move.calls, { text: move.text, usage: { inputTokens: n, outputTokens: 3 } })
 
-/** Token ids are random: compare results with them masked. */
+/** Token ids are random and turn ids fresh per turn: compare results with them masked. */
 const masked = (results: ReadonlyArray<Chat.ChatResult>) =>
-  JSON.parse(JSON.stringify(results).replace(/"pendingTokenId":"[^"]*"/g, '"pendingTokenId":"<token>"')) as unknown
+  JSON.parse(
+    JSON.stringify(results)
+      .replace(/"pendingTokenId":"[^"]*"/g, '"pendingTokenId":"<token>"')
+      .replace(/"turnId":"[^"]*"/g, '"turnId":"<turn>"')
+  ) as unknown
 
 describe("Chat streams: property", () => {
   it("chat and chatStream (resume and resumeStream) agree on every scripted turn, approvals included", async () => {

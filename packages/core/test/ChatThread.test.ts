@@ -4,14 +4,9 @@
  * a failed turn appending nothing; ids unique across the whole thread, also across exchanges a budget leaves out;
  * two turns on one thread at once run one after the other; the input and the thread's caps.
  */
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { PgClient } from "@effect/sql-pg"
 import { ScriptedModel } from "@rolecraft/testing"
-import { Deferred, Effect, Fiber, Layer, Redacted, Schema, Stream } from "effect"
-import { postgresUrl } from "../../../test/setup/postgresUrl.ts"
+import { Deferred, Effect, Fiber, Layer, Schema, Stream } from "effect"
 import * as Action from "../src/Action.ts"
 import * as Agent from "../src/Agent.ts"
 import * as Chat from "../src/Chat.ts"
@@ -20,18 +15,10 @@ import * as LanguageModel from "../src/LanguageModel.ts"
 import type * as Prompt from "../src/Prompt.ts"
 import * as Role from "../src/Role.ts"
 import * as ThreadStore from "../src/ThreadStore.ts"
+import { fresh, threadStores } from "./support/Stores.ts"
 import { fixture } from "./support/TravelRole.ts"
 
-const tempDir = () => mkdtempSync(join(tmpdir(), "rolecraft-chat-threads-"))
-const pg = () => PgClient.layer({ url: Redacted.make(postgresUrl()) })
-
-const layers: ReadonlyArray<readonly [string, () => Layer.Layer<ThreadStore.ThreadStore, unknown>]> = [
-  ["memory", () => ThreadStore.layerMemory],
-  ["sqlite file", () => ThreadStore.layerSqlite({ filename: join(tempDir(), "threads.db") })],
-  ["sql on postgres", () => Layer.provide(ThreadStore.layerSql, pg())]
-]
-
-const fresh = (name: string) => `${name}-${crypto.randomUUID()}`
+const layers = threadStores
 
 /** The roles of each request's messages, one string per request (`s u a u` …). */
 const shapes = (requests: ReadonlyArray<LanguageModel.Request>) =>
@@ -384,7 +371,7 @@ describe("Chat on a thread: options, strategies, streams and refusals", () => {
       ).pipe(Effect.provide(scripted.layer))
       assert.deepStrictEqual(
         second.map((event) => event._tag),
-        ["ToolCallReady", "ToolResult", "StepStarted", "TextDelta", "TextDelta", "StepFinished", "TurnFinished"]
+        ["ToolCallReady", "ToolCallAnswered", "StepStarted", "TextDelta", "TextDelta", "StepFinished", "TurnFinished"]
       )
       assert.deepStrictEqual(contents((yield* store.read("s")).messages), [
         "Book h-1",

@@ -291,7 +291,7 @@ describe("Compose.agent: an agent as an action", () => {
         ScriptedModel.reply("The Avenida.")
       ])
       const events = yield* lead.chatStream("Where in Lisbon?").pipe(Stream.runCollect, Effect.provide(scripted.layer))
-      const inner = events.flatMap((event) => (event._tag === "AgentEvent" ? [event] : []))
+      const inner = events.flatMap((event) => (event._tag === "NestedEvent" ? [event] : []))
       assert.isTrue(inner.length > 0)
       for (const event of inner) {
         assert.deepStrictEqual(event.agents, ["lead", "researcher"])
@@ -303,8 +303,8 @@ describe("Compose.agent: an agent as an action", () => {
       // the inner events come between the call being ready and its result
       const tags = events.map((event) => event._tag)
       const ready = tags.indexOf("ToolCallReady")
-      const answered = tags.indexOf("ToolResult")
-      assert.isTrue(ready < tags.indexOf("AgentEvent") && tags.lastIndexOf("AgentEvent") < answered)
+      const answered = tags.indexOf("ToolCallAnswered")
+      assert.isTrue(ready < tags.indexOf("NestedEvent") && tags.lastIndexOf("NestedEvent") < answered)
       const last = events.at(-1)
       assert.strictEqual(last?._tag, "TurnFinished")
     })
@@ -323,7 +323,7 @@ describe("Compose.agent: an agent as an action", () => {
       ])
       const events = yield* lead.chatStream("Plan my stay").pipe(Stream.runCollect, Effect.provide(scripted.layer))
       const deepest = events.flatMap((event) =>
-        event._tag === "AgentEvent" && event.event._tag === "ApprovalRequested" ? [event] : []
+        event._tag === "NestedEvent" && event.event._tag === "ApprovalRequested" ? [event] : []
       )
       assert.deepStrictEqual(
         deepest.map((event) => [event.agents, event.toolCallId]),
@@ -585,6 +585,55 @@ describe("Compose.handoff", () => {
       )
       assert.match(String(result.messages[0]?.content), /You are the agent "triage"/)
     })
+  )
+
+  it.effect(
+    "two handoffs to one agent: each call runs its own handoff, with its own filter, and resumes under it",
+    () =>
+      Effect.gen(function* () {
+        const clerk = yield* Agent.make({
+          id: "clerk",
+          roles: [
+            Role.make({
+              identity: { name: "clerk", goal: "File claims", domain: "support" },
+              actions: {
+                file: Action.local({ description: "File a claim", parameters: {}, run: () => "filed" }).pipe(
+                  Action.requireApproval({ reason: "Files a claim" })
+                )
+              }
+            })
+          ]
+        })
+        const role = Role.make({
+          identity: { name: "triage", goal: "Send each customer to the right desk", domain: "support" },
+          actions: {
+            to_clerk_with_history: Compose.handoff(clerk),
+            to_clerk_quietly: Compose.handoff(clerk, { filter: Compose.withoutTools })
+          }
+        })
+        const triage = yield* Agent.make({ id: "triage", roles: [role] })
+        const scripted = yield* ScriptedModel.make([
+          ScriptedModel.toolCalls([{ name: "to_clerk_quietly", arguments: {} }]),
+          ScriptedModel.toolCalls([{ name: "file", arguments: {} }]),
+          ScriptedModel.reply("Filed.")
+        ])
+        const paused = yield* triage.chat("File a claim").pipe(Effect.provide(scripted.layer))
+        expectTag(paused, "AwaitingApproval")
+        // The handoff the call ran, named in the paused state; the clerk saw no tool call (the quiet one's filter).
+        assert.strictEqual(paused.state.handoff?.action, "to_clerk_quietly")
+        const requests = yield* scripted.requests
+        assert.deepStrictEqual(
+          requests[1]?.messages.map((message) => message.role),
+          ["system", "user"]
+        )
+        const [pending] = paused.pending
+        const done = yield* triage
+          .resume(paused.state, { [pending?.toolCallId ?? ""]: Chat.approve("ann") })
+          .pipe(Effect.provide(scripted.layer))
+        expectTag(done, "Completed")
+        assert.deepStrictEqual([done.text, done.agent], ["Filed.", "clerk"])
+        yield* scripted.assertDone
+      })
   )
 
   it.effect("authority decides which handoffs a role may make: a denied one is refused and nothing transfers", () =>

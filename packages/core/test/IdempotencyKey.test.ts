@@ -1,15 +1,15 @@
-// A call's idempotency key (Chat.IdempotencyKey, set by a durable run) reaches the action in the form its kind
+// A call's idempotency key (IdempotencyKey.IdempotencyKey, set by a durable run) reaches the action in the form its kind
 // understands, and consuming an approval is idempotent for the same key (C63): the same call run again after a
 // crash proceeds instead of being refused as "used".
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
-import { Action, Agent, Chat, Role } from "../src/index.ts"
+import { Action, Agent, Chat, IdempotencyKey, Role } from "../src/index.ts"
 import * as Model from "../src/LanguageModel.ts"
 import * as LocalServer from "./support/LocalServer.ts"
 
 const keyed = <A, E, R>(effect: Effect.Effect<A, E, R>, key: string) =>
-  Effect.provideService(effect, Chat.IdempotencyKey, key)
+  Effect.provideService(effect, IdempotencyKey.IdempotencyKey, key)
 
 describe("the idempotency key reaches the action", () => {
   it.effect("a local action reads it on its context (undefined when the call has none)", () =>

@@ -1,10 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Stream } from "effect"
 import * as LanguageModel from "../src/LanguageModel.ts"
+import type * as ModelResponse from "../src/ModelResponse.ts"
 
 const ask: LanguageModel.Request = { messages: [{ role: "user", content: "q" }], action: "ask" }
 
-const streaming = (chunks: ReadonlyArray<LanguageModel.ProviderChunk>) =>
+const streaming = (chunks: ReadonlyArray<ModelResponse.ProviderChunk>) =>
   LanguageModel.make({ stream: () => Stream.fromIterable(chunks) }, { name: "test" })
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {

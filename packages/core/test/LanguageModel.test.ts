@@ -4,6 +4,7 @@ import { Effect, Exit, Fiber, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import { ExecutionFailure, TransientFailure } from "../src/ActionError.ts"
 import * as LanguageModel from "../src/LanguageModel.ts"
+import type * as ModelResponse from "../src/ModelResponse.ts"
 
 const ask = (content: string, action = "ask"): LanguageModel.Request => ({
   messages: [{ role: "user", content }],
@@ -87,7 +88,7 @@ describe("LanguageModel.make", () => {
       let signal: AbortSignal | undefined
       const model = LanguageModel.make(
         (call) =>
-          new Promise<LanguageModel.ProviderResponse>(() => {
+          new Promise<ModelResponse.ProviderResponse>(() => {
             signal = call.signal
           })
       )

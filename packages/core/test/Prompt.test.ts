@@ -1,6 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Exit, Schema } from "effect"
-import * as LanguageModel from "../src/LanguageModel.ts"
 import * as Prompt from "../src/Prompt.ts"
 
 describe("Prompt.Message", () => {
@@ -15,16 +14,5 @@ describe("Prompt.Message", () => {
     assert.deepStrictEqual(Schema.decodeUnknownSync(Schema.Array(Prompt.Message))(history), history)
     const bad = Schema.decodeUnknownExit(Schema.Array(Prompt.Message))([{ role: "tool", content: "3" }])
     assert.isTrue(Exit.isFailure(bad))
-  })
-})
-
-describe("LanguageModel's message names", () => {
-  it("are the Prompt schemas themselves, so values and decoders stay interchangeable", () => {
-    assert.strictEqual(LanguageModel.ToolCall, Prompt.ToolCall)
-    assert.strictEqual(LanguageModel.SystemMessage, Prompt.SystemMessage)
-    assert.strictEqual(LanguageModel.UserMessage, Prompt.UserMessage)
-    assert.strictEqual(LanguageModel.AssistantMessage, Prompt.AssistantMessage)
-    assert.strictEqual(LanguageModel.ToolMessage, Prompt.ToolMessage)
-    assert.strictEqual(LanguageModel.Message, Prompt.Message)
   })
 })

@@ -9,9 +9,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { ActionError } from "@rolecraft/core"
 import { Effect, Exit, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import * as RunStep from "../src/internal/run/attempt.ts"
-import { circuitBreaker } from "../src/internal/run/breaker.ts"
-import { noGuards } from "../src/internal/run/guard.ts"
+import * as RunStep from "../src/internal/resilience/runStep.ts"
+import { circuitBreaker } from "../src/internal/resilience/breaker.ts"
+import { noGuards } from "../src/internal/resilience/guard.ts"
 
 const failure = new ActionError.ExecutionFailure({ action: "book", message: "refused" })
 

@@ -5,8 +5,8 @@ import * as Action from "../src/Action.ts"
 import { type ActionError, TransientFailure, ValidationError } from "../src/ActionError.ts"
 import * as Agent from "../src/Agent.ts"
 import type * as Resilience from "../src/Resilience.ts"
-import * as RunStep from "../src/internal/run/attempt.ts"
-import * as ResiliencePolicy from "../src/internal/run/policy.ts"
+import * as RunStep from "../src/internal/resilience/runStep.ts"
+import * as ResiliencePolicy from "../src/internal/resilience/policy.ts"
 import * as Role from "../src/Role.ts"
 
 const identity = (name: string) => ({ name, goal: "goal", domain: "domain" })

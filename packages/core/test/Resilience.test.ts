@@ -12,9 +12,9 @@ import {
 import * as Agent from "../src/Agent.ts"
 import type * as Resilience from "../src/Resilience.ts"
 import * as Callback from "../src/internal/callback.ts"
-import * as RunStep from "../src/internal/run/attempt.ts"
-import { noGuards } from "../src/internal/run/guard.ts"
-import * as Retry from "../src/internal/run/retry.ts"
+import * as RunStep from "../src/internal/resilience/runStep.ts"
+import { noGuards } from "../src/internal/resilience/guard.ts"
+import * as Retry from "../src/internal/resilience/retry.ts"
 import * as Role from "../src/Role.ts"
 
 /** An attempt that records the (TestClock) time of each try and fails with the errors given, then succeeds. */

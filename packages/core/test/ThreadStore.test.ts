@@ -5,32 +5,17 @@
  * hostile thread ids are VALIDATION naming `thread`, any message text is kept exactly, a row that does not decode
  * is EXECUTION naming the field); SQL run by a hold's body is not part of the store's transaction.
  */
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { assert, describe, it } from "@effect/vitest"
-import { PgClient } from "@effect/sql-pg"
-import { Deferred, Effect, Exit, Fiber, Layer, Redacted } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { postgresUrl } from "../../../test/setup/postgresUrl.ts"
 import type * as Prompt from "../src/Prompt.ts"
 import type * as StoreBoundary from "../src/StoreBoundary.ts"
 import * as ThreadStore from "../src/ThreadStore.ts"
+import { fresh, pg, tempDir, threadStores } from "./support/Stores.ts"
 
-const tempDir = () => mkdtempSync(join(tmpdir(), "rolecraft-threads-"))
-
-/** A fresh client (its own pool) on the test run's Postgres, as a second process would have. */
-const pg = () => PgClient.layer({ url: Redacted.make(postgresUrl()) })
-
-const layers: ReadonlyArray<readonly [string, () => Layer.Layer<ThreadStore.ThreadStore, unknown>]> = [
-  ["memory", () => ThreadStore.layerMemory],
-  ["sqlite file", () => ThreadStore.layerSqlite({ filename: join(tempDir(), "threads.db") })],
-  ["sql on postgres", () => Layer.provide(ThreadStore.layerSql, pg())]
-]
-
-/** A thread id no other test (or earlier run on the shared Postgres) uses. */
-const fresh = (name: string) => `${name}-${crypto.randomUUID()}`
+const layers = threadStores
 
 const exchange = (n: number): ReadonlyArray<Prompt.Message> => [
   { role: "user", content: `question ${n}` },

@@ -9,7 +9,7 @@
  * before the step returns, and a replay — after a crash, a restart of the
  * database, or on another process — reads it and never runs it again. A step
  * cut off by a crash runs again, with the same idempotency key:
- * `Chat.IdempotencyKey`, the run id and its tool call id (`"run-1/call_1"`),
+ * `IdempotencyKey.IdempotencyKey`, the run id and its tool call id (`"run-1/call_1"`),
  * handed to a local action on its context, to a webService action as its
  * `idempotencyHeader`, to an mcpTool call in its `_meta`. Each pending call
  * waits on a durable deferred that any process can complete with
@@ -55,7 +55,7 @@ import {
   ValidationError
 } from "@rolecraft/core/ActionError"
 import type * as Chat from "@rolecraft/core/Chat"
-import type * as LanguageModel from "@rolecraft/core/LanguageModel"
+import type * as Prompt from "@rolecraft/core/Prompt"
 import type * as StoreBoundary from "@rolecraft/core/StoreBoundary"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -182,7 +182,7 @@ export interface DurableChat {
   ) => Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | RunStore.RunStore | R>
   readonly start: (
     runId: string,
-    input: string | ReadonlyArray<LanguageModel.Message>,
+    input: string | ReadonlyArray<Prompt.Message>,
     options?: RunOptions
   ) => Effect.Effect<void, Failure, WorkflowEngine.WorkflowEngine | RunStore.RunStore>
   readonly status: (runId: string) => Effect.Effect<RunStore.RunStatus, Failure, RunStore.RunStore>

@@ -36,7 +36,14 @@
  *
  * @since 0.1.0
  */
-import { type ActionError, type ActionResponse, type Agent, Approval, ApprovalStore } from "@rolecraft/core"
+import {
+  type ActionError,
+  type ActionResponse,
+  type ActionTool as AgentTool,
+  type Agent,
+  Approval,
+  ApprovalStore
+} from "@rolecraft/core"
 import { Tool, Toolkit } from "effect/ai"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
@@ -61,7 +68,7 @@ export const Failure = Schema.Struct({
  */
 export type Failure = typeof Failure.Type
 
-const makeTool = (tool: Agent.ActionTool, needsApproval: Tool.NeedsApproval<typeof Schema.Unknown> | undefined) =>
+const makeTool = (tool: AgentTool.ActionTool, needsApproval: Tool.NeedsApproval<typeof Schema.Unknown> | undefined) =>
   Tool.dynamic(tool.name, {
     description: tool.description,
     parameters: tool.parameters,
@@ -262,7 +269,7 @@ export const make = <R>(agent: Agent.Agent<any, R>, options?: Options): AgentToo
   )
   const toolkit = Toolkit.make(...tools) as unknown as Toolkit.Toolkit<Tools>
 
-  const run = (tool: Agent.ActionTool, params: unknown, toolCallId: string | undefined) =>
+  const run = (tool: AgentTool.ActionTool, params: unknown, toolCallId: string | undefined) =>
     Effect.gen(function* () {
       const args = argumentsOf(params)
       if (args === undefined) {

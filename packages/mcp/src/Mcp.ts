@@ -277,9 +277,9 @@ const serveAgent = <R>(
  *   every struct closed (`additionalProperties: false`), plus, for an
  *   action that needs approval, an optional `_approval_token` string.
  * - Calls: `agent.execute` with the arguments as given (the pipeline converts
- *   them). A `ToolResult.Content` result is its content blocks; any other
+ *   them). A `ToolContent.Content` result is its content blocks; any other
  *   success is the text a chat turn answers a tool call with
- *   (`ToolResult.success`: a string result as is, anything else as JSON — a
+ *   (`ToolContent.success`: a string result as is, anything else as JSON — a
  *   bigint as its decimal string, a `Date` as its ISO string, a `Map` as an
  *   object, a `Set` as an array), plus `structuredContent`, the same JSON, for
  *   an object result; a failure is an `isError: true` result whose text is

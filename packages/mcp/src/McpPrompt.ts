@@ -19,7 +19,7 @@
  *
  * @since 0.2.0
  */
-import type { Role, ToolResult } from "@rolecraft/core"
+import type { Role, ToolContent } from "@rolecraft/core"
 import type * as Effect from "effect/Effect"
 
 /**
@@ -40,14 +40,14 @@ export interface Argument {
 /**
  * One message of a prompt: its `role` and its content, a string (a text
  * block) or any content block (image, audio, embedded resource, resource
- * link; see `ToolResult.Block`).
+ * link; see `ToolContent.Block`).
  *
  * @category models
  * @since 0.2.0
  */
 export interface Message {
   readonly role: "user" | "assistant"
-  readonly content: string | ToolResult.Block
+  readonly content: string | ToolContent.Block
 }
 
 /**

@@ -45,7 +45,7 @@
  *
  * @since 0.1.0
  */
-import { ActionError, LanguageModel } from "@rolecraft/core"
+import { ActionError, LanguageModel, type ModelResponse } from "@rolecraft/core"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
@@ -151,7 +151,7 @@ export const requestBody: (request: LanguageModel.Request, model: string) => Cha
 export const responseOf: (
   action: string,
   completion: ChatCompletion
-) => Effect.Effect<LanguageModel.ProviderResponse, ActionError.ExecutionFailure | ActionError.TransientFailure> =
+) => Effect.Effect<ModelResponse.ProviderResponse, ActionError.ExecutionFailure | ActionError.TransientFailure> =
   WireResponse.responseOf
 /**
  * The streaming request body: {@link requestBody} with `stream: true` and
@@ -183,7 +183,7 @@ export const streamingRequestBody: (
 export const chunkOf: (
   action: string,
   chunk: ChatCompletionChunk
-) => Effect.Effect<LanguageModel.ProviderChunk, ActionError.ExecutionFailure> = WireStream.chunkOf
+) => Effect.Effect<ModelResponse.ProviderChunk, ActionError.ExecutionFailure> = WireStream.chunkOf
 /**
  * The wait a 429 (or 503) asks for: `retry-after-ms` (milliseconds), else
  * `retry-after` as delta-seconds or an HTTP date (relative to `nowMs`,
@@ -318,7 +318,7 @@ async function* chunksOf(
   action: string,
   signal: AbortSignal,
   failure: { readonly timeout: Duration.Duration; readonly baseURL: string; readonly maxReplyCharacters: number }
-): AsyncIterable<LanguageModel.ProviderChunk> {
+): AsyncIterable<ModelResponse.ProviderChunk> {
   let chunks: AsyncIterable<ChatCompletionChunk>
   try {
     chunks = await client.chat.completions.create(body, { signal })

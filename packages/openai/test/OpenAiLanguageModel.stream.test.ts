@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { LanguageModel } from "@rolecraft/core"
+import type { LanguageModel, ModelResponse } from "@rolecraft/core"
 import { ChatCompletionsServer as Server } from "@rolecraft/testing"
 import { Cause, Effect, Exit, Redacted, Stream } from "effect"
 import * as OpenAiLanguageModel from "../src/OpenAiLanguageModel.ts"
@@ -18,17 +18,17 @@ const streamed = (script: ReadonlyArray<Server.Step>, request: LanguageModel.Req
       apiKey: Redacted.make("sk-test-key"),
       baseURL: server.baseURL
     })
-    const parts: Array<LanguageModel.StreamPart> = []
+    const parts: Array<ModelResponse.StreamPart> = []
     const exit = yield* Effect.exit(
       Stream.runForEach(model.stream(request), (part) => Effect.sync(() => parts.push(part)))
     )
     return { parts, exit, requests: yield* server.requests, server, model }
   })
 
-const finished = (parts: ReadonlyArray<LanguageModel.StreamPart>) => {
+const finished = (parts: ReadonlyArray<ModelResponse.StreamPart>) => {
   const last = parts.at(-1)
   assert.strictEqual(last?._tag, "Finished")
-  return (last as Extract<LanguageModel.StreamPart, { _tag: "Finished" }>).response
+  return (last as Extract<ModelResponse.StreamPart, { _tag: "Finished" }>).response
 }
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {

@@ -28,7 +28,7 @@
  *
  * @since 0.1.0
  */
-import { ActionError, LanguageModel } from "@rolecraft/core"
+import { ActionError, LanguageModel, type ModelResponse } from "@rolecraft/core"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -68,7 +68,7 @@ export type Step =
       readonly _tag: "Reply"
       readonly text: string
       readonly usage?: StepUsage | undefined
-      readonly finishReason?: LanguageModel.FinishReason | undefined
+      readonly finishReason?: ModelResponse.FinishReason | undefined
       readonly model?: string | undefined
     }
   | {
@@ -82,7 +82,7 @@ export type Step =
   | { readonly _tag: "Delayed"; readonly delay: Duration.Input; readonly step: Step }
   | {
       readonly _tag: "Chunks"
-      readonly chunks: ReadonlyArray<LanguageModel.ProviderChunk>
+      readonly chunks: ReadonlyArray<ModelResponse.ProviderChunk>
       readonly stall: boolean
     }
 
@@ -96,7 +96,7 @@ export const reply = (
   text: string,
   options?: {
     readonly usage?: StepUsage | undefined
-    readonly finishReason?: LanguageModel.FinishReason | undefined
+    readonly finishReason?: ModelResponse.FinishReason | undefined
     readonly model?: string | undefined
   }
 ): Step => ({ _tag: "Reply", text, ...options })
@@ -127,7 +127,7 @@ export const fail = (
 ): Step => ({ _tag: "Fail", failure, ...options })
 
 /**
- * A streamed answer given chunk by chunk (see `LanguageModel.ProviderChunk`:
+ * A streamed answer given chunk by chunk (see `ModelResponse.ProviderChunk`:
  * text pieces, tool-call fragments by index with ids and names on any of
  * them, finish reason, usage). Without a chunk carrying a finish reason the
  * stream counts as cut off (TRANSIENT). With `stall: true` the stream sends
@@ -137,15 +137,15 @@ export const fail = (
  * @since 0.1.0
  */
 export const chunks = (
-  list: ReadonlyArray<LanguageModel.ProviderChunk>,
+  list: ReadonlyArray<ModelResponse.ProviderChunk>,
   options?: { readonly stall?: boolean | undefined }
 ): Step => ({ _tag: "Chunks", chunks: list, stall: options?.stall ?? false })
 
 const wordsOf = (text: string): ReadonlyArray<string> => text.match(/\S+\s*|\s+/g) ?? []
 
 /** A whole answer as chunks: its text one word per chunk, its tool calls in one, then the finish. */
-const chunksOf = (response: LanguageModel.ProviderResponse): ReadonlyArray<LanguageModel.ProviderChunk> => {
-  const out: Array<LanguageModel.ProviderChunk> = wordsOf(response.text ?? "").map((text) => ({ text }))
+const chunksOf = (response: ModelResponse.ProviderResponse): ReadonlyArray<ModelResponse.ProviderChunk> => {
+  const out: Array<ModelResponse.ProviderChunk> = wordsOf(response.text ?? "").map((text) => ({ text }))
   const calls = response.toolCalls ?? []
   if (calls.length > 0) {
     out.push({
@@ -263,7 +263,7 @@ export const make = (
     const answer = (
       step: Step,
       call: LanguageModel.ProviderCall
-    ): Effect.Effect<LanguageModel.ProviderResponse, unknown> => {
+    ): Effect.Effect<ModelResponse.ProviderResponse, unknown> => {
       switch (step._tag) {
         case "Reply":
           return Effect.succeed({
@@ -306,7 +306,7 @@ export const make = (
     const streamOf = (
       step: Step,
       call: LanguageModel.ProviderCall
-    ): Stream.Stream<LanguageModel.ProviderChunk, unknown> => {
+    ): Stream.Stream<ModelResponse.ProviderChunk, unknown> => {
       switch (step._tag) {
         case "Chunks": {
           const given = Stream.fromIterable(step.chunks)

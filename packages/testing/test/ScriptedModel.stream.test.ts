@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { LanguageModel } from "@rolecraft/core"
+import type { LanguageModel, ModelResponse } from "@rolecraft/core"
 import { Effect, Exit, Fiber, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as ScriptedModel from "../src/ScriptedModel.ts"
@@ -35,7 +35,7 @@ describe("ScriptedModel streaming", () => {
 
   it.effect("scripted chunks stream as given and are joined when asked to generate", () =>
     Effect.gen(function* () {
-      const chunks: ReadonlyArray<LanguageModel.ProviderChunk> = [
+      const chunks: ReadonlyArray<ModelResponse.ProviderChunk> = [
         { text: "Ok" },
         { toolCalls: [{ index: 0, name: "book" }] },
         { toolCalls: [{ index: 0, id: "b1", arguments: "{}" }], finishReason: "tool_calls" }
@@ -59,7 +59,7 @@ describe("ScriptedModel streaming", () => {
         ScriptedModel.delayed("1 second", ScriptedModel.reply("late"))
       ])
       const seen: Array<string> = []
-      const collect = (part: LanguageModel.StreamPart) =>
+      const collect = (part: ModelResponse.StreamPart) =>
         Effect.sync(() => {
           if (part._tag === "TextDelta") seen.push(part.delta)
         })

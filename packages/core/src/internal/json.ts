@@ -4,7 +4,7 @@
  * action's result): parsing with the parser's own message, the plain-object
  * test, setting keys that come from outside as own properties, and writing a
  * value's JSON one way for every reader — a tool's result as a model or an
- * MCP client gets it (`ToolResult`), the output guardrail,
+ * MCP client gets it (`ToolContent`), the output guardrail,
  * `ActionResult.asString`, and, with sorted keys, the digest of an approval's
  * arguments — with a bound on depth, so deep data never overflows the stack.
  */

@@ -14,7 +14,7 @@ import {
 } from "@rolecraft/core/ActionError"
 import type * as Chat from "@rolecraft/core/Chat"
 import * as Decision from "@rolecraft/core/Decision"
-import type * as LanguageModel from "@rolecraft/core/LanguageModel"
+import type * as Prompt from "@rolecraft/core/Prompt"
 import * as StoreBoundary from "@rolecraft/core/StoreBoundary"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -66,7 +66,7 @@ export const start =
   (workflow: ChatWorkflow, name: string) =>
   (
     runId: string,
-    input: string | ReadonlyArray<LanguageModel.Message>,
+    input: string | ReadonlyArray<Prompt.Message>,
     options?: typeof RunOptions.Type
   ): Effect.Effect<void, Failure, Services> =>
     Effect.gen(function* () {

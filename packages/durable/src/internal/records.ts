@@ -9,6 +9,7 @@ import * as ActionResponse from "@rolecraft/core/ActionResponse"
 import * as Chat from "@rolecraft/core/Chat"
 import * as Decision from "@rolecraft/core/Decision"
 import * as LanguageModel from "@rolecraft/core/LanguageModel"
+import * as Prompt from "@rolecraft/core/Prompt"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -27,7 +28,7 @@ export const RunOptions = Schema.Struct({
 })
 
 /** A run's input: a user message, or a history. */
-export const Input = Schema.Union([Schema.String, Schema.Array(LanguageModel.Message)])
+export const Input = Schema.Union([Schema.String, Schema.Array(Prompt.Message)])
 
 /** A decision on a pending call: `Chat.approve(approver)` or `Chat.reject(approver, reason)`. */
 export const DecisionSchema = Decision.Decision
@@ -54,7 +55,7 @@ const UsageSchema = ActionResponse.UsageSchema
 
 const ResponseSchema = Schema.Struct({
   text: Schema.String,
-  toolCalls: Schema.Array(LanguageModel.ToolCall),
+  toolCalls: Schema.Array(Prompt.ToolCall),
   usage: UsageSchema,
   finishReason: Schema.Literals(["stop", "length", "tool_calls", "content_filter", "other"]),
   model: Schema.optional(Schema.String),

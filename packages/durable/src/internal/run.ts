@@ -13,7 +13,8 @@
 import type { ActionError } from "@rolecraft/core/ActionError"
 import type * as ApprovalStore from "@rolecraft/core/ApprovalStore"
 import * as Chat from "@rolecraft/core/Chat"
-import type * as LanguageModel from "@rolecraft/core/LanguageModel"
+import * as IdempotencyKey from "@rolecraft/core/IdempotencyKey"
+import type * as StepHooks from "@rolecraft/core/StepHooks"
 import * as StoreBoundary from "@rolecraft/core/StoreBoundary"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -52,16 +53,7 @@ import {
  * @category models
  * @since 0.1.0
  */
-export interface Turns<R> {
-  readonly chat: (
-    input: string | ReadonlyArray<LanguageModel.Message>,
-    options?: Chat.ChatOptions
-  ) => Effect.Effect<Chat.ChatResult, ActionError, R>
-  readonly resume: (
-    state: Chat.PausedState,
-    decisions: Chat.Decisions,
-    options?: Chat.ChatOptions
-  ) => Effect.Effect<Chat.ChatResult, ActionError, R>
+export interface Turns<R> extends Pick<Chat.Turns<R>, "chat" | "resume"> {
   readonly approvals: ApprovalStore.ApprovalStore["Service"]
 }
 
@@ -96,7 +88,7 @@ export const verdictStep = (toolCallId: string): string => Journal.stepName("dec
 
 // Each model call and tool call of the turn is a step of the journal: recorded once, read back on a replay.
 // The tools offered to a model call are recorded with it, so a replay offers and routes the same ones.
-const stepHooks = (journal: Journal.Journal, runId: string): Chat.StepHooks => {
+const stepHooks = (journal: Journal.Journal, runId: string): StepHooks.StepHooks<Chat.ToolAnswer> => {
   const listed = new Map<number, ReadonlyArray<string>>()
   return {
     tools: (step, list) =>
@@ -138,7 +130,7 @@ const stepHooks = (journal: Journal.Journal, runId: string): Chat.StepHooks => {
             ...(step.resumed === undefined ? [] : [step.resumed])
           ),
           ToolRecord,
-          metered(Effect.provideService(call, Chat.IdempotencyKey, `${runId}/${step.toolCallId}`))
+          metered(Effect.provideService(call, IdempotencyKey.IdempotencyKey, `${runId}/${step.toolCallId}`))
         ),
         (record) => Effect.as(recordUsage(record.usage), record.value)
       )
@@ -298,7 +290,9 @@ const body =
       const options: Chat.ChatOptions = {
         ...chatOptions,
         ...payload.options,
-        steps: stepHooks(journal, run.runId)
+        steps: stepHooks(journal, run.runId),
+        // The run is the turn: its calls' approvals are scoped by the run id and the call id.
+        turnId: payload.runId
       }
       const outcome = yield* settled(turn(run, payload, options))
       return (yield* end(run, outcome))._tag

@@ -5,7 +5,7 @@
 import * as Category from "@rolecraft/core/ActionError"
 import * as ActionResponse from "@rolecraft/core/ActionResponse"
 import * as Chat from "@rolecraft/core/Chat"
-import * as LanguageModel from "@rolecraft/core/LanguageModel"
+import * as Prompt from "@rolecraft/core/Prompt"
 import * as Schema from "effect/Schema"
 
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -17,11 +17,10 @@ export const ChatResult = Schema.Union([
   Schema.Struct({
     _tag: Schema.Literal("Completed"),
     text: Schema.String,
-    messages: Schema.Array(LanguageModel.Message),
+    messages: Schema.Array(Prompt.Message),
     usage: Usage,
     steps: NonNegativeInt,
-    finishReason: Schema.Literals(["stop", "length", "tool_calls", "content_filter", "other"]),
-    refusal: Schema.optional(Schema.String)
+    finishReason: Schema.Literals(["stop", "length", "tool_calls", "content_filter", "other"])
   }),
   Schema.Struct({
     _tag: Schema.Literal("AwaitingApproval"),
@@ -30,7 +29,7 @@ export const ChatResult = Schema.Union([
   }),
   Schema.Struct({
     _tag: Schema.Literal("StepLimitReached"),
-    messages: Schema.Array(LanguageModel.Message),
+    messages: Schema.Array(Prompt.Message),
     usage: Usage,
     steps: NonNegativeInt
   })

@@ -1,6 +1,6 @@
 // A small agent for the durable tests, the multi-process harness and the bench: one role whose `refund` action needs
 // approval, and a model that calls `refund` for the user's message, then answers with the tool's reply.
-import { Action, Agent, Chat, type LanguageModel, Role } from "@rolecraft/core"
+import { Action, Agent, IdempotencyKey, type LanguageModel, Role } from "@rolecraft/core"
 import * as Model from "@rolecraft/core/LanguageModel"
 import { type Duration, Effect, Layer, Schema } from "effect"
 
@@ -18,7 +18,7 @@ export const refundsRole = (options: {
     parameters: { order: Schema.String },
     run: ({ order }) =>
       Effect.gen(function* () {
-        yield* options.onRefund(order, yield* Chat.IdempotencyKey)
+        yield* options.onRefund(order, yield* IdempotencyKey.IdempotencyKey)
         return `refunded ${order}`
       })
   })
@@ -38,8 +38,15 @@ export const refundsRole = (options: {
   })
 }
 
-/** The model: a user message → a `refund` call for it; a tool answer → a text reply quoting it. */
-export const refundModel = (onCall: (request: LanguageModel.Request) => Effect.Effect<void>) =>
+/**
+ * The model of the durable tests, the multi-process harness, the bench and the C84 runs: a user message → a call
+ * `call_1` of `tool` (default `refund`; the harness picks one by the message) with `{ order: message }`; a tool
+ * answer → a text reply quoting it. `onCall` runs first, on every call (to count or record it, or to wait).
+ */
+export const refundModel = (
+  onCall: (request: LanguageModel.Request) => Effect.Effect<void>,
+  options?: { readonly tool?: ((message: string) => string) | undefined; readonly name?: string | undefined }
+) =>
   Layer.succeed(
     Model.LanguageModel,
     Model.make(
@@ -49,7 +56,13 @@ export const refundModel = (onCall: (request: LanguageModel.Request) => Effect.E
             const last = call.request.messages.at(-1)
             return last?.role === "user"
               ? {
-                  toolCalls: [{ id: "call_1", name: "refund", arguments: JSON.stringify({ order: last.content }) }],
+                  toolCalls: [
+                    {
+                      id: "call_1",
+                      name: options?.tool?.(last.content) ?? "refund",
+                      arguments: JSON.stringify({ order: last.content })
+                    }
+                  ],
                   finishReason: "tool_calls",
                   usage: { inputTokens: 10, outputTokens: 5 }
                 }
@@ -60,7 +73,7 @@ export const refundModel = (onCall: (request: LanguageModel.Request) => Effect.E
                 }
           })
         ),
-      { name: "scripted-refunds" }
+      { name: options?.name ?? "scripted-refunds" }
     )
   )
 

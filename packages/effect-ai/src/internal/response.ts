@@ -11,7 +11,7 @@
  * approval requests of provider-run tools carry nothing Rolecraft's answer
  * has a place for, and are left out.
  */
-import type { ActionError, LanguageModel } from "@rolecraft/core"
+import type { ActionError, ModelResponse } from "@rolecraft/core"
 import type { LanguageModel as AiLanguageModel, Response } from "effect/ai"
 import * as Result from "effect/Result"
 
@@ -35,7 +35,7 @@ const sum = (...counts: ReadonlyArray<number | undefined>): number | undefined =
 
 const argumentsOf = (params: unknown): string => (typeof params === "string" ? params : JSON.stringify(params ?? {}))
 
-const usageOf = (usage: Response.Usage): LanguageModel.ProviderResponse["usage"] => ({
+const usageOf = (usage: Response.Usage): ModelResponse.ProviderResponse["usage"] => ({
   inputTokens:
     usage.inputTokens.total ??
     sum(usage.inputTokens.uncached, usage.inputTokens.cacheRead, usage.inputTokens.cacheWrite),
@@ -43,15 +43,15 @@ const usageOf = (usage: Response.Usage): LanguageModel.ProviderResponse["usage"]
 })
 
 /** A source part as a citation: a web page by its URL and title, a document by its title. */
-const citationOf = (part: Response.DocumentSourcePart | Response.UrlSourcePart): LanguageModel.Citation =>
+const citationOf = (part: Response.DocumentSourcePart | Response.UrlSourcePart): ModelResponse.Citation =>
   part.sourceType === "url" ? { url: part.url.toString(), title: part.title } : { title: part.title }
 
 /** A whole effect/ai response as a provider response. */
 export const responseOf = (
   response: AiLanguageModel.GenerateTextResponse<any, any>
-): LanguageModel.ProviderResponse => {
+): ModelResponse.ProviderResponse => {
   let model: string | undefined
-  const citations: Array<LanguageModel.Citation> = []
+  const citations: Array<ModelResponse.Citation> = []
   for (const part of response.content) {
     if (part.type === "source") citations.push(citationOf(part))
     else if (part.type === "response-metadata") model = part.modelId
@@ -85,7 +85,7 @@ export const chunker = (fail: (error: unknown) => ActionError.ActionError) => {
     indexes.set(id, index)
     return index
   }
-  const chunkOf = (part: Response.StreamPart<any, any>): LanguageModel.ProviderChunk | undefined => {
+  const chunkOf = (part: Response.StreamPart<any, any>): ModelResponse.ProviderChunk | undefined => {
     switch (part.type) {
       case "text-delta":
         return { text: part.delta }
@@ -121,8 +121,8 @@ export const chunker = (fail: (error: unknown) => ActionError.ActionError) => {
   }
   return (
     batch: ReadonlyArray<Response.StreamPart<any, any>>
-  ): Result.Result<ReadonlyArray<LanguageModel.ProviderChunk>, ActionError.ActionError> => {
-    const chunks: Array<LanguageModel.ProviderChunk> = []
+  ): Result.Result<ReadonlyArray<ModelResponse.ProviderChunk>, ActionError.ActionError> => {
+    const chunks: Array<ModelResponse.ProviderChunk> = []
     for (const part of batch) {
       if (part.type === "error") return Result.fail(fail(part.error))
       const chunk = chunkOf(part)

@@ -10,7 +10,7 @@
  * top-level `citations` list of URLs (Perplexity) as citations. A field of
  * the wrong type is named in the answer so the caller can refuse it.
  */
-import type { LanguageModel } from "@rolecraft/core"
+import type { ModelResponse } from "@rolecraft/core"
 
 /** A value read from a message or a delta, or the name of its field that is malformed and why. */
 export type Read<A> = A | { readonly malformed: string }
@@ -105,8 +105,8 @@ const count = (value: unknown): number | undefined =>
 export const citationsOf = (
   annotations: unknown,
   topLevel: unknown
-): ReadonlyArray<LanguageModel.Citation | string> | undefined => {
-  let citations: Array<LanguageModel.Citation | string> | undefined
+): ReadonlyArray<ModelResponse.Citation | string> | undefined => {
+  let citations: Array<ModelResponse.Citation | string> | undefined
   if (Array.isArray(annotations)) {
     for (const annotation of annotations) {
       if (!isRecord(annotation) || annotation.type !== "url_citation") continue

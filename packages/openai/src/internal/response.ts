@@ -8,7 +8,7 @@
  * without a list of choices or whose first choice has no message, and a
  * content or reasoning of the wrong type.
  */
-import type { ActionError, LanguageModel, Prompt } from "@rolecraft/core"
+import type { ActionError, ModelResponse, Prompt } from "@rolecraft/core"
 import * as Effect from "effect/Effect"
 import type { ChatCompletion } from "openai/resources/chat/completions"
 import { citationsOf, contentOf, reasoningOf } from "./content.ts"
@@ -43,7 +43,7 @@ const toolCallOf = (entry: unknown): unknown => {
 export const responseOf = (
   action: string,
   completion: ChatCompletion
-): Effect.Effect<LanguageModel.ProviderResponse, ActionError.ExecutionFailure | ActionError.TransientFailure> => {
+): Effect.Effect<ModelResponse.ProviderResponse, ActionError.ExecutionFailure | ActionError.TransientFailure> => {
   if (typeof completion !== "object" || completion === null || !Array.isArray(completion.choices)) {
     const error = (completion as { readonly error?: unknown } | null)?.error
     return Effect.fail(

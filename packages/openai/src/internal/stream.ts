@@ -10,7 +10,7 @@
  * EXECUTION naming it (e.g. `choices[0].delta.tool_calls[0].index`);
  * joining the chunks is the core stream reader's.
  */
-import { ActionError, type LanguageModel } from "@rolecraft/core"
+import { ActionError, type ModelResponse } from "@rolecraft/core"
 import * as Effect from "effect/Effect"
 import type { ChatCompletionChunk } from "openai/resources/chat/completions"
 import { citationsOf, contentOf, isRecord, reasoningOf } from "./content.ts"
@@ -22,7 +22,7 @@ const optionalString = (value: unknown): value is string | null | undefined =>
 const optionalCount = (value: unknown): value is number | null | undefined =>
   value === undefined || value === null || typeof value === "number"
 
-type Usage = LanguageModel.ProviderChunk["usage"]
+type Usage = ModelResponse.ProviderChunk["usage"]
 
 /** A wire usage object as the provider's usage, or the name of its malformed field. */
 const usageOf = (usage: unknown, field: string): Usage | string => {
@@ -36,10 +36,10 @@ const usageOf = (usage: unknown, field: string): Usage | string => {
 }
 
 /** The tool-call fragments of a delta, or the name of the malformed one. */
-const fragmentsOf = (calls: unknown): ReadonlyArray<LanguageModel.ToolCallFragment> | string | undefined => {
+const fragmentsOf = (calls: unknown): ReadonlyArray<ModelResponse.ToolCallFragment> | string | undefined => {
   if (calls === undefined || calls === null) return undefined
   if (!Array.isArray(calls)) return "choices[0].delta.tool_calls is not an array"
-  const fragments: Array<LanguageModel.ToolCallFragment> = []
+  const fragments: Array<ModelResponse.ToolCallFragment> = []
   for (let i = 0; i < calls.length; i++) {
     const call: unknown = calls[i]
     const field = `choices[0].delta.tool_calls[${i}]`
@@ -69,7 +69,7 @@ const fragmentsOf = (calls: unknown): ReadonlyArray<LanguageModel.ToolCallFragme
 export const readChunk = (
   action: string,
   chunk: ChatCompletionChunk
-): LanguageModel.ProviderChunk | ActionError.ExecutionFailure => {
+): ModelResponse.ProviderChunk | ActionError.ExecutionFailure => {
   const bad = (what: string) => malformed(action, `a stream chunk's ${what}`)
   const raw: unknown = chunk
   if (!isRecord(raw)) return bad("body is not an object")
@@ -113,7 +113,7 @@ export const readChunk = (
 export const chunkOf = (
   action: string,
   chunk: ChatCompletionChunk
-): Effect.Effect<LanguageModel.ProviderChunk, ActionError.ExecutionFailure> => {
+): Effect.Effect<ModelResponse.ProviderChunk, ActionError.ExecutionFailure> => {
   const read = readChunk(action, chunk)
   return read instanceof ActionError.ExecutionFailure ? Effect.fail(read) : Effect.succeed(read)
 }

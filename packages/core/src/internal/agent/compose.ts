@@ -9,8 +9,9 @@
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { type ActionError, ApprovalRequired, ExecutionFailure } from "../../ActionError.ts"
-import type { ChatEvent, ChatOptions, ChatResult, Decisions, PausedState, StepHooks, Usage } from "../../Chat.ts"
+import type { ChatEvent, ChatOptions, ChatResult, Decisions, PausedState, ToolAnswer } from "../../Chat.ts"
 import type * as Prompt from "../../Prompt.ts"
+import type * as StepHooks from "../../StepHooks.ts"
 import * as Nesting from "./nesting.ts"
 
 /** How an agent action runs its agent's turn. */
@@ -20,7 +21,11 @@ export interface TurnOptions {
 }
 
 /** Counts each model call of a nested turn against the tree's bound; past it the call fails EXECUTION. */
-const counting = (action: string, path: ReadonlyArray<string>, bound: Nesting.Bound): StepHooks => ({
+const counting = (
+  action: string,
+  path: ReadonlyArray<string>,
+  bound: Nesting.Bound
+): StepHooks.StepHooks<ToolAnswer> => ({
   model: (_step, call) =>
     Effect.suspend(() => {
       if (bound.steps >= bound.maxSteps) {
@@ -36,21 +41,15 @@ const counting = (action: string, path: ReadonlyArray<string>, bound: Nesting.Bo
     })
 })
 
-/** The tokens of each agent a finished inner turn ran. */
-const usageOf = (inner: string, result: ChatResult): Record<string, Usage> => {
-  if (result._tag === "AwaitingApproval") return { ...(result.state.agents ?? { [inner]: result.state.usage }) }
-  return { ...(result.agents ?? { [inner]: result.usage }) }
-}
-
 /**
  * An inner event as the calling turn's caller sees it: tagged with the path of agents (from the outermost
  * turn), its `toolCallId` the calling turn's. An event of a turn nested deeper is tagged already: only its
  * call id gets the calling turn's in front.
  */
 const tagged = (path: ReadonlyArray<string>, toolCallId: string, event: ChatEvent): ChatEvent =>
-  event._tag === "AgentEvent"
+  event._tag === "NestedEvent"
     ? { ...event, toolCallId: `${toolCallId}/${event.toolCallId}` }
-    : { _tag: "AgentEvent", agents: path, toolCallId, event }
+    : { _tag: "NestedEvent", agents: path, toolCallId, event }
 
 /** How {@link turnOf} runs another agent's turn. */
 export interface InnerTurn {
@@ -105,13 +104,13 @@ export const runAgent = (
 ): Effect.Effect<unknown, ActionError, any> =>
   Effect.flatMap(Effect.service(Nesting.CurrentCall), (call) => {
     const inner = composed.agent()
-    const path = [...(call?.path ?? [callerId]), inner.id]
     const bound = call?.bound ?? Nesting.boundOf(composed)
-    if (path.length - 1 > bound.maxDepth) {
+    const { path, depth, over } = Nesting.deeper(call?.path ?? [callerId], bound, inner.id)
+    if (over) {
       return Effect.fail(
         new ExecutionFailure({
           action,
-          message: `${action}: the agents ${Nesting.pathText(path)} are nested ${path.length - 1} deep, over the bound (maxDepth ${bound.maxDepth})`
+          message: `${action}: the agents ${Nesting.pathText(path)} are nested ${depth} deep, over the bound (maxDepth ${bound.maxDepth})`
         })
       )
     }
@@ -130,7 +129,7 @@ export const runAgent = (
       place
     )
     return Effect.flatMap(turn, (result): Effect.Effect<unknown, ActionError> => {
-      if (call !== undefined) call.usage = usageOf(inner.id, result)
+      if (call !== undefined) call.usage = Nesting.usageOf(inner.id, result)
       switch (result._tag) {
         case "Completed":
           return Effect.succeed(options.chat.output === undefined ? result.text : result.output)

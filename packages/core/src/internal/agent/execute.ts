@@ -1,7 +1,8 @@
 /**
  * The agent's front doors for calls from its user: `executeAction(name, params)` and `execute(request)`.
- * Here the approval token comes from outside — the reserved `_approval_token` parameter, or the request's
- * `approvalToken` — and is taken out of the parameters, once, to be handed to the pipeline as an argument.
+ * Here a call enters: its approval token comes from outside — the reserved `_approval_token` parameter, or
+ * the request's `approvalToken` — and is taken out of the parameters, once, and the call value is made
+ * (`pipeline/call.ts`) for the pipeline to run. A call that needs an approval fails with APPROVAL here.
  * `execute` reports the outcome in an `ActionResponse`; only a `RetrievalFailure` (and interruption) escape.
  */
 import * as Clock from "effect/Clock"
@@ -11,6 +12,7 @@ import type { ActionRequest } from "../../ActionRequest.ts"
 import type { ActionResponse } from "../../ActionResponse.ts"
 import * as Metering from "../events/usage.ts"
 import * as ApprovalKernel from "../pipeline/approval.ts"
+import * as Call from "../pipeline/call.ts"
 import * as Pipeline from "../pipeline/run.ts"
 
 /** Runs one action by name; `params` may carry the approval token as `_approval_token`. */
@@ -20,7 +22,7 @@ export const executeAction = (
   params: Readonly<Record<string, unknown>> = {}
 ): Effect.Effect<unknown, ActionError | RetrievalFailure, any> => {
   const taken = ApprovalKernel.strip(params)
-  return Pipeline.run(agent, name, taken.params, { token: taken.token })
+  return Pipeline.run(agent, Call.ofParams(agent.registry, name, taken.params, { token: taken.token }))
 }
 
 /**
@@ -33,8 +35,9 @@ export const execute = (
 ): Effect.Effect<ActionResponse, RetrievalFailure, any> =>
   Effect.suspend(() => {
     const { params, token } = ApprovalKernel.strip(request.params ?? {}, request.approvalToken)
-    const run = Pipeline.run(agent, request.action, params, { token, correlationId: request.correlationId })
-    return agent.registry.get(request.action)?.action._tag === "llm"
+    const call = Call.ofParams(agent.registry, request.action, params, { token, correlationId: request.correlationId })
+    const run = Pipeline.run(agent, call)
+    return call.entry?.action._tag === "llm"
       ? Metering.metered(run, (metered, usage) => respond(request, metered, usage))
       : respond(request, run, Effect.succeed(undefined))
   })

@@ -4,41 +4,22 @@
  * turn's pause (or a handoff) reaches the turn that made the call. A chat turn provides one {@link Call} to
  * each call of a composed action (and only to those); the composed action's body reads it. What marks an
  * action as composed, and the agent it runs, is here too, so the chat turn can find the inner agent of a
- * paused call when it is resumed.
+ * paused call when it is resumed. The depth bound and the tokens per agent are counted here for agents used
+ * as actions and handoffs alike.
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import type * as Stream from "effect/Stream"
 import type * as Action from "../../Action.ts"
-import type { ActionError } from "../../ActionError.ts"
 import type * as ApprovalStore from "../../ApprovalStore.ts"
-import type { ChatEvent, ChatOptions, ChatResult, Decisions, PausedState, Usage } from "../../Chat.ts"
+import type { ChatEvent, ChatResult, Decisions, PausedState, Turns, Usage } from "../../Chat.ts"
 import type * as Prompt from "../../Prompt.ts"
 import type * as Role from "../../Role.ts"
 
 /** What a composed action needs of the agent it runs (an `Agent.Agent`, read structurally). */
-export interface Inner {
+export interface Inner extends Turns<any> {
   readonly id: string
   readonly roles: ReadonlyArray<Role.Any>
   readonly approvals: ApprovalStore.ApprovalStore["Service"]
-  readonly chat: (
-    input: string | ReadonlyArray<Prompt.Message>,
-    options?: ChatOptions
-  ) => Effect.Effect<ChatResult, ActionError, any>
-  readonly resume: (
-    state: PausedState,
-    decisions: Decisions,
-    options?: ChatOptions
-  ) => Effect.Effect<ChatResult, ActionError, any>
-  readonly chatStream: (
-    input: string | ReadonlyArray<Prompt.Message>,
-    options?: ChatOptions
-  ) => Stream.Stream<ChatEvent, ActionError, any>
-  readonly resumeStream: (
-    state: PausedState,
-    decisions: Decisions,
-    options?: ChatOptions
-  ) => Stream.Stream<ChatEvent, ActionError, any>
 }
 
 /** The key under which a composed action carries what it is. */
@@ -113,10 +94,14 @@ export const CurrentCall = Context.Reference<Call | undefined>("@rolecraft/core/
   defaultValue: () => undefined
 })
 
-/** Where a nested turn runs: the path of agents down to its own agent, and the tree's bound. */
+/**
+ * Where a nested turn runs: the path of agents down to its own agent, the tree's bound, and — for a turn a
+ * handoff started, which continues the conversation — the ids its calls must not take (the whole conversation's).
+ */
 export interface Place {
   readonly path: ReadonlyArray<string>
   readonly bound: Bound
+  readonly taken?: ReadonlySet<string> | undefined
 }
 
 /** The place of the turn being run, when it is nested (the outermost turn has none). */
@@ -126,3 +111,24 @@ export const CurrentPlace = Context.Reference<Place | undefined>("@rolecraft/cor
 
 /** `a > b > c`, the path as errors name it. */
 export const pathText = (path: ReadonlyArray<string>): string => path.join(" > ")
+
+/**
+ * One level down the tree of nested turns: the path to `agent` under `above`, and whether it goes deeper than
+ * the tree's bound allows (`maxDepth` levels under the outermost turn) — checked here for agents used as
+ * actions and for handoffs alike.
+ */
+export const deeper = (
+  above: ReadonlyArray<string>,
+  bound: Bound,
+  agent: string
+): { readonly path: ReadonlyArray<string>; readonly depth: number; readonly over: boolean } => {
+  const path = [...above, agent]
+  const depth = path.length - 1
+  return { path, depth, over: depth > bound.maxDepth }
+}
+
+/** The tokens of each agent a finished inner turn of `agent` ran (its own, and those of the agents below it). */
+export const usageOf = (agent: string, result: ChatResult): Record<string, Usage> =>
+  result._tag === "AwaitingApproval"
+    ? { ...(result.state.agents ?? { [agent]: result.state.usage }) }
+    : { ...(result.agents ?? { [agent]: result.usage }) }

@@ -11,48 +11,21 @@ import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import type * as Action from "../../Action.ts"
 import { type ActionError, RoleDefinitionError } from "../../ActionError.ts"
-import type * as Approval from "../../Approval.ts"
-import type * as Guardrail from "../../Guardrail.ts"
-import type * as Knowledge from "../../Knowledge.ts"
 import type * as McpClient from "../../McpClient.ts"
 import type * as Role from "../../Role.ts"
 import * as Telemetry from "../events/telemetry.ts"
 import * as Callback from "../callback.ts"
-import type { AgentRuntime } from "../executor/attempt.ts"
+import type { AgentRuntime } from "../executor/runtime.ts"
 import * as Executor from "../executor/execute.ts"
 import * as McpTool from "../executor/mcpTool.ts"
 import * as GuardrailKernel from "../pipeline/guardrail.ts"
+import type { Registered, Registry } from "../pipeline/registered.ts"
 import type * as KnowledgeKernel from "../pipeline/retrieval.ts"
-import * as RunStep from "../run/attempt.ts"
-import type { Guards } from "../run/guard.ts"
-import * as ResiliencePolicy from "../run/policy.ts"
+import * as RunStep from "../resilience/runStep.ts"
+import type { Guards } from "../resilience/guard.ts"
+import * as ResiliencePolicy from "../resilience/policy.ts"
 import * as Secrets from "../secrets.ts"
 import * as JsonSchema from "../tool/jsonSchema.ts"
-
-/**
- * What the agent prepares once per action, so a call's steps only read it.
- */
-export interface Registered {
-  readonly name: string
-  readonly action: Action.Any
-  readonly role: Role.Any
-  readonly state: Ref.Ref<unknown>
-  readonly guardrails: Guardrail.Policy | undefined
-  readonly approval: { readonly agentId: string; readonly action: string; readonly policy: Approval.Policy | undefined }
-  readonly retrieval: Omit<Parameters<typeof KnowledgeKernel.retrieve>[0], "args">
-  /** Its calls' `rolecraft.*` span attributes (a call with a correlation id adds it to a copy). */
-  readonly attributes: Readonly<Record<string, string>>
-  /** The span and metrics of a direct call (no correlation id, no tool call, content not traced), made once. */
-  readonly telemetry: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  /** Step 7 for one call: the executor inside the action's resilience policy, then its fallback. */
-  readonly run: (
-    args: Readonly<Record<string, unknown>>,
-    knowledge: ReadonlyArray<Knowledge.Passage>
-  ) => Effect.Effect<unknown, ActionError, any>
-}
-
-/** An agent's actions by name, in declaration order (its MCP servers last). */
-export type Registry = ReadonlyMap<string, Registered>
 
 /** What registration needs of the agent being made. */
 export interface Options {
@@ -202,20 +175,40 @@ const runStep = (
   // A local action that nothing repeats, delays or bounds runs as its step is made: no trip through the
   // runtime (not under traceSteps, whose run span must hold the call).
   const now = action._tag === "local" && !options.traceSteps && RunStep.runsAtOnce(stepOptions)
-  return (args, knowledge) =>
-    step(
-      Executor.execute({
-        name,
-        action,
-        args,
-        context: { agentId: options.id, role: role.identity.name, action: name, state, knowledge },
-        agent: options.runtime,
-        spec: role.spec,
-        timeout,
-        now
-      }),
-      fallbackOf(name, policies.fallback, args)
-    )
+  const agentId = options.id
+  const roleName = role.identity.name
+  // Only an MCP tool's call has a tool and a view of its arguments apart from them: the others' attempts stay small.
+  return action._tag === "mcpTool"
+    ? (args, knowledge, tool, view) =>
+        step(
+          Executor.execute({
+            name,
+            action,
+            args,
+            tool,
+            view,
+            context: { agentId, role: roleName, action: name, state, knowledge },
+            agent: options.runtime,
+            spec: role.spec,
+            timeout,
+            now
+          }),
+          fallbackOf(name, policies.fallback, view)
+        )
+    : (args, knowledge) =>
+        step(
+          Executor.execute({
+            name,
+            action,
+            args,
+            context: { agentId, role: roleName, action: name, state, knowledge },
+            agent: options.runtime,
+            spec: role.spec,
+            timeout,
+            now
+          }),
+          fallbackOf(name, policies.fallback, args)
+        )
 }
 
 // An mcpTool action's timeout bounds the MCP request itself (the executor

@@ -4,7 +4,7 @@
  * the result's text, or `{"error":{"category","message"}}`. A call never fails the turn: a name never
  * offered (AUTHORITY when the agent's authority denies it, else NOT_FOUND), arguments that are not a JSON
  * object (VALIDATION) and the pipeline's failures are all answers. A call that needs an approval is answered
- * as pending, with the call the turn pauses for.
+ * as pending, with the call the turn pauses for, and gets no tool message until it is decided.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -13,32 +13,30 @@ import * as Result from "effect/Result"
 import {
   type ActionError,
   ActionNotFound,
-  type ApprovalRequired,
   isActionError,
   type RetrievalFailure,
   Unauthorized,
   type ValidationError
 } from "../../ActionError.ts"
-import type { PendingCall, Step, ToolAnswer, ToolResult } from "../../Chat.ts"
+import type { ActionTool } from "../../ActionTool.ts"
+import type { PendingCall, ToolAnswer, ToolCallAnswered } from "../../Chat.ts"
+import type { Step } from "../../StepHooks.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as Nesting from "../agent/nesting.ts"
 import * as EventHub from "../events/hub.ts"
 import * as Telemetry from "../events/telemetry.ts"
+import * as Pending from "../pending.ts"
 import * as AuthorityKernel from "../pipeline/authority.ts"
+import type * as Call from "../pipeline/call.ts"
 import * as Redact from "../redact.ts"
 import * as Secrets from "../secrets.ts"
 import { keepEnds } from "../text.ts"
 import { parseArguments } from "../tool/arguments.ts"
 import type * as Toolkit from "../tool/toolkit.ts"
-import * as ToolResultText from "../../ToolResult.ts"
+import * as ToolContent from "../../ToolContent.ts"
 import type { Turn } from "./context.ts"
 import * as ChatMessages from "./messages.ts"
-
-/** Where a call goes: the action to run, and the MCP server's own tool name for a server's tool. */
-export interface Route {
-  readonly action: string
-  readonly tool?: string | undefined
-}
+import { labelOf } from "../label.ts"
 
 /**
  * The most characters of one tool message sent to the model: 64,000. A longer result keeps its head and
@@ -48,31 +46,34 @@ export interface Route {
 export const maxToolResultCharacters = 64_000
 
 /**
- * A call's answer from its result (`ToolResult.success`), whole: the tool-message writer ({@link hooked})
+ * A call's answer from its result (`ToolContent.success`), whole: the tool-message writer ({@link hooked})
  * redacts it and cuts it to fit.
  */
 export const answered = (toolCallId: string, action: string, value: unknown): ToolAnswer => {
   // The text Mcp.serve sends too, on the JSON writer of the output guardrail and ActionResult.asString.
-  const text = ToolResultText.success(value, { action })
+  const text = ToolContent.success(value, { action })
   if (Result.isFailure(text)) return failed(toolCallId, text.failure)
-  return {
-    message: { role: "tool", toolCallId, content: text.success },
-    category: undefined,
-    success: true,
-    pending: undefined
-  }
+  return { message: { role: "tool", toolCallId, content: text.success }, category: undefined, success: true }
 }
 
-/** A call's answer from its failure; `pending` when it waits for an approval (its message is then not sent yet). */
-export const failed = (
-  toolCallId: string,
-  error: ActionError | RetrievalFailure,
-  pending?: PendingCall
-): ToolAnswer => ({
+/** A call's answer from its failure. */
+export const failed = (toolCallId: string, error: ActionError | RetrievalFailure): ToolAnswer => ({
   message: { role: "tool", toolCallId, content: ChatMessages.errorContent(error) },
   category: isActionError(error) ? error.category : undefined,
-  success: false,
-  pending
+  success: false
+})
+
+/** The answer of a call that waits for an approval: no message (none is sent until it is decided). */
+export const waiting = (pending: PendingCall): ToolAnswer => ({ category: "APPROVAL", success: false, pending })
+
+/** The call a turn pauses for: the call value and the pending value its approval step ended it with. */
+const pendingOf = (made: Call.Call, toolCallId: string, pending: Pending.Pending): PendingCall => ({
+  toolCallId,
+  action: made.name,
+  ...(made.tool === undefined ? {} : { tool: made.tool }),
+  arguments: made.arguments,
+  pendingTokenId: pending.tokenId,
+  reason: pending.reason
 })
 
 /**
@@ -80,52 +81,26 @@ export const failed = (
  * cut, so no cut leaves the start of one behind), then a result cut to {@link maxToolResultCharacters}.
  */
 export const written = (answer: ToolAnswer, secrets: ReadonlyArray<Redacted.Redacted<string>>): ToolAnswer => {
+  if (answer.message === undefined) return answer
   const { content } = answer.message
   const redacted = secrets.length === 0 ? content : Redact.text(content, secrets)
   const fitted = answer.success ? keepEnds(redacted, maxToolResultCharacters) : redacted
   return fitted === content ? answer : { ...answer, message: { ...answer.message, content: fitted } }
 }
 
-const isPending = (error: ActionError | RetrievalFailure, action: string): error is ApprovalRequired =>
-  error._tag === "ApprovalRequired" &&
-  error.check === "missing" &&
-  error.pendingTokenId !== undefined &&
-  error.action === action
-
 /**
- * Runs a routed call through the pipeline, with the approval token a decision gave it (none for a model's
- * call); a call that needs an approval, made without a token, is answered as pending.
+ * Runs a call through the pipeline: its answer, or — when it needs an approval it does not carry — the pending
+ * call the turn pauses for.
  */
-export const run = <R>(
-  turn: Turn<R>,
-  call: { readonly id: string; readonly name: string },
-  route: Route,
-  args: Readonly<Record<string, unknown>>,
-  token?: string
-): Effect.Effect<ToolAnswer, never, R> => {
-  const composed = Nesting.composedOf(turn.host.actions.get(route.action)?.action)
-  if (composed !== undefined) return runComposed(turn, call, route, args, composed, token, undefined)
-  const params = route.tool === undefined ? args : { tool: route.tool, arguments: args }
-  const ran = turn.host.run(route.action, params, {
-    token,
-    call: { id: call.id, tool: call.name },
-    secrets: turn.secrets
-  })
-  return Effect.map(Effect.result(ran), (outcome) => {
-    if (outcome._tag === "Success") return answered(call.id, route.action, outcome.success)
-    const error = outcome.failure
-    if (token === undefined && isPending(error, route.action)) {
-      const pending: PendingCall = {
-        toolCallId: call.id,
-        action: route.action,
-        ...(route.tool === undefined ? {} : { tool: route.tool }),
-        arguments: args,
-        pendingTokenId: error.pendingTokenId as string,
-        reason: error.reason
-      }
-      return failed(call.id, error, pending)
-    }
-    return failed(call.id, error)
+export const run = <R>(turn: Turn<R>, made: Call.Call, toolCallId: string): Effect.Effect<ToolAnswer, never, R> => {
+  const composed = Nesting.composedOf(made.entry?.action)
+  if (composed !== undefined) return runComposed(turn, made, toolCallId, composed, undefined)
+  return Effect.map(Effect.result(turn.host.run(made)), (outcome) => {
+    if (outcome._tag === "Failure") return failed(toolCallId, outcome.failure)
+    const value = outcome.success
+    return Pending.isPending(value)
+      ? waiting(pendingOf(made, toolCallId, value))
+      : answered(toolCallId, made.name, value)
   })
 }
 
@@ -136,78 +111,61 @@ export const run = <R>(
  */
 export const runComposed = <R>(
   turn: Turn<R>,
-  call: { readonly id: string; readonly name: string },
-  route: Route,
-  args: Readonly<Record<string, unknown>>,
+  made: Call.Call,
+  toolCallId: string,
   composed: Nesting.Composed,
-  token: string | undefined,
   resumption: Nesting.Call["resumption"]
 ): Effect.Effect<ToolAnswer, never, R> =>
   Effect.flatMap(Effect.service(Nesting.CurrentPlace), (place) => {
     const nesting: Nesting.Call = {
       path: place?.path ?? [turn.host.id],
       bound: place?.bound ?? (turn.composed.bound ??= Nesting.boundOf(composed)),
-      toolCallId: call.id,
+      toolCallId,
       emit: turn.streaming ? turn.emit : undefined,
       resumption,
       paused: undefined,
       handoff: undefined,
       usage: undefined
     }
-    const options = { call: { id: call.id, tool: call.name }, secrets: turn.secrets }
-    const ran =
-      resumption === undefined
-        ? turn.host.run(route.action, args, { ...options, token })
-        : turn.host.proceed(route.action, args, options)
+    const ran = resumption === undefined ? turn.host.run(made) : turn.host.proceed(made)
     return Effect.map(Effect.result(Effect.provideService(ran, Nesting.CurrentCall, nesting)), (outcome) => {
       const { paused, handoff, usage } = nesting
-      let made: ToolAnswer
+      let given: ToolAnswer
       if (outcome._tag === "Success") {
-        made = answered(call.id, route.action, outcome.success)
-        if (handoff !== undefined) made = { ...made, handoff }
+        const value = outcome.success
+        given = Pending.isPending(value)
+          ? waiting(pendingOf(made, toolCallId, value))
+          : handoff === undefined
+            ? answered(toolCallId, made.name, value)
+            : { ...answered(toolCallId, made.name, value), handoff }
       } else if (paused !== undefined && outcome.failure._tag === "ApprovalRequired") {
-        made = {
-          ...failed(call.id, outcome.failure),
+        given = {
+          category: "APPROVAL",
+          success: false,
           nested: {
-            toolCallId: call.id,
-            action: route.action,
+            toolCallId,
+            action: made.name,
             agent: paused.agent,
             arguments: paused.arguments,
             state: paused.state
           }
         }
       } else {
-        const error = outcome.failure
-        made =
-          token === undefined && resumption === undefined && isPending(error, route.action)
-            ? failed(call.id, error, {
-                toolCallId: call.id,
-                action: route.action,
-                arguments: args,
-                pendingTokenId: error.pendingTokenId as string,
-                reason: error.reason
-              })
-            : failed(call.id, error)
+        given = failed(toolCallId, outcome.failure)
       }
-      return usage === undefined ? made : { ...made, agents: usage }
+      return usage === undefined ? given : { ...given, agents: usage }
     })
   })
 
 /** Tells the caller that a call's arguments are parsed and it is about to run. */
-export const ready = <R>(
-  turn: Turn<R>,
-  step: number,
-  toolCallId: string,
-  route: Route,
-  args: Readonly<Record<string, unknown>>
-): Effect.Effect<void> =>
+export const ready = <R>(turn: Turn<R>, step: number, toolCallId: string, made: Call.Call): Effect.Effect<void> =>
   turn.emit({
     _tag: "ToolCallReady",
     step,
     toolCallId,
-    action: route.action,
-    ...(route.tool === undefined ? {} : { tool: route.tool }),
-    arguments: args
+    action: made.name,
+    ...(made.tool === undefined ? {} : { tool: made.tool }),
+    arguments: made.arguments
   })
 
 const unknownTool = <R>(turn: Turn<R>, call: Prompt.ToolCall, kit: Toolkit.Toolkit): ActionError => {
@@ -243,21 +201,46 @@ const refusedEarly = <R>(turn: Turn<R>, call: Prompt.ToolCall, error: ActionErro
   )
 
 /**
- * One of the model's calls, routed and its arguments parsed (once: the answer runs with them, and the history
- * keeps the call by them). `route` is `undefined` for a name never offered.
+ * One of the model's calls as it enters the turn, once: the tool offered under its name (`undefined` for a name
+ * never offered), its arguments parsed, and — when both are good — the call value the pipeline runs (its scope
+ * the turn and the call's id, its path the turn's). The answer runs that value, and the history keeps the call
+ * by its parsed arguments.
  */
 export interface Prepared {
-  readonly call: Prompt.ToolCall
-  readonly route: Route | undefined
+  readonly toolCall: Prompt.ToolCall
+  readonly tool: ActionTool | undefined
   readonly parsed: Result.Result<Record<string, unknown>, ValidationError>
+  readonly made: Call.Call | undefined
 }
 
-/** A call of the model routed by the step's toolkit, its arguments parsed (a model cannot present an approval token). */
-export const prepare = (call: Prompt.ToolCall, kit: Toolkit.Toolkit): Prepared => {
-  const route = kit.find(call.name)
-  const label =
-    route === undefined ? call.name : route.tool === undefined ? route.action : `${route.action}/${route.tool}`
-  return { call, route, parsed: parseArguments(call.arguments, { tool: label }) }
+/** The call value of a model's call of `tool` in `turn` (or of a pending call resumed), made once. */
+export const callOf = <R>(
+  turn: Turn<R>,
+  toolCall: { readonly id: string; readonly name: string },
+  action: string,
+  tool: string | undefined,
+  args: Readonly<Record<string, unknown>>,
+  token?: string
+): Call.Call =>
+  turn.host.call(action, tool, args, {
+    token,
+    toolCall: { id: toolCall.id, tool: toolCall.name },
+    secrets: turn.secrets,
+    scope: { turn: turn.id, call: toolCall.id },
+    agents: turn.path,
+    pauses: true
+  })
+
+/** A call of the model, routed by the step's toolkit and its arguments parsed (a model cannot present an approval token). */
+export const prepare = <R>(turn: Turn<R>, toolCall: Prompt.ToolCall, kit: Toolkit.Toolkit): Prepared => {
+  const tool = kit.find(toolCall.name)
+  const label = tool === undefined ? toolCall.name : labelOf(tool.action, tool.tool)
+  const parsed = parseArguments(toolCall.arguments, { tool: label })
+  const made =
+    tool === undefined || Result.isFailure(parsed)
+      ? undefined
+      : callOf(turn, toolCall, tool.action, tool.tool, parsed.success)
+  return { toolCall, tool, parsed, made }
 }
 
 /**
@@ -266,7 +249,7 @@ export const prepare = (call: Prompt.ToolCall, kit: Toolkit.Toolkit): Prepared =
  * conversation. Its answer (VALIDATION, quoting what was received) says what was wrong.
  */
 export const kept = (prepared: Prepared): Prompt.ToolCall =>
-  Result.isSuccess(prepared.parsed) ? prepared.call : { ...prepared.call, arguments: "{}" }
+  Result.isSuccess(prepared.parsed) ? prepared.toolCall : { ...prepared.toolCall, arguments: "{}" }
 
 /** One of the model's calls, prepared: run through the pipeline, or answered before it. */
 const answer = <R>(
@@ -275,26 +258,27 @@ const answer = <R>(
   prepared: Prepared,
   kit: Toolkit.Toolkit
 ): Effect.Effect<ToolAnswer, never, R> => {
-  const { call, route, parsed } = prepared
-  if (route === undefined) return refusedEarly(turn, call, unknownTool(turn, call, kit))
-  if (Result.isFailure(parsed)) return refusedEarly(turn, call, parsed.failure)
-  return Effect.andThen(ready(turn, step, call.id, route, parsed.success), run(turn, call, route, parsed.success))
+  const { toolCall, tool, parsed, made } = prepared
+  if (tool === undefined) return refusedEarly(turn, toolCall, unknownTool(turn, toolCall, kit))
+  if (Result.isFailure(parsed)) return refusedEarly(turn, toolCall, parsed.failure)
+  if (made === undefined) return Effect.die(new Error("a prepared call with parsed arguments has its call value"))
+  return Effect.andThen(ready(turn, step, toolCall.id, made), run(turn, made, toolCall.id))
 }
 
 /**
  * Publishes ToolExecutionStarted/Finished around an answer, only when someone listens to `agent.events`; streams
- * the answer's `ToolResult` to the caller unless it waits for an approval.
+ * the answer's `ToolCallAnswered` to the caller unless it waits for an approval.
  */
 export const observed = <R>(
   turn: Turn<R>,
   step: number,
   call: { readonly id: string; readonly name: string },
-  route: Route | undefined,
+  made: Call.Call | undefined,
   answer: Effect.Effect<ToolAnswer, never, R>
 ): Effect.Effect<ToolAnswer, never, R> => {
   const { hub } = turn.host
   const reported = Effect.tap(answer, (result) =>
-    result.pending === undefined && result.nested === undefined ? turn.emit(toolResult(step, result)) : Effect.void
+    result.message === undefined ? Effect.void : turn.emit(toolResult(step, result.message, result))
   )
   return Effect.suspend(() => {
     if (hub.subscribers() === 0) return reported
@@ -303,8 +287,8 @@ export const observed = <R>(
       step,
       toolCallId: call.id,
       tool: call.name,
-      action: route?.action,
-      mcpTool: route?.tool
+      action: made?.name,
+      mcpTool: made?.tool
     }
     return Effect.gen(function* () {
       const start = yield* Clock.currentTimeMillis
@@ -328,13 +312,13 @@ export const observed = <R>(
   })
 }
 
-const toolResult = (step: number, answer: ToolAnswer): ToolResult => ({
-  _tag: "ToolResult",
+const toolResult = (step: number, message: Prompt.ToolMessage, answer: ToolAnswer): ToolCallAnswered => ({
+  _tag: "ToolCallAnswered",
   step,
-  toolCallId: answer.message.toolCallId,
+  toolCallId: message.toolCallId,
   success: answer.success,
   ...(answer.category === undefined ? {} : { category: answer.category }),
-  content: answer.message.content
+  content: message.content
 })
 
 /**
@@ -363,11 +347,11 @@ export const answerAll = <R>(
     observed(
       turn,
       step,
-      prepared.call,
-      prepared.route,
+      prepared.toolCall,
+      prepared.made,
       hooked(
         turn,
-        { _tag: "Tool", step, toolCallId: prepared.call.id, name: prepared.call.name, decided: false },
+        { _tag: "Tool", step, toolCallId: prepared.toolCall.id, name: prepared.toolCall.name, decided: false },
         answer(turn, step, prepared, kit)
       )
     )

@@ -15,9 +15,9 @@ import type * as Role from "../../Role.ts"
 import type * as ThreadStore from "../../ThreadStore.ts"
 import type * as Nesting from "../agent/nesting.ts"
 import type * as EventHub from "../events/hub.ts"
-import type { AgentRuntime } from "../executor/attempt.ts"
+import type { AgentRuntime } from "../executor/runtime.ts"
 import type * as AuthorityKernel from "../pipeline/authority.ts"
-import type * as Pipeline from "../pipeline/run.ts"
+import type * as Call from "../pipeline/call.ts"
 import type * as Secrets from "../secrets.ts"
 import type * as Toolkit from "../tool/toolkit.ts"
 import type { Settings } from "./settings.ts"
@@ -25,8 +25,8 @@ import type { Settings } from "./settings.ts"
 /**
  * What `Agent.make` hands the chat turns: the agent's id and roles, its actions by name, compiled authority,
  * default approval store, the thread store provided where it was made (if any), event hub, per-agent runtime (MCP
- * connections), the credentials its actions read, and its pipeline (`run`), which takes a call's approval token as an
- * argument.
+ * connections), the credentials its actions read, how a call of one of its actions is made (`call`: one value,
+ * once, where a model's tool call or a resumed pending call enters), and its pipeline (`run`, `proceed`).
  */
 export interface Host<R> {
   readonly id: string
@@ -38,17 +38,17 @@ export interface Host<R> {
   readonly hub: EventHub.Hub
   readonly runtime: AgentRuntime
   readonly secrets: Secrets.Read | undefined
-  readonly run: (
+  /** The call of the action `name` (and MCP tool `tool`) with parsed arguments. */
+  readonly call: (
     name: string,
-    params: Readonly<Record<string, unknown>>,
-    options: Pick<Pipeline.Options, "token" | "call" | "secrets">
-  ) => Effect.Effect<unknown, ActionError | RetrievalFailure, R>
-  /** Continues a call paused inside its run step, at that step, with its converted arguments. */
-  readonly proceed: (
-    name: string,
+    tool: string | undefined,
     args: Readonly<Record<string, unknown>>,
-    options: Pick<Pipeline.Options, "call" | "secrets">
-  ) => Effect.Effect<unknown, ActionError | RetrievalFailure, R>
+    options: Call.Options
+  ) => Call.Call
+  /** Runs a call: its value, or the pending value of a call that pauses and needs an approval. */
+  readonly run: (call: Call.Call) => Effect.Effect<unknown, ActionError | RetrievalFailure, R>
+  /** Continues a call paused inside its run step, at that step, with its converted arguments. */
+  readonly proceed: (call: Call.Call) => Effect.Effect<unknown, ActionError | RetrievalFailure, R>
 }
 
 /** Sends an event to the turn's caller. */
@@ -64,12 +64,19 @@ export interface Mode {
 }
 
 /**
- * One running turn: its agent, the toolkit builder of that agent, the turn's settings, model and usage
+ * One running turn: its agent, its id and path, the toolkit builder of that agent, the turn's settings, model and usage
  * meter, the tokens spent before a pause (`prior`), the ids its calls have, every secret the agent knows
  * (read when the turn starts: its tool messages, events and spans are redacted of them), and its mode.
  */
 export interface Turn<R> extends Mode {
   readonly host: Host<R>
+  /**
+   * The turn's id (`Chat.ChatOptions.turnId`, a resumed turn's paused state's, else a fresh one): with each
+   * call's id, the scope of the approvals its calls ask for.
+   */
+  readonly id: string
+  /** The agents the turn runs under, outermost first, ending with its own (`[host.id]` for a turn of its own). */
+  readonly path: ReadonlyArray<string>
   readonly toolkit: (strict: boolean) => Effect.Effect<Toolkit.Toolkit>
   readonly settings: Settings
   readonly model: LanguageModel.LanguageModel["Service"]

@@ -6,11 +6,11 @@
  */
 import * as Effect from "effect/Effect"
 import type { ActionError, ApprovalCheck } from "../../ActionError.ts"
-import { bindingOf } from "../../Approval.ts"
 import type * as ApprovalStore from "../../ApprovalStore.ts"
 import type { Decision, PendingCall } from "../../Chat.ts"
 import * as StoreBoundary from "../../StoreBoundary.ts"
 import * as ChatMessages from "./messages.ts"
+import { labelOf } from "../label.ts"
 
 /** What recording one decision gave: the call approved, rejected, refused by the store, or decided before. */
 export type Recorded =
@@ -19,22 +19,22 @@ export type Recorded =
   | { readonly _tag: "Refused"; readonly check: ApprovalCheck }
   | { readonly _tag: "Decided"; readonly message: string }
 
-export const labelOf = (pending: PendingCall): string =>
-  pending.tool === undefined ? pending.action : `${pending.action}/${pending.tool}`
+/** The label of a pending call, as its errors name it. */
+export const pendingLabel = (pending: PendingCall): string => labelOf(pending.action, pending.tool)
 
 /**
- * Records one decision on a pending call's token, bound to the call as the state shows it. A store that
+ * Records one decision on a pending call's token, bound to the call as the state shows it (`binding`: the
+ * binding of the call value that runs once it is approved, computed once for both). A store that
  * cannot hold the approver or reason fails the resume as VALIDATION at `decisions.<id>.<field>`; a store
  * that cannot be reached, as TRANSIENT (resuming again is safe: the same decision is the same decision).
  */
 export const record = (
-  agentId: string,
   store: ApprovalStore.ApprovalStore["Service"],
   pending: PendingCall,
+  binding: Effect.Effect<ApprovalStore.Binding, ActionError>,
   decision: Decision
 ): Effect.Effect<Recorded, ActionError> => {
-  const params = pending.tool === undefined ? pending.arguments : { tool: pending.tool, arguments: pending.arguments }
-  const decided = Effect.flatMap(bindingOf(agentId, pending.action, pending.tool, params), (binding) =>
+  const decided = Effect.flatMap(binding, (binding) =>
     decision._tag === "Reject"
       ? store.reject(pending.pendingTokenId, decision.approver, decision.reason, binding)
       : store.approve(pending.pendingTokenId, decision.approver, binding)

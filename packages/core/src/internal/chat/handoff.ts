@@ -16,8 +16,10 @@ import {
   type HandedOffState,
   type PausedState,
   pausedStateVersion,
+  type ToolAnswer,
   type Usage
 } from "../../Chat.ts"
+import type * as Call from "../pipeline/call.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as Compose from "../agent/compose.ts"
 import * as Nesting from "../agent/nesting.ts"
@@ -26,11 +28,35 @@ import { addAgents, agentsOf, usageOf } from "./tally.ts"
 
 type Handoff = Extract<Nesting.Composed, { readonly _tag: "handoff" }>
 
-/** The handoff action of `host` whose agent is `agent` (the first one). */
-const handoffTo = <R>(host: Host<R>, agent: string): Handoff | undefined => {
+/** A handoff a call of the turn made: the handoff value its call ran, the call's action and id, the next agent. */
+export interface Called {
+  readonly handoff: Handoff
+  readonly action: string
+  readonly toolCallId: string
+  readonly agent: string
+}
+
+/** The handoff `made` (the call that gave `answer`) made, if it is a handoff action's call that handed off. */
+export const calledBy = (made: Call.Call | undefined, answer: ToolAnswer, toolCallId: string): Called | undefined => {
+  if (answer.handoff === undefined || made === undefined) return undefined
+  const composed = Nesting.composedOf(made.entry?.action)
+  return composed?._tag === "handoff"
+    ? { handoff: composed, action: made.name, toolCallId, agent: answer.handoff }
+    : undefined
+}
+
+/**
+ * The handoff a paused handed-off turn resumes under: its action, as the state names it; a state paused by
+ * Rolecraft 0.2.0 names none, and then the first handoff to its agent is taken.
+ */
+const resumedUnder = <R>(host: Host<R>, handedOff: HandedOffState): Handoff | undefined => {
+  if (handedOff.action !== undefined) {
+    const composed = Nesting.composedOf(host.actions.get(handedOff.action)?.action)
+    return composed?._tag === "handoff" && composed.agent().id === handedOff.agent ? composed : undefined
+  }
   for (const { action } of host.actions.values()) {
     const composed = Nesting.composedOf(action)
-    if (composed?._tag === "handoff" && composed.agent().id === agent) return composed
+    if (composed?._tag === "handoff" && composed.agent().id === handedOff.agent) return composed
   }
   return undefined
 }
@@ -40,12 +66,6 @@ const missing = (agent: string): ActionError =>
 
 const optionsOf = <R>(turn: Turn<R>): ChatOptions =>
   turn.settings.output === undefined ? {} : { output: turn.settings.output.schema }
-
-/** The tokens of each agent a finished turn of the next agent ran. */
-const usageByAgent = (target: string, result: ChatResult): Readonly<Record<string, Usage>> =>
-  result._tag === "AwaitingApproval"
-    ? (result.state.agents ?? { [target]: result.state.usage })
-    : (result.agents ?? { [target]: result.usage })
 
 /** The next agent's result as this turn's: its answer, this turn's tokens in all and per agent. */
 const asOwn = <R>(
@@ -69,7 +89,8 @@ const asOwn = <R>(
       maxSteps: result.state.maxSteps,
       usage,
       agents,
-      handoff: { ...handedOff, state: result.state }
+      handoff: { ...handedOff, state: result.state },
+      turnId: turn.id
     }
     return AwaitingApproval({ pending: result.pending, state })
   })
@@ -85,12 +106,12 @@ const run = <R>(
   Effect.flatMap(Effect.service(Nesting.CurrentPlace), (place) => {
     const target = handoff.agent()
     const bound = place?.bound ?? (turn.composed.bound ??= Nesting.boundOf(handoff))
-    const path = [...(place?.path ?? [turn.host.id]), target.id]
-    if (path.length - 1 > bound.maxDepth) {
+    const { path, depth, over } = Nesting.deeper(place?.path ?? turn.path, bound, target.id)
+    if (over) {
       return Effect.fail(
         new ExecutionFailure({
           action: "chat",
-          message: `chat: the handoffs ${Nesting.pathText(path)} go ${path.length - 1} deep, over the bound (maxDepth ${bound.maxDepth})`
+          message: `chat: the handoffs ${Nesting.pathText(path)} go ${depth} deep, over the bound (maxDepth ${bound.maxDepth})`
         })
       )
     }
@@ -102,29 +123,26 @@ const run = <R>(
       path,
       toolCallId
     })
-    return Effect.map(Effect.provideService(ran, Nesting.CurrentPlace, { path, bound }), (result) => ({
+    // The next agent continues this conversation: its calls get ids unique across all of it.
+    const placed = { path, bound, taken: turn.callIds }
+    return Effect.map(Effect.provideService(ran, Nesting.CurrentPlace, placed), (result) => ({
       target: target.id,
       result
     }))
   }) as Effect.Effect<{ readonly target: string; readonly result: ChatResult }, ActionError, R>
 
-/** Hands the conversation at `at` to the agent of the handoff called by `toolCallId`. */
-export const handOff = <R>(
-  turn: Turn<R>,
-  at: Position,
-  called: { readonly agent: string; readonly toolCallId: string }
-): Effect.Effect<ChatResult, ActionError, R> => {
-  const handoff = handoffTo(turn.host, called.agent)
-  if (handoff === undefined) return Effect.fail(missing(called.agent))
+/** Hands the conversation at `at` to the agent of the handoff its call ran. */
+export const handOff = <R>(turn: Turn<R>, at: Position, called: Called): Effect.Effect<ChatResult, ActionError, R> => {
+  const { handoff } = called
   const history = handoff.filter(at.messages.filter((message) => message.role !== "system"))
   return Effect.gen(function* () {
     const before = yield* usageOf(turn)
     const agents = agentsOf(turn, before) ?? { [turn.host.id]: before }
     yield* turn.emit({ _tag: "HandedOff", from: turn.host.id, to: called.agent, toolCallId: called.toolCallId })
     const { target, result } = yield* run(turn, handoff, called.toolCallId, history, undefined)
-    addAgents(agents, usageByAgent(target, result))
+    addAgents(agents, Nesting.usageOf(target, result))
     // The next agent was given its system message and the history.
-    const handedOff = { agent: target, toolCallId: called.toolCallId, from: history.length + 1 }
+    const handedOff = { agent: target, toolCallId: called.toolCallId, action: called.action, from: history.length + 1 }
     return yield* asOwn(turn, at.messages, handedOff, agents, result)
   })
 }
@@ -136,13 +154,18 @@ export const resume = <R>(
   handedOff: HandedOffState,
   decisions: Decisions
 ): Effect.Effect<ChatResult, ActionError, R> => {
-  const handoff = handoffTo(turn.host, handedOff.agent)
+  const handoff = resumedUnder(turn.host, handedOff)
   if (handoff === undefined) return Effect.fail(missing(handedOff.agent))
   return Effect.gen(function* () {
     const resumption = { state: handedOff.state, decisions }
     const { target, result } = yield* run(turn, handoff, handedOff.toolCallId, [], resumption)
-    const agents = { ...state.agents, ...usageByAgent(target, result) }
-    const handed = { agent: target, toolCallId: handedOff.toolCallId, from: handedOff.from }
+    const agents = { ...state.agents, ...Nesting.usageOf(target, result) }
+    const handed = {
+      agent: target,
+      toolCallId: handedOff.toolCallId,
+      ...(handedOff.action === undefined ? {} : { action: handedOff.action }),
+      from: handedOff.from
+    }
     return yield* asOwn(turn, state.messages, handed, agents, result)
   })
 }

@@ -2,7 +2,7 @@
  * The loop of a chat turn: model call after model call, each step's tool calls answered, until the model
  * answers with text (`Completed`, its answer decoded when the turn asked for an `output`), a call needs an
  * approval (`AwaitingApproval`, with the state to resume from), or `maxSteps` model calls were made
- * (`StepLimitReached`). Publishes `ChatStep` after each model call, and tells the caller each step's end.
+ * (`StepLimitReached`). Publishes `StepFinished` after each model call, and tells the caller each step's end.
  * Fails with a model call's `ActionError`; EXECUTION when the model refused, or did not finish a reply the turn
  * would use (cut at its token limit or filtered, with tool calls or the `output` to decode) — none of its calls
  * run; VALIDATION when the answer does not match the `output` schema.
@@ -21,7 +21,8 @@ import {
   StepLimitReached,
   type ToolAnswer
 } from "../../Chat.ts"
-import type * as LanguageModel from "../../LanguageModel.ts"
+import type * as Call from "../pipeline/call.ts"
+import type * as ModelResponse from "../../ModelResponse.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as EventHub from "../events/hub.ts"
 import * as LlmExecutor from "../executor/llm.ts"
@@ -43,34 +44,39 @@ const leaves = (self: string, nested: NestedCall): ReadonlyArray<PendingCall> =>
     agents: [self, ...(pending.agents ?? [nested.agent])]
   }))
 
+/** A call's answer with the call value it answers (`undefined` for a call answered before the pipeline). */
+export interface Answered {
+  readonly answer: ToolAnswer
+  readonly made: Call.Call | undefined
+}
+
 /**
  * What follows the answers of a step's calls (or of a resume's decided calls): the turn pauses when some
- * wait for an approval (theirs, or an inner agent's), hands off when a handoff was called, else goes on.
- * `merged` is the history with the answers that were given; `finished` tells the caller the step's end.
+ * wait for an approval (theirs, or an inner agent's), hands off when a handoff was called — the handoff its
+ * call ran, with its filter — else goes on. `merged` is the history with the answers that were given;
+ * `finished` tells the caller the step's end.
  */
 export const settle = <R>(
   turn: Turn<R>,
   steps: number,
-  answers: ReadonlyArray<ToolAnswer>,
+  answers: ReadonlyArray<Answered>,
   merged: (answered: ReadonlyArray<Prompt.ToolMessage>) => ReadonlyArray<Prompt.Message>,
   finished: Effect.Effect<void>
 ): Effect.Effect<ChatResult, ActionError, R> => {
   const pending: Array<PendingCall> = []
   const nested: Array<NestedCall> = []
   const answered: Array<Prompt.ToolMessage> = []
-  let handoff: { readonly agent: string; readonly toolCallId: string } | undefined
-  for (const answer of answers) {
+  let handoff: Handoff.Called | undefined
+  for (const { answer, made } of answers) {
     if (answer.agents !== undefined) addAgents(turn.composed.agents, answer.agents)
     if (answer.nested !== undefined) {
       nested.push(answer.nested)
       pending.push(...leaves(turn.host.id, answer.nested))
     } else if (answer.pending !== undefined) {
       pending.push(answer.pending)
-    } else {
+    } else if (answer.message !== undefined) {
       answered.push(answer.message)
-      if (answer.handoff !== undefined && handoff === undefined) {
-        handoff = { agent: answer.handoff, toolCallId: answer.message.toolCallId }
-      }
+      handoff ??= Handoff.calledBy(made, answer, answer.message.toolCallId)
     }
   }
   const next = { messages: merged(answered), steps }
@@ -114,7 +120,7 @@ const stepped = <R>(
   before: ReadonlyArray<Prompt.Message>,
   step: number,
   kit: Toolkit.Toolkit,
-  response: LanguageModel.Response
+  response: ModelResponse.Response
 ): Effect.Effect<ChatResult, ActionError, R> => {
   const calls = response.toolCalls
   for (const call of calls) turn.callIds.add(call.id)
@@ -137,7 +143,7 @@ const stepped = <R>(
     const messages: ReadonlyArray<Prompt.Message> = [...before, ChatMessages.assistantOf(response, [])]
     return Effect.andThen(reported, completed(turn, messages, step, response))
   }
-  const prepared = calls.map((call) => Answer.prepare(call, kit))
+  const prepared = calls.map((call) => Answer.prepare(turn, call, kit))
   const messages: ReadonlyArray<Prompt.Message> = [
     ...before,
     ChatMessages.assistantOf(response, prepared.map(Answer.kept))
@@ -145,19 +151,25 @@ const stepped = <R>(
   return publishStep(turn, step, response).pipe(
     Effect.andThen(Answer.answerAll(turn, step, prepared, kit)),
     Effect.flatMap((answers) =>
-      settle(turn, step, answers, (answered) => [...messages, ...answered], turn.emit(finished))
+      settle(
+        turn,
+        step,
+        answers.map((answer, i) => ({ answer, made: prepared[i]?.made })),
+        (answered) => [...messages, ...answered],
+        turn.emit(finished)
+      )
     )
   )
 }
 
-/** `ChatStep` to the agent's events, only when someone listens. */
-const publishStep = <R>(turn: Turn<R>, step: number, response: LanguageModel.Response): Effect.Effect<void> => {
+/** `StepFinished` to the agent's events, only when someone listens. */
+const publishStep = <R>(turn: Turn<R>, step: number, response: ModelResponse.Response): Effect.Effect<void> => {
   const { hub } = turn.host
   return hub.subscribers() === 0
     ? Effect.void
     : Effect.flatMap(Clock.currentTimeMillis, (timestamp) =>
         EventHub.publish(hub, {
-          _tag: "ChatStep",
+          _tag: "StepFinished",
           agentId: turn.host.id,
           step,
           toolCalls: response.toolCalls.length,
@@ -172,7 +184,7 @@ const completed = <R>(
   turn: Turn<R>,
   messages: ReadonlyArray<Prompt.Message>,
   steps: number,
-  response: LanguageModel.Response
+  response: ModelResponse.Response
 ): Effect.Effect<ChatResult, ValidationError> => {
   const output = turn.settings.output
   const decoded =
@@ -220,7 +232,8 @@ const paused = <R>(
         maxSteps: turn.settings.maxSteps,
         usage,
         ...(nested.length === 0 ? {} : { nested }),
-        ...(agents === undefined ? {} : { agents })
+        ...(agents === undefined ? {} : { agents }),
+        turnId: turn.id
       }
     })
   })

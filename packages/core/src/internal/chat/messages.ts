@@ -9,10 +9,10 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { type ActionError, isActionError, type RetrievalFailure, ValidationError } from "../../ActionError.ts"
 import * as Conversion from "../schema/decode.ts"
-import type * as LanguageModel from "../../LanguageModel.ts"
+import type * as ModelResponse from "../../ModelResponse.ts"
 import * as Prompt from "../../Prompt.ts"
 import * as ToolCallId from "../../ToolCallId.ts"
-import * as ToolResult from "../../ToolResult.ts"
+import * as ToolContent from "../../ToolContent.ts"
 
 /** A VALIDATION failure of a turn: `<action>: <message>`, one issue at `path`. */
 export const invalid = (action: string, path: string, message: string): ValidationError =>
@@ -87,7 +87,7 @@ export const historyOf = (
  * reasoning (if any).
  */
 export const assistantOf = (
-  response: LanguageModel.Response,
+  response: ModelResponse.Response,
   calls: ReadonlyArray<Prompt.ToolCall>
 ): Prompt.AssistantMessage => {
   const base: Prompt.AssistantMessage =
@@ -100,9 +100,9 @@ export const assistantOf = (
     : { ...base, reasoning: response.reasoning, reasoningField: response.reasoningField }
 }
 
-/** The text of a failed call (`"RETRIEVAL"` for a retrieval failure; see `ToolResult.failure`). */
+/** The text of a failed call (`"RETRIEVAL"` for a retrieval failure; see `ToolContent.failure`). */
 export const errorContent = (error: ActionError | RetrievalFailure): string =>
-  ToolResult.failure(isActionError(error) ? error.category : "RETRIEVAL", error.message)
+  ToolContent.failure(isActionError(error) ? error.category : "RETRIEVAL", error.message)
 
 // A decision as `Chat.approve` and `Chat.reject` make it; anything else (a typo'd tag, a missing approver or
 // reason, a string) must approve nothing.

@@ -11,7 +11,9 @@ import { type ActionError, ExecutionFailure } from "../../ActionError.ts"
 import type { Decision, Decisions, NestedCall, PendingCall, ToolAnswer } from "../../Chat.ts"
 import type * as Action from "../../Action.ts"
 import * as Nesting from "../agent/nesting.ts"
+import * as Approval from "../../Approval.ts"
 import * as ApprovalKernel from "../pipeline/approval.ts"
+import * as Call from "../pipeline/call.ts"
 import * as Answer from "./answer.ts"
 import type { Turn } from "./context.ts"
 import * as Decide from "./decide.ts"
@@ -70,7 +72,12 @@ export const record = (
     const at = `${prefix}${nested.toolCallId}/`
     const own = nested.state.pending.filter((call) => call.agents === undefined)
     const recorded = yield* Effect.forEach(own, (call) =>
-      Decide.record(inner.id, store, call, decisions[`${at}${call.toolCallId}`] as Decision)
+      Decide.record(
+        store,
+        call,
+        Approval.bindingOf(inner.id, call.action, call.tool, Call.boundOf(call.tool, call.arguments)),
+        decisions[`${at}${call.toolCallId}`] as Decision
+      )
     )
     const refused = own.flatMap((call, i) => {
       const outcome = recorded[i]
@@ -95,15 +102,16 @@ export const answer = <R>(
   decisions: Decisions,
   name: string
 ): Effect.Effect<ToolAnswer, never, R> => {
-  const route: Answer.Route = { action: nested.action }
   const call = { id: nested.toolCallId, name }
+  // The call goes on at its run step with the arguments it had there (converted, not parsed again).
+  const made = Answer.callOf(turn, call, nested.action, undefined, nested.arguments)
   const found = innerOf(turn.host.actions, nested)
   const answered: Effect.Effect<ToolAnswer, never, R> =
     typeof found === "string"
       ? Effect.succeed(Answer.failed(call.id, new ExecutionFailure({ action: nested.action, message: found })))
       : Effect.andThen(
-          Answer.ready(turn, step, call.id, route, nested.arguments),
-          Answer.runComposed(turn, call, route, nested.arguments, found.composed, undefined, {
+          Answer.ready(turn, step, call.id, made),
+          Answer.runComposed(turn, made, call.id, found.composed, {
             state: nested.state,
             decisions: under(decisions, `${nested.toolCallId}/`)
           })
@@ -112,7 +120,7 @@ export const answer = <R>(
     turn,
     step,
     call,
-    route,
+    made,
     Answer.hooked(
       turn,
       {

@@ -24,10 +24,11 @@ import {
 } from "../../Chat.ts"
 import * as ToolCallId from "../../ToolCallId.ts"
 import * as ApprovalKernel from "../pipeline/approval.ts"
+import * as Call from "../pipeline/call.ts"
 import * as Conversion from "../schema/decode.ts"
 import * as Answer from "./answer.ts"
 import type { Turn } from "./context.ts"
-import { labelOf, type Recorded, record } from "./decide.ts"
+import { pendingLabel, type Recorded, record } from "./decide.ts"
 import * as Handoff from "./handoff.ts"
 import { settle } from "./loop.ts"
 import { removeAgents } from "./tally.ts"
@@ -92,11 +93,25 @@ export const resume = <R>(
     const concurrency = turn.settings.concurrency
     const own = state.pending.filter((call) => call.agents === undefined)
     const nested = state.nested ?? []
+    const nameOf = (id: string, action: string) => calls.find((c) => c.id === id)?.name ?? action
+    // Each pending call runs again as one call value, with its token: the binding its decision is recorded
+    // under is the one its approval step consumes the token with (computed once, from the state's arguments).
+    const made = own.map((pending) =>
+      Answer.callOf(
+        turn,
+        { id: pending.toolCallId, name: nameOf(pending.toolCallId, pending.action) },
+        pending.action,
+        pending.tool,
+        pending.arguments,
+        pending.pendingTokenId
+      )
+    )
     // Every decision is recorded before any call runs, those of inner agents in their stores: a state
     // resumed before is refused whole.
     const recorded = yield* Effect.forEach(
       own,
-      (call) => record(turn.host.id, store, call, decisions[call.toolCallId] as Decision),
+      (call, i) =>
+        record(store, call, Call.bindingOf(turn.host.id, made[i] as Call.Call), decisions[call.toolCallId] as Decision),
       { concurrency }
     )
     const inner = yield* Effect.forEach(nested, (call) => Nested.record(turn.host.actions, call, decisions), {
@@ -115,18 +130,15 @@ export const resume = <R>(
         action: first.call.action,
         reason: first.call.reason,
         check: "decided",
-        message: `resume: ${refused.map(({ call, message }) => `${call.toolCallId} (${labelOf(call)}) is ${message}`).join("; ")}`
+        message: `resume: ${refused.map(({ call, message }) => `${call.toolCallId} (${pendingLabel(call)}) is ${message}`).join("; ")}`
       })
     }
     // Each resumed inner turn reports its tokens whole: what the paused state counted for it is taken off.
     for (const call of nested)
       removeAgents(turn.composed.agents, call.state.agents ?? { [call.agent]: call.state.usage })
-    const nameOf = (id: string, action: string) => calls.find((c) => c.id === id)?.name ?? action
     const answers = yield* Effect.forEach(
       [
-        ...own.map((call, i) =>
-          answer(turn, state.steps, call, recorded[i] as Recorded, nameOf(call.toolCallId, call.action))
-        ),
+        ...own.map((call, i) => answer(turn, state.steps, call, made[i] as Call.Call, recorded[i] as Recorded)),
         ...nested.map((call) => Nested.answer(turn, state.steps, call, decisions, nameOf(call.toolCallId, call.action)))
       ],
       (answered) => answered,
@@ -135,22 +147,20 @@ export const resume = <R>(
     return yield* settle(
       turn,
       state.steps,
-      answers,
+      answers.map((answer, i) => ({ answer, made: made[i] })),
       (answered) => ChatMessages.withAnswers(state.messages, answered),
       Effect.void
     )
   })
 
-/** A pending call of model call `step` answered as its recorded decision says, under the tool `name`. */
+/** A pending call of model call `step` answered as its recorded decision says: its call value run, or refused. */
 const answer = <R>(
   turn: Turn<R>,
   step: number,
   pending: PendingCall,
-  recorded: Recorded,
-  name: string
+  made: Call.Call,
+  recorded: Recorded
 ): Effect.Effect<ToolAnswer, never, R> => {
-  const route: Answer.Route =
-    pending.tool === undefined ? { action: pending.action } : { action: pending.action, tool: pending.tool }
   const refused = (check: ApprovalCheck, detail: string) =>
     Answer.failed(
       pending.toolCallId,
@@ -158,16 +168,13 @@ const answer = <R>(
         action: pending.action,
         reason: pending.reason,
         check,
-        message: `${labelOf(pending)} requires approval (${pending.reason}): ${detail}`
+        message: `${pendingLabel(pending)} requires approval (${pending.reason}): ${detail}`
       })
     )
-  const call = { id: pending.toolCallId, name }
+  const toolCall = made.toolCall ?? { id: pending.toolCallId, tool: pending.action }
   const answered: Effect.Effect<ToolAnswer, never, R> =
     recorded._tag === "Approved"
-      ? Effect.andThen(
-          Answer.ready(turn, step, pending.toolCallId, route, pending.arguments),
-          Answer.run(turn, call, route, pending.arguments, pending.pendingTokenId)
-        )
+      ? Effect.andThen(Answer.ready(turn, step, pending.toolCallId, made), Answer.run(turn, made, pending.toolCallId))
       : Effect.succeed(
           recorded._tag === "Rejected"
             ? refused("rejected", `rejected by ${recorded.approver}: ${recorded.reason}`)
@@ -175,11 +182,16 @@ const answer = <R>(
               ? refused(recorded.check, ApprovalStore.describeCheck(recorded.check))
               : refused("decided", recorded.message)
         )
+  const call = { id: toolCall.id, name: toolCall.tool }
   return Answer.observed(
     turn,
     step,
     call,
-    route,
-    Answer.hooked(turn, { _tag: "Tool", step, toolCallId: pending.toolCallId, name, decided: true }, answered)
+    made,
+    Answer.hooked(
+      turn,
+      { _tag: "Tool", step, toolCallId: pending.toolCallId, name: call.name, decided: true },
+      answered
+    )
   )
 }

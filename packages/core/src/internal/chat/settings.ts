@@ -1,18 +1,20 @@
 /**
  * A chat turn's settings: its options checked once, with the defaults filled in from the agent's roles, and
  * the model the turn calls. Refuses, as VALIDATION, a `maxSteps`, `concurrency` or `maxTokens` that is not
- * an integer >= 1, an `output` that is not an Effect Schema or has no JSON Schema form, and a turn with no
- * `LanguageModel` provided.
+ * an integer >= 1, an `output` that is not an Effect Schema or has no JSON Schema form, a `turnId` a store
+ * cannot hold, and a turn with no `LanguageModel` provided.
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type { ValidationError } from "../../ActionError.ts"
-import type { ChatOptions, StepHooks } from "../../Chat.ts"
+import type { ChatOptions, ToolAnswer } from "../../Chat.ts"
+import type * as StepHooks from "../../StepHooks.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Resilience from "../../Resilience.ts"
 import type * as Role from "../../Role.ts"
+import * as StoreBoundary from "../../StoreBoundary.ts"
 import * as Output from "../schema/output.ts"
 import * as ChatMessages from "./messages.ts"
 
@@ -24,7 +26,7 @@ const outputName = "output"
 
 /** A turn's options, checked, with their defaults. */
 export interface Settings {
-  readonly hooks: StepHooks | undefined
+  readonly hooks: StepHooks.StepHooks<ToolAnswer> | undefined
   readonly maxSteps: number
   readonly concurrency: number
   readonly strict: boolean
@@ -34,6 +36,18 @@ export interface Settings {
   readonly policy: Resilience.Policy | undefined
   /** The `output` schema and the response format asked for with it. */
   readonly output: { readonly schema: Schema.Top; readonly format: LanguageModel.ResponseFormat } | undefined
+  /** The turn's id when the options give one. */
+  readonly turnId: string | undefined
+}
+
+/** A turn id from the options, checked: 1 to 1,024 characters a store can hold. */
+const turnIdOf = (turnId: string | undefined): Result.Result<string | undefined, ValidationError> => {
+  if (turnId === undefined) return Result.succeed(undefined)
+  const problem =
+    typeof turnId !== "string" || turnId.length === 0 ? "must be a non-empty string" : StoreBoundary.textProblem(turnId)
+  return problem === undefined
+    ? Result.succeed(turnId)
+    : Result.fail(ChatMessages.invalid(chatAction, "turnId", `turnId ${problem}`))
 }
 
 const positiveInt = (
@@ -81,7 +95,10 @@ export const settingsOf = (
       : { retry, attemptTimeout: options?.modelTimeout }
   const output = outputOf(options?.output)
   if (Result.isFailure(output)) return Result.fail(output.failure)
+  const turnId = turnIdOf(options?.turnId)
+  if (Result.isFailure(turnId)) return Result.fail(turnId.failure)
   return Result.succeed({
+    turnId: turnId.success,
     hooks: options?.steps,
     output: output.success,
     maxSteps: maxSteps.success,

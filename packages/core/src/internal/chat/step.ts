@@ -10,10 +10,11 @@ import * as Stream from "effect/Stream"
 import type { ActionError } from "../../ActionError.ts"
 import type { ChatEvent } from "../../Chat.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
+import type * as ModelResponse from "../../ModelResponse.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as ToolCallId from "../../ToolCallId.ts"
-import * as RunStep from "../run/attempt.ts"
-import { noGuards } from "../run/guard.ts"
+import * as RunStep from "../resilience/runStep.ts"
+import { noGuards } from "../resilience/guard.ts"
 import * as Toolkit from "../tool/toolkit.ts"
 import type { Turn } from "./context.ts"
 import { chatAction } from "./settings.ts"
@@ -41,7 +42,7 @@ export const call = <R>(
   messages: ReadonlyArray<Prompt.Message>,
   step: number,
   kit: Toolkit.Toolkit
-): Effect.Effect<LanguageModel.Response, ActionError> => {
+): Effect.Effect<ModelResponse.Response, ActionError> => {
   const hook = turn.settings.hooks?.model
   const made = generate(turn, messages, step, kit)
   return hook === undefined ? made : hook({ _tag: "Model", step }, made)
@@ -53,7 +54,7 @@ const generate = <R>(
   messages: ReadonlyArray<Prompt.Message>,
   step: number,
   kit: Toolkit.Toolkit
-): Effect.Effect<LanguageModel.Response, ActionError> => {
+): Effect.Effect<ModelResponse.Response, ActionError> => {
   const { settings } = turn
   const request: LanguageModel.Request = {
     messages: messages.slice(),
@@ -84,7 +85,7 @@ const attempt = <R>(
   turn: Turn<R>,
   request: LanguageModel.Request,
   step: number
-): Effect.Effect<LanguageModel.Response, ActionError> =>
+): Effect.Effect<ModelResponse.Response, ActionError> =>
   Effect.suspend(() => {
     // Each attempt assigns against the conversation's ids; the loop records the ids of the answer it keeps.
     const parts = partsReader(step, turn.argumentDeltas, ToolCallId.make(turn.callIds))
@@ -118,8 +119,8 @@ const attempt = <R>(
 const partsReader = (step: number, argumentDeltas: boolean, conversation: ToolCallId.Ids) => {
   const ids: Array<readonly [index: number, id: string]> = []
   const idOf = new Map<number, string>()
-  let finished: LanguageModel.Response | undefined
-  const read = (batch: ReadonlyArray<LanguageModel.StreamPart>): ReadonlyArray<ChatEvent> => {
+  let finished: ModelResponse.Response | undefined
+  const read = (batch: ReadonlyArray<ModelResponse.StreamPart>): ReadonlyArray<ChatEvent> => {
     const events: Array<ChatEvent> = []
     for (const part of batch) {
       switch (part._tag) {
@@ -153,8 +154,8 @@ const partsReader = (step: number, argumentDeltas: boolean, conversation: ToolCa
     }
     return events
   }
-  const response = (): LanguageModel.Response => {
-    const answer = finished as LanguageModel.Response
+  const response = (): ModelResponse.Response => {
+    const answer = finished as ModelResponse.Response
     // The response's calls are in index order, as are the starts sorted by index.
     const order = ids.slice().sort((a, b) => a[0] - b[0])
     const toolCalls = answer.toolCalls.map((call, i) => {

@@ -23,6 +23,7 @@ import { type Held, type Paused, pausedState } from "../thread/rules.ts"
 import * as ChatMessages from "./messages.ts"
 import type { Host } from "./context.ts"
 import * as Window from "./window.ts"
+import { labelOf } from "../label.ts"
 
 /** The most characters of new input a turn on a thread takes. */
 export const maxInputLength = 1_000_000
@@ -103,30 +104,18 @@ const storeOf = (fallback: () => ThreadStore.ThreadStore["Service"]) =>
 const label = (threadId: string) => `thread ${JSON.stringify(threadId)}`
 
 const pendingList = (paused: Paused) =>
-  paused.pending
-    .map((call) => `${call.toolCallId} (${call.tool === undefined ? call.action : `${call.action}/${call.tool}`})`)
-    .join(", ")
+  paused.pending.map((call) => `${call.toolCallId} (${labelOf(call.action, call.tool)})`).join(", ")
 
 /** The messages of `result` from `prefix` on: the turn's exchange. */
 const exchangeOf = (result: ChatResult, prefix: number): ReadonlyArray<Prompt.Message> =>
   (result._tag === "AwaitingApproval" ? result.state.messages : result.messages).slice(prefix)
 
-const pausedOf = (result: ChatResult, system: string, from: number, summary: boolean): Paused | undefined =>
-  result._tag !== "AwaitingApproval"
-    ? undefined
-    : {
-        version: 1,
-        system,
-        from,
-        summary,
-        pending: result.pending,
-        steps: result.state.steps,
-        maxSteps: result.state.maxSteps,
-        usage: result.state.usage,
-        ...(result.state.nested === undefined ? {} : { nested: result.state.nested }),
-        ...(result.state.agents === undefined ? {} : { agents: result.state.agents }),
-        ...(result.state.handoff === undefined ? {} : { handoff: result.state.handoff })
-      }
+// A paused turn as the thread keeps it: its state without the history (the thread's rows hold it).
+const pausedOf = (result: ChatResult, system: string, from: number, summary: boolean): Paused | undefined => {
+  if (result._tag !== "AwaitingApproval") return undefined
+  const { messages: _messages, ...kept } = result.state
+  return { ...kept, system, from, summary }
+}
 
 const idsOf = (index: ReadonlyArray<{ readonly callIds: ReadonlyArray<string> }>): ReadonlySet<string> => {
   const ids = new Set<string>()

@@ -5,27 +5,29 @@
  * `resumeStream`). Each part is its own module; this one only puts them together, once per agent.
  */
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import type * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
-import type * as Stream from "effect/Stream"
 import type { ActionError } from "../../ActionError.ts"
 import {
-  type ChatEvent,
   type ChatOptions,
   type ChatResult,
-  type ChatStreamOptions,
   type Decisions,
+  type Input,
   type PausedState,
   systemPrompt,
+  type Turns,
   type Usage
 } from "../../Chat.ts"
+import * as ApprovalStore from "../../ApprovalStore.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as ToolCallId from "../../ToolCallId.ts"
 import * as Telemetry from "../events/telemetry.ts"
 import * as Redact from "../redact.ts"
 import * as Secrets from "../secrets.ts"
-import * as Toolkit from "../tool/toolkit.ts"
+import * as Nesting from "../agent/nesting.ts"
+import * as AgentTools from "../agent/tools.ts"
 import * as ThreadStore from "../../ThreadStore.ts"
 import type { Host, Mode, Turn } from "./context.ts"
 import { loop } from "./loop.ts"
@@ -37,9 +39,53 @@ import * as Threads from "./thread.ts"
 
 export type { Host } from "./context.ts"
 
+const zero: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
+
+// A turn's id needs to be unique, not secret: a random prefix drawn once per process, then a count. Drawing 192
+// random bits per turn would cost a chat turn more than the rest of its bookkeeping.
+let turnPrefix: string | undefined
+let turnCount = 0
+const freshTurnId = (): string => {
+  turnPrefix ??= ApprovalStore.newTokenId().slice(0, 16)
+  turnCount += 1
+  return `${turnPrefix}-${turnCount}`
+}
+
+/** Runs `body` with a fresh usage meter for the turn (nested in any meter already there). */
+const metered = <A, R>(
+  body: (meter: LanguageModel.UsageMeter["Service"]) => Effect.Effect<A, ActionError, R>
+): Effect.Effect<A, ActionError, R> =>
+  Effect.flatMap(LanguageModel.makeUsageMeter, (meter) =>
+    Effect.provideService(body(meter), LanguageModel.UsageMeter, meter)
+  )
+
+const turnEnd = (result: ChatResult): Telemetry.TurnEnd => {
+  const usage = result._tag === "AwaitingApproval" ? result.state.usage : result.usage
+  return {
+    result: result._tag,
+    steps: result._tag === "AwaitingApproval" ? result.state.steps : result.steps,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    finishReason: result._tag === "Completed" ? result.finishReason : undefined
+  }
+}
+
+/** A turn whose model calls scrub their errors of the secrets it knows, before their spans record them. */
+const knowing = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  secrets: ReadonlyArray<Redacted.Redacted<string>>
+): Effect.Effect<A, E, R> =>
+  secrets.length === 0 ? self : Effect.provideService(self, Redact.Known, Effect.succeed(secrets))
+
+/** The tokens a paused turn recorded of other agents (its own are what is left of its total). */
+const othersOf = (agents: Readonly<Record<string, Usage>> | undefined, self: string): Record<string, Usage> => {
+  const { [self]: _own, ...others } = agents ?? {}
+  return others
+}
+
 /**
- * An agent's chat turns (what `agent.chat`, `agent.resume`,
- * `agent.chatStream` and `agent.resumeStream` delegate to).
+ * Builds an agent's chat turns (`Agent.make` calls it once per agent, on its first chat): what `agent.chat`,
+ * `agent.resume`, `agent.chatStream` and `agent.resumeStream` delegate to.
  *
  * - `chat(input, options)`: `input` is the user's message, or a message list
  *   from an earlier turn (decoded with `Prompt.Message`; every tool
@@ -78,70 +124,10 @@ export type { Host } from "./context.ts"
  *   (interrupting it, or no longer pulling) stops the turn: the model's HTTP
  *   stream is aborted, running tool calls are interrupted, and no partial
  *   text is kept anywhere.
- *
- * @since 0.1.0
  */
-export interface Chats<R> {
-  readonly chat: (
-    input: string | ReadonlyArray<Prompt.Message>,
-    options?: ChatOptions
-  ) => Effect.Effect<ChatResult, ActionError, R>
-  readonly resume: (
-    state: PausedState,
-    decisions: Decisions,
-    options?: ChatOptions
-  ) => Effect.Effect<ChatResult, ActionError, R>
-  readonly chatStream: (
-    input: string | ReadonlyArray<Prompt.Message>,
-    options?: ChatStreamOptions
-  ) => Stream.Stream<ChatEvent, ActionError, R>
-  readonly resumeStream: (
-    state: PausedState,
-    decisions: Decisions,
-    options?: ChatStreamOptions
-  ) => Stream.Stream<ChatEvent, ActionError, R>
-}
-
-const zero: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 }
-
-/** Runs `body` with a fresh usage meter for the turn (nested in any meter already there). */
-const metered = <A, R>(
-  body: (meter: LanguageModel.UsageMeter["Service"]) => Effect.Effect<A, ActionError, R>
-): Effect.Effect<A, ActionError, R> =>
-  Effect.flatMap(LanguageModel.makeUsageMeter, (meter) =>
-    Effect.provideService(body(meter), LanguageModel.UsageMeter, meter)
-  )
-
-const turnEnd = (result: ChatResult): Telemetry.TurnEnd => {
-  const usage = result._tag === "AwaitingApproval" ? result.state.usage : result.usage
-  return {
-    result: result._tag,
-    steps: result._tag === "AwaitingApproval" ? result.state.steps : result.steps,
-    inputTokens: usage.inputTokens,
-    outputTokens: usage.outputTokens,
-    finishReason: result._tag === "Completed" ? result.finishReason : undefined
-  }
-}
-
-/** A turn whose model calls scrub their errors of the secrets it knows, before their spans record them. */
-const knowing = <A, E, R>(
-  self: Effect.Effect<A, E, R>,
-  secrets: ReadonlyArray<Redacted.Redacted<string>>
-): Effect.Effect<A, E, R> =>
-  secrets.length === 0 ? self : Effect.provideService(self, Redact.Known, Effect.succeed(secrets))
-
-/** The tokens a paused turn recorded of other agents (its own are what is left of its total). */
-const othersOf = (agents: Readonly<Record<string, Usage>> | undefined, self: string): Record<string, Usage> => {
-  const { [self]: _own, ...others } = agents ?? {}
-  return others
-}
-
-/**
- * Builds an agent's chat turns (`Agent.make` calls it once per agent, on its first chat).
- */
-export const make = <R>(host: Host<R>): Chats<R> => {
+export const make = <R>(host: Host<R>): Turns<R> => {
   const system = systemPrompt(host.id, host.roles)
-  const toolkit = Toolkit.make(host, { expandMcp: true })
+  const toolkit = AgentTools.make(host, { expandMcp: true })
 
   /** A turn (or its resumption) in its `invoke_agent` span. */
   const span = (options: ChatOptions | undefined, resumed: boolean) =>
@@ -159,6 +145,7 @@ export const make = <R>(host: Host<R>): Chats<R> => {
       readonly messages: ReadonlyArray<Prompt.Message>
       readonly steps: number
       readonly agents?: Readonly<Record<string, Usage>> | undefined
+      readonly turnId?: string | undefined
     },
     prior: Usage,
     mode: Mode,
@@ -167,11 +154,17 @@ export const make = <R>(host: Host<R>): Chats<R> => {
   ): Effect.Effect<ChatResult, ActionError, R> =>
     Effect.flatMap(Secrets.withModel(host.secrets, model), (secrets) =>
       metered((meter) => {
+        // Where the turn runs, when it is nested (read in the turn's own fiber, which runs this).
+        const place = Fiber.getCurrent()?.getRef(Nesting.CurrentPlace)
         const callIds = new Set(taken)
         for (const id of ToolCallId.idsOf(at.messages)) callIds.add(id)
+        // A handed-off turn's calls get ids unique across the whole conversation it continues.
+        for (const id of place?.taken ?? []) callIds.add(id)
         const composed = { bound: undefined, agents: othersOf(at.agents, host.id) }
+        const id = at.turnId ?? settings.turnId ?? freshTurnId()
+        const path = place?.path ?? [host.id]
         return knowing(
-          body({ host, toolkit, settings, model, meter, prior, callIds, secrets, composed, ...mode }),
+          body({ host, id, path, toolkit, settings, model, meter, prior, callIds, secrets, composed, ...mode }),
           secrets
         )
       })
@@ -243,8 +236,10 @@ export const make = <R>(host: Host<R>): Chats<R> => {
     }).pipe(exiting(options, true))
 
   return {
-    chat: (input, options) => start(input, options, TurnStream.unstreamed),
-    resume: (state, decisions, options) => proceed(state, decisions, options, TurnStream.unstreamed),
+    // One boundary cast: with an `output` schema, a completed result carries the decoded output.
+    chat: ((input: Input, options?: ChatOptions) => start(input, options, TurnStream.unstreamed)) as Turns<R>["chat"],
+    resume: ((state: PausedState, decisions: Decisions, options?: ChatOptions) =>
+      proceed(state, decisions, options, TurnStream.unstreamed)) as Turns<R>["resume"],
     chatStream: (input, options) =>
       TurnStream.events((mode) => start(input, options, mode), options?.argumentDeltas ?? false),
     resumeStream: (state, decisions, options) =>

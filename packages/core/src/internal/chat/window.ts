@@ -14,7 +14,7 @@ import * as History from "../../History.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
 import type * as Prompt from "../../Prompt.ts"
 import type { StoreError } from "../../StoreBoundary.ts"
-import * as ToolResult from "../../ToolResult.ts"
+import * as ToolContent from "../../ToolContent.ts"
 import { cut } from "../text.ts"
 import type { Exchange, Head, Held, IndexEntry } from "../thread/rules.ts"
 import type { Host } from "./context.ts"
@@ -83,7 +83,7 @@ const summarise = <R>(
       previous?.text,
       exchanges.map((exchange) => exchange.messages)
     )
-    const ran = host.run(action, { conversation }, {}).pipe(
+    const ran = host.run(host.call(action, undefined, { conversation }, {})).pipe(
       Effect.mapError(
         (error): ActionError =>
           isActionError(error) ? error : new ExecutionFailure({ action, message: error.message, cause: error })
@@ -91,7 +91,7 @@ const summarise = <R>(
       Effect.provideService(LanguageModel.UsageMeter, meter)
     )
     return Effect.flatMap(Effect.zip(ran, meter.total), ([value, { usage }]) => {
-      const written = ToolResult.success(value, { action })
+      const written = ToolContent.success(value, { action })
       if (Result.isFailure(written)) return Effect.fail(written.failure)
       const last = exchanges[exchanges.length - 1] as Exchange
       // A summary is kept to a quarter of the budget (about as many characters as the budget has tokens).

@@ -89,7 +89,7 @@ export const publish = (
 // Whether an event may hold text the agent did not write: everything else is names, numbers and categories.
 const fromOutside = (event: Event): boolean => {
   switch (event._tag) {
-    case "ChatStep":
+    case "StepFinished":
       return false
     case "ToolExecutionStarted":
     case "ToolExecutionFinished":

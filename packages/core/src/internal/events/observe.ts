@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { isActionError } from "../../ActionError.ts"
 import type { Usage } from "../../ActionResponse.ts"
+import * as Pending from "../pending.ts"
 import * as Metering from "./usage.ts"
 import type { Common, Event } from "../../Events.ts"
 import { type Hub, publish } from "./hub.ts"
@@ -21,12 +22,14 @@ export type Subject = Omit<Common, "timestamp">
 
 const finished = (
   subject: Subject,
-  exit: Exit.Exit<unknown, unknown>,
+  ended: Exit.Exit<unknown, unknown>,
   now: number,
   start: number,
   usage: Usage | undefined
 ): Event => {
   const durationMs = now - start
+  // A call that waits for an approval did not run: its event is its APPROVAL failure.
+  const exit = Pending.observed(ended)
   if (Exit.isSuccess(exit)) return { _tag: "ActionSucceeded", ...subject, timestamp: now, durationMs, usage }
   if (Cause.hasInterruptsOnly(exit.cause)) return { _tag: "ActionInterrupted", ...subject, timestamp: now, durationMs }
   const error = Cause.squash(exit.cause)

@@ -16,6 +16,7 @@ import type * as Metric from "effect/Metric"
 import * as Tracer from "effect/Tracer"
 import { isActionError } from "../../ActionError.ts"
 import * as Series from "./series.ts"
+import * as Pending from "../pending.ts"
 import { shorten } from "../text.ts"
 
 /** The longest argument or result text put on a span (opt-in), in characters. */
@@ -215,9 +216,11 @@ export const executeTool = (call: ToolCall, metrics?: ActionMetrics) => {
       millis: number,
       context: Context.Context<never>
     ) => {
-      metrics?.recordUnsafe(exit, millis, context)
-      if (Exit.isFailure(exit)) failedWith(span, exit.cause)
-      else if (traceContent) span?.attribute("gen_ai.tool.call.result", content(exit.value, redact))
+      // A call that waits for an approval did not run: it is recorded as its APPROVAL failure.
+      const seen = Pending.observed(exit)
+      metrics?.recordUnsafe(seen, millis, context)
+      if (Exit.isFailure(seen)) failedWith(span, seen.cause)
+      else if (traceContent) span?.attribute("gen_ai.tool.call.result", content(seen.value, redact))
     }
     return { name: `execute_tool ${redact(call.tool)}`, annotatedOptions, ended }
   }

@@ -11,7 +11,7 @@ import * as ActionResult from "../../ActionResult.ts"
 import * as Lazy from "../lazy.ts"
 import * as Redact from "../redact.ts"
 import * as Callback from "../callback.ts"
-import type { Attempt } from "./attempt.ts"
+import type { Attempt } from "./runtime.ts"
 import * as Endpoint from "./endpoint.ts"
 import type * as LlmModule from "./llm.ts"
 import * as Local from "./local.ts"
@@ -33,7 +33,7 @@ const mapped = (
     : Effect.flatMap(raw, (value) =>
         Effect.map(
           Callback.fromReturned(attempt.name, "mapResult", () =>
-            mapResult(ActionResult.make(value, { action: attempt.name }), attempt.args)
+            mapResult(ActionResult.make(value, { action: attempt.name }), attempt.view ?? attempt.args)
           ),
           (out) => (ActionResult.isActionResult(out) ? out.value : out)
         )
@@ -82,7 +82,17 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
         )
       )
     case "mcpTool":
-      return mapped(attempt, action.mapResult, McpTool.execute({ ...attempt, action }))
+      return mapped(
+        attempt,
+        action.mapResult,
+        McpTool.execute({
+          name: attempt.name,
+          action,
+          tool: attempt.tool ?? "",
+          args: attempt.args,
+          agent: attempt.agent
+        })
+      )
   }
 }
 

@@ -13,8 +13,9 @@ import * as Conversion from "../schema/decode.ts"
 import * as Output from "../schema/output.ts"
 import type * as Knowledge from "../../Knowledge.ts"
 import * as LanguageModel from "../../LanguageModel.ts"
+import type * as Prompt from "../../Prompt.ts"
 import type * as Role from "../../Role.ts"
-import type { Attempt } from "./attempt.ts"
+import type { Attempt } from "./runtime.ts"
 import * as Finish from "../model/finish.ts"
 import { shorten } from "../text.ts"
 import { parseJson } from "../json.ts"
@@ -88,7 +89,7 @@ export const request = (
   knowledge: ReadonlyArray<Knowledge.Passage>,
   spec: Role.Spec
 ): LanguageModel.Request => {
-  const messages: Array<LanguageModel.Message> = []
+  const messages: Array<Prompt.Message> = []
   if (action.systemPrompt !== undefined) messages.push({ role: "system", content: action.systemPrompt })
   messages.push({ role: "user", content: prompt(action, args, knowledge) })
   const roleTemperature = spec.model?.temperature

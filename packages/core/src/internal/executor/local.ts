@@ -10,7 +10,7 @@ import type * as Action from "../../Action.ts"
 import type { ActionError } from "../../ActionError.ts"
 import * as Callback from "../callback.ts"
 import * as IdempotencyKey from "../idempotencyKey.ts"
-import type { Attempt } from "./attempt.ts"
+import type { Attempt } from "./runtime.ts"
 
 /**
  * One attempt of a local action. With `attempt.now` (nothing repeats, delays

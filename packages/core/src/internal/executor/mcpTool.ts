@@ -127,9 +127,9 @@ const withService = <A>(
   })
 
 /**
- * One attempt of a direct call `{ tool, arguments }` (see the module doc).
- * `arguments` may be an object, a JSON text (`""` is `{}`) or
- * absent (`{}`).
+ * One attempt of a call of the server's `tool` with its arguments (see the
+ * module doc); the call value took `{ tool, arguments }` apart where the call
+ * entered.
  *
  * Fails with: VALIDATION (no McpClient, unset credential variable, arguments
  * that do not fit the tool's input schema or that the server refuses),
@@ -148,11 +148,13 @@ export const execute = (call: Call): Effect.Effect<unknown, ActionError> =>
  * The tools an mcpTool action offers: its server's list (every page,
  * cached), filtered by the action's allow-list. For chat turns.
  */
-export const listTools = (call: Omit<Call, "args">): Effect.Effect<ReadonlyArray<ToolDefinition>, ActionError> =>
+export const listTools = (
+  call: Omit<Call, "args" | "tool">
+): Effect.Effect<ReadonlyArray<ToolDefinition>, ActionError> =>
   withService(call.name, call.action, (client, credential) =>
     Effect.scoped(
       Effect.clockWith((clock) => {
-        const withArgs = { ...call, args: {} }
+        const withArgs = { ...call, tool: "", args: {} }
         const deadline = clock.currentTimeMillisUnsafe() + Duration.toMillis(prepare(call.action).timeout)
         const left = () => deadline - clock.currentTimeMillisUnsafe()
         const connection = connectionOf(withArgs, client, credential, prepare(call.action))

@@ -20,7 +20,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { type ActionError, Timeout } from "../../ActionError.ts"
-import * as TimeLimit from "../run/timeLimit.ts"
+import * as TimeLimit from "../resilience/timeLimit.ts"
 import type { Reader } from "./streamReader.ts"
 
 /** The default whole-call deadline of a model call. */

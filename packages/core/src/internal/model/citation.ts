@@ -5,24 +5,7 @@
  * span of the answer's text that cites it. Anything else is not a citation
  * and is left out.
  */
-
-/**
- * A source the model cites: its `url` (a web page) and `title`, at least one
- * of them, and when the provider says them, an excerpt of its `content` (or
- * the text it cites) and the span of the reply's text that cites it
- * (`startIndex` to `endIndex`, in characters).
- *
- * @category models
- * @since 0.2.0
- */
-export interface Citation {
-  readonly url?: string | undefined
-  readonly title?: string | undefined
-  readonly content?: string | undefined
-  readonly startIndex?: number | undefined
-  readonly endIndex?: number | undefined
-}
-
+import type { Citation } from "../../ModelResponse.ts"
 const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 

@@ -8,7 +8,7 @@
  */
 import { ExecutionFailure } from "../../ActionError.ts"
 import { shorten } from "../text.ts"
-import type { Response } from "./provider.ts"
+import type { Response } from "../../ModelResponse.ts"
 
 /** The most characters of a refusal kept on its error (`excerpt`); the message shows the first 200. */
 const maxRefusalCharacters = 1_000

@@ -7,90 +7,13 @@
  * text nor text parts, or whose tool calls are not a list of objects is
  * refused as EXECUTION ("the model's reply is malformed"), and so is a reply
  * larger than the cap on a reply's size (its text, reasoning, refusal and
- * tool-call arguments together), naming the cap. `LanguageModel` re-exports
- * the types.
+ * tool-call arguments together), naming the cap. The types are
+ * `ModelResponse`'s.
  */
 import { ExecutionFailure } from "../../ActionError.ts"
-import type * as ActionResponse from "../../ActionResponse.ts"
 import type { ToolCall } from "../../Prompt.ts"
-import { type Citation, citationsOf } from "./citation.ts"
-
-/**
- * Why the model stopped: it finished (`"stop"`), hit its token limit
- * (`"length"`, the reply is cut: its text, and any tool call it was writing),
- * called tools (`"tool_calls"`), had its reply filtered (`"content_filter"`),
- * or anything else a provider says (`"other"`).
- *
- * @category models
- * @since 0.1.0
- */
-export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" | "other"
-
-/**
- * The model's answer.
- *
- * - `text`: the reply's text, `""` when there is none.
- * - `toolCalls`: the tool calls, in the model's order (empty when none).
- * - `usage`: this call's tokens (0 for counts the provider did not report;
- *   `totalTokens` defaults to input + output).
- * - `finishReason`: see {@link FinishReason}.
- * - `model`: the model that answered, when the provider says.
- * - `refusal`: the model's refusal message, when it refused.
- * - `reasoning`: the model's reasoning before it answered, when the provider
- *   sends it (never part of `text`); `reasoningField` names the provider's
- *   field it came in (e.g. `reasoning_content`), so that a provider which
- *   needs it back gets it in that field.
- * - `citations`: the sources the provider says the answer cites, in order.
- *
- * @category models
- * @since 0.1.0
- */
-export interface Response {
-  readonly text: string
-  readonly toolCalls: ReadonlyArray<ToolCall>
-  readonly usage: ActionResponse.Usage
-  readonly finishReason: FinishReason
-  readonly model?: string | undefined
-  readonly refusal?: string | undefined
-  readonly reasoning?: string | undefined
-  readonly reasoningField?: string | undefined
-  readonly citations?: ReadonlyArray<Citation> | undefined
-}
-
-/**
- * What a provider answers; `LanguageModel.make` normalises it into a
- * {@link Response}. Missing or `null` text is `""`; missing tool calls are
- * none; usage counts that are missing or not finite non-negative numbers are
- * 0, and a missing total is input + output; a missing finish reason is
- * `"tool_calls"` when there are tool calls, else `"stop"`; a reason is read
- * without regard to case, the names providers give a reply cut at its token
- * limit (`max_tokens`, `MAX_TOKENS`, `max_output_tokens`, `model_length`,
- * `model_context_window_exceeded`) are `"length"`, and unknown reasons are
- * `"other"`. `reasoning` (with the field it came in, `reasoningField`) and
- * `citations` (a URL alone, or a {@link Citation}) are kept when given; an
- * empty reasoning is none.
- *
- * @category models
- * @since 0.1.0
- */
-export interface ProviderResponse {
-  readonly text?: string | null | undefined
-  readonly toolCalls?: ReadonlyArray<ToolCall> | undefined
-  readonly usage?:
-    | {
-        readonly inputTokens?: number | null | undefined
-        readonly outputTokens?: number | null | undefined
-        readonly totalTokens?: number | null | undefined
-      }
-    | null
-    | undefined
-  readonly finishReason?: string | null | undefined
-  readonly model?: string | null | undefined
-  readonly refusal?: string | null | undefined
-  readonly reasoning?: string | null | undefined
-  readonly reasoningField?: string | null | undefined
-  readonly citations?: ReadonlyArray<Citation | string> | null | undefined
-}
+import type { FinishReason, ProviderResponse, Response } from "../../ModelResponse.ts"
+import { citationsOf } from "./citation.ts"
 
 /** The default cap on one reply's size: its text, reasoning, refusal and tool-call arguments, in characters. */
 export const defaultMaxReplyCharacters = 1_000_000

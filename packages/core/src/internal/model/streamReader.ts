@@ -18,89 +18,16 @@
  * reply larger than its cap (`maxReplyCharacters`: text, reasoning, refusal
  * and arguments together, counted as they arrive) — each EXECUTION — and a
  * stream that ends without a finish reason (TRANSIENT: cut off).
- * `LanguageModel` re-exports the types.
+ * The types are `ModelResponse`'s.
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { type ActionError, ExecutionFailure, isActionError, TransientFailure } from "../../ActionError.ts"
 import type { ToolCall } from "../../Prompt.ts"
-import { type Citation, citationOf } from "./citation.ts"
-import {
-  capped,
-  defaultMaxReplyCharacters,
-  normalise,
-  type ProviderResponse,
-  type Response,
-  tooLarge
-} from "./provider.ts"
-
-/**
- * One piece of a streamed answer (see `LanguageModel`'s `stream`):
- *
- * - `TextDelta`: the next piece of the reply's text;
- * - `ReasoningDelta`: the next piece of the model's reasoning (never part
- *   of the text);
- * - `ToolCallArgumentsStarted`: the model began writing a tool call whose
- *   id and name are known (`index` is its position in the reply); its
- *   arguments follow (was `ToolCallStarted`);
- * - `ToolCallArgumentsDelta`: the next piece of that call's raw arguments
- *   (the pieces joined are `arguments`; the first one may carry what arrived
- *   before the call's name did);
- * - `Finished`: the whole answer, exactly as `generate` would return it —
- *   always the last part, exactly once.
- *
- * @category models
- * @since 0.1.0
- */
-export type StreamPart =
-  | { readonly _tag: "TextDelta"; readonly delta: string }
-  | { readonly _tag: "ReasoningDelta"; readonly delta: string }
-  | { readonly _tag: "ToolCallArgumentsStarted"; readonly index: number; readonly id: string; readonly name: string }
-  | { readonly _tag: "ToolCallArgumentsDelta"; readonly index: number; readonly id: string; readonly delta: string }
-  | { readonly _tag: "Finished"; readonly response: Response }
-
-/**
- * One fragment of a tool call in a streamed chunk. `index`, when given, says
- * which call it belongs to (fragments with the same index and no other id
- * are one call); without it, the fragment belongs to the call with its `id`,
- * or starts one, or — with no id either — continues the last call. `id` and
- * `name` may come on any fragment (usually only the first; an empty one
- * never replaces a known one); `arguments` is the next piece of the raw
- * arguments string.
- *
- * @category models
- * @since 0.1.0
- */
-export interface ToolCallFragment {
-  readonly index?: number | null | undefined
-  readonly id?: string | null | undefined
-  readonly name?: string | null | undefined
-  readonly arguments?: string | null | undefined
-}
-
-/**
- * One chunk of a streamed answer as a provider yields it: a piece of text,
- * of the refusal and of the reasoning (`reasoningField` names the
- * provider's field it came in), tool-call fragments, citations (a URL or a
- * `Citation`; one seen before is not repeated), and, on the chunks that
- * carry them, the finish reason, the usage and the model. Missing or `null`
- * fields carry nothing. The last finish reason, usage and model seen win.
- *
- * @category models
- * @since 0.1.0
- */
-export interface ProviderChunk {
-  readonly text?: string | null | undefined
-  readonly refusal?: string | null | undefined
-  readonly reasoning?: string | null | undefined
-  readonly reasoningField?: string | null | undefined
-  readonly toolCalls?: ReadonlyArray<ToolCallFragment> | null | undefined
-  readonly citations?: ReadonlyArray<Citation | string> | null | undefined
-  readonly finishReason?: string | null | undefined
-  readonly usage?: ProviderResponse["usage"]
-  readonly model?: string | null | undefined
-}
+import type { Citation, ProviderChunk, ProviderResponse, StreamPart, ToolCallFragment } from "../../ModelResponse.ts"
+import { citationOf } from "./citation.ts"
+import { capped, defaultMaxReplyCharacters, normalise, tooLarge } from "./provider.ts"
 
 /** One tool call being read: what its fragments said so far. */
 interface Slot {

@@ -1,7 +1,8 @@
 /**
  * The approval step of the pipeline (step 2): for an action that requires approval, the token
  * a call presents checked against the `ApprovalStore` (consumed once, bound to the agent,
- * action and arguments), or the call's live pending one asked for; refuses with APPROVAL, or
+ * action and arguments), or the call's live pending one asked for — a chat turn's call then
+ * ends as a pending value it pauses on; refuses with APPROVAL, or
  * with the store's own category when the store refuses or fails (VALIDATION for text it cannot
  * hold, TRANSIENT when it cannot be reached, EXECUTION for a row that does not decode). And the one place the reserved `_approval_token` is taken out of
  * a user's raw arguments ({@link strip}, called by the agent's front doors): inside the
@@ -9,6 +10,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import {
   type ApprovalCheck,
   ApprovalRequired,
@@ -17,9 +19,15 @@ import {
   type ValidationError
 } from "../../ActionError.ts"
 import * as ApprovalStore from "../../ApprovalStore.ts"
-import { bindingOf, type Policy, reservedParameter } from "../../Approval.ts"
+import type { Policy } from "../../Approval.ts"
+import { reservedParameter } from "../../Approval.ts"
+import * as IdempotencyKey from "../../IdempotencyKey.ts"
 import * as StoreBoundary from "../../StoreBoundary.ts"
-import * as IdempotencyKey from "../idempotencyKey.ts"
+import { write } from "../json.ts"
+import { Pending } from "../pending.ts"
+import * as Secrets from "../secrets.ts"
+import { shorten } from "../text.ts"
+import { bindingOf, type Call } from "./call.ts"
 
 /**
  * Splits the reserved approval parameter from raw call arguments. The
@@ -71,44 +79,62 @@ const consume = (store: ApprovalStore.ApprovalStore["Service"], token: string, b
     store.consume(token, binding, key === undefined ? undefined : { key })
   )
 
+/** The most characters of a call's arguments an approval store records to show a person. */
+export const maxShownArguments = 8_192
+
+/**
+ * The arguments of a call as a person deciding it is shown them: their JSON text, every secret the agent
+ * knows replaced (its actions' credentials, the model's key, the secrets the turn read), cut to
+ * {@link maxShownArguments} characters; `undefined` when they have no JSON text.
+ */
+const shownArguments = (call: Call, secrets: Secrets.Read | undefined): Effect.Effect<string | undefined> => {
+  const written = write(call.arguments)
+  if (Result.isFailure(written)) return Effect.succeed(undefined)
+  const known = call.secrets === undefined ? Secrets.known(secrets) : Effect.succeed(call.secrets)
+  return Effect.map(known, (read) => shorten(Secrets.redactor(read)(written.success), maxShownArguments))
+}
+
+const noPause: Effect.Effect<undefined> = Effect.succeed(undefined)
+
+/** A consumed token: the call goes on. */
+const proceeds = (): undefined => undefined
+
 /**
  * Step 2 for one call. Without a policy it succeeds (a token given anyway is
  * ignored). With one:
  *
  * - no token: the call's pending token is asked for (the live one when this
- *   call, in the same `scope`, was asked for before; else a new one, with
- *   the policy's `reason` and `ttl`), and the call fails `ApprovalRequired`
- *   with `check: "missing"` and that `pendingTokenId`;
+ *   call, in the same scope, was asked for before; else a new one, with the
+ *   policy's `reason` and `ttl`, recording the call's scope, path of agents
+ *   and redacted arguments for a person to decide it by), and the call ends:
+ *   with a {@link Pending} value for a call that pauses (a chat turn's), else
+ *   failing `ApprovalRequired` with `check: "missing"` and that
+ *   `pendingTokenId`;
  * - a token: it is consumed against this call's binding (with the call's
  *   idempotency key, so the same call run again proceeds); a refusal fails
  *   `ApprovalRequired` with the store's `check` (`unknown`, `pending`,
- *   `rejected`, `expired`, `used`, `agent`, `action`, `arguments`). Every
- *   refusal but `rejected` also carries the `pendingTokenId` of the call as
- *   it was made, asked for the same way, so the caller can ask a person
- *   again; a rejected token is a person's answer and is not asked again.
+ *   `rejected`, `expired`, `used`, `agent`, `action`, `arguments`,
+ *   `definition`). Every refusal but `rejected` also carries the
+ *   `pendingTokenId` of the call as it was made, asked for the same way, so
+ *   the caller can ask a person again; a rejected token is a person's answer
+ *   and is not asked again.
  *
- * When the store refuses or fails, the call fails with the store's category
- * (nothing ran): VALIDATION naming a text the store cannot hold (a tool name
- * with a NUL), TRANSIENT when it cannot be reached, EXECUTION when a stored
- * token does not decode.
- *
- * `params` are the raw arguments without the token. Uses the `ApprovalStore`
- * provided to the call, else `store`.
- *
- * @since 0.1.0
+ * The call's binding is the call value's own, computed once. When the store
+ * refuses or fails, the call fails with the store's category (nothing ran):
+ * VALIDATION naming a text the store cannot hold (a tool name with a NUL),
+ * TRANSIENT when it cannot be reached, EXECUTION when a stored token does
+ * not decode. Uses the `ApprovalStore` provided to the call, else `store`.
  */
 export const verify = (options: {
   readonly agentId: string
-  readonly action: string
-  readonly tool: string | undefined
   readonly policy: Policy | undefined
-  readonly token: string | undefined
-  readonly params: Readonly<Record<string, unknown>>
+  readonly call: Call
   readonly store: ApprovalStore.ApprovalStore["Service"]
-  readonly scope?: string | undefined
-}): Effect.Effect<void, ApprovalRequired | ValidationError | TransientFailure | ExecutionFailure> => {
-  const { policy, action, token } = options
-  if (policy === undefined) return Effect.void
+  readonly secrets: Secrets.Read | undefined
+}): Effect.Effect<Pending | undefined, ApprovalRequired | ValidationError | TransientFailure | ExecutionFailure> => {
+  const { policy, call, agentId } = options
+  if (policy === undefined) return noPause
+  const action = call.name
   const refused = (check: ApprovalCheck, pendingTokenId?: string) =>
     new ApprovalRequired({
       action,
@@ -117,22 +143,30 @@ export const verify = (options: {
       check,
       ...(pendingTokenId === undefined ? {} : { pendingTokenId })
     })
-  const request = { scope: options.scope }
-  return Effect.flatMap(
-    Effect.zip(bindingOf(options.agentId, action, options.tool, options.params), storeOf(options.store)),
-    ([binding, store]) => {
-      const askAgain = (check: ApprovalCheck) =>
-        Effect.flatMap(
-          store.request(binding, policy.reason, policy.ttl ?? ApprovalStore.defaultTtl, request),
-          (pending) => Effect.fail(refused(check, pending))
-        )
-      const step: Effect.Effect<void, ApprovalRequired | StoreBoundary.StoreError> =
-        token === undefined
-          ? askAgain("missing")
-          : Effect.catchTag(Effect.asVoid(consume(store, token, binding)), "ApprovalTokenError", (refusal) =>
-              refusal.check === "rejected" ? Effect.fail(refused("rejected")) : askAgain(refusal.check)
-            )
-      return Effect.catchTag(step, "StoreError", (error) => Effect.fail(StoreBoundary.toActionError(error, action)))
+  return Effect.flatMap(Effect.zip(bindingOf(agentId, call), storeOf(options.store)), ([binding, store]) => {
+    // Asked only when the call has no token, or its token is refused: what a person is shown is written then.
+    const ask = () =>
+      Effect.flatMap(
+        Effect.suspend(() => shownArguments(call, options.secrets)),
+        (shown) =>
+          store.request(binding, policy.reason, policy.ttl ?? ApprovalStore.defaultTtl, {
+            scope: call.scope,
+            agents: call.agents ?? [agentId],
+            ...(shown === undefined ? {} : { arguments: shown })
+          })
+      )
+    const askAgain = (check: ApprovalCheck) => Effect.flatMap(ask(), (pending) => Effect.fail(refused(check, pending)))
+    const token = call.token
+    const paused = (tokenId: string): Effect.Effect<Pending, ApprovalRequired> => {
+      const error = refused("missing", tokenId)
+      return call.pauses ? Effect.succeed(new Pending(tokenId, policy.reason, binding, error)) : Effect.fail(error)
     }
-  )
+    const consumed = (presented: string): Effect.Effect<void, ApprovalRequired | StoreBoundary.StoreError> =>
+      Effect.catchTag(Effect.asVoid(consume(store, presented, binding)), "ApprovalTokenError", (refusal) =>
+        refusal.check === "rejected" ? Effect.fail(refused("rejected")) : askAgain(refusal.check)
+      )
+    const step: Effect.Effect<Pending | undefined, ApprovalRequired | StoreBoundary.StoreError> =
+      token === undefined ? Effect.flatMap(ask(), paused) : Effect.map(consumed(token), proceeds)
+    return Effect.catchTag(step, "StoreError", (error) => Effect.fail(StoreBoundary.toActionError(error, action)))
+  })
 }

@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Glob from "effect/Glob"
 import { Unauthorized } from "../../ActionError.ts"
 import type { Authority } from "../../Authority.ts"
+import { labelOf } from "../label.ts"
 
 /**
  * An authority with its globs compiled once.
@@ -36,7 +37,7 @@ const matches = (globs: ReadonlyArray<Glob.Glob>, names: ReadonlyArray<string>):
  * @since 0.1.0
  */
 export const allows = (authority: Compiled, action: string, tool?: string): boolean => {
-  const names = tool === undefined ? [action] : [action, `${action}/${tool}`]
+  const names = tool === undefined ? [action] : [action, labelOf(action, tool)]
   if (matches(authority.deny, names)) return false
   return authority.allow.length === 0 || matches(authority.allow, names)
 }
@@ -53,6 +54,6 @@ export const check = (authority: Compiled, action: string, tool?: string): Effec
     : Effect.fail(
         new Unauthorized({
           action,
-          message: `The agent's authority does not allow ${tool === undefined ? action : `${action}/${tool}`}`
+          message: `The agent's authority does not allow ${labelOf(action, tool)}`
         })
       )

@@ -7,31 +7,32 @@
  * steps refuse, and a name the agent has not registered (NOT_FOUND, after authority allowed it, so a denied
  * name cannot be probed).
  *
- * The approval token is an argument of the call, never a property of its parameters: the agent's front
- * doors take it out of what a user, a model or an MCP client sends, once.
+ * A call is one value (`call.ts`), made where it enters: every step reads it, authority decides once per run,
+ * its approval binding is computed once, and its arguments are converted once (an MCP tool's against the
+ * tool's own schema, by its executor). A call of a chat turn that needs an approval it does not carry ends at
+ * step 2 with a pending value the turn pauses on; a direct caller gets its APPROVAL failure.
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import { type ActionError, actionNotFound, type RetrievalFailure } from "../../ActionError.ts"
 import type * as ApprovalStore from "../../ApprovalStore.ts"
-import type { Registered, Registry } from "../agent/register.ts"
+import type { Registered, Registry } from "./registered.ts"
 import type * as EventHub from "../events/hub.ts"
 import * as Observe from "../events/observe.ts"
 import * as Telemetry from "../events/telemetry.ts"
 import * as Secrets from "../secrets.ts"
 import * as Conversion from "../schema/decode.ts"
+import type { Pending } from "../pending.ts"
 import * as ApprovalKernel from "./approval.ts"
 import * as AuthorityKernel from "./authority.ts"
-import { chain } from "./chain.ts"
+import { type Args, type Call, fromView, viewOf } from "./call.ts"
+import { type Chain, chain } from "./chain.ts"
 import * as ContractKernel from "./contract.ts"
 import * as GuardrailKernel from "./guardrail.ts"
 import * as Hooks from "./hooks.ts"
 import * as KnowledgeKernel from "./retrieval.ts"
-
-/** A call's arguments as the steps pass them on. */
-type Args = Readonly<Record<string, unknown>>
 
 /** What the pipeline reads of its agent, made once by `Agent.make`. */
 export interface Agent {
@@ -50,104 +51,108 @@ export interface Agent {
 }
 
 /**
- * What a call carries besides its arguments: the approval token it presents, the correlation id of an
- * `ActionRequest`, and the model's tool call it answers in a chat turn, with the secrets the turn knows
- * (read once per turn), which the call's span redacts from the model's call id.
+ * Runs one call through the pipeline, in its span and with its events. Succeeds with the action's value, or —
+ * for a call that pauses (a chat turn's) and needs an approval it does not carry — with a {@link Pending}
+ * value; fails with one of the nine `ActionError`s or a `RetrievalFailure`; interruption stays interruption.
  */
-export interface Options {
-  readonly token?: string | undefined
-  readonly correlationId?: string | undefined
-  readonly call?: Telemetry.ToolCallSpan | undefined
-  readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
-}
-
-const direct: Options = {}
-
-/**
- * Runs one call of `name` with its raw `params` (the approval token already taken out) through the
- * pipeline, in its span and with its events. Fails with one of the nine `ActionError`s or a
- * `RetrievalFailure`; interruption stays interruption.
- */
-export const run = (
-  agent: Agent,
-  name: string,
-  params: Args,
-  options: Options = direct
-): Effect.Effect<unknown, ActionError | RetrievalFailure, any> => {
-  const registered = agent.registry.get(name)
+export const run = (agent: Agent, call: Call): Effect.Effect<unknown, ActionError | RetrievalFailure, any> => {
   const step = stepOf(agent)
   return Effect.suspend(() => {
-    const called =
-      registered === undefined ? unknown(agent, name, step) : steps(agent, registered, params, options, step)
+    const called = call.entry === undefined ? unknown(agent, call, step) : steps(agent, call.entry, call, step)
     // The error exit: what fails leaves scrubbed of every secret the agent knows (read only then).
     return isSucceeded(called) ? called : Secrets.redacting(called, agent.secrets)
   }).pipe(
-    telemetry(agent, name, registered, params, options),
-    Observe.observe(agent.hub, () => subjectOf(agent.id, name, registered, options.correlationId))
+    telemetry(agent, call),
+    Observe.observe(agent.hub, () => subjectOf(agent.id, call))
   )
 }
 
 /**
  * Continues a call that paused inside its run step (an agent used as an action whose turn waits for an
  * approval): steps 1 to 6 passed for this exact call before it paused, so it goes on at step 7 with the
- * arguments it had there, then 8 to 10, in a span and with events of its own. A name the agent has not
- * registered is refused as {@link run} refuses it.
+ * arguments it had there (`call.arguments`), then 8 to 10, in a span and with events of its own. A name the
+ * agent has not registered is refused as {@link run} refuses it.
  */
-export const proceed = (
-  agent: Agent,
-  name: string,
-  args: Args,
-  options: Options = direct
-): Effect.Effect<unknown, ActionError | RetrievalFailure, any> => {
-  const registered = agent.registry.get(name)
-  if (registered === undefined) return run(agent, name, args, options)
+export const proceed = (agent: Agent, call: Call): Effect.Effect<unknown, ActionError | RetrievalFailure, any> => {
+  const entry = call.entry
+  if (entry === undefined) return run(agent, call)
   const step = stepOf(agent)
+  const args = call.arguments
+  const view = viewOf(call, args)
   return Effect.suspend(() =>
     Secrets.redacting(
-      chain(step("run", registered.run(args, []))) // 7
+      chain(step("run", entry.run(args, [], call.tool, view))) // 7
         .next((result) =>
-          step("outputGuardrail", GuardrailKernel.checkOutput(name, registered.guardrails?.output, result))
+          step("outputGuardrail", GuardrailKernel.checkOutput(call.name, entry.guardrails?.output, result))
         ) // 8
-        .next((output) => checked(registered, args, output, step)).effect, // 9–10
+        .next((output) => checked(entry, view, output, step)).effect, // 9–10
       agent.secrets
     )
   ).pipe(
-    telemetry(agent, name, registered, args, options),
-    Observe.observe(agent.hub, () => subjectOf(agent.id, name, registered, options.correlationId))
+    telemetry(agent, call),
+    Observe.observe(agent.hub, () => subjectOf(agent.id, call))
   )
 }
 
-/** The ten steps of a call of a registered action. Each gets what the steps before it gave. */
+/**
+ * The ten steps of a call of a registered action. Each gets what the steps before it gave; a call that waits
+ * for an approval ends at step 2 with its pending value (only an action with an approval policy can wait: the
+ * others run their steps as one chain).
+ */
 const steps = (
   agent: Agent,
   entry: Registered,
-  params: Args,
-  options: Options,
+  call: Call,
   step: Observe.StepTracer
 ): Effect.Effect<unknown, ActionError | RetrievalFailure, any> => {
+  const { policy } = entry.approval
+  const verified = { agentId: agent.id, policy, call, store: agent.approvals, secrets: agent.secrets }
+  const head = chain(step("authority", AuthorityKernel.check(agent.authority, call.name, call.tool))) // 1
+    .next(() => step("approval", ApprovalKernel.verify(verified))) // 2
+  return policy === undefined
+    ? admitted(head, entry, call, step) // 3–10
+    : head.next((pending) =>
+        pending === undefined ? admitted(chain(Exit.void), entry, call, step) : Exit.succeed(pending)
+      ).effect
+}
+
+/** Steps 3 and 4 on the raw arguments after `head`, then 5 to 10 on the converted ones. */
+const admitted = <A, E, R>(head: Chain<A, E, R>, entry: Registered, call: Call, step: Observe.StepTracer) => {
   const { name, action, role, guardrails } = entry
-  const tool = action._tag === "mcpTool" && typeof params.tool === "string" ? params.tool : undefined
-  const store = agent.approvals
-  const { token } = options
-  // Who asks for the call: a refusal asked again in the same scope gets the call's live pending token.
-  const scope = options.call?.id ?? options.correlationId
-  return chain(step("authority", AuthorityKernel.check(agent.authority, name, tool))) // 1
-    .next(() => step("approval", ApprovalKernel.verify({ ...entry.approval, tool, token, params, store, scope }))) // 2
-    .next(() => step("beforeHook", Hooks.before(role.hooks, name, params))) // 3
+  const hooks = role.hooks
+  // What the role's hook and the input guardrail see: for an MCP tool, `{ tool, arguments }` as declared.
+  const given =
+    hooks.before === undefined && guardrails?.input === undefined ? call.arguments : viewOf(call, call.arguments)
+  return head
+    .next(() => step("beforeHook", Hooks.before(hooks, name, given))) // 3
     .next((hooked) => step("inputGuardrail", GuardrailKernel.checkInput(name, guardrails?.input, hooked)))
-    .next((guarded) => step("conversion", Conversion.decode(action.parameters, guarded, { action: name }))) // 4
-    .next((args: Args) => converted(entry, args, step)).effect // 5–10
+    .next((guarded) => step("conversion", converted(action, call, guarded === given ? call.arguments : guarded))) // 4
+    .next((args: Args) => proceeded(entry, call, args, step)).effect // 5–10
+}
+
+/**
+ * Step 4: the arguments converted against the action's parameters. An MCP tool's arguments are decoded once,
+ * against the tool's own input schema, when its executor has found the tool: here its `{ tool, arguments }` is
+ * only checked (it was taken apart when the call was made), and the hook's arguments taken.
+ */
+const converted = (action: Registered["action"], call: Call, args: Args): Effect.Effect<Args, ActionError, any> => {
+  if (action._tag !== "mcpTool") return Conversion.decode(action.parameters, args, { action: call.name })
+  if (call.malformed !== undefined) return Effect.fail(call.malformed)
+  if (args === call.arguments) return Effect.succeed(args)
+  const hooked = fromView(call, args)
+  return Result.isSuccess(hooked) ? Effect.succeed(hooked.success) : Effect.fail(hooked.failure)
 }
 
 /** Steps 5 to 8 on the converted arguments, then 9 and 10 on the checked result. */
-const converted = (entry: Registered, args: Args, step: Observe.StepTracer) => {
+const proceeded = (entry: Registered, call: Call, args: Args, step: Observe.StepTracer) => {
   const { name, action, state, guardrails } = entry
   const contract = action.policies.contract
-  return chain(step("precondition", ContractKernel.checkPre(name, contract, args, Ref.getUnsafe(state)))) // 5
-    .next(() => step("retrieval", KnowledgeKernel.retrieve({ ...entry.retrieval, args }))) // 6
-    .next((knowledge) => step("run", entry.run(args, knowledge))) // 7
+  const view = viewOf(call, args)
+  return chain(step("precondition", ContractKernel.checkPre(name, contract, view, Ref.getUnsafe(state)))) // 5
+    .next(() => step("retrieval", KnowledgeKernel.retrieve({ ...entry.retrieval, args: view }))) // 6
+    .next((knowledge) => step("run", entry.run(args, knowledge, call.tool, view))) // 7
     .next((result) => step("outputGuardrail", GuardrailKernel.checkOutput(name, guardrails?.output, result))) // 8
-    .next((output) => checked(entry, args, output, step)).effect // 9–10
+    .next((output) => checked(entry, view, output, step)).effect // 9–10
 }
 
 /** Steps 9 and 10 on the checked result, which is the call's value. */
@@ -165,9 +170,9 @@ const checked = (entry: Registered, args: Args, output: unknown, step: Observe.S
 }
 
 /** A name the agent has not registered: authority first, then NOT_FOUND. */
-const unknown = (agent: Agent, name: string, step: Observe.StepTracer) =>
-  chain(step("authority", AuthorityKernel.check(agent.authority, name))).next(() =>
-    Effect.fail(actionNotFound(name, [...agent.registry.keys()]))
+const unknown = (agent: Agent, call: Call, step: Observe.StepTracer) =>
+  chain(step("authority", AuthorityKernel.check(agent.authority, call.name))).next(() =>
+    Effect.fail(actionNotFound(call.name, [...agent.registry.keys()]))
   ).effect
 
 const isSucceeded = (effect: Effect.Effect<unknown, unknown, unknown>): boolean =>
@@ -185,33 +190,33 @@ const stepOf = (agent: Agent): Observe.StepTracer =>
  * What comes from outside — arguments and results with content traced, a correlation id, a model's call id —
  * is redacted of the agent's secrets on the span.
  */
-const telemetry = (agent: Agent, name: string, registered: Registered | undefined, params: Args, options: Options) => {
-  const { correlationId, call } = options
-  if (registered !== undefined && correlationId === undefined && call === undefined && !agent.traceContent) {
-    return registered.telemetry
+const telemetry = (agent: Agent, call: Call) => {
+  const { correlationId, toolCall, entry } = call
+  if (entry !== undefined && correlationId === undefined && toolCall === undefined && !agent.traceContent) {
+    return entry.telemetry
   }
   // A chat turn read the secrets once: with none known, there is nothing to redact.
   const outside =
-    options.secrets === undefined
-      ? agent.traceContent || correlationId !== undefined || call !== undefined || registered === undefined
-      : options.secrets.length > 0
+    call.secrets === undefined
+      ? agent.traceContent || correlationId !== undefined || toolCall !== undefined || entry === undefined
+      : call.secrets.length > 0
   return Telemetry.executeTool(
     {
-      tool: call?.tool ?? name,
-      toolCallId: call?.id,
+      tool: toolCall?.tool ?? call.name,
+      toolCallId: toolCall?.id,
       attributes:
-        registered !== undefined && correlationId === undefined
-          ? registered.attributes
-          : spanAttributes(agent.id, name, registered, correlationId),
-      arguments: agent.traceContent ? () => params : undefined,
+        entry !== undefined && correlationId === undefined
+          ? entry.attributes
+          : spanAttributes(agent.id, call.name, entry, correlationId),
+      arguments: agent.traceContent ? () => call.bound : undefined,
       redact: outside
-        ? options.secrets === undefined
+        ? call.secrets === undefined
           ? Effect.map(Secrets.known(agent.secrets), Secrets.redactor)
-          : Effect.succeed(Secrets.redactor(options.secrets))
+          : Effect.succeed(Secrets.redactor(call.secrets))
         : undefined
     },
     // Names from outside (a model's, a client's) are unbounded: metrics of unknown ones share one series.
-    agent.metrics(registered === undefined ? "(unknown)" : name)
+    agent.metrics(entry === undefined ? "(unknown)" : call.name)
   )
 }
 
@@ -230,15 +235,10 @@ const spanAttributes = (
   return attributes
 }
 
-const subjectOf = (
-  agentId: string,
-  action: string,
-  registered: Registered | undefined,
-  correlationId: string | undefined
-): Observe.Subject => ({
+const subjectOf = (agentId: string, call: Call): Observe.Subject => ({
   agentId,
-  action,
-  role: registered?.role.identity.name,
-  type: registered?.action._tag,
-  correlationId
+  action: call.name,
+  role: call.entry?.role.identity.name,
+  type: call.entry?.action._tag,
+  correlationId: call.correlationId
 })

@@ -8,14 +8,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
-import {
-  NestedCall,
-  PendingCall,
-  PausedState as PausedStateSchema,
-  type PausedState,
-  pausedStateVersion
-} from "../../Chat.ts"
-import { UsageSchema } from "../../ActionResponse.ts"
+import { PausedState as PausedStateSchema, type PausedState } from "../../Chat.ts"
 import * as History from "../../History.ts"
 import * as Prompt from "../../Prompt.ts"
 import * as StoreBoundary from "../../StoreBoundary.ts"
@@ -24,22 +17,18 @@ import type { HeadRow, Reader, Storage } from "./storage.ts"
 
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
-/** A paused turn as a thread keeps it: its state without the history, which the thread's rows hold. */
+// A paused turn's state, without the history, which the thread's rows hold.
+const { messages: _messages, ...pausedFields } = PausedStateSchema.fields
+
+/**
+ * A paused turn as a thread keeps it: `Chat.PausedState` without its `messages` (the thread's rows hold the
+ * history), with the turn's system message, where its exchange starts (`from`) and whether a summary was sent.
+ */
 export const Paused = Schema.Struct({
-  version: Schema.Literal(1),
+  ...pausedFields,
   system: Schema.String,
   from: NonNegativeInt,
-  summary: Schema.Boolean,
-  pending: Schema.Array(PendingCall),
-  steps: NonNegativeInt,
-  maxSteps: NonNegativeInt,
-  usage: UsageSchema,
-  // What a paused turn holds of agents used as actions and handoffs (see `Chat.PausedState`).
-  nested: Schema.optionalKey(Schema.Array(NestedCall)),
-  agents: Schema.optionalKey(Schema.Record(Schema.String, UsageSchema)),
-  handoff: Schema.optionalKey(
-    Schema.Struct({ agent: Schema.String, toolCallId: Schema.String, from: NonNegativeInt, state: PausedStateSchema })
-  )
+  summary: Schema.Boolean
 })
 
 export type Paused = typeof Paused.Type
@@ -241,21 +230,17 @@ export const pausedState = (
   paused: Paused,
   summary: Head["summary"],
   exchanges: ReadonlyArray<Exchange>
-): PausedState => ({
-  version: pausedStateVersion,
-  messages: [
-    { role: "system", content: paused.system },
-    ...(paused.summary && summary !== undefined ? [History.summaryMessage(summary.text)] : []),
-    ...exchanges.filter((exchange) => exchange.seq >= paused.from).flatMap((exchange) => exchange.messages)
-  ],
-  pending: paused.pending,
-  steps: paused.steps,
-  maxSteps: paused.maxSteps,
-  usage: paused.usage,
-  ...(paused.nested === undefined ? {} : { nested: paused.nested }),
-  ...(paused.agents === undefined ? {} : { agents: paused.agents }),
-  ...(paused.handoff === undefined ? {} : { handoff: paused.handoff })
-})
+): PausedState => {
+  const { system, from, summary: summarised, ...kept } = paused
+  return {
+    ...kept,
+    messages: [
+      { role: "system", content: system },
+      ...(summarised && summary !== undefined ? [History.summaryMessage(summary.text)] : []),
+      ...exchanges.filter((exchange) => exchange.seq >= from).flatMap((exchange) => exchange.messages)
+    ]
+  }
+}
 
 const checkId = (store: string, threadId: string) =>
   StoreBoundary.checkText(store, [{ field: "thread", text: threadId }])

@@ -16,7 +16,7 @@ import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as StoreBoundary from "../../StoreBoundary.ts"
-import { isBusy, openDatabase, whileBusy } from "../store/sqliteBusy.ts"
+import { isBusy, openDatabase, whileBusy } from "../sqliteBusy.ts"
 import { busyMessage, exchangeTable, type Reader, type Storage, threadTable, type Writer } from "./storage.ts"
 
 /** How the store names itself in messages. */

@@ -4,22 +4,20 @@
  * action's server — under a name valid and unique for the provider APIs, with its parameters projected for a
  * model and the action (and server tool) a call of that name runs.
  *
- * Two options: `strict` asks for the provider's strict mode on every tool; `expandMcp` offers an mcpTool
- * action as its server's tools, listed when the toolkit is built (a chat turn), instead of one tool with its
- * fixed `{ tool, arguments }` parameters (`agent.tools`). Refuses nothing: an entry that cannot be offered
- * (an empty or repeated key, parameters a model cannot be shown, a name clash left after hashing) is left
- * out with its reason and a logged warning, and so is a server that cannot list its tools; the others are
+ * Pure: it builds from entries and the lists of tools it is given (the agent's toolkit, `agent/tools.ts`,
+ * lists MCP servers and applies authority). `strict` asks for the provider's strict mode on every tool.
+ * Refuses nothing: an entry that cannot be offered (an empty or repeated key, parameters a model cannot be
+ * shown, a name clash left after hashing) is left out with its reason and a logged warning; the others are
  * still offered.
  */
 import * as Effect from "effect/Effect"
 import type * as Action from "../../Action.ts"
+import type { ActionTool } from "../../ActionTool.ts"
 import type * as LanguageModel from "../../LanguageModel.ts"
 import type { ToolDefinition } from "../../McpClient.ts"
-import type { AgentRuntime } from "../executor/attempt.ts"
-import * as McpTool from "../executor/mcpTool.ts"
-import * as AuthorityKernel from "../pipeline/authority.ts"
 import { jsonSchema, type Parameters } from "./jsonSchema.ts"
 import * as Naming from "./naming.ts"
+import { labelOf } from "../label.ts"
 
 /**
  * One thing that may be offered: its `key` (unique among the entries; the name is made from it), the
@@ -35,17 +33,6 @@ export interface Entry {
   readonly action?: string | undefined
   readonly tool?: string | undefined
   readonly approval?: { readonly reason: string } | undefined
-}
-
-/**
- * A tool as offered, and where its calls go: the model-facing tool, the `action` it runs (for an MCP
- * server's tool, its mcpTool action) and the server's own `tool` name, and the action's `approval` reason.
- * The shape of `Agent.ActionTool`, which the public module declares for its readers.
- */
-export interface ActionTool extends LanguageModel.Tool {
-  readonly action: string
-  readonly tool?: string | undefined
-  readonly approval: { readonly reason: string } | undefined
 }
 
 /** An entry that is not offered, with the reason. */
@@ -131,7 +118,6 @@ export const build = (entries: ReadonlyArray<Entry>): Toolkit => {
 
 const toolOf = (entry: Entry, name: string, parameters: LanguageModel.JsonSchemaObject): ActionTool => ({
   name,
-  key: entry.key,
   description: entry.description,
   parameters,
   strict: entry.strict ?? false,
@@ -143,7 +129,6 @@ const toolOf = (entry: Entry, name: string, parameters: LanguageModel.JsonSchema
 /** A tool as a provider is sent it: no route, no approval. */
 const forModel = (tool: ActionTool): LanguageModel.Tool => ({
   name: tool.name,
-  key: tool.key ?? tool.action,
   description: tool.description,
   parameters: tool.parameters,
   strict: tool.strict
@@ -191,7 +176,7 @@ export interface ServerTools {
  */
 export const serverEntries = (server: ServerTools, strict: boolean | undefined): ReadonlyArray<Entry> =>
   server.tools.map((tool) => ({
-    key: `${server.action}/${tool.name}`,
+    key: labelOf(server.action, tool.name),
     description: tool.description ?? tool.title ?? `${tool.name} (MCP tool of ${server.action})`,
     parameters: tool.inputSchema,
     strict,
@@ -200,7 +185,8 @@ export const serverEntries = (server: ServerTools, strict: boolean | undefined):
     approval: server.approval
   }))
 
-const approvalOf = (action: Action.Any): { readonly reason: string } | undefined => {
+/** The approval reason of an action that requires approval. */
+export const approvalOf = (action: Action.Any): { readonly reason: string } | undefined => {
   const approval = action.policies.approval
   return approval === undefined ? undefined : { reason: approval.reason }
 }
@@ -240,93 +226,3 @@ export const offer = (
       kit
     )
   })
-
-// =============================================================================
-// An agent's toolkit
-// =============================================================================
-
-/** What the builder needs of an agent: its actions by name, compiled authority and runtime (MCP connections). */
-export interface Source {
-  readonly actions: ReadonlyMap<string, { readonly action: Action.Any }>
-  readonly authority: AuthorityKernel.Compiled
-  readonly runtime: AgentRuntime
-}
-
-const none: ReadonlyArray<ToolDefinition> = []
-const noLists: ReadonlyArray<ReadonlyArray<ToolDefinition>> = []
-
-/**
- * The toolkit of one agent, as a function of `strict`: every action not `excludeFromModel` whose name its
- * authority allows, in declaration order.
- *
- * - `expandMcp: false`: an mcpTool action is one tool with its fixed `{ tool, arguments }` parameters.
- * - `expandMcp: true`: the other actions first, then every tool of each mcpTool action's server keyed
- *   `<action>/<tool>`, each filtered by authority (`action/tool`); an mcpTool action whose name authority
- *   denies is listed only when an allow list could let one of its tools through. A server that cannot list
- *   its tools (unreachable, no `McpClient`) is left out of that call with a logged warning.
- *
- * The action entries are computed once per agent; the toolkit is rebuilt only when `strict` or an MCP list
- * changes (lists are cached by the connections, so an unchanged list is the same array). Never fails.
- */
-export const make = (
-  source: Source,
-  options: { readonly expandMcp: boolean }
-): ((strict: boolean) => Effect.Effect<Toolkit>) => {
-  const { authority } = source
-  const offered = [...source.actions].filter(([, { action }]) => action.policies.excludeFromModel !== true)
-  const expanded = (action: Action.Any) => options.expandMcp && action._tag === "mcpTool"
-  const actionEntries = (strict: boolean): ReadonlyArray<Entry> =>
-    offered
-      .filter(([name, { action }]) => !expanded(action) && AuthorityKernel.allows(authority, name))
-      .map(([name, { action }]) => actionEntry(name, action, strict))
-  const servers = offered.flatMap(([name, { action }]) =>
-    action._tag === "mcpTool" &&
-    expanded(action) &&
-    (AuthorityKernel.allows(authority, name) || authority.allow.length > 0)
-      ? [{ name, action }]
-      : []
-  )
-
-  const listed = (name: string, action: Action.McpTool<any, any>) =>
-    McpTool.listTools({ name, action, agent: source.runtime }).pipe(
-      Effect.catch((error) =>
-        Effect.as(Effect.logWarning(`Chat: the tools of ${name} are not offered in this step: ${error.message}`), none)
-      )
-    )
-
-  let cached:
-    | {
-        readonly strict: boolean
-        readonly lists: ReadonlyArray<ReadonlyArray<ToolDefinition>>
-        readonly kit: Toolkit
-      }
-    | undefined
-
-  const build = (strict: boolean, lists: ReadonlyArray<ReadonlyArray<ToolDefinition>>) => {
-    if (
-      cached !== undefined &&
-      cached.strict === strict &&
-      cached.lists.length === lists.length &&
-      cached.lists.every((list, i) => list === lists[i])
-    ) {
-      return Effect.succeed(cached.kit)
-    }
-    const tools = servers.map(({ name, action }, i) => ({
-      action: name,
-      tools: (lists[i] ?? none).filter((tool) => AuthorityKernel.allows(authority, name, tool.name)),
-      approval: approvalOf(action)
-    }))
-    return Effect.map(offer(tools, { strict, actions: actionEntries(strict) }), (kit) => {
-      cached = { strict, lists, kit }
-      return kit
-    })
-  }
-
-  return (strict) =>
-    servers.length === 0
-      ? build(strict, noLists)
-      : Effect.flatMap(
-          Effect.forEach(servers, ({ name, action }) => listed(name, action), { concurrency: "unbounded" }),
-          (lists) => build(strict, lists)
-        )
-}

@@ -5,12 +5,13 @@ import { TransientFailure } from "../../../src/ActionError.ts"
 import * as Agent from "../../../src/Agent.ts"
 import * as Llm from "../../../src/internal/executor/llm.ts"
 import * as LanguageModel from "../../../src/LanguageModel.ts"
+import type * as ModelResponse from "../../../src/ModelResponse.ts"
 import * as Role from "../../../src/Role.ts"
 
 const identity = { name: "travel", goal: "Plan trips", domain: "travel" }
 
 // A model built with the production constructor: answers from a list, records requests.
-const recording = (answers: ReadonlyArray<LanguageModel.ProviderResponse | TransientFailure>) => {
+const recording = (answers: ReadonlyArray<ModelResponse.ProviderResponse | TransientFailure>) => {
   const requests: Array<LanguageModel.Request> = []
   const layer = LanguageModel.layer(({ request }) => {
     const answer = answers[requests.length] ?? { text: "unscripted" }

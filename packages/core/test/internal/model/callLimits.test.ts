@@ -2,13 +2,14 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as LanguageModel from "../../../src/LanguageModel.ts"
+import type * as ModelResponse from "../../../src/ModelResponse.ts"
 
 const ask: LanguageModel.Request = { messages: [{ role: "user", content: "q" }], action: "ask" }
 
 /** A provider that sends `chunks`, one every `every` ms of the test clock, then waits until its signal aborts. */
 const stalling =
-  (chunks: ReadonlyArray<LanguageModel.ProviderChunk>) =>
-  ({ signal }: LanguageModel.ProviderCall): AsyncIterable<LanguageModel.ProviderChunk> => ({
+  (chunks: ReadonlyArray<ModelResponse.ProviderChunk>) =>
+  ({ signal }: LanguageModel.ProviderCall): AsyncIterable<ModelResponse.ProviderChunk> => ({
     async *[Symbol.asyncIterator]() {
       for (const chunk of chunks) yield chunk
       await new Promise<void>((resolve) => {

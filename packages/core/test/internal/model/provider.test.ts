@@ -2,10 +2,11 @@ import { assert, describe, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import * as Finish from "../../../src/internal/model/finish.ts"
 import * as Provider from "../../../src/internal/model/provider.ts"
+import type * as ModelResponse from "../../../src/ModelResponse.ts"
 
 describe("normalise", () => {
   it("normalises a provider's answer: null text, missing usage counts, total and finish reason", () => {
-    const answers: Array<Provider.ProviderResponse> = [
+    const answers: Array<ModelResponse.ProviderResponse> = [
       { text: null, usage: { inputTokens: 7 } },
       { text: "hi", usage: { inputTokens: 2, outputTokens: 3, totalTokens: 9 }, finishReason: "length" },
       { toolCalls: [{ id: "c1", name: "nights", arguments: "" }], usage: null },
@@ -43,7 +44,7 @@ describe("normalise", () => {
 
 describe("finish reasons", () => {
   it("every name providers give a reply cut at its token limit reads as length, in any case", () => {
-    const table: ReadonlyArray<readonly [unknown, Provider.FinishReason | undefined]> = [
+    const table: ReadonlyArray<readonly [unknown, ModelResponse.FinishReason | undefined]> = [
       ["length", "length"],
       ["LENGTH", "length"],
       ["max_tokens", "length"],
@@ -68,7 +69,7 @@ describe("finish reasons", () => {
   })
 
   it("a reply that used exactly maxTokens output tokens is cut, whatever its reason says", () => {
-    const answer = (outputTokens: number, finishReason: Provider.FinishReason): Provider.Response => ({
+    const answer = (outputTokens: number, finishReason: ModelResponse.FinishReason): ModelResponse.Response => ({
       text: "",
       toolCalls: [],
       usage: { inputTokens: 1, outputTokens, totalTokens: outputTokens + 1 },
@@ -97,8 +98,8 @@ describe("finish reasons: property", () => {
         (finishReason, toolCalls) => {
           const response = Provider.normalise("ask", { finishReason, toolCalls })
           assert.isFalse(response instanceof Error)
-          assert.strictEqual((response as Provider.Response).finishReason, "length", finishReason)
-          const stopped = Finish.unfinished("ask", response as Provider.Response, { toolCalls: toolCalls.length })
+          assert.strictEqual((response as ModelResponse.Response).finishReason, "length", finishReason)
+          const stopped = Finish.unfinished("ask", response as ModelResponse.Response, { toolCalls: toolCalls.length })
           if (toolCalls.length === 0) assert.isUndefined(stopped)
           else assert.include(stopped?.message ?? "", "max_tokens")
         }

@@ -2,8 +2,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Stream } from "effect"
 import { ExecutionFailure } from "../../../src/ActionError.ts"
 import * as Reader from "../../../src/internal/model/streamReader.ts"
+import type * as ModelResponse from "../../../src/ModelResponse.ts"
 
-const joining = (chunks: ReadonlyArray<Reader.ProviderChunk>, maxReplyCharacters?: number) =>
+const joining = (chunks: ReadonlyArray<ModelResponse.ProviderChunk>, maxReplyCharacters?: number) =>
   Reader.joined(Reader.reader({ action: "ask", maxReplyCharacters }), "ask", Stream.fromIterable(chunks))
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
@@ -74,7 +75,7 @@ describe("the stream reader", () => {
         { toolCalls: [{ index: 1, id: "c1", arguments: '{"a":1}' }] },
         { finishReason: "tool_calls" }
       ])
-      const parts: Array<Reader.StreamPart> = []
+      const parts: Array<ModelResponse.StreamPart> = []
       const exit = yield* Effect.exit(Stream.runForEach(joined, (part) => Effect.sync(() => parts.push(part))))
       const error = failureOf(exit)
       assert.strictEqual(error.category, "EXECUTION")
@@ -94,7 +95,7 @@ describe("the stream reader", () => {
         [null, "the chunk is not an object"]
       ]
       for (const [chunk, field] of cases) {
-        const joined = joining([chunk as Reader.ProviderChunk, { finishReason: "stop" }])
+        const joined = joining([chunk as ModelResponse.ProviderChunk, { finishReason: "stop" }])
         const error = failureOf(yield* Effect.exit(Stream.runCollect(joined)))
         assert.strictEqual(error.category, "EXECUTION")
         assert.include(error.message, `malformed chunk (chunk 1): ${field}`)
@@ -104,10 +105,10 @@ describe("the stream reader", () => {
 })
 
 describe("the stream reader, dialect by dialect", () => {
-  const finished = (parts: ReadonlyArray<Reader.StreamPart>) => {
+  const finished = (parts: ReadonlyArray<ModelResponse.StreamPart>) => {
     const last = parts.at(-1)
     assert.strictEqual(last?._tag, "Finished")
-    return (last as Extract<Reader.StreamPart, { _tag: "Finished" }>).response
+    return (last as Extract<ModelResponse.StreamPart, { _tag: "Finished" }>).response
   }
 
   it.effect("fragments without an index are matched by id; a new id starts a new call (Mistral)", () =>
@@ -192,13 +193,13 @@ describe("the stream reader, dialect by dialect", () => {
 
   it.effect("a reply past maxReplyCharacters fails EXECUTION naming the cap, in text, reasoning or arguments", () =>
     Effect.gen(function* () {
-      const cases: ReadonlyArray<ReadonlyArray<Reader.ProviderChunk>> = [
+      const cases: ReadonlyArray<ReadonlyArray<ModelResponse.ProviderChunk>> = [
         [{ text: "12345" }, { text: "678901" }],
         [{ reasoning: "1234567" }, { text: "8901" }],
         [{ toolCalls: [{ index: 0, id: "a", name: "n", arguments: "1234567890" }] }, { text: "1" }]
       ]
       for (const chunks of cases) {
-        const parts: Array<Reader.StreamPart> = []
+        const parts: Array<ModelResponse.StreamPart> = []
         const exit = yield* Effect.exit(
           Stream.runForEach(joining([...chunks, { finishReason: "stop" }], 10), (part) =>
             Effect.sync(() => parts.push(part))

@@ -11,7 +11,7 @@ describe("Toolkit.build", () => {
     description: `the ${key} tool`,
     parameters
   })
-  const names = (kit: Toolkit.Toolkit) => kit.tools.map((tool) => [tool.key, tool.name] as const)
+  const names = (kit: Toolkit.Toolkit) => kit.tools.map((tool) => [tool.action, tool.name] as const)
 
   describe("C11: names valid for the API", () => {
     it("dots, slashes and other characters become underscores; valid names stay", () => {
@@ -30,10 +30,10 @@ describe("Toolkit.build", () => {
         ["already_valid-Name9", "already_valid-Name9"]
       ])
       assert.deepStrictEqual(kit.excluded, [])
-      assert.strictEqual(kit.find("calendar_respondToEvent")?.key, "calendar.respondToEvent")
-      assert.strictEqual(kit.find("user-profile_update")?.key, "user-profile/update")
-      assert.strictEqual(kit.find("calendar.respondToEvent")?.key, undefined)
-      assert.strictEqual(kit.find("read_file")?.key, undefined)
+      assert.strictEqual(kit.find("calendar_respondToEvent")?.action, "calendar.respondToEvent")
+      assert.strictEqual(kit.find("user-profile_update")?.action, "user-profile/update")
+      assert.strictEqual(kit.find("calendar.respondToEvent")?.action, undefined)
+      assert.strictEqual(kit.find("read_file")?.action, undefined)
     })
 
     it("a 67-character name is cut to 64 with a stable hash of the original key", () => {
@@ -45,7 +45,7 @@ describe("Toolkit.build", () => {
       assert.match(name, /^srv_mcp_a{47}_[0-9a-f]{8}$/)
       assert.strictEqual(name, Naming.modelName(key))
       assert.strictEqual(Toolkit.build([entry("other"), entry(key)]).tools[1]?.name, name)
-      assert.strictEqual(kit.find(name)?.key, key)
+      assert.strictEqual(kit.find(name)?.action, key)
     })
 
     it("a 64-character name is kept as is", () => {
@@ -58,8 +58,8 @@ describe("Toolkit.build", () => {
       const kit = Toolkit.build([entry(`${prefix}_alpha`), entry(`${prefix}_beta`)])
       const [a, b] = kit.tools.map((tool) => tool.name)
       assert.notStrictEqual(a, b)
-      assert.strictEqual(kit.find(a ?? "")?.key, `${prefix}_alpha`)
-      assert.strictEqual(kit.find(b ?? "")?.key, `${prefix}_beta`)
+      assert.strictEqual(kit.find(a ?? "")?.action, `${prefix}_alpha`)
+      assert.strictEqual(kit.find(b ?? "")?.action, `${prefix}_beta`)
     })
 
     it("a.b and a_b collide after mapping and are resolved the same whatever the order", () => {
@@ -75,9 +75,9 @@ describe("Toolkit.build", () => {
         ["a_b", "a_b"],
         ["a.b", hashed]
       ])
-      assert.strictEqual(forward.find("a_b")?.key, "a_b")
-      assert.strictEqual(forward.find(hashed)?.key, "a.b")
-      assert.strictEqual(backward.find(hashed)?.key, "a.b")
+      assert.strictEqual(forward.find("a_b")?.action, "a_b")
+      assert.strictEqual(forward.find(hashed)?.action, "a.b")
+      assert.strictEqual(backward.find(hashed)?.action, "a.b")
     })
 
     it("when no key owns the clashing name, all of them are hashed", () => {
@@ -102,7 +102,7 @@ describe("Toolkit.build", () => {
         )
         for (const tool of forward.tools) {
           assert.match(tool.name, /^[a-zA-Z0-9_-]{1,64}$/)
-          assert.strictEqual(forward.find(tool.name)?.key, tool.key)
+          assert.strictEqual(forward.find(tool.name)?.action, tool.action)
         }
       }
     })
@@ -141,7 +141,7 @@ describe("Toolkit.build", () => {
       ])
     })
 
-    it("tools carry key, description, projected parameters and strict, and where a call goes", () => {
+    it("tools carry a name, description, projected parameters and strict, and where a call goes", () => {
       const kit = Toolkit.build([
         {
           key: "weather/get_forecast",
@@ -163,14 +163,12 @@ describe("Toolkit.build", () => {
       assert.deepStrictEqual(kit.forModel, [
         {
           name: "weather_get_forecast",
-          key: "weather/get_forecast",
           description: "Get the forecast",
           parameters: { type: "object", properties: {}, required: [], additionalProperties: false },
           strict: true
         },
         {
           name: "nights",
-          key: "nights",
           description: "Count nights",
           parameters: {
             type: "object",
@@ -197,16 +195,16 @@ describe("Toolkit.build", () => {
           ["srv-b_send_email", "Send with B"]
         ]
       )
-      assert.strictEqual(kit.find("srv-a_send_email")?.key, "srv-a/send_email")
-      assert.strictEqual(kit.find("srv-b_send_email")?.key, "srv-b/send_email")
+      assert.strictEqual(kit.find("srv-a_send_email")?.action, "srv-a/send_email")
+      assert.strictEqual(kit.find("srv-b_send_email")?.action, "srv-b/send_email")
     })
 
     it("srv-a/send_email and srv-a.send_email do not share a name", () => {
       const kit = Toolkit.build([entry("srv-a/send_email"), entry("srv-a.send_email")])
       const [a, b] = kit.tools.map((tool) => tool.name)
       assert.notStrictEqual(a, b)
-      assert.strictEqual(kit.find(a ?? "")?.key, "srv-a/send_email")
-      assert.strictEqual(kit.find(b ?? "")?.key, "srv-a.send_email")
+      assert.strictEqual(kit.find(a ?? "")?.action, "srv-a/send_email")
+      assert.strictEqual(kit.find(b ?? "")?.action, "srv-a.send_email")
     })
   })
 
@@ -245,11 +243,11 @@ describe("Toolkit.build", () => {
             assert.strictEqual(new Set(toolNames).size, keys.length)
             for (const tool of kit.tools) {
               assert.match(tool.name, validName)
-              assert.strictEqual(kit.find(tool.name)?.key, tool.key)
+              assert.strictEqual(kit.find(tool.name)?.action, tool.action)
             }
-            const nameOf = new Map(kit.tools.map((tool) => [tool.key, tool.name]))
+            const nameOf = new Map(kit.tools.map((tool) => [tool.action, tool.name]))
             const other = Toolkit.build(shuffled.map((key) => entry(key)))
-            for (const tool of other.tools) assert.strictEqual(tool.name, nameOf.get(tool.key))
+            for (const tool of other.tools) assert.strictEqual(tool.name, nameOf.get(tool.action))
           }
         )
       )
@@ -260,7 +258,7 @@ describe("Toolkit.build", () => {
         fc.property(fc.uniqueArray(fc.stringMatching(/^[ab][._/][ab]$/), { minLength: 2, maxLength: 8 }), (keys) => {
           const kit = Toolkit.build(keys.map((key) => entry(key)))
           assert.strictEqual(new Set(kit.tools.map((tool) => tool.name)).size, keys.length)
-          for (const tool of kit.tools) assert.strictEqual(kit.find(tool.name)?.key, tool.key)
+          for (const tool of kit.tools) assert.strictEqual(kit.find(tool.name)?.action, tool.action)
         })
       )
     })

@@ -24,7 +24,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { type ActionResponse, type Agent, Progress, ToolResult } from "@rolecraft/core"
+import { type ActionResponse, type ActionTool, type Agent, Progress, ToolContent } from "@rolecraft/core"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as McpPeer from "../../McpPeer.ts"
@@ -39,7 +39,7 @@ export const approvalMetaKey = "rolecraft/approvalToken"
 /** What a call needs of the server that serves it. */
 export interface Serving {
   readonly agent: AnyAgent
-  readonly tools: ReadonlyMap<string, Agent.ActionTool>
+  readonly tools: ReadonlyMap<string, ActionTool.ActionTool>
   readonly run: <A>(effect: Effect.Effect<A, never, any>, signal: AbortSignal) => Promise<A>
   readonly approveInBand: boolean
 }
@@ -53,7 +53,7 @@ const failureResult = (category: string, message: string, extra?: Record<string,
   }
 }
 
-const redactBlock = (agent: AnyAgent, block: ToolResult.Block): Effect.Effect<ToolResult.Block> => {
+const redactBlock = (agent: AnyAgent, block: ToolContent.Block): Effect.Effect<ToolContent.Block> => {
   if (block.type === "text") return Effect.map(agent.redact(block.text), (text) => ({ type: "text", text }))
   if (block.type === "resource" && "text" in block.resource) {
     const resource = block.resource
@@ -65,7 +65,7 @@ const redactBlock = (agent: AnyAgent, block: ToolResult.Block): Effect.Effect<To
 // A string result is its text; content blocks go as they are (their text redacted); anything else is the text a
 // chat turn answers with, redacted, plus `structuredContent` for an object: the JSON of that text, so the two agree.
 const successResult = (agent: AnyAgent, action: string, value: unknown): Effect.Effect<CallToolResult> => {
-  if (ToolResult.isContent(value)) {
+  if (ToolContent.isContent(value)) {
     return Effect.map(
       Effect.forEach(value.blocks, (block) => redactBlock(agent, block)),
       (content) => ({
@@ -73,11 +73,11 @@ const successResult = (agent: AnyAgent, action: string, value: unknown): Effect.
       })
     )
   }
-  const text = ToolResult.success(value, { action })
+  const text = ToolContent.success(value, { action })
   if (Result.isFailure(text)) return Effect.succeed(failureResult(text.failure.category, text.failure.message))
   return Effect.map(agent.redact(text.success), (shown) => {
     const content: CallToolResult["content"] = [{ type: "text", text: shown }]
-    if (ToolResult.structured(value) === undefined) return { content }
+    if (ToolContent.structured(value) === undefined) return { content }
     const structured = Result.try(() => JSON.parse(shown) as Record<string, unknown>)
     return Result.isSuccess(structured) ? { content, structuredContent: structured.success } : { content }
   })
@@ -159,7 +159,7 @@ const withClient = <A, E, R>(
   )
 }
 
-const describeCall = (tool: Agent.ActionTool, args: Record<string, unknown>, reason: string): string =>
+const describeCall = (tool: ActionTool.ActionTool, args: Record<string, unknown>, reason: string): string =>
   [
     `Allow the call ${tool.name}?`,
     `What it does: ${tool.description}`,
@@ -172,7 +172,7 @@ const askInBand = (
   serving: Serving,
   server: Server,
   extra: Extra,
-  tool: Agent.ActionTool,
+  tool: ActionTool.ActionTool,
   args: Record<string, unknown>,
   pending: { readonly id: string; readonly reason: string }
 ): Effect.Effect<"approved" | "declined"> => {

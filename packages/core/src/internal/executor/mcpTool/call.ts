@@ -2,7 +2,7 @@
  * One direct call `{ tool, arguments }` of an MCP server's tool, over the
  * agent's shared connection: connect (or borrow), find the tool (allow-list,
  * then the cached list, refreshed once before answering NOT_FOUND), convert
- * `arguments` against its `inputSchema`, call it with what is left of the
+ * the tool's arguments against its `inputSchema` (their one conversion), call it with what is left of the
  * action's timeout (passed to the client, so the server cancels it when it
  * passes or when the call is interrupted), and turn the result into a value
  * (`content.ts`). One timeout bounds all the I/O of the call.
@@ -10,7 +10,6 @@
 import type * as FromJsonSchema from "../../schema/fromJsonSchema.ts"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import type * as Action from "../../../Action.ts"
 import { type ActionError, ActionNotFound, ExecutionFailure, Timeout, ValidationError } from "../../../ActionError.ts"
 import * as Conversion from "../../schema/decode.ts"
@@ -23,13 +22,13 @@ import {
   type ToolDefinition
 } from "../../../McpClient.ts"
 import type * as McpContent from "./content.ts"
-import * as ToolArguments from "../../tool/arguments.ts"
 import * as IdempotencyKey from "../../idempotencyKey.ts"
 import * as Lazy from "../../lazy.ts"
 import * as Redact from "../../redact.ts"
-import * as TimeLimit from "../../run/timeLimit.ts"
+import * as TimeLimit from "../../resilience/timeLimit.ts"
 import { type Credential, connectionOf, type Pool } from "./connection.ts"
 import { toActionError } from "./failure.ts"
+import { labelOf } from "../../label.ts"
 
 /**
  * The default timeout of one tool call when neither the action nor its
@@ -38,11 +37,13 @@ import { toActionError } from "./failure.ts"
 export const defaultTimeout: Duration.Duration = Duration.seconds(60)
 
 /**
- * What the executor needs of an attempt (a subset of `Attempt`).
+ * What the executor needs of an attempt: the action, the server's `tool` and the call's `args` — the tool's own
+ * arguments, decoded here once, against the tool's input schema.
  */
 export interface Call {
   readonly name: string
   readonly action: Action.McpTool<any, any>
+  readonly tool: string
   readonly args: Readonly<Record<string, unknown>>
   readonly agent: { readonly mcp: Pool }
 }
@@ -141,12 +142,6 @@ const findTool = (call: Call, connection: Connection, tool: string) =>
     })
   })
 
-const argumentsOf = (label: string, raw: unknown): Result.Result<Record<string, unknown>, ValidationError> => {
-  if (raw === undefined) return Result.succeed({})
-  if (typeof raw === "string") return ToolArguments.parseArguments(raw, { tool: label })
-  return Result.succeed(raw as Record<string, unknown>)
-}
-
 const isInvalidParamsText = (text: string) => /^MCP error -32602\b/.test(text)
 
 /**
@@ -155,7 +150,7 @@ const isInvalidParamsText = (text: string) => /^MCP error -32602\b/.test(text)
  * TIMEOUT is retryable. A step that is already done (a cached connection or list) sets no timer.
  */
 export const within = <A, R>(
-  call: Omit<Call, "args">,
+  call: Omit<Call, "args" | "tool">,
   label: string,
   left: number,
   what: string,
@@ -179,14 +174,12 @@ export const within = <A, R>(
 export const run = (call: Call, client: McpClient["Service"], credential: Credential | undefined) =>
   Effect.scoped(
     Effect.clockWith((clock) => {
-      const { name, action, args } = call
-      const tool = String(args.tool)
-      const label = `${name}/${tool}`
+      const { name, action, args, tool } = call
+      const label = labelOf(name, tool)
       const prepared = prepare(action)
       const deadline = clock.currentTimeMillisUnsafe() + Duration.toMillis(prepared.timeout)
       const left = () => deadline - clock.currentTimeMillisUnsafe()
       const connection = connectionOf(call, client, credential, prepared)
-      const raw = argumentsOf(label, args.arguments)
       const mapped = (error: McpClientError) =>
         toActionError(name, label, error, { idempotent: action.idempotent, timeout: prepared.timeout })
       return Effect.flatMap(within(call, label, left(), "connecting", connection.get), (opened) => {
@@ -240,9 +233,9 @@ export const run = (call: Call, client: McpClient["Service"], credential: Creden
         return Effect.flatMap(
           within(call, label, left(), "listing its tools", findTool(call, current, tool)),
           (definition) => {
-            if (Result.isFailure(raw)) return Effect.fail(raw.failure)
+            // The arguments' one conversion: against the tool's own input schema.
             const converted = JsonSchemaImport.use(({ fromJsonSchema }) =>
-              Conversion.decode(fromJsonSchema(definition.inputSchema), raw.success, { action: label })
+              Conversion.decode(fromJsonSchema(definition.inputSchema), args, { action: label })
             )
             return Effect.flatMap(converted, (argumentsIn) => {
               // The call itself gets what is left, and the client cancels it on the server when that passes.

@@ -15,21 +15,21 @@
  *
  * @example
  * ```ts
- * import { ToolResult } from "@rolecraft/core"
+ * import { ToolContent } from "@rolecraft/core"
  * import { Result } from "effect"
  *
- * ToolResult.success("Paris", { action: "capital" }) // Result.succeed("Paris")
- * ToolResult.success({ nights: 3, total: 540n }, { action: "quote" }) // Result.succeed('{"nights":3,"total":"540"}')
- * ToolResult.failure("NOT_FOUND", "no action named book") // '{"error":{"category":"NOT_FOUND","message":"no action named book"}}'
+ * ToolContent.success("Paris", { action: "capital" }) // Result.succeed("Paris")
+ * ToolContent.success({ nights: 3, total: 540n }, { action: "quote" }) // Result.succeed('{"nights":3,"total":"540"}')
+ * ToolContent.failure("NOT_FOUND", "no action named book") // '{"error":{"category":"NOT_FOUND","message":"no action named book"}}'
  *
  * // The text a model gets either way:
- * const written = ToolResult.success(new Map([["a", 1]]), { action: "lookup" })
+ * const written = ToolContent.success(new Map([["a", 1]]), { action: "lookup" })
  * const text = Result.isSuccess(written)
  *   ? written.success
- *   : ToolResult.failure(written.failure.category, written.failure.message)
+ *   : ToolContent.failure(written.failure.category, written.failure.message)
  * ```
  *
- * @since 0.1.0
+ * @since 0.3.0
  */
 import * as Result from "effect/Result"
 import { ExecutionFailure } from "./ActionError.ts"
@@ -42,7 +42,7 @@ import { isPlainObject, write } from "./internal/json.ts"
  *   `ExecutionFailure` of a result that cannot be written.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.3.0
  */
 export interface SuccessOptions {
   readonly action: string
@@ -61,14 +61,14 @@ export interface SuccessOptions {
  *
  * @example
  * ```ts
- * import { ToolResult } from "@rolecraft/core"
+ * import { ToolContent } from "@rolecraft/core"
  *
- * ToolResult.success({ at: new Date(0), tags: new Set(["a"]) }, { action: "find" })
+ * ToolContent.success({ at: new Date(0), tags: new Set(["a"]) }, { action: "find" })
  * // Result.succeed('{"at":"1970-01-01T00:00:00.000Z","tags":["a"]}')
  * ```
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.3.0
  */
 export const success = (value: unknown, options: SuccessOptions): Result.Result<string, ExecutionFailure> => {
   if (typeof value === "string") return Result.succeed(value)
@@ -86,20 +86,6 @@ export const success = (value: unknown, options: SuccessOptions): Result.Result<
 }
 
 /**
- * The text of a successful result, as {@link success} writes it; a result
- * that has no JSON text (a cycle, nesting deeper than 1,000 levels) is its
- * `String` form instead of a failure.
- *
- * @deprecated Use {@link success}, which fails with EXECUTION for a result it cannot write.
- * @category constructors
- * @since 0.1.0
- */
-export const text = (value: unknown): string => {
-  const written = success(value, { action: "" })
-  return Result.isSuccess(written) ? written.success : String(value)
-}
-
-/**
  * The structured form of a successful result, for protocols that carry one
  * next to the text (MCP's `structuredContent`): the result itself when it is
  * a plain JSON object (not an array, a `Date`, a `Map` or a class instance),
@@ -107,7 +93,7 @@ export const text = (value: unknown): string => {
  * so the structured form and the text always agree.
  *
  * @category constructors
- * @since 0.1.0
+ * @since 0.3.0
  */
 export const structured = (value: unknown): Record<string, unknown> | undefined =>
   isPlainObject(value) && !isContent(value) ? value : undefined
@@ -116,11 +102,11 @@ export const structured = (value: unknown): Record<string, unknown> | undefined 
  * The text of a failed call: `{"error":{"category","message"}}`.
  *
  * @category constructors
- * @since 0.1.0
+ * @since 0.3.0
  */
 export const failure = (category: string, message: string): string => JSON.stringify({ error: { category, message } })
 
-const ContentTypeId: unique symbol = Symbol.for("@rolecraft/core/ToolResult/Content")
+const ContentTypeId: unique symbol = Symbol.for("@rolecraft/core/ToolContent/Content")
 
 /**
  * One MCP content block, as an action returns it inside {@link Content}:
@@ -133,7 +119,7 @@ const ContentTypeId: unique symbol = Symbol.for("@rolecraft/core/ToolResult/Cont
  *   `{ type: "resource_link", uri, name, mimeType?, description? }`.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.3.0
  */
 export type Block =
   | { readonly type: "text"; readonly text: string }
@@ -163,7 +149,7 @@ export type Block =
  * {@link resourceLink}.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.3.0
  */
 export interface Content {
   readonly [ContentTypeId]: typeof ContentTypeId
@@ -174,7 +160,7 @@ export interface Content {
  * Whether a value is a {@link Content} result.
  *
  * @category guards
- * @since 0.2.0
+ * @since 0.3.0
  */
 export const isContent = (u: unknown): u is Content => typeof u === "object" && u !== null && ContentTypeId in u
 
@@ -187,14 +173,14 @@ const base64 = (data: string | Uint8Array): string =>
  *
  * @example
  * ```ts
- * import { ToolResult } from "@rolecraft/core"
+ * import { ToolContent } from "@rolecraft/core"
  *
  * const png = new Uint8Array([137, 80, 78, 71])
- * ToolResult.content("The chart:", ToolResult.image(png, "image/png"))
+ * ToolContent.content("The chart:", ToolContent.image(png, "image/png"))
  * ```
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.3.0
  */
 export const content = (...parts: ReadonlyArray<string | Block | Content>): Content => ({
   [ContentTypeId]: ContentTypeId,
@@ -209,7 +195,7 @@ export const content = (...parts: ReadonlyArray<string | Block | Content>): Cont
  * (`"image/png"`).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.3.0
  */
 export const image = (data: string | Uint8Array, mimeType: string): Content =>
   content({ type: "image", data: base64(data), mimeType })
@@ -219,7 +205,7 @@ export const image = (data: string | Uint8Array, mimeType: string): Content =>
  * (`"audio/wav"`).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.3.0
  */
 export const audio = (data: string | Uint8Array, mimeType: string): Content =>
   content({ type: "audio", data: base64(data), mimeType })
@@ -229,7 +215,7 @@ export const audio = (data: string | Uint8Array, mimeType: string): Content =>
  * `blob` (bytes or base64 text).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.3.0
  */
 export const resource = (
   options:
@@ -251,7 +237,7 @@ export const resource = (
  * `uri`, `name`, and optional `mimeType` and `description`.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.3.0
  */
 export const resourceLink = (options: {
   readonly uri: string

@@ -1,7 +1,8 @@
 /**
  * What an approval store keeps and how it fails: a token (its binding,
- * status and times), the storage contract every store implements — insert,
- * find, and an atomic compare-and-set `transition` — the operations of the
+ * scope, what a person is shown of its call, status and times), the storage
+ * contract every store implements — insert, find, an atomic compare-and-set
+ * `transition` and the listing of pending tokens — the operations of the
  * service built on it, and a refusal of a token. `ApprovalStore.ts` builds
  * the service's rules on any such storage and exports these names.
  */
@@ -10,13 +11,16 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { ApprovalCheck } from "../../ActionError.ts"
-import { StoreError } from "../../StoreBoundary.ts"
+import type { StoreError } from "../../StoreBoundary.ts"
 import { expected } from "../expectedError.ts"
 
 /**
  * What a token is bound to: the agent's id, the action's name, the MCP tool
- * name for mcpTool actions, and `ApprovalStore.digest` of the raw arguments without
- * the token (for mcpTool actions, of `{ tool, arguments }`).
+ * name for mcpTool actions, `ApprovalStore.digest` of the raw arguments
+ * without the token (for mcpTool actions, of `{ tool, arguments }`), and
+ * `definitionDigest`, the SHA-256 of the definition of what the call runs
+ * (an MCP tool's definition) when it is known. A binding without a
+ * `definitionDigest` matches only one without.
  *
  * @category models
  * @since 0.1.0
@@ -26,6 +30,22 @@ export interface Binding {
   readonly action: string
   readonly tool?: string | undefined
   readonly argumentsDigest: string
+  readonly definitionDigest?: string | undefined
+}
+
+/**
+ * Who asked for a token: `turn` is the id of the chat turn whose call it is
+ * (`Chat.ChatOptions.turnId`: a durable run's turn is its run id), or the
+ * correlation id of a direct `ActionRequest`; `call` is the model's tool
+ * call id within that turn. A provider's call ids repeat across turns
+ * (`call_1` in every one), so a scope is never the call id alone.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Scope {
+  readonly turn: string
+  readonly call?: string | undefined
 }
 
 /**
@@ -42,7 +62,13 @@ export type Status = "pending" | "approved" | "rejected" | "used"
  * `Clock`. `approver` and `decidedAt` are set once approved or rejected,
  * `rejection` (the approver's reason) once rejected, `usedAt` once consumed,
  * and `usedKey` — the SHA-256 (hex) of the idempotency key of the call that
- * consumed it — when that call had one.
+ * consumed it — when that call had one. What it was requested with, when
+ * the requester said (a token written by Rolecraft 0.2.0 has none of them):
+ * its `scope`, and what a person deciding it is shown — `agents`, the path
+ * of agents the call came through (outermost first, ending with
+ * `binding.agentId`) and `arguments`, the call's arguments as JSON text as
+ * they passed the agent's redaction boundary (every secret the agent knows
+ * replaced, cut to 8,192 characters).
  *
  * @category models
  * @since 0.1.0
@@ -59,33 +85,69 @@ export interface Token {
   readonly rejection: string | undefined
   readonly usedAt: number | undefined
   readonly usedKey?: string | undefined
+  readonly scope?: Scope | undefined
+  readonly agents?: ReadonlyArray<string> | undefined
+  readonly arguments?: string | undefined
 }
 
 /**
- * The store could not be opened (a bad SQLite file name or a file that is
- * not a database), or could not read or write a token: the database stayed
- * locked by another connection for longer than the store waits, or the
- * storage failed.
+ * A pending token as the store lists it (see `ApprovalStore`'s `list`):
+ * `key` is the SHA-256 (lower-case hex) of its id — what the SQL stores keep
+ * instead of the id, so a listing hands out no usable token;
+ * `ApprovalStore.keyOf(pendingTokenId)` of a pending call (a paused turn's,
+ * a durable run's) finds it — then its binding, scope, what a person is
+ * shown of the call (`agents`: `[binding.agentId]` for a token that did not
+ * record its path; `arguments`, absent when not recorded), the reason, and
+ * when it was requested and expires (epoch milliseconds).
  *
- * @deprecated Use `StoreBoundary.StoreError`: the approval stores fail with
- * it, TRANSIENT for these cases (and VALIDATION for text they cannot hold,
- * EXECUTION for a row that does not decode).
- * @category errors
- * @since 0.1.0
+ * @category models
+ * @since 0.3.0
  */
-export const ApprovalStorageError = StoreError
+export interface PendingToken {
+  readonly key: string
+  readonly binding: Binding
+  readonly scope: Scope | undefined
+  readonly agents: ReadonlyArray<string>
+  readonly arguments: string | undefined
+  readonly reason: string
+  readonly requestedAt: number
+  readonly expiresAt: number
+}
 
 /**
- * @deprecated Use `StoreBoundary.StoreError`.
- * @category errors
- * @since 0.1.0
+ * Which pending tokens to list: those of the agent `agentId`, of a `scope`
+ * (its `turn`, and the `call` when given), at most `limit` of them (an
+ * integer from 1 to 1,000, default 100), the longest waiting first.
+ *
+ * @category models
+ * @since 0.3.0
  */
-export type ApprovalStorageError = StoreError
+export interface ListOptions {
+  readonly agentId?: string | undefined
+  readonly scope?: Scope | undefined
+  readonly limit?: number | undefined
+}
+
+/**
+ * What a storage is asked to list: pending tokens unexpired at `now`, of the
+ * agent and scope when given, oldest request first (then by key), at most
+ * `limit`.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface ListQuery {
+  readonly agentId: string | undefined
+  readonly scope: Scope | undefined
+  readonly limit: number
+  readonly now: number
+}
 
 /**
  * What a store implementation keeps. `insert` adds a new token; `find` reads
  * one; `transition` is a compare-and-set: it writes `next` only when the
- * stored status is still `from`, and says whether it did. `ApprovalStore.make`
+ * stored status is still `from`, and says whether it did; `list` answers a
+ * {@link ListQuery}. `ApprovalStore.make`
  * builds the service's rules on top — the text checks of the store boundary,
  * expiry, binding checks, decisions once, single use — so a storage only has
  * to make `transition` atomic. Each fails with a `StoreBoundary.StoreError`:
@@ -101,6 +163,7 @@ export interface Storage {
   readonly insert: (token: Token) => Effect.Effect<void, StoreError>
   readonly find: (tokenId: string) => Effect.Effect<Token | undefined, StoreError>
   readonly transition: (tokenId: string, from: Status, next: Token) => Effect.Effect<boolean, StoreError>
+  readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<PendingToken>, StoreError>
 }
 
 /**
@@ -122,21 +185,26 @@ export class ApprovalTokenError extends expected(
 ) {}
 
 /**
- * Options of a request: `scope` says who asks (a chat turn's tool call id, a
- * client's session). Requests of the same binding, reason, time to live and
- * scope share one live pending token; without a scope, every request of
- * that binding does.
+ * Options of a request: `scope` says who asks (a chat turn and its call, a
+ * durable run and its call, a request's correlation id): requests of the
+ * same binding, reason, time to live and scope share one live pending token,
+ * and without a scope every request of that binding does. `agents` and
+ * `arguments` are what a person deciding the token is shown (see
+ * {@link Token}); the store records them as given, so the caller redacts
+ * `arguments` first.
  *
  * @category models
  * @since 0.2.0
  */
 export interface RequestOptions {
-  readonly scope?: string | undefined
+  readonly scope?: Scope | undefined
+  readonly agents?: ReadonlyArray<string> | undefined
+  readonly arguments?: string | undefined
 }
 
 /**
  * Options of a consume: `key` is the idempotency key of the call that
- * consumes the token (see `Chat.IdempotencyKey`). A token used by a call
+ * consumes the token (see `IdempotencyKey.IdempotencyKey`). A token used by a call
  * with a key can be consumed again by a call with the same key and the same
  * binding: the same call run again (after a crash) proceeds.
  *
@@ -177,4 +245,5 @@ export interface Service {
     options?: ConsumeOptions | undefined
   ) => Effect.Effect<Token, ApprovalTokenError | StoreError>
   readonly get: (tokenId: string) => Effect.Effect<Option.Option<Token>, StoreError>
+  readonly list: (options?: ListOptions | undefined) => Effect.Effect<ReadonlyArray<PendingToken>, StoreError>
 }

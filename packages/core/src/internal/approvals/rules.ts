@@ -15,7 +15,15 @@ import * as Option from "effect/Option"
 import type { ApprovalCheck } from "../../ActionError.ts"
 import * as Decision from "../../Decision.ts"
 import * as StoreBoundary from "../../StoreBoundary.ts"
-import { ApprovalTokenError, type Binding, type Service, type Storage, type Token } from "./storage.ts"
+import {
+  ApprovalTokenError,
+  type Binding,
+  type RequestOptions,
+  type Scope,
+  type Service,
+  type Storage,
+  type Token
+} from "./storage.ts"
 
 // node:crypto takes tens of milliseconds to load: it is loaded by the first token, not at import.
 const nodeCrypto = () => process.getBuiltinModule("node:crypto")
@@ -42,6 +50,7 @@ const checkMessages: Record<ApprovalCheck, string> = {
   agent: "the approval token was issued for another agent",
   action: "the approval token was issued for another action",
   arguments: "the approval token was issued for other arguments",
+  definition: "the approval token was issued for another definition of the tool",
   decided: "the approval token has already been decided"
 }
 
@@ -56,6 +65,7 @@ const bindingCheck = (bound: Binding, binding: Binding): ApprovalCheck | undefin
   if (bound.agentId !== binding.agentId) return "agent"
   if (bound.action !== binding.action || (bound.tool ?? "") !== (binding.tool ?? "")) return "action"
   if (bound.argumentsDigest !== binding.argumentsDigest) return "arguments"
+  if ((bound.definitionDigest ?? "") !== (binding.definitionDigest ?? "")) return "definition"
   return undefined
 }
 
@@ -97,21 +107,46 @@ const decided = (token: Token, decision: Decision.Decision, now: number): Token 
     ? { ...token, status: "approved", approver: decision.approver, decidedAt: now }
     : { ...token, status: "rejected", approver: decision.approver, decidedAt: now, rejection: decision.reason }
 
-/** What a request is remembered under: everything the token is requested with. */
-const requestKey = (binding: Binding, reason: string, ttl: number, scope: string | undefined): string =>
-  JSON.stringify([binding.agentId, binding.action, binding.tool ?? null, binding.argumentsDigest, reason, ttl, scope])
+/** What a request is remembered under: everything the token is bound to and requested with, its scope included. */
+const requestKey = (binding: Binding, reason: string, ttl: number, scope: Scope | undefined): string =>
+  JSON.stringify([
+    binding.agentId,
+    binding.action,
+    binding.tool ?? null,
+    binding.argumentsDigest,
+    binding.definitionDigest ?? null,
+    reason,
+    ttl,
+    scope?.turn ?? null,
+    scope?.call ?? null
+  ])
 
 const requestOf = (key: string) => {
-  const [agentId, action, tool, argumentsDigest, reason, ttl] = JSON.parse(key) as [
+  const [agentId, action, tool, argumentsDigest, definitionDigest, reason, ttl, turn, call] = JSON.parse(key) as [
     string,
     string,
     string | null,
     string,
+    string | null,
     string,
-    number
+    number,
+    string | null,
+    string | null
   ]
-  return { binding: { agentId, action, tool: tool ?? undefined, argumentsDigest }, reason, ttl }
+  const binding: Binding = {
+    agentId,
+    action,
+    tool: tool ?? undefined,
+    argumentsDigest,
+    ...(definitionDigest === null ? {} : { definitionDigest })
+  }
+  const scope: Scope | undefined = turn === null ? undefined : { turn, ...(call === null ? {} : { call }) }
+  return { binding, reason, ttl, scope }
 }
+
+/** The most pending tokens one listing gives, and how many by default. */
+const maxListed = 1_000
+const defaultListed = 100
 
 /** Builds the store's rules on `storage` (see the module doc and `ApprovalStore.make`). */
 export const make = (storage: Storage): Service => {
@@ -123,9 +158,13 @@ export const make = (storage: Storage): Service => {
 
   // Ids just minted for a request: answered as they are once, not looked up again.
   const minted = new Set<string>()
+  // What a person is shown of the call each key is being minted for (set by its request, read by its mint).
+  const shown = new Map<string, Pick<RequestOptions, "agents" | "arguments">>()
   const mint = (key: string): Effect.Effect<string, StoreBoundary.StoreError> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      const { binding, reason, ttl } = requestOf(key)
+      const { binding, reason, ttl, scope } = requestOf(key)
+      const display = shown.get(key)
+      shown.delete(key)
       const id = newTokenId()
       const token: Token = {
         id,
@@ -137,7 +176,10 @@ export const make = (storage: Storage): Service => {
         approver: undefined,
         decidedAt: undefined,
         rejection: undefined,
-        usedAt: undefined
+        usedAt: undefined,
+        ...(scope === undefined ? {} : { scope }),
+        ...(display?.agents === undefined ? {} : { agents: display.agents }),
+        ...(display?.arguments === undefined ? {} : { arguments: display.arguments })
       }
       return Effect.as(
         Effect.tap(storage.insert(token), () => Effect.sync(() => minted.add(id))),
@@ -160,10 +202,18 @@ export const make = (storage: Storage): Service => {
         { field: "action", text: binding.action },
         { field: "tool", text: binding.tool },
         { field: "argumentsDigest", text: binding.argumentsDigest },
-        { field: "reason", text: reason, max: StoreBoundary.maxTextLength }
+        { field: "definitionDigest", text: binding.definitionDigest },
+        { field: "reason", text: reason, max: StoreBoundary.maxTextLength },
+        { field: "scope.turn", text: options?.scope?.turn },
+        { field: "scope.call", text: options?.scope?.call },
+        ...(options?.agents ?? []).map((agent, i) => ({ field: `agents.${i}`, text: agent })),
+        { field: "arguments", text: options?.arguments, max: StoreBoundary.maxTextLength }
       ])
       const lifetime = Duration.toMillis(ttl === undefined ? defaultTtl : Duration.fromInputUnsafe(ttl))
       const key = requestKey(binding, reason, lifetime, options?.scope)
+      if (options?.agents !== undefined || options?.arguments !== undefined) {
+        shown.set(key, { agents: options.agents, arguments: options.arguments })
+      }
       const id = yield* Cache.get(asked, key)
       if (minted.delete(id)) return id
       const token = yield* find(id)
@@ -233,6 +283,25 @@ export const make = (storage: Storage): Service => {
           )
         })
       }),
-    get: (tokenId) => Effect.map(find(tokenId), Option.fromUndefinedOr)
+    get: (tokenId) => Effect.map(find(tokenId), Option.fromUndefinedOr),
+    list: (options) =>
+      Effect.gen(function* () {
+        const limit = options?.limit ?? defaultListed
+        if (!Number.isInteger(limit) || limit < 1 || limit > maxListed) {
+          return yield* new StoreBoundary.StoreError({
+            store,
+            category: "VALIDATION",
+            field: "limit",
+            message: `${store}: limit must be an integer from 1 to ${maxListed}, got ${String(limit)}`
+          })
+        }
+        yield* StoreBoundary.checkText(store, [
+          { field: "agentId", text: options?.agentId },
+          { field: "scope.turn", text: options?.scope?.turn },
+          { field: "scope.call", text: options?.scope?.call }
+        ])
+        const now = yield* Clock.currentTimeMillis
+        return yield* storage.list({ agentId: options?.agentId, scope: options?.scope, limit, now })
+      })
   }
 }

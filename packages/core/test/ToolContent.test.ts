@@ -1,10 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
-import * as ToolResult from "../src/ToolResult.ts"
+import * as ToolContent from "../src/ToolContent.ts"
 
-const written = (value: unknown) => ToolResult.success(value, { action: "find" })
+const written = (value: unknown) => ToolContent.success(value, { action: "find" })
 
-describe("ToolResult", () => {
+describe("ToolCallAnswered", () => {
   it("a success is a string as is, undefined as null, anything else as JSON", () => {
     assert.deepStrictEqual(written("Paris"), Result.succeed("Paris"))
     assert.deepStrictEqual(written(undefined), Result.succeed("null"))
@@ -42,20 +42,13 @@ describe("ToolResult", () => {
     )
   })
 
-  it("the deprecated text writes what success writes, and a cycle as its String form", () => {
-    assert.strictEqual(ToolResult.text({ n: 12n, at: new Set([1]) }), '{"n":"12","at":[1]}')
-    const cyclic: Record<string, unknown> = {}
-    cyclic.self = cyclic
-    assert.strictEqual(ToolResult.text(cyclic), "[object Object]")
-  })
-
   it("a failure is {error:{category,message}}; structured is a plain object or nothing", () => {
     assert.strictEqual(
-      ToolResult.failure("NOT_FOUND", "no book"),
+      ToolContent.failure("NOT_FOUND", "no book"),
       '{"error":{"category":"NOT_FOUND","message":"no book"}}'
     )
-    assert.deepStrictEqual(ToolResult.structured({ a: 1 }), { a: 1 })
-    assert.strictEqual(ToolResult.structured([1]), undefined)
-    assert.strictEqual(ToolResult.structured(new Map()), undefined)
+    assert.deepStrictEqual(ToolContent.structured({ a: 1 }), { a: 1 })
+    assert.strictEqual(ToolContent.structured([1]), undefined)
+    assert.strictEqual(ToolContent.structured(new Map()), undefined)
   })
 })

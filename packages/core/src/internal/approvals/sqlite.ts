@@ -12,8 +12,8 @@ import type { DatabaseSync } from "node:sqlite"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as StoreBoundary from "../../StoreBoundary.ts"
-import { fromRow, keyOf, type Row, table, usedKeyColumn } from "./row.ts"
-import { isBusy, openDatabase, whileBusy } from "./sqliteBusy.ts"
+import { addedColumns, addedValues, fromRow, keyOf, listedRow, pendingIndex, type Row, table } from "./row.ts"
+import { isBusy, openDatabase, whileBusy } from "../sqliteBusy.ts"
 import type { Storage } from "./storage.ts"
 
 /** How the store names itself in messages. */
@@ -33,7 +33,12 @@ const schemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
   decided_at INTEGER,
   rejection TEXT,
   used_at INTEGER,
-  used_key TEXT
+  used_key TEXT,
+  scope_turn TEXT,
+  scope_call TEXT,
+  agents TEXT,
+  arguments TEXT,
+  definition_digest TEXT
 ) STRICT`
 
 /** How long an operation waits for a lock in all (on Effect's scheduler) before it fails: 5000 milliseconds. */
@@ -66,15 +71,19 @@ export const storage = (
   // Write-ahead logging lets readers go on while one process writes, so several processes contend far less.
   if (options?.journal === "wal") database.exec("PRAGMA journal_mode = WAL")
   database.exec(schemaSql)
-  // A table made by an earlier version lacks the used key's column: it is added once.
+  // A table made by an earlier version lacks the columns added since: each is added once (its rows have none).
   const columns = database.prepare(`SELECT name FROM pragma_table_info('${table}')`).all() as Array<{ name: string }>
-  if (!columns.some((column) => column.name === usedKeyColumn)) {
-    database.exec(`ALTER TABLE ${table} ADD COLUMN ${usedKeyColumn} TEXT`)
+  for (const added of addedColumns) {
+    if (!columns.some((column) => column.name === added.name)) {
+      database.exec(`ALTER TABLE ${table} ADD COLUMN ${added.name} TEXT`)
+    }
   }
+  database.exec(pendingIndex)
   const guarded = guard(options?.busyTimeout ?? defaultBusyTimeout)
   const insert = database.prepare(
     `INSERT INTO ${table} (key, agent_id, action, tool, arguments_digest, reason, status, requested_at, expires_at,
-       approver, decided_at, rejection, used_at, used_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+       approver, decided_at, rejection, used_at, ${addedColumns.map((column) => column.name).join(", ")})
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${addedColumns.map(() => "?").join(", ")})`
   )
   const find = database.prepare(`SELECT * FROM ${table} WHERE key = ?`)
   const transition = database.prepare(
@@ -99,7 +108,7 @@ export const storage = (
           token.decidedAt ?? null,
           token.rejection ?? null,
           token.usedAt ?? null,
-          token.usedKey ?? null
+          ...addedValues(token)
         )
       }),
     find: (tokenId) =>
@@ -121,6 +130,20 @@ export const storage = (
             keyOf(tokenId),
             from
           ).changes === 1
+      ),
+    list: (query) =>
+      Effect.flatMap(
+        guarded("list the pending tokens", () => {
+          const where = ["status = 'pending'", "expires_at > ?"]
+          const values: Array<string | number> = [query.now]
+          if (query.agentId !== undefined) where.push("agent_id = ?") && values.push(query.agentId)
+          if (query.scope !== undefined) where.push("scope_turn = ?") && values.push(query.scope.turn)
+          if (query.scope?.call !== undefined) where.push("scope_call = ?") && values.push(query.scope.call)
+          return database
+            .prepare(`SELECT * FROM ${table} WHERE ${where.join(" AND ")} ORDER BY requested_at, key LIMIT ?`)
+            .all(...values, query.limit) as unknown as ReadonlyArray<Row>
+        }),
+        (rows) => Effect.forEach(rows, (row) => listedRow(name, row))
       )
   }
 }

@@ -5,7 +5,17 @@
  * its size after the last sweep).
  */
 import * as Effect from "effect/Effect"
-import type { Storage, Token } from "./storage.ts"
+import { keyOf, pendingOf } from "./row.ts"
+import type { ListQuery, PendingToken, Storage, Token } from "./storage.ts"
+
+/** Whether `token` is listed by `query`: pending, unexpired, of its agent and scope when given. */
+export const listed = (token: Token, query: ListQuery): boolean =>
+  token.status === "pending" &&
+  query.now < token.expiresAt &&
+  (query.agentId === undefined || token.binding.agentId === query.agentId) &&
+  (query.scope === undefined ||
+    (token.scope?.turn === query.scope.turn &&
+      (query.scope.call === undefined || token.scope.call === query.scope.call)))
 
 /** A fresh storage in process memory (see the module doc). */
 export const storage = (): Storage => {
@@ -28,6 +38,13 @@ export const storage = (): Storage => {
         if (tokens.get(tokenId)?.status !== from) return false
         tokens.set(tokenId, next)
         return true
+      }),
+    list: (query) =>
+      Effect.sync(() => {
+        const found: Array<PendingToken> = []
+        for (const token of tokens.values()) if (listed(token, query)) found.push(pendingOf(keyOf(token.id), token))
+        found.sort((a, b) => a.requestedAt - b.requestedAt || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+        return found.slice(0, query.limit)
       })
   }
 }

@@ -4,7 +4,7 @@
  */
 import type * as Action from "../../Action.ts"
 import type * as Role from "../../Role.ts"
-import type { AttemptTimeout } from "../run/attempt.ts"
+import type { AttemptTimeout } from "../resilience/runStep.ts"
 import type * as Secrets from "../secrets.ts"
 import type * as McpConnection from "./mcpTool/connection.ts"
 
@@ -28,7 +28,12 @@ export interface AgentRuntime {
 export interface Attempt<X extends Action.Any = Action.Any> {
   readonly name: string
   readonly action: X
+  /** The converted arguments (for an mcpTool action, the tool's own). */
   readonly args: Readonly<Record<string, unknown>>
+  /** The MCP server's tool, for an mcpTool action. */
+  readonly tool?: string | undefined
+  /** What the result mapper sees of the arguments (for an mcpTool action, `{ tool, arguments }`); default `args`. */
+  readonly view?: Readonly<Record<string, unknown>> | undefined
   readonly context: Omit<Action.Context, "signal">
   readonly agent: AgentRuntime
   readonly spec?: Role.Spec | undefined

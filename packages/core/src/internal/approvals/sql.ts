@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import * as Lazy from "../lazy.ts"
 import * as StoreBoundary from "../../StoreBoundary.ts"
-import { fromRow, keyOf, type Row, table, usedKeyColumn } from "./row.ts"
+import { addedColumns, addedValues, fromRow, keyOf, listedRow, pendingIndex, type Row, table } from "./row.ts"
 import type { Storage } from "./storage.ts"
 
 /** How the store names itself in messages. */
@@ -32,7 +32,12 @@ const portableSchemaSql = `CREATE TABLE IF NOT EXISTS ${table} (
   decided_at BIGINT,
   rejection TEXT,
   used_at BIGINT,
-  used_key VARCHAR(64)
+  used_key VARCHAR(64),
+  scope_turn TEXT,
+  scope_call TEXT,
+  agents TEXT,
+  arguments TEXT,
+  definition_digest TEXT
 )`
 
 // Effect's SQL client is loaded by the first SQL store, not at import.
@@ -47,17 +52,20 @@ export const storage: Effect.Effect<Storage, StoreBoundary.StoreError, SqlClient
     // Two processes creating the table at once may collide in the catalog: the second try sees the table.
     Effect.retry(sql.unsafe(portableSchemaSql), { times: 2 })
   )
-  // A table made by an earlier version lacks the used key's column: it is added once (a second process
+  // A table made by an earlier version lacks the columns added since: each is added once (a second process
   // adding it at the same time fails, and the column is then there).
-  yield* StoreBoundary.guard(
-    name,
-    `add the column ${usedKeyColumn} to ${table}`,
-    Effect.catch(sql.unsafe(`SELECT ${usedKeyColumn} FROM ${table} WHERE 1 = 0`), () =>
-      Effect.catch(sql.unsafe(`ALTER TABLE ${table} ADD COLUMN ${usedKeyColumn} VARCHAR(64)`), () =>
-        sql.unsafe(`SELECT ${usedKeyColumn} FROM ${table} WHERE 1 = 0`)
+  for (const added of addedColumns) {
+    const probe = sql.unsafe(`SELECT ${added.name} FROM ${table} WHERE 1 = 0`)
+    yield* StoreBoundary.guard(
+      name,
+      `add the column ${added.name} to ${table}`,
+      Effect.catch(probe, () =>
+        Effect.catch(sql.unsafe(`ALTER TABLE ${table} ADD COLUMN ${added.name} ${added.type}`), () => probe)
       )
     )
-  )
+  }
+  // The listing's index: a database that cannot make it (no `IF NOT EXISTS` for indexes) lists without it.
+  yield* Effect.ignore(Effect.retry(sql.unsafe(pendingIndex), { times: 2 }))
   const t = sql(table)
   return {
     name,
@@ -66,11 +74,13 @@ export const storage: Effect.Effect<Storage, StoreBoundary.StoreError, SqlClient
         name,
         "write a token",
         sql`INSERT INTO ${t} (key, agent_id, action, tool, arguments_digest, reason, status,
-          requested_at, expires_at, approver, decided_at, rejection, used_at, used_key)
+          requested_at, expires_at, approver, decided_at, rejection, used_at, ${sql.literal(
+            addedColumns.map((column) => column.name).join(", ")
+          )})
         VALUES (${keyOf(token.id)}, ${token.binding.agentId}, ${token.binding.action}, ${token.binding.tool ?? null},
           ${token.binding.argumentsDigest}, ${token.reason}, ${token.status}, ${token.requestedAt}, ${token.expiresAt},
           ${token.approver ?? null}, ${token.decidedAt ?? null}, ${token.rejection ?? null}, ${token.usedAt ?? null},
-          ${token.usedKey ?? null})`
+          ${sql.join(", ", false)(addedValues(token).map((value) => sql`${value}`))})`
       ),
     find: (tokenId) =>
       Effect.flatMap(
@@ -88,6 +98,21 @@ export const storage: Effect.Effect<Storage, StoreBoundary.StoreError, SqlClient
             WHERE key = ${keyOf(tokenId)} AND status = ${from} RETURNING key`,
           (rows) => rows.length === 1
         )
+      ),
+    list: (query) =>
+      Effect.flatMap(
+        StoreBoundary.guard(
+          name,
+          "list the pending tokens",
+          sql<Row>`SELECT * FROM ${t} WHERE ${sql.and([
+            sql`status = 'pending'`,
+            sql`expires_at > ${query.now}`,
+            ...(query.agentId === undefined ? [] : [sql`agent_id = ${query.agentId}`]),
+            ...(query.scope === undefined ? [] : [sql`scope_turn = ${query.scope.turn}`]),
+            ...(query.scope?.call === undefined ? [] : [sql`scope_call = ${query.scope.call}`])
+          ])} ORDER BY requested_at, key LIMIT ${query.limit}`
+        ),
+        (rows) => Effect.forEach(rows, (row) => listedRow(name, row))
       )
   }
 })

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Duration, Effect, Exit, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import * as TimeLimit from "../../../src/internal/run/timeLimit.ts"
+import * as TimeLimit from "../../../src/internal/resilience/timeLimit.ts"
 
 const timedOut = () => Effect.succeed("timed out" as const)
 
