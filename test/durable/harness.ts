@@ -134,14 +134,15 @@ export const query = <A>(url: string, body: (sql: SqlClient.SqlClient) => Effect
   )
 
 /**
- * Runs the proof with `turns` runs on the database at `url`, killing the first runner started (`victim` 0) or the
- * second (1); every process it starts is stopped before it returns.
+ * Runs the proof with `turns` runs on the database at `url`, killing the first runner started (`victim` 0), the
+ * second (1), or the one hosting more of the paused runs ("busiest": a takeover is then certain, whichever runner the
+ * shard assignment favoured); every process it starts is stopped before it returns.
  */
 export const killOneRunner = async (
   url: string,
   turns: number,
   locks = defaultLocks,
-  victimIndex: 0 | 1 = 0
+  victimIndex: 0 | 1 | "busiest" = "busiest"
 ): Promise<Figures> => {
   const procs: Array<Proc> = []
   const run = (args: ReadonlyArray<string>) => {
@@ -159,7 +160,18 @@ export const killOneRunner = async (
     await starter.exited
     const approver = run(["approve", url, String(turns)])
     await approver.line(/^ready/)
-    const killed = victimIndex === 0 ? a : b
+    const hosted = async (proc: Proc) =>
+      Number(
+        (
+          await query(
+            url,
+            (sql) => sql<{ readonly n: string }>`SELECT count(DISTINCT run_id) AS n
+            FROM harness_model_calls WHERE pid = ${proc.child.pid ?? 0}`
+          )
+        )[0]?.n ?? 0
+      )
+    const killed =
+      victimIndex === "busiest" ? ((await hosted(a)) >= (await hosted(b)) ? a : b) : victimIndex === 0 ? a : b
     const victim = killed.child.pid ?? 0
     killed.child.kill("SIGKILL")
     const killedAt = Date.now()
