@@ -107,6 +107,8 @@ export const make = (
       if (result !== "AUTHORIZED") throw new Error(`the authorization ended with ${result}`)
     } catch (cause) {
       if (cause instanceof RefreshUnavailable) throw cause
+      const unavailable = attempt.unavailable()
+      if (unavailable !== undefined) throw unavailable
       const reason = cause instanceof Error ? cause.message : String(cause)
       throw new AuthorizationFailed(status, `authorization failed: ${reason}`, { cause })
     } finally {

@@ -43,6 +43,8 @@ export interface Attempt extends OAuthClientProvider {
   /** The code the browser step brought back (taken once). */
   readonly takeCode: () => string | undefined
   readonly fetchFn: FetchLike
+  /** A refresh of this attempt that could not reach the authorization server, if one did not. */
+  readonly unavailable: () => RefreshUnavailable | undefined
 }
 
 /** What one server's connection asks of its OAuth state. */
@@ -208,6 +210,8 @@ export const make = (
     code: string | undefined
     refreshToken: string | undefined
     unavailable: RefreshUnavailable | undefined
+    /** The client registration this attempt authorizes as (its code is bound to that client). */
+    client: OAuthClientInformationMixed | undefined
   }
   const owns = new WeakMap<Attempt, Own>()
 
@@ -217,7 +221,8 @@ export const make = (
       state: undefined,
       code: undefined,
       refreshToken: undefined,
-      unavailable: undefined
+      unavailable: undefined,
+      client: undefined
     }
     // A refresh that cannot reach the authorization server must not turn into a new browser step (the SDK would go on).
     const fetchFn: FetchLike = async (url, init) => {
@@ -239,6 +244,7 @@ export const make = (
       entry.refreshing?.by === own.id ? { ...entry, refreshing: undefined } : entry
     const made: Attempt = {
       fetchFn,
+      unavailable: () => own.unavailable,
       get redirectUrl() {
         return delegate === undefined ? redirectUrl : undefined
       },
@@ -257,11 +263,14 @@ export const make = (
       clientInformation: async () => {
         if (delegate !== undefined) return delegate.clientInformation()
         if (preRegistered !== undefined) return preRegistered
-        return (await read()).clientInformation as OAuthClientInformationMixed | undefined
+        // Read once per attempt: another attempt's registration written meanwhile must not change whose code this is.
+        own.client ??= (await read()).clientInformation as OAuthClientInformationMixed | undefined
+        return own.client
       },
       saveClientInformation: async (information) => {
         if (delegate !== undefined || preRegistered !== undefined) return
         if (typeof information.client_secret === "string") onSecret(information.client_secret)
+        own.client = information
         await update((entry) => ({ ...entry, clientInformation: information }))
       },
       tokens: async () => {
@@ -323,8 +332,9 @@ export const make = (
       saveDiscoveryState: (discovered) =>
         update((entry) => ({ ...entry, discoveryState: discovered as unknown as Record<string, unknown> })),
       discoveryState: async () => (await read()).discoveryState as OAuthDiscoveryState | undefined,
-      invalidateCredentials: (scope) =>
-        update((entry) => {
+      invalidateCredentials: (scope) => {
+        if (scope === "all" || scope === "client") own.client = undefined
+        return update((entry) => {
           switch (scope) {
             case "all":
               return entry.refreshing === undefined ? {} : { refreshing: entry.refreshing }
@@ -337,7 +347,8 @@ export const make = (
             case "discovery":
               return { ...entry, discoveryState: undefined }
           }
-        }),
+        })
+      },
       ...(delegate?.addClientAuthentication === undefined
         ? {}
         : { addClientAuthentication: delegate.addClientAuthentication.bind(delegate) }),
