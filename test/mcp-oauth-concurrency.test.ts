@@ -261,7 +261,7 @@ describe("OAuth across processes", () => {
           Promise.all([start(server.mcpUrl, url, "a"), start(server.mcpUrl, url, "b")])
         )
         yield* Effect.addFinalizer(() => Effect.sync(() => [a.stop(), b.stop()]))
-        const rounds = runs(3)
+        const rounds = Number(process.env.PROCESS_ROUNDS ?? 3)
         const counts: Array<{ readonly ok: number; readonly refreshes: number }> = []
         for (let round = 0; round < rounds; round++) {
           const before = server.refreshes()
