@@ -160,7 +160,12 @@ export const make = <R>(host: Host<R>): Turns<R> => {
         for (const id of ToolCallId.idsOf(at.messages)) callIds.add(id)
         // A handed-off turn's calls get ids unique across the whole conversation it continues.
         for (const id of place?.taken ?? []) callIds.add(id)
-        const composed = { bound: undefined, agents: othersOf(at.agents, host.id) }
+        const composed = {
+          bound: undefined,
+          outermost: place === undefined,
+          calls: at.steps,
+          agents: othersOf(at.agents, host.id)
+        }
         const id = at.turnId ?? settings.turnId ?? freshTurnId()
         const path = place?.path ?? [host.id]
         return knowing(
