@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
+import * as History from "../../History.ts"
 import type { ActionError } from "../../ActionError.ts"
 import {
   type ChatOptions,
@@ -203,8 +204,13 @@ export const make = <R>(host: Host<R>): Turns<R> => {
         )
       if (thread.success !== undefined) {
         const kept = thread.success
-        return Effect.flatMap(requireModel, (model) =>
-          Threads.start(host, threads, kept, input, first, (messages, taken, prior) =>
+        // The tool schemas every request carries count in the thread's budget, as the system message does.
+        const toolTokens =
+          kept.budget === undefined
+            ? Effect.succeed(0)
+            : Effect.map(toolkit(settings.success.strict), (kit) => History.estimateToolTokens(kit.forModel))
+        return Effect.flatMap(Effect.zip(requireModel, toolTokens), ([model, tools]) =>
+          Threads.start(host, threads, kept, input, first, tools, (messages, taken, prior) =>
             run(model, messages, prior, taken)
           )
         )
