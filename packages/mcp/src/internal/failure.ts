@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import * as Core from "@rolecraft/core/McpClient"
 import * as Effect from "effect/Effect"
 import { AuthorizationFailed } from "./oauth/fetch.ts"
-import { RefreshUnavailable } from "./oauth/provider.ts"
+import { RefreshUnavailable } from "./oauth/attempt.ts"
 import { hide } from "./redact.ts"
 import type { Phase, Session } from "./session.ts"
 

@@ -28,7 +28,8 @@ import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/cl
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
 import * as Effect from "effect/Effect"
 import * as Semaphore from "effect/Semaphore"
-import { type Provider, RefreshUnavailable } from "./provider.ts"
+import { RefreshUnavailable } from "./attempt.ts"
+import type { Provider } from "./provider.ts"
 
 /** An authorization that could not be completed; `status` is the challenge's (401 or 403). */
 export class AuthorizationFailed extends Error {
