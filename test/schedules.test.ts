@@ -9,16 +9,19 @@
  *   other waits and uses its token), N authorization attempts on one store each exchange with their own PKCE
  *   verifier, and N writers' changes to one entry are all kept;
  * - DurableChat.start: N starts of one run id at once, exactly one ok and the others VALIDATION;
- * - two durable runs with the same tool call ids, started and decided in any order, never share an approval token.
+ * - two durable runs with the same tool call ids, started and decided in any order, never share an approval token;
+ * - a chat turn's N parallel tool calls, finishing in any order, each run once and are answered in the calls' order;
+ * - N sibling agents under one `maxTotalSteps`, their steps interleaved: the tree never passes the bound.
  *
  * Sizes: the `npm test` size in each `check`, `SCHEDULE_RUNS` at nightly size (scripts/fault-properties.ts).
  */
 import { DatabaseSync } from "node:sqlite"
 import { assert, describe, it } from "@effect/vitest"
-import { ApprovalStore, Chat, ThreadStore } from "@rolecraft/core"
+import { Action, Agent, ApprovalStore, Chat, Compose, Role, ThreadStore } from "@rolecraft/core"
+import { ScriptedModel } from "@rolecraft/testing"
 import { DurableChat, RunStore } from "@rolecraft/durable"
 import { McpOAuth, McpTokenStore } from "@rolecraft/mcp"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import * as fc from "fast-check"
 import { makeAgent, refundModel } from "../packages/durable/test/support/refunds.ts"
 import * as OAuthProvider from "../packages/mcp/src/internal/oauth/provider.ts"
@@ -312,5 +315,112 @@ describe("DurableChat under every interleaving", () => {
         }
       }),
       8
+    ))
+})
+
+describe("a chat turn's parallel calls and nested budgets under every interleaving", () => {
+  it("N parallel tool calls finishing in any order: each runs once and the answers keep the calls' order", () =>
+    check(
+      "chat parallel calls",
+      fc.asyncProperty(fc.scheduler(), many, async (s, n) => {
+        const runs: Array<number> = []
+        const agent = await Effect.runPromise(
+          Agent.make({
+            id: "desk",
+            roles: [
+              Role.make({
+                identity: { name: "desk", goal: "Look things up", domain: "support" },
+                actions: {
+                  lookup: Action.local({
+                    description: "Look an order up",
+                    parameters: { i: Schema.Number },
+                    run: ({ i }) =>
+                      Effect.andThen(
+                        point(s, `lookup ${i}`),
+                        Effect.sync(() => {
+                          runs.push(i)
+                          return `order ${i}`
+                        })
+                      )
+                  })
+                }
+              })
+            ]
+          }).pipe(Effect.scoped)
+        )
+        const scripted = await Effect.runPromise(
+          ScriptedModel.make([
+            ScriptedModel.toolCalls(Array.from({ length: n }, (_, i) => ({ name: "lookup", arguments: { i } }))),
+            ScriptedModel.reply("done")
+          ])
+        )
+        const [exit] = await race(s, [agent.chat("look", { concurrency: n }).pipe(Effect.provide(scripted.layer))])
+        if (exit === undefined || !Exit.isSuccess(exit)) return assert.fail(String(exit))
+        assert.sameMembers(
+          runs,
+          Array.from({ length: n }, (_, i) => i),
+          "each call ran once"
+        )
+        const answers =
+          exit.value._tag === "AwaitingApproval" ? [] : exit.value.messages.filter((m) => m.role === "tool")
+        assert.deepStrictEqual(
+          answers.map((m) => (m.role === "tool" ? m.content : "")),
+          Array.from({ length: n }, (_, i) => `order ${i}`)
+        )
+      }),
+      30
+    ))
+
+  it("N sibling agents under one bound, their tools interleaved: the whole tree makes at most maxTotalSteps calls", () =>
+    check(
+      "chat nested budget",
+      fc.asyncProperty(fc.scheduler(), many, fc.integer({ min: 2, max: 8 }), async (s, n, bound) => {
+        let calls = 0
+        const worker = await Effect.runPromise(
+          Agent.make({
+            id: "worker",
+            roles: [
+              Role.make({
+                identity: { name: "worker", goal: "Work", domain: "work" },
+                actions: {
+                  step: Action.local({
+                    description: "One step",
+                    parameters: {},
+                    run: () => Effect.andThen(point(s, "worker step"), Effect.succeed("stepped"))
+                  })
+                }
+              })
+            ]
+          }).pipe(Effect.scoped)
+        )
+        const lead = await Effect.runPromise(
+          Agent.make({
+            id: "lead",
+            roles: [
+              Role.make({
+                identity: { name: "lead", goal: "Delegate", domain: "work" },
+                actions: { work: Compose.agent(worker, { description: "Work", maxTotalSteps: bound }) }
+              })
+            ]
+          }).pipe(Effect.scoped)
+        )
+        // Every worker always takes one more step; the lead calls N workers at once, then answers.
+        const answer = ScriptedModel.respond((request) => {
+          calls++
+          const lead = String(request.messages[0]?.content).includes('"lead"')
+          const asked = request.messages.some((m) => m.role === "tool")
+          if (lead && !asked)
+            return ScriptedModel.toolCalls(
+              Array.from({ length: n }, (_, i) => ({ name: "work", arguments: { input: `${i}` } }))
+            )
+          if (lead) return ScriptedModel.reply("lead done")
+          return ScriptedModel.toolCalls([{ name: "step", arguments: {} }])
+        })
+        const scripted = await Effect.runPromise(ScriptedModel.make(Array.from({ length: 200 }, () => answer)))
+        const [exit] = await race(s, [lead.chat("go", { concurrency: n }).pipe(Effect.provide(scripted.layer))])
+        if (exit === undefined || !Exit.isSuccess(exit)) return assert.fail(String(exit))
+        assert.isAtMost(calls, bound, `${calls} model calls under maxTotalSteps ${bound}`)
+      }),
+      30
     ))
 })
