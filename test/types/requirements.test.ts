@@ -6,7 +6,7 @@
  * `HttpClient` for a webService action, `McpClient` for an mcpTool action, `KnowledgeBase` for retrieval), also
  * through an agent used as an action, a handoff, `Mcp.serve`, the effect/ai toolkit and `DurableChat`. If one of
  * them compiled, tsc would report the directive as unused (TS2578) and the typecheck would fail. Every one of them
- * compiled on the build before these types (`scripts/type-fixtures-before.sh` runs this file against it).
+ * compiled on the build before these types (`node scripts/type-fixtures-before.ts` runs this folder against it).
  *
  * At run time the same programs, forced through, fail as they always did: the tests below run them and pin the
  * run-time refusal, so what the types refuse is also what would have gone wrong.
@@ -181,7 +181,7 @@ describe("requirements carry through composition and what serves an agent", () =
       needsScope(Mcp.serve(web, { transport: { http: { port: 0 } } }))
       const toolkit = EffectAiToolkit.make(web)
       // @ts-expect-error the toolkit's handlers run webService actions: they need an HttpClient
-      const handlers: Layer.Layer<unknown, never, never> = toolkit.layer
+      const handlers: Layer.Layer<Layer.Success<typeof toolkit.layer>> = toolkit.layer
       const durable = DurableChat.make("types-fixture")
       // @ts-expect-error durable turns are chat turns: they need a LanguageModel (and here an HttpClient)
       const turns: Layer.Layer<never, never, WorkflowEngine.WorkflowEngine | RunStore.RunStore> = durable.layer(web)
