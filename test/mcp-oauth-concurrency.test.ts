@@ -15,7 +15,7 @@ import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
-import { Action, Agent, Role } from "@rolecraft/core"
+import { Action, Agent, type McpClient, Role } from "@rolecraft/core"
 import { McpClientSdk, McpOAuth, McpTokenStore } from "@rolecraft/mcp"
 import { Deferred, Effect, Exit, Layer, Redacted } from "effect"
 import * as fc from "fast-check"
@@ -102,7 +102,7 @@ describe("OAuth with calls at once", () => {
       const server = yield* servers
       const agent = yield* agentFor(server)
       yield* search(agent, "first")
-      const context = yield* Effect.context<never>()
+      const context = yield* Effect.context<McpClient.McpClient>()
       yield* Effect.promise(() =>
         check(
           "OAuth N calls × expiry",

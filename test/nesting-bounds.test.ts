@@ -10,7 +10,7 @@
  *   model calls of each agent that spent the bound.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Action, Agent, Compose, type Prompt, Role, ThreadStore } from "@rolecraft/core"
+import { Action, Agent, Compose, type LanguageModel, type Prompt, Role, ThreadStore } from "@rolecraft/core"
 import { ScriptedModel } from "@rolecraft/testing"
 import { Effect, Schema, Stream } from "effect"
 
@@ -141,7 +141,7 @@ describe("one bound over the whole turn tree", () => {
     "an always-delegating agent beside a slow sibling under maxTotalSteps 12: at most 12 model calls in all",
     () =>
       Effect.gen(function* () {
-        let explore: Agent.Agent<any, never> | undefined
+        let explore: Agent.Agent<any, LanguageModel.LanguageModel> | undefined
         const limits = { maxDepth: 3, maxTotalSteps: 12 }
         explore = yield* Agent.make({
           id: "explore",
@@ -149,7 +149,7 @@ describe("one bound over the whole turn tree", () => {
             Role.make({
               identity: { name: "explore", goal: "Explore", domain: "code" },
               actions: {
-                delegate: Compose.agent(() => explore as Agent.Agent<any, never>, {
+                delegate: Compose.agent(() => explore as Agent.Agent<any, LanguageModel.LanguageModel>, {
                   description: "Ask another explorer",
                   ...limits
                 })
@@ -164,7 +164,10 @@ describe("one bound over the whole turn tree", () => {
             Role.make({
               identity: { name: "desk", goal: "Answer", domain: "support" },
               actions: {
-                explore: Compose.agent(() => explore as Agent.Agent<any, never>, { description: "Explore", ...limits }),
+                explore: Compose.agent(() => explore as Agent.Agent<any, LanguageModel.LanguageModel>, {
+                  description: "Explore",
+                  ...limits
+                }),
                 billing: Compose.agent(billing, { description: "Billing", ...limits })
               }
             })

@@ -224,7 +224,7 @@ describe("History on a thread: property over random turns", () => {
               for (const turn of turns) {
                 const before = (yield* scripted.requests).length
                 newTurns.push(before)
-                const withModel = <A, E>(effect: Effect.Effect<A, E>) =>
+                const withModel = <A, E>(effect: Effect.Effect<A, E, LanguageModel.LanguageModel>) =>
                   Effect.provideService(effect, LanguageModel.LanguageModel, scripted.model)
                 const started = yield* Effect.result(withModel(agent.chat(turn.input, options)))
                 if (started._tag === "Failure") {
