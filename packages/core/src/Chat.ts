@@ -234,7 +234,13 @@ const UsageSchema = ActionResponse.UsageSchema
  *   ending with the agent whose action it is (`["lead", "researcher"]`); its
  *   `toolCallId` is then the outer call's id, `/`, and the inner one's
  *   (`"call_1/call_7"`), and `action`, `arguments` and `pendingTokenId` are
- *   the inner agent's. Absent for the turn's own calls.
+ *   the inner agent's. Absent for the turn's own calls;
+ * - `definition`: for an MCP tool, what the approver is shown of the tool
+ *   as it was listed when the approval was asked — the `digest` of its
+ *   definition (name, title, description, schemas, annotations), which the
+ *   approval is bound to, and its `description`. If the tool has changed
+ *   when the turn resumes, the call does not run: it is answered with
+ *   APPROVAL (`check: "definition"`) naming what changed.
  *
  * @category schemas
  * @since 0.1.0
@@ -246,7 +252,10 @@ export const PendingCall = Schema.Struct({
   arguments: Schema.Record(Schema.String, Schema.Unknown),
   pendingTokenId: Schema.String,
   reason: Schema.String,
-  agents: Schema.optionalKey(Schema.Array(Schema.String))
+  agents: Schema.optionalKey(Schema.Array(Schema.String)),
+  definition: Schema.optionalKey(
+    Schema.Struct({ digest: Schema.String, description: Schema.optionalKey(Schema.String) })
+  )
 })
 
 /**

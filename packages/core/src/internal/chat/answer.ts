@@ -37,6 +37,7 @@ import * as ToolContent from "../../ToolContent.ts"
 import type { Turn } from "./context.ts"
 import * as ChatMessages from "./messages.ts"
 import { labelOf } from "../label.ts"
+import type * as ToolHints from "../../ToolHints.ts"
 
 /**
  * The most characters of one tool message sent to the model: 64,000. A longer result keeps its head and
@@ -73,7 +74,8 @@ const pendingOf = (made: Call.Call, toolCallId: string, pending: Pending.Pending
   ...(made.tool === undefined ? {} : { tool: made.tool }),
   arguments: made.arguments,
   pendingTokenId: pending.tokenId,
-  reason: pending.reason
+  reason: pending.reason,
+  ...(pending.definition === undefined ? {} : { definition: pending.definition })
 })
 
 /**
@@ -220,10 +222,14 @@ export const callOf = <R>(
   action: string,
   tool: string | undefined,
   args: Readonly<Record<string, unknown>>,
-  token?: string
+  token?: string,
+  definition?: string,
+  hints?: ToolHints.Hints
 ): Call.Call =>
   turn.host.call(action, tool, args, {
     token,
+    definition,
+    hints,
     toolCall: { id: toolCall.id, tool: toolCall.name },
     secrets: turn.secrets,
     scope: { turn: turn.id, call: toolCall.id },
@@ -239,7 +245,7 @@ export const prepare = <R>(turn: Turn<R>, toolCall: Prompt.ToolCall, kit: Toolki
   const made =
     tool === undefined || Result.isFailure(parsed)
       ? undefined
-      : callOf(turn, toolCall, tool.action, tool.tool, parsed.success)
+      : callOf(turn, toolCall, tool.action, tool.tool, parsed.success, undefined, undefined, tool.hints)
   return { toolCall, tool, parsed, made }
 }
 
@@ -288,7 +294,8 @@ export const observed = <R>(
       toolCallId: call.id,
       tool: call.name,
       action: made?.name,
-      mcpTool: made?.tool
+      mcpTool: made?.tool,
+      ...(made?.hints === undefined ? {} : { hints: made.hints })
     }
     return Effect.gen(function* () {
       const start = yield* Clock.currentTimeMillis

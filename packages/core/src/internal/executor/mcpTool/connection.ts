@@ -39,6 +39,7 @@ import {
   McpClientError
 } from "../../../McpClient.ts"
 import * as EventHub from "../../events/hub.ts"
+import type * as Events from "../../../Events.ts"
 import { diagnostics, toActionError } from "./failure.ts"
 
 /**
@@ -71,6 +72,8 @@ export interface Pool {
   readonly listingStopped: (action: string, server: string, stopped: ListingStopped) => Effect.Effect<void>
   /** Publishes what `action`'s server told unasked, as the agent's `McpToolCallProgressed` or `McpServerLogged`. */
   readonly notified: (action: string, server: string, notification: Notification) => Effect.Effect<void>
+  /** Publishes an event of the agent's, made from its id and the time. */
+  readonly publish: (event: (agentId: string, timestamp: number) => Events.Event) => Effect.Effect<void>
 }
 
 const backoffMs = (failures: number): number => Math.min(30_000, 500 * 2 ** Math.max(0, failures - 1))
@@ -193,7 +196,10 @@ export const make = (agentId: string, hub: EventHub.Hub): Effect.Effect<Pool, ne
         )
       )
 
-    return { get, drop, listingStopped, notified }
+    const publish: Pool["publish"] = (event) =>
+      Effect.flatMap(Clock.currentTimeMillis, (timestamp) => EventHub.publish(hub, event(agentId, timestamp)))
+
+    return { get, drop, listingStopped, notified, publish }
   })
 
 /** The credential a connection is opened with (`apiKeyEnv` and its value). */

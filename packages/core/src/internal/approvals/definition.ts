@@ -1,0 +1,44 @@
+/**
+ * The digest an approval of an MCP tool is bound to: the SHA-256 of the tool's definition as listed (name,
+ * title, description, input and output schema, annotations, in canonical JSON), followed by a short digest
+ * per part so that a refusal can say which parts changed. Two listings of the same definition give the same
+ * text; any change to a part gives another.
+ */
+import * as ApprovalStore from "../../ApprovalStore.ts"
+import type { ToolDefinition } from "../../McpClient.ts"
+
+/** The parts of a definition a digest tells apart, in the order a change names them. */
+const parts = ["name", "title", "description", "inputSchema", "outputSchema", "annotations"] as const
+
+type Part = (typeof parts)[number]
+
+const partOf = (definition: ToolDefinition, part: Part): unknown => definition[part] ?? null
+
+/** The digest of a tool's definition (see the module doc). */
+export const digest = (definition: ToolDefinition): string => {
+  const whole = ApprovalStore.digest(Object.fromEntries(parts.map((part) => [part, partOf(definition, part)])))
+  const each = parts.map((part) => `${part}:${ApprovalStore.digest(partOf(definition, part)).slice(0, 16)}`)
+  return [`sha256:${whole}`, ...each].join(";")
+}
+
+/**
+ * The parts (by name: `description`, `input schema`, …) whose digests differ between two digests made by
+ * {@link digest}; every part when either is not such a digest.
+ */
+export const changes = (before: string, after: string): ReadonlyArray<string> => {
+  const read = (text: string) => new Map(text.split(";").map((field) => field.split(":", 2) as [string, string]))
+  const was = read(before)
+  const now = read(after)
+  return parts
+    .filter((part) => was.get(part) === undefined || was.get(part) !== now.get(part))
+    .map((part) => words[part])
+}
+
+const words: Record<Part, string> = {
+  name: "name",
+  title: "title",
+  description: "description",
+  inputSchema: "input schema",
+  outputSchema: "output schema",
+  annotations: "annotations"
+}
