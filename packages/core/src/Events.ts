@@ -285,7 +285,9 @@ export interface McpToolDefinitionChanged {
  * server's instructions), `fields` where they were found (`"description"`,
  * `"inputSchema.properties.path.description"`, `"name"`, …), `removed` how
  * many characters were removed, `codePoints` which ones (`"U+E0049"`, each
- * once, at most 32).
+ * once, at most 32). `leftOut` is `true` when the tool was not offered at
+ * all: its name, a property name, an `enum` or `const` value held them
+ * (what a call is routed by or the server checks cannot be changed).
  *
  * @category models
  * @since 0.3.0
@@ -299,6 +301,7 @@ export interface McpTextSanitised {
   readonly fields: ReadonlyArray<string>
   readonly removed: number
   readonly codePoints: ReadonlyArray<string>
+  readonly leftOut: boolean
   readonly timestamp: number
 }
 

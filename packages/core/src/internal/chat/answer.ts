@@ -34,6 +34,7 @@ import { keepEnds } from "../text.ts"
 import { parseArguments } from "../tool/arguments.ts"
 import type * as Toolkit from "../tool/toolkit.ts"
 import * as ToolContent from "../../ToolContent.ts"
+import * as VisibleText from "../../VisibleText.ts"
 import type { Turn } from "./context.ts"
 import * as ChatMessages from "./messages.ts"
 import { labelOf } from "../label.ts"
@@ -80,12 +81,14 @@ const pendingOf = (made: Call.Call, toolCallId: string, pending: Pending.Pending
 
 /**
  * The tool message of an answer as the model is sent it: every secret the turn knows replaced (before a
- * cut, so no cut leaves the start of one behind), then a result cut to {@link maxToolResultCharacters}.
+ * cut, so no cut leaves the start of one behind), the characters a person cannot see written as escapes
+ * (`VisibleText.reveal`), then a result cut to {@link maxToolResultCharacters}.
  */
 export const written = (answer: ToolAnswer, secrets: ReadonlyArray<Redacted.Redacted<string>>): ToolAnswer => {
   if (answer.message === undefined) return answer
   const { content } = answer.message
-  const redacted = secrets.length === 0 ? content : Redact.text(content, secrets)
+  // Characters a person cannot see are written visibly: the model reads what a person reading the result reads.
+  const redacted = VisibleText.reveal(secrets.length === 0 ? content : Redact.text(content, secrets))
   const fitted = answer.success ? keepEnds(redacted, maxToolResultCharacters) : redacted
   return fitted === content ? answer : { ...answer, message: { ...answer.message, content: fitted } }
 }
