@@ -41,11 +41,11 @@
  */
 
 /** Any character that may be hidden: the fast test before a text is walked. */
-const suspect = /[\p{Cf}\u115F\u1160\u3164\uFFA0\uFE00-\uFE0F\u{E0000}-\u{E007F}\u{E0100}-\u{E01EF}]/u
+const suspect = /[\p{Cf}\u115F\u1160\u3164\uFFA0\u{E0000}-\u{E007F}]|[\u{E0100}-\u{E01EF}]|[\uFE00-\uFE0F]/u
 
 // Joiners join emoji, and the letters and marks of scripts that shape by joining (Arabic, Syriac, the Indic
 // scripts, …); between Latin, Greek or Cyrillic letters no script needs one, so there they are removed.
-const emoji = /^[\p{Extended_Pictographic}\p{Emoji_Modifier}\uFE0F]$/u
+const emoji = /^(?:[\p{Extended_Pictographic}\p{Emoji_Modifier}]|\uFE0F)$/u
 const joiningLetter = /^(?![\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}\p{Script=Common}])[\p{L}\p{M}]$/u
 const joiningMark =
   /^(?![\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}\p{Script=Common}\p{Script=Inherited}])\p{M}$/u
@@ -54,7 +54,7 @@ const joinsTo = {
   test: (character: string) => /^\p{Extended_Pictographic}$/u.test(character) || joiningLetter.test(character)
 }
 const spaceless = /[\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Script=Tibetan}]/u
-const variation = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/u
+const variation = /[\u{E0100}-\u{E01EF}]|[\uFE00-\uFE0F]/u
 
 // Format characters that are drawn as a sign of their own.
 const drawn = new Set([

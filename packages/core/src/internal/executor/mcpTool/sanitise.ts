@@ -57,7 +57,7 @@ const schema = (scan: Scan, path: string, value: unknown, depth = 0): unknown =>
     const at = `${path}.${key}`
     if ((key === "description" || key === "title") && typeof item === "string") out[key] = text(scan, at, item)
     else if (key === "enum" && Array.isArray(item)) {
-      item.forEach((entry, i) => fixed(scan, `${at}.${i}`, entry))
+      for (const [i, entry] of item.entries()) fixed(scan, `${at}.${i}`, entry)
       out[key] = item
     } else if (key === "const") {
       fixed(scan, at, item)
