@@ -14,11 +14,21 @@ type Part = (typeof parts)[number]
 
 const partOf = (definition: ToolDefinition, part: Part): unknown => definition[part] ?? null
 
+const sha256 = (value: unknown): string =>
+  process.getBuiltinModule("node:crypto").hash("sha256", ApprovalStore.canonicalJson(value), "hex")
+
+// A listing is cached by its connection, so each definition is digested once.
+const digests = new WeakMap<ToolDefinition, string>()
+
 /** The digest of a tool's definition (see the module doc). */
 export const digest = (definition: ToolDefinition): string => {
-  const whole = ApprovalStore.digest(Object.fromEntries(parts.map((part) => [part, partOf(definition, part)])))
-  const each = parts.map((part) => `${part}:${ApprovalStore.digest(partOf(definition, part)).slice(0, 16)}`)
-  return [`sha256:${whole}`, ...each].join(";")
+  const known = digests.get(definition)
+  if (known !== undefined) return known
+  const whole = sha256(Object.fromEntries(parts.map((part) => [part, partOf(definition, part)])))
+  const each = parts.map((part) => `${part}:${sha256(partOf(definition, part)).slice(0, 16)}`)
+  const made = [`sha256:${whole}`, ...each].join(";")
+  digests.set(definition, made)
+  return made
 }
 
 /**
