@@ -81,7 +81,14 @@ import type * as StepHooks from "./StepHooks.ts"
  *   from the roles by {@link systemPrompt}). A message list that already has a
  *   system message keeps its own.
  * - `concurrency`: how many tool calls of one step run at once, an integer
- *   >= 1 (default 4). Answers are appended in the order of the calls.
+ *   >= 1 (default 4). Answers are appended in the order of the calls. A
+ *   call of an action marked `Action.serial` runs alone, in the model's
+ *   order, whatever the concurrency.
+ * - `parallelToolCalls`: `false` asks the provider for no parallel tool
+ *   calls, sent as its profile spells it (`parallel_tool_calls: false` for
+ *   the openai layer; nothing for a provider that cannot be told), and runs
+ *   the calls of a reply one at a time in the model's order. Default: not
+ *   sent, and `concurrency: 1` alone does not send it.
  * - `retry`: the retry policy of each model call (`Resilience.RetryPolicy`:
  *   backoff, `retryAfter` honoured, only TIMEOUT and TRANSIENT by default).
  *   Default: none — a failed model call fails the turn.
@@ -137,6 +144,7 @@ export interface ChatOptions {
   readonly maxSteps?: number | undefined
   readonly system?: string | undefined
   readonly concurrency?: number | undefined
+  readonly parallelToolCalls?: boolean | undefined
   readonly retry?: Resilience.RetryPolicy | undefined
   readonly modelTimeout?: Duration.Input | undefined
   readonly model?: string | undefined

@@ -366,7 +366,25 @@ export const answerAll = <R>(
       )
     )
   const first = calls[0]
-  return calls.length === 1 && first !== undefined
-    ? Effect.map(one(first), (answer) => [answer])
-    : Effect.forEach(calls, one, { concurrency: turn.settings.concurrency })
+  if (calls.length === 1 && first !== undefined) return Effect.map(one(first), (answer) => [answer])
+  const { concurrency } = turn.settings
+  if (concurrency === 1 || !calls.some(isSerial)) return Effect.forEach(calls, one, { concurrency })
+  // A serial call is a barrier: the calls before it finish, it runs alone, then the calls after it start.
+  const groups: Array<Array<Prepared>> = []
+  for (const call of calls) {
+    const last = groups.at(-1)
+    if (isSerial(call) || last === undefined || last.some(isSerial)) groups.push([call])
+    else last.push(call)
+  }
+  return Effect.map(
+    Effect.forEach(groups, (group) => Effect.forEach(group, one, { concurrency }), { concurrency: 1 }),
+    (answers) => answers.flat()
+  )
+}
+
+/** Whether a call runs alone: its action is marked `Action.serial` (for an MCP tool, all its tools or this one). */
+const isSerial = (prepared: Prepared): boolean => {
+  const serial = prepared.made?.entry?.action.policies.serial
+  if (serial === undefined) return false
+  return serial === true || (prepared.made?.tool !== undefined && serial.includes(prepared.made.tool))
 }

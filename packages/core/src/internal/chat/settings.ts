@@ -29,6 +29,8 @@ export interface Settings {
   readonly hooks: StepHooks.StepHooks<ToolAnswer> | undefined
   readonly maxSteps: number
   readonly concurrency: number
+  /** `false`: the provider is asked for no parallel calls, and the calls of a reply run one at a time. */
+  readonly parallelToolCalls: boolean | undefined
   readonly strict: boolean
   readonly model: string | undefined
   readonly temperature: number | undefined
@@ -102,7 +104,8 @@ export const settingsOf = (
     hooks: options?.steps,
     output: output.success,
     maxSteps: maxSteps.success,
-    concurrency: concurrency.success,
+    concurrency: options?.parallelToolCalls === false ? 1 : concurrency.success,
+    parallelToolCalls: options?.parallelToolCalls,
     strict: options?.strict ?? false,
     model: modelName(options, roles),
     temperature,

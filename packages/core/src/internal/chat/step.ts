@@ -63,6 +63,7 @@ const generate = <R>(
     ...(settings.model === undefined ? {} : { model: settings.model }),
     ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
     ...(settings.maxTokens === undefined ? {} : { maxTokens: settings.maxTokens }),
+    ...(settings.parallelToolCalls === undefined ? {} : { parallelToolCalls: settings.parallelToolCalls }),
     ...(settings.output === undefined ? {} : { responseFormat: settings.output.format })
   }
   const once = attempt(turn, request, step)
