@@ -89,6 +89,14 @@ import type * as StepHooks from "./StepHooks.ts"
  *   the openai layer; nothing for a provider that cannot be told), and runs
  *   the calls of a reply one at a time in the model's order. Default: not
  *   sent, and `concurrency: 1` alone does not send it.
+ * - `toolSearch`: offer the tools through a search tool (`tool_search`): the
+ *   model searches the catalog (names and descriptions), the best matches
+ *   are loaded for the rest of the turn and called like any other tool
+ *   (authority and approval as always); what one request carries never
+ *   passes the provider's tool limit. `true`: always; `false`: never (a
+ *   catalog past the limit is then sent whole, and the provider may refuse
+ *   it); default: only when the catalog has more tools than the model
+ *   layer's profile allows (`ProviderProfile.toolLimit`, 128 for openai).
  * - `retry`: the retry policy of each model call (`Resilience.RetryPolicy`:
  *   backoff, `retryAfter` honoured, only TIMEOUT and TRANSIENT by default).
  *   Default: none — a failed model call fails the turn.
@@ -145,6 +153,7 @@ export interface ChatOptions {
   readonly system?: string | undefined
   readonly concurrency?: number | undefined
   readonly parallelToolCalls?: boolean | undefined
+  readonly toolSearch?: boolean | undefined
   readonly retry?: Resilience.RetryPolicy | undefined
   readonly modelTimeout?: Duration.Input | undefined
   readonly model?: string | undefined

@@ -38,6 +38,7 @@ import * as VisibleText from "../../VisibleText.ts"
 import type { Turn } from "./context.ts"
 import * as ChatMessages from "./messages.ts"
 import { labelOf } from "../label.ts"
+import * as ToolSearch from "./toolSearch.ts"
 import type * as ToolHints from "../../ToolHints.ts"
 
 /**
@@ -270,6 +271,14 @@ const answer = <R>(
   const { toolCall, tool, parsed, made } = prepared
   if (tool === undefined) return refusedEarly(turn, toolCall, unknownTool(turn, toolCall, kit))
   if (Result.isFailure(parsed)) return refusedEarly(turn, toolCall, parsed.failure)
+  // The search tool is the turn's own: it loads tools of the catalog, and runs nothing.
+  if (ToolSearch.isSearch(kit, tool)) {
+    return Effect.map(ToolSearch.search(turn, kit, parsed.success), (content) => ({
+      message: { role: "tool" as const, toolCallId: toolCall.id, content },
+      category: undefined,
+      success: true
+    }))
+  }
   if (made === undefined) return Effect.die(new Error("a prepared call with parsed arguments has its call value"))
   return Effect.andThen(ready(turn, step, toolCall.id, made), run(turn, made, toolCall.id))
 }

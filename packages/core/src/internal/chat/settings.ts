@@ -31,6 +31,8 @@ export interface Settings {
   readonly concurrency: number
   /** `false`: the provider is asked for no parallel calls, and the calls of a reply run one at a time. */
   readonly parallelToolCalls: boolean | undefined
+  /** `true`: the catalog is offered through a search tool; `false`: never; `undefined`: past the provider's limit. */
+  readonly toolSearch: boolean | undefined
   readonly strict: boolean
   readonly model: string | undefined
   readonly temperature: number | undefined
@@ -106,6 +108,7 @@ export const settingsOf = (
     maxSteps: maxSteps.success,
     concurrency: options?.parallelToolCalls === false ? 1 : concurrency.success,
     parallelToolCalls: options?.parallelToolCalls,
+    toolSearch: options?.toolSearch,
     strict: options?.strict ?? false,
     model: modelName(options, roles),
     temperature,
