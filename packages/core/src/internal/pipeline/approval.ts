@@ -29,6 +29,7 @@ import { Pending } from "../pending.ts"
 import * as Secrets from "../secrets.ts"
 import { shorten } from "../text.ts"
 import { bindingOf, type Call } from "./call.ts"
+import type { Definition } from "./registered.ts"
 import * as DefinitionDigest from "../approvals/definition.ts"
 import type { ToolDefinition } from "../../McpClient.ts"
 import * as ToolHints from "../../ToolHints.ts"
@@ -158,16 +159,6 @@ export const verify = (options: {
 }
 
 const unreadable = Symbol("unreadable")
-
-/**
- * How the approval step reads an MCP tool's definition: `find(tool, refresh)` is the tool as the server
- * lists it (afresh with `refresh`), `undefined` when it is not listed; `changed` publishes that a call's tool
- * changed since its approval was asked.
- */
-export interface Definition {
-  readonly find: (tool: string, refresh: boolean) => Effect.Effect<ToolDefinition | undefined, ActionError>
-  readonly changed: (tool: string, changed: ReadonlyArray<string>, message: string) => Effect.Effect<void>
-}
 
 /** Whether `policy` asks for approval of the MCP tool `definition` of the action `action`. */
 export const appliesTo = (policy: Policy, action: string, definition: ToolDefinition): boolean =>

@@ -11,7 +11,7 @@ import type * as Guardrail from "../../Guardrail.ts"
 import type * as Knowledge from "../../Knowledge.ts"
 import type * as Role from "../../Role.ts"
 import type * as KnowledgeKernel from "./retrieval.ts"
-import type * as ApprovalKernel from "./approval.ts"
+import type { ToolDefinition } from "../../McpClient.ts"
 
 /**
  * What the agent prepares once per action, so a call's steps only read it.
@@ -41,8 +41,18 @@ export interface Registered {
     approved?: string | undefined
   ) => Effect.Effect<unknown, ActionError, any>
   /** How the approval step reads the tool's definition, for an mcpTool action. */
-  readonly definition?: ApprovalKernel.Definition | undefined
+  readonly definition?: Definition | undefined
 }
 
 /** An agent's actions by name, in declaration order (its MCP servers last). */
 export type Registry = ReadonlyMap<string, Registered>
+
+/**
+ * How the approval step reads an MCP tool's definition: `find(tool, refresh)` is the tool as the server
+ * lists it (afresh with `refresh`), `undefined` when it is not listed; `changed` publishes that a call's tool
+ * changed since its approval was asked.
+ */
+export interface Definition {
+  readonly find: (tool: string, refresh: boolean) => Effect.Effect<ToolDefinition | undefined, ActionError>
+  readonly changed: (tool: string, changed: ReadonlyArray<string>, message: string) => Effect.Effect<void>
+}
