@@ -5,6 +5,8 @@
  * text; any change to a part gives another.
  */
 import * as ApprovalStore from "../../ApprovalStore.ts"
+import type * as Effect from "effect/Effect"
+import type { ActionError } from "../../ActionError.ts"
 import type { ToolDefinition } from "../../McpClient.ts"
 
 /** The parts of a definition a digest tells apart, in the order a change names them. */
@@ -51,4 +53,14 @@ const words: Record<Part, string> = {
   inputSchema: "input schema",
   outputSchema: "output schema",
   annotations: "annotations"
+}
+
+/**
+ * How the approval step reads an MCP tool's definition: `find(tool, refresh)` is the tool as the server
+ * lists it (afresh with `refresh`), `undefined` when it is not listed; `changed` publishes that a call's tool
+ * changed since its approval was asked.
+ */
+export interface Definition {
+  readonly find: (tool: string, refresh: boolean) => Effect.Effect<ToolDefinition | undefined, ActionError>
+  readonly changed: (tool: string, changed: ReadonlyArray<string>, message: string) => Effect.Effect<void>
 }

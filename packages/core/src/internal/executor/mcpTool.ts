@@ -24,7 +24,7 @@ import * as Lazy from "../lazy.ts"
 import * as Redact from "../redact.ts"
 import { allowed, type Call, listed, prepare, run, within } from "./mcpTool/call.ts"
 import { type Credential, connectionOf } from "./mcpTool/connection.ts"
-import type * as Registered from "../pipeline/registered.ts"
+import type * as DefinitionDigest from "../approvals/definition.ts"
 import type { AgentRuntime } from "./runtime.ts"
 
 const notProvided = (name: string) =>
@@ -180,7 +180,7 @@ export const definitions = (
   name: string,
   action: Action.McpTool<any, any>,
   agent: AgentRuntime
-): Registered.Definition => ({
+): DefinitionDigest.Definition => ({
   find: (tool, refresh) =>
     Effect.map(listTools({ name, action, agent }, refresh), (tools) => tools.find((listed) => listed.name === tool)),
   changed: (tool, changed, message) =>

@@ -11,7 +11,7 @@ import type * as Guardrail from "../../Guardrail.ts"
 import type * as Knowledge from "../../Knowledge.ts"
 import type * as Role from "../../Role.ts"
 import type * as KnowledgeKernel from "./retrieval.ts"
-import type { ToolDefinition } from "../../McpClient.ts"
+import type { Definition } from "../approvals/definition.ts"
 
 /**
  * What the agent prepares once per action, so a call's steps only read it.
@@ -46,13 +46,3 @@ export interface Registered {
 
 /** An agent's actions by name, in declaration order (its MCP servers last). */
 export type Registry = ReadonlyMap<string, Registered>
-
-/**
- * How the approval step reads an MCP tool's definition: `find(tool, refresh)` is the tool as the server
- * lists it (afresh with `refresh`), `undefined` when it is not listed; `changed` publishes that a call's tool
- * changed since its approval was asked.
- */
-export interface Definition {
-  readonly find: (tool: string, refresh: boolean) => Effect.Effect<ToolDefinition | undefined, ActionError>
-  readonly changed: (tool: string, changed: ReadonlyArray<string>, message: string) => Effect.Effect<void>
-}
