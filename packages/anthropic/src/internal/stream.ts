@@ -33,6 +33,8 @@ interface Open {
 export interface State {
   /** Added to a block's index, so a call continued after `pause_turn` never reuses an index of the one before. */
   base: number
+  /** How many blocks this call's `message_start` carried whole: the streamed blocks' indexes come after them. */
+  carried: number
   readonly open: Map<number, Open>
   /** Every block of this call, closed, in order: what a continuation sends back. */
   readonly blocks: Array<Block>
@@ -47,6 +49,7 @@ export interface State {
 /** A fresh state for one streamed reply. */
 export const make = (): State => ({
   base: 0,
+  carried: 0,
   open: new Map(),
   blocks: [],
   thinking: [],
@@ -59,6 +62,7 @@ export const make = (): State => ({
 /** Starts the next call of a continued turn: its blocks are new, its indexes after the last call's. */
 export const next = (state: State): void => {
   state.base += state.blocks.length + state.open.size
+  state.carried = 0
   state.open.clear()
   state.blocks.length = 0
   state.usage = undefined
@@ -80,7 +84,14 @@ export const readEvent = (action: string, state: State, event: unknown): Chunk |
       if (!isRecord(message)) return bad("message is not an object")
       if (typeof message.model === "string") state.model = message.model
       state.usage = Response.mergeUsage(state.usage, message.usage)
-      return typeof message.model === "string" ? { model: message.model } : none
+      if (message.stop_reason !== undefined && message.stop_reason !== null) state.stopReason = message.stop_reason
+      if (message.stop_details !== undefined && message.stop_details !== null) state.stopDetails = message.stop_details
+      return carriedBlocks(
+        action,
+        state,
+        message.content,
+        typeof message.model === "string" ? message.model : undefined
+      )
     }
     case "content_block_start": {
       const index = event.index
@@ -92,7 +103,7 @@ export const readEvent = (action: string, state: State, event: unknown): Chunk |
         if (typeof block.id !== "string" || typeof block.name !== "string") {
           return bad("content_block is a tool_use block without an id and a name")
         }
-        return { toolCalls: [{ index: state.base + index, id: block.id, name: block.name }] }
+        return { toolCalls: [{ index: state.base + state.carried + index, id: block.id, name: block.name }] }
       }
       if (block.type === "text" && typeof block.text === "string" && block.text !== "") return { text: block.text }
       if (block.type === "thinking" && typeof block.thinking === "string" && block.thinking !== "") {
@@ -126,7 +137,7 @@ export const readEvent = (action: string, state: State, event: unknown): Chunk |
           open.arguments += delta.partial_json
           if (delta.partial_json !== "") open.streamedArguments = true
           return block.type === "tool_use" && delta.partial_json !== ""
-            ? { toolCalls: [{ index: state.base + index, arguments: delta.partial_json }] }
+            ? { toolCalls: [{ index: state.base + state.carried + index, arguments: delta.partial_json }] }
             : none
         }
         case "citations_delta": {
@@ -152,7 +163,7 @@ export const readEvent = (action: string, state: State, event: unknown): Chunk |
         block.input = input
         // A call whose input never streamed has the arguments its start block carried (usually `{}`).
         if (block.type === "tool_use" && !open.streamedArguments) {
-          emitted = { toolCalls: [{ index: state.base + index, arguments: JSON.stringify(input) }] }
+          emitted = { toolCalls: [{ index: state.base + state.carried + index, arguments: JSON.stringify(input) }] }
         }
       }
       state.blocks.push(block)
@@ -171,6 +182,45 @@ export const readEvent = (action: string, state: State, event: unknown): Chunk |
     }
     default:
       return none
+  }
+}
+
+/**
+ * The chunk of the blocks a `message_start` carries whole (the API sends a turn's calls so when a server tool
+ * such as code execution made them): each closed at once, its text, thinking and calls given in one chunk.
+ */
+const carriedBlocks = (
+  action: string,
+  state: State,
+  content: unknown,
+  model: string | undefined
+): Chunk | ActionError.ExecutionFailure => {
+  const blocks = Array.isArray(content) ? content : []
+  let text = ""
+  let reasoning = ""
+  const toolCalls: Array<ModelResponse.ToolCallFragment> = []
+  for (let i = 0; i < blocks.length; i++) {
+    const block: unknown = blocks[i]
+    if (!isRecord(block)) return malformed(action, `a stream event's message.content[${i}] is not an object`)
+    state.blocks.push(block)
+    if (Response.isThinkingBlock(block)) state.thinking.push(block)
+    if (block.type === "text" && typeof block.text === "string") text += block.text
+    if (block.type === "thinking" && typeof block.thinking === "string") reasoning += block.thinking
+    if (block.type === "tool_use" && typeof block.id === "string" && typeof block.name === "string") {
+      toolCalls.push({
+        index: state.base + i,
+        id: block.id,
+        name: block.name,
+        arguments: JSON.stringify(block.input ?? {})
+      })
+    }
+  }
+  state.carried = blocks.length
+  return {
+    ...(model === undefined ? {} : { model }),
+    ...(text === "" ? {} : { text }),
+    ...(reasoning === "" ? {} : { reasoning, reasoningField: Response.reasoningField }),
+    ...(toolCalls.length === 0 ? {} : { toolCalls })
   }
 }
 
