@@ -82,7 +82,7 @@ describe("every Anthropic recording, as a model call", () => {
         const requests = yield* server.requests
         assert.strictEqual(requests.length, recording.expected.steps.length)
         assert.strictEqual(
-          (requests[0]?.body as { stream?: boolean }).stream === true,
+          (requests[0]?.body as { stream?: boolean } | undefined)?.stream === true,
           recording.expected.kind === "stream"
         )
       }).pipe(Effect.scoped)

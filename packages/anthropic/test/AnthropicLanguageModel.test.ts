@@ -167,7 +167,7 @@ describe("AnthropicLanguageModel (real @anthropic-ai/sdk, local Messages API end
           })
           if (streamed) {
             const reasoning = events.flatMap((event) => (event._tag === "ReasoningDelta" ? [event.delta] : []))
-            assert.strictEqual(reasoning.join(""), thinkingA.thinking + "Both answers are in.")
+            assert.strictEqual(reasoning.join(""), `${thinkingA.thinking}Both answers are in.`)
           }
         })
     )
