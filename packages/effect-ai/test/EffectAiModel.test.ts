@@ -101,7 +101,7 @@ describe("EffectAiModel", () => {
     })
   )
 
-  it.effect("usage falls back to the sum of its parts, and the response's model id is kept", () =>
+  it.effect("usage falls back to the sum of its parts, keeps cache reads and reasoning as parts, and the model id", () =>
     Effect.gen(function* () {
       const model = scripted([
         [
@@ -119,7 +119,7 @@ describe("EffectAiModel", () => {
       assert.deepStrictEqual(response, {
         text: "hi",
         toolCalls: [],
-        usage: { inputTokens: 5, outputTokens: 5, totalTokens: 10 },
+        usage: { inputTokens: 5, outputTokens: 5, totalTokens: 10, cachedInputTokens: 2, reasoningTokens: 1 },
         finishReason: "stop",
         model: "scripted-2"
       })
