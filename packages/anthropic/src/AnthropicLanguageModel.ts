@@ -46,7 +46,7 @@
  * )
  * ```
  *
- * @since 0.4.0
+ * @since 0.3.0
  */
 import Anthropic from "@anthropic-ai/sdk"
 import { ActionError, LanguageModel, type ModelResponse } from "@rolecraft/core"
@@ -109,7 +109,7 @@ import * as Transport from "./internal/transport.ts"
  * {@link layerConfig} to read them through Config).
  *
  * @category models
- * @since 0.4.0
+ * @since 0.3.0
  */
 export interface Options {
   readonly model?: string | undefined
@@ -131,7 +131,7 @@ export interface Options {
  * model decides), or `disabled`.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.3.0
  */
 export type Thinking =
   | { readonly type: "enabled"; readonly budgetTokens: number }
@@ -150,7 +150,7 @@ const defaultMaxContinuations = 4
  * `settings.maxTokens`), `thinking`, and the cache rule (see {@link Options}).
  *
  * @category wire format
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const requestBody = (
   request: LanguageModel.Request,
@@ -176,7 +176,7 @@ export const requestBody = (
  * list of content blocks is EXECUTION.
  *
  * @category wire format
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const responseOf = (
   action: string,
@@ -215,7 +215,7 @@ export const responseOf = (
  * - anything else → `ExecutionFailure`.
  *
  * @category wire format
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const toActionError: (
   action: string,
@@ -321,7 +321,7 @@ async function* streamCall(call: Call, first: WireRequest.Body): AsyncIterable<M
  * scrubbed from all of them.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const make = (options: Options): Effect.Effect<LanguageModel.LanguageModel["Service"]> =>
   Effect.sync(() => {
@@ -410,7 +410,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
  * ```
  *
  * @category layers
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel> =>
   Layer.effect(LanguageModel.LanguageModel, make(options))
@@ -451,7 +451,7 @@ const configProblem = (variable: string, problem: string, cause?: unknown) =>
  * ```
  *
  * @category layers
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const layerConfig = (
   options?: Omit<Options, "apiKey" | "baseURL" | "model">

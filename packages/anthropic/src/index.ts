@@ -2,6 +2,6 @@
  * @rolecraft/anthropic — Rolecraft's `LanguageModel` over the official
  * `@anthropic-ai/sdk`, for Claude's Messages API.
  *
- * @since 0.4.0
+ * @since 0.3.0
  */
 export * as AnthropicLanguageModel from "./AnthropicLanguageModel.ts"

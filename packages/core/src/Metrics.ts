@@ -84,7 +84,7 @@ export const tokenUsage: Metric.Histogram<number> = Series.tokenUsage()
  * provider does not report is not observed.
  *
  * @category metrics
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const tokenUsageParts: Metric.Histogram<number> = Series.tokenUsageParts()
 

@@ -94,7 +94,7 @@ export interface Response {
  * another provider's request leaves it out.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.3.0
  */
 export type ProviderData = { readonly [provider: string]: unknown }
 
@@ -104,7 +104,7 @@ export type ProviderData = { readonly [provider: string]: unknown }
  * input and output, never on top of them).
  *
  * @category models
- * @since 0.4.0
+ * @since 0.3.0
  */
 export interface ProviderUsage {
   readonly inputTokens?: number | null | undefined

@@ -46,7 +46,7 @@ import * as LocalHttpServer from "./LocalHttpServer.ts"
 
 /**
  * Token usage as the API reports it, with its details (cached input,
- * reasoning) since 0.4.0; sent as given.
+ * reasoning); sent as given.
  *
  * @category models
  * @since 0.1.0

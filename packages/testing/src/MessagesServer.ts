@@ -33,7 +33,7 @@
  * }).pipe(Effect.scoped)
  * ```
  *
- * @since 0.4.0
+ * @since 0.3.0
  */
 import type * as Http from "node:http"
 import * as Duration from "effect/Duration"
@@ -48,7 +48,7 @@ import * as LocalHttpServer from "./LocalHttpServer.ts"
  * Token usage as the Messages API reports it; sent as given.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.3.0
  */
 export interface WireUsage {
   readonly input_tokens?: number | undefined
@@ -63,7 +63,7 @@ export interface WireUsage {
  * `thinking` block), or the encrypted `data` of a `redacted_thinking` block.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.3.0
  */
 export type ScriptedThinking = { readonly thinking: string; readonly signature: string } | { readonly redacted: string }
 
@@ -72,7 +72,7 @@ export type ScriptedThinking = { readonly thinking: string; readonly signature: 
  * `id` defaults to `toolu_<n>` (counting every call the server made).
  *
  * @category models
- * @since 0.4.0
+ * @since 0.3.0
  */
 export interface ScriptedToolUse {
   readonly name: string
@@ -86,7 +86,7 @@ export interface ScriptedToolUse {
  * {@link delayed}, {@link respond}, {@link stall}, {@link cut}).
  *
  * @category models
- * @since 0.4.0
+ * @since 0.3.0
  */
 export type Step =
   | {
@@ -116,7 +116,7 @@ export type Step =
  * and tool calls made so far (for default ids).
  *
  * @category models
- * @since 0.4.0
+ * @since 0.3.0
  */
 export interface Counters {
   messages: number
@@ -143,7 +143,7 @@ const thinkingBlocks = (thinking: ReadonlyArray<ScriptedThinking> | undefined) =
  * blocks before the text.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.3.0
  */
 export interface ReplyOptions {
   readonly usage?: WireUsage | undefined
@@ -180,7 +180,7 @@ const messageOf = (
  * A message with text (none for `""`), after any thinking blocks.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const reply = (text: string, options?: ReplyOptions): Step => ({
   _tag: "Message",
@@ -193,7 +193,7 @@ export const reply = (text: string, options?: ReplyOptions): Step => ({
  * blocks and an optional `text`.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const toolUse = (
   calls: ReadonlyArray<ScriptedToolUse>,
@@ -217,7 +217,7 @@ export const toolUse = (
  * with.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const message = (body: Readonly<Record<string, unknown>>): Step => ({
   _tag: "Message",
@@ -236,7 +236,7 @@ export const message = (body: Readonly<Record<string, unknown>>): Step => ({
  * an error inside a 200 stream.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const events = (list: ReadonlyArray<unknown>): Step => ({ _tag: "Events", events: list })
 
@@ -246,7 +246,7 @@ export const events = (list: ReadonlyArray<unknown>): Step => ({ _tag: "Events",
  * for 529, `api_error` for other 5xx, `invalid_request_error` otherwise).
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const error = (
   status: number,
@@ -281,7 +281,7 @@ export const error = (
  * A raw body sent as is (default status 200, content type `application/json`).
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const raw = (
   body: string,
@@ -297,7 +297,7 @@ export const raw = (
  * A step answered after `delay` of real time.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const delayed = (delay: Duration.Input, step: Step): Step => ({ _tag: "Delayed", delay, step })
 
@@ -305,7 +305,7 @@ export const delayed = (delay: Duration.Input, step: Step): Step => ({ _tag: "De
  * A step computed from the recorded request.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const respond = (f: (request: Recorded) => Step): Step => ({ _tag: "Respond", respond: f })
 
@@ -314,7 +314,7 @@ export const respond = (f: (request: Recorded) => Step): Step => ({ _tag: "Respo
  * (the connection stays open until the client closes it).
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const stall = (step: Step, options: { readonly after: number }): Step => ({
   _tag: "BreakOff",
@@ -328,7 +328,7 @@ export const stall = (step: Step, options: { readonly after: number }): Step => 
  * closed mid-stream.
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const cut = (step: Step, options: { readonly after: number }): Step => ({
   _tag: "BreakOff",
@@ -343,7 +343,7 @@ export const cut = (step: Step, options: { readonly after: number }): Step => ({
  * `"aborted"`, `"cut"` or `"pending"`).
  *
  * @category models
- * @since 0.4.0
+ * @since 0.3.0
  */
 export interface Recorded {
   readonly method: string
@@ -365,7 +365,7 @@ export interface Recorded {
  * gets 500 with "script exhausted" (and is recorded).
  *
  * @category models
- * @since 0.4.0
+ * @since 0.3.0
  */
 export interface MessagesServer {
   readonly baseURL: string
@@ -378,7 +378,7 @@ export interface MessagesServer {
  * a stream; default none.
  *
  * @category models
- * @since 0.4.0
+ * @since 0.3.0
  */
 export interface Options {
   readonly chunkDelay?: Duration.Input | undefined
@@ -443,7 +443,7 @@ const errorBody = (type: string, message: string) => JSON.stringify({ type: "err
  * ```
  *
  * @category constructors
- * @since 0.4.0
+ * @since 0.3.0
  */
 export const make = (
   script: ReadonlyArray<Step>,
