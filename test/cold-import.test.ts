@@ -76,7 +76,9 @@ describe("cold import of @rolecraft/anthropic", () => {
     const urls = await loadedByImport("anthropic")
     assert.isTrue(urls.some((url) => url.endsWith("/packages/anthropic/src/index.ts")))
     assert.isTrue(urls.some((url) => /\/@anthropic-ai\/sdk\//.test(url)))
-    for (const [name, pattern] of deferred.filter(([name]) => name !== "the Anthropic SDK" && name !== "effect/Config")) {
+    for (const [name, pattern] of deferred.filter(
+      ([name]) => name !== "the Anthropic SDK" && name !== "effect/Config"
+    )) {
       assert.deepStrictEqual(
         urls.filter((url) => pattern.test(url)),
         [],

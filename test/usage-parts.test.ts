@@ -60,7 +60,11 @@ describe("C72: cached and reasoning tokens are reported as parts of the totals",
           : agent.chat("Nights?")
         const result = yield* Effect.withTracer(turn, tracer).pipe(
           Effect.provide(
-            OpenAiLanguageModel.layer({ model: "gpt-counted", apiKey: Redacted.make("sk-counted"), baseURL: server.baseURL })
+            OpenAiLanguageModel.layer({
+              model: "gpt-counted",
+              apiKey: Redacted.make("sk-counted"),
+              baseURL: server.baseURL
+            })
           )
         )
         assert.strictEqual(result._tag, "Completed")

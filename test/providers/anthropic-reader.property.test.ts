@@ -26,7 +26,9 @@ const streams = Corpus.recordings
 
 /** `bytes` cut at `offsets` (each taken modulo the length; repeats and order do not matter). */
 const piecesOf = (bytes: Buffer, offsets: ReadonlyArray<number>): ReadonlyArray<Buffer> => {
-  const cuts = [...new Set(offsets.map((offset) => offset % bytes.length))].filter((cut) => cut > 0).sort((a, b) => a - b)
+  const cuts = [...new Set(offsets.map((offset) => offset % bytes.length))]
+    .filter((cut) => cut > 0)
+    .sort((a, b) => a - b)
   const pieces: Array<Buffer> = []
   let from = 0
   for (const cut of [...cuts, bytes.length]) {
