@@ -10,7 +10,7 @@
  * inside a 200 stream), the API key never shown.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ActionError, Agent, type Chat, LanguageModel } from "@rolecraft/core"
+import { ActionError, Agent, Chat, LanguageModel } from "@rolecraft/core"
 import { AnthropicLanguageModel } from "@rolecraft/anthropic"
 import { MessagesServer as Server } from "@rolecraft/testing"
 import { Duration, Effect, Redacted, Stream } from "effect"
@@ -197,6 +197,35 @@ describe("AnthropicLanguageModel (real @anthropic-ai/sdk, local Messages API end
         ]
       })
     })
+  )
+
+  it.live(
+    "an approval pause keeps the signed thinking in the paused state; the resumed request sends it unchanged",
+    () =>
+      Effect.gen(function* () {
+        const { travel, counts } = fixture()
+        const server = yield* Server.make([
+          Server.toolUse([{ id: "toolu_book", name: "book", input: { hotel: "Ritz" } }], {
+            thinking: [{ thinking: "Booking needs a yes.", signature: "sig-paused" }, redactedB]
+          }),
+          Server.reply("Booked the Ritz.")
+        ])
+        const agent = yield* Agent.make({ id: "claude", roles: [travel] })
+        const layer = layerFor(server.baseURL, { thinking: { type: "enabled", budgetTokens: 1024 } })
+        const paused = yield* Effect.provide(agent.chat("Book the Ritz"), layer)
+        assert.strictEqual(paused._tag, "AwaitingApproval", JSON.stringify(paused))
+        // The paused state goes through JSON, as a stored one would.
+        const state = JSON.parse(JSON.stringify((paused as Chat.AwaitingApproval).state)) as Chat.PausedState
+        const resumed = yield* Effect.provide(agent.resume(state, { toolu_book: Chat.approve("ann") }), layer)
+        assert.strictEqual(resumed._tag, "Completed", JSON.stringify(resumed))
+        assert.strictEqual(counts.book, 1)
+        const [, second] = bodies(yield* server.requests)
+        assert.deepStrictEqual(second?.messages[1]?.content.slice(0, 2), [
+          { type: "thinking", thinking: "Booking needs a yes.", signature: "sig-paused" },
+          { type: "redacted_thinking", data: redactedB.redacted }
+        ])
+        assert.deepStrictEqual(second?.messages[2]?.content[0]?.tool_use_id, "toolu_book")
+      })
   )
 
   it.live("tool_choice, output_config, temperature and no cache breakpoints under cache: none", () =>
