@@ -77,8 +77,10 @@ import * as Transport from "./internal/transport.ts"
  *   `https://api.anthropic.com`.
  * - `maxTokens`: `max_tokens` when a request gives no `maxTokens` (the API
  *   requires one); default 4096. With thinking on a budget, it must be more
- *   than `budgetTokens` (the API refuses it otherwise, EXECUTION).
- * - `thinking`: `{ type: "enabled", budgetTokens }` (at least 1024),
+ *   than `budgetTokens`: a call whose `max_tokens` is not fails with
+ *   VALIDATION naming `thinking.budgetTokens`, before anything is sent.
+ * - `thinking`: `{ type: "enabled", budgetTokens }` (an integer of at least
+ *   1024, else VALIDATION),
  *   `{ type: "adaptive" }` or `{ type: "disabled" }`, sent as `thinking`;
  *   default none sent (the model's own default). The thinking streams as
  *   reasoning and its signed blocks are sent back on every later request.
@@ -355,6 +357,16 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
           "or set the role's spec.model.name",
         issues: [{ path: "model", message: "no model named" }]
       })
+    const badSettings = (action: string, request: LanguageModel.Request) => {
+      const problem = WireRequest.settingsProblem(request, settings)
+      return problem === undefined
+        ? undefined
+        : new ActionError.ValidationError({
+            action,
+            message: `${action}: AnthropicLanguageModel: ${problem.path} ${problem.message}`,
+            issues: [problem]
+          })
+    }
     const failure = { timeout, baseURL, maxReplyCharacters }
     const callOf = (action: string, signal: AbortSignal): Call => ({
       client,
@@ -367,6 +379,8 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
       {
         generate: ({ request, model, action, signal }) => {
           if (model === undefined) return Effect.fail(noModel(action))
+          const bad = badSettings(action, request)
+          if (bad !== undefined) return Effect.fail(bad)
           return Effect.tryPromise({
             try: () => generateCall(callOf(action, signal), WireRequest.requestBody(request, model, settings)),
             catch: (error) => error
@@ -380,6 +394,8 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
         },
         stream: ({ request, model, action, signal }) => {
           if (model === undefined) return Stream.fail(noModel(action))
+          const bad = badSettings(action, request)
+          if (bad !== undefined) return Stream.fail(bad)
           return streamCall(callOf(action, signal), WireRequest.streamingRequestBody(request, model, settings))
         }
       },

@@ -303,6 +303,30 @@ describe("AnthropicLanguageModel (real @anthropic-ai/sdk, local Messages API end
     )
   }
 
+  it.live("a thinking budget not under max_tokens, or under 1024, is VALIDATION naming it, and nothing is sent", () =>
+    Effect.gen(function* () {
+      const server = yield* Server.make([])
+      for (const [budgetTokens, maxTokens] of [
+        [4096, 4096],
+        [512, 4096]
+      ] as const) {
+        const model = yield* Effect.provide(
+          Effect.service(LanguageModel.LanguageModel),
+          layerFor(server.baseURL, { thinking: { type: "enabled", budgetTokens }, maxTokens })
+        )
+        const request = { messages: [{ role: "user" as const, content: "Hi" }] }
+        for (const error of [
+          yield* Effect.flip(model.generate(request)),
+          yield* Effect.flip(LanguageModel.collect(model.stream(request)))
+        ]) {
+          assert.strictEqual(error._tag, "ValidationError")
+          assert.include(error.message, "thinking.budgetTokens")
+        }
+      }
+      assert.strictEqual((yield* server.requests).length, 0)
+    })
+  )
+
   it.live("max_tokens is the length cut, and a refusal is its own outcome with the API's explanation", () =>
     Effect.gen(function* () {
       const server = yield* Server.make([

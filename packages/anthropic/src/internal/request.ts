@@ -2,7 +2,8 @@
  * The Messages API request a model request becomes: system messages as the
  * `system` blocks; user messages as `user` text; the answers to tool calls as
  * `tool_result` blocks, every answer of one step in one `user` message (a
- * user message that follows joins it, after the results); an assistant
+ * user message that follows joins it, after the results; an empty or
+ * whitespace-only user text is left out, as the API refuses it); an assistant
  * message as its signed thinking blocks first (the `thinking` and
  * `redacted_thinking` blocks it came with, kept under `providerData.anthropic`
  * and sent back exactly as received), then its text (left out when empty —
@@ -113,7 +114,8 @@ const conversationOf = (
         if (message.content !== "") system.push({ type: "text", text: message.content })
         break
       case "user":
-        userBlock({ type: "text", text: message.content === "" ? " " : message.content })
+        // The API refuses a text block that is empty or only whitespace: such a message says nothing.
+        if (message.content.trim() !== "") userBlock({ type: "text", text: message.content })
         break
       case "tool":
         userBlock({
@@ -196,3 +198,26 @@ export const continued = (body: Body, paused: ReadonlyArray<Block>): Body => ({
   ...body,
   messages: [...body.messages, { role: "assistant", content: paused }]
 })
+
+/**
+ * What is wrong with the layer's settings for a request, if anything: a thinking budget must be at least 1024
+ * tokens and less than the request's `max_tokens` (the API refuses it otherwise).
+ */
+export const settingsProblem = (
+  request: LanguageModel.Request,
+  settings: Settings
+): { readonly path: string; readonly message: string } | undefined => {
+  const thinking = settings.thinking
+  if (thinking?.type !== "enabled") return undefined
+  const maxTokens = request.maxTokens ?? settings.maxTokens
+  if (!Number.isInteger(thinking.budgetTokens) || thinking.budgetTokens < 1024) {
+    return { path: "thinking.budgetTokens", message: `is ${thinking.budgetTokens}: it must be an integer >= 1024` }
+  }
+  if (thinking.budgetTokens >= maxTokens) {
+    return {
+      path: "thinking.budgetTokens",
+      message: `is ${thinking.budgetTokens}: it must be less than max_tokens (${maxTokens}; the layer's maxTokens or the request's)`
+    }
+  }
+  return undefined
+}
