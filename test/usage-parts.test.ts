@@ -6,7 +6,7 @@
  * and the turn's `invoke_agent` span, and in the `rolecraft.client.token.usage.parts` metric — never added on top.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Agent, type Chat, Metrics } from "@rolecraft/core"
+import { Agent, type Chat, Compose, Metrics, Role } from "@rolecraft/core"
 import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { ChatCompletionsServer as Server, Telemetry } from "@rolecraft/testing"
 import { Effect, Metric, Redacted, Stream } from "effect"
@@ -105,4 +105,70 @@ describe("C72: cached and reasoning tokens are reported as parts of the totals",
       }).pipe(Effect.scoped, Effect.provideService(Metric.MetricRegistry, new Map()))
     )
   }
+})
+
+describe("C72 across agents: each agent's parts in Completed.agents, none counted twice", () => {
+  it.live("an agent used as an action: its cached and reasoning tokens are its own, the turn's the sum", () =>
+    Effect.gen(function* () {
+      const { travel } = fixture()
+      const server = yield* Server.make([
+        Server.toolCalls([{ name: "ask_planner", arguments: { input: "Nights from 12 to 15 May?" } }], {
+          usage: first
+        }),
+        Server.toolCalls([{ name: "nights", arguments: { checkIn: "2026-05-12", checkOut: "2026-05-15" } }], {
+          usage: second
+        }),
+        Server.reply("3", {
+          usage: {
+            prompt_tokens: 100,
+            completion_tokens: 10,
+            total_tokens: 110,
+            prompt_tokens_details: { cached_tokens: 64 },
+            completion_tokens_details: { reasoning_tokens: 4 }
+          }
+        }),
+        Server.reply("Three nights.", { usage: { prompt_tokens: 50, completion_tokens: 5, total_tokens: 55 } })
+      ])
+      const planner = yield* Agent.make({ id: "planner", roles: [travel] })
+      const host = yield* Agent.make({
+        id: "host",
+        roles: [
+          Role.make({
+            identity: { name: "host", goal: "Answer", domain: "travel" },
+            actions: { ask_planner: Compose.agent(planner, { description: "Ask the planner" }) }
+          })
+        ]
+      })
+      const result = yield* host
+        .chat("Nights?")
+        .pipe(
+          Effect.provide(
+            OpenAiLanguageModel.layer({
+              model: "gpt-counted",
+              apiKey: Redacted.make("sk-counted"),
+              baseURL: server.baseURL
+            })
+          )
+        )
+      assert.strictEqual(result._tag, "Completed", JSON.stringify(result))
+      const completed = result as Chat.Completed
+      assert.deepStrictEqual(completed.agents, {
+        planner: {
+          inputTokens: 2200,
+          outputTokens: 30,
+          totalTokens: 2230,
+          cachedInputTokens: 2112,
+          reasoningTokens: 4
+        },
+        host: { inputTokens: 2056, outputTokens: 305, totalTokens: 2361, cachedInputTokens: 1920, reasoningTokens: 256 }
+      })
+      assert.deepStrictEqual(completed.usage, {
+        inputTokens: 4256,
+        outputTokens: 335,
+        totalTokens: 4591,
+        cachedInputTokens: 4032,
+        reasoningTokens: 260
+      })
+    }).pipe(Effect.scoped)
+  )
 })
