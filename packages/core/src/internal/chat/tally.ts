@@ -17,10 +17,13 @@ const minus = (self: Usage, that: Usage): Usage => {
     outputTokens: Math.max(0, self.outputTokens - that.outputTokens),
     totalTokens: Math.max(0, self.totalTokens - that.totalTokens)
   }
-  // A part is kept where `self` reports it: what is left of it.
+  // A part is kept where `self` reports it: what is left of it — unless `that` accounts for all of it (then the
+  // rest reported none of that kind: absent, not 0).
   for (const part of ["cachedInputTokens", "cacheWriteInputTokens", "reasoningTokens"] as const) {
     const had = self[part]
-    if (had !== undefined) left[part] = Math.max(0, had - (that[part] ?? 0))
+    if (had === undefined) continue
+    const rest = Math.max(0, had - (that[part] ?? 0))
+    if (rest > 0 || that[part] === undefined) left[part] = rest
   }
   return left
 }
