@@ -92,7 +92,7 @@ describe("an agent on Claude (its own model) beside an agent on chat completions
       assert.strictEqual(hostRequests[0]?.headers.authorization, "Bearer sk-host-key")
       assert.strictEqual(claudeRequests[0]?.headers.authorization, "Bearer sk-ant-planner-key")
       // The signed thinking went back to Claude, unchanged; the host's requests never carry it.
-      const back = (claudeRequests[1]?.body as AnthropicBody).messages[1]
+      const back = (claudeRequests[1]?.body as AnthropicBody | undefined)?.messages[1]
       assert.deepStrictEqual(back?.content[0], { type: "thinking", ...signed })
       assert.notInclude(JSON.stringify(hostRequests.map((request) => request.body)), "sig-own-model")
       assert.deepStrictEqual(completed.agents, {

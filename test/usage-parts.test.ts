@@ -139,17 +139,15 @@ describe("C72 across agents: each agent's parts in Completed.agents, none counte
           })
         ]
       })
-      const result = yield* host
-        .chat("Nights?")
-        .pipe(
-          Effect.provide(
-            OpenAiLanguageModel.layer({
-              model: "gpt-counted",
-              apiKey: Redacted.make("sk-counted"),
-              baseURL: server.baseURL
-            })
-          )
+      const result = yield* host.chat("Nights?").pipe(
+        Effect.provide(
+          OpenAiLanguageModel.layer({
+            model: "gpt-counted",
+            apiKey: Redacted.make("sk-counted"),
+            baseURL: server.baseURL
+          })
         )
+      )
       assert.strictEqual(result._tag, "Completed", JSON.stringify(result))
       const completed = result as Chat.Completed
       assert.deepStrictEqual(completed.agents, {
