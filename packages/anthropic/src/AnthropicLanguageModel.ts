@@ -49,7 +49,7 @@
  * @since 0.3.0
  */
 import Anthropic from "@anthropic-ai/sdk"
-import { ActionError, LanguageModel, type ModelResponse } from "@rolecraft/core"
+import { ActionError, LanguageModel, type ModelResponse, ProviderProfile } from "@rolecraft/core"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
@@ -405,10 +405,23 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
         secrets: options.apiKey === undefined ? [] : [options.apiKey],
         timeout,
         idleTimeout: options.idleTimeout ?? defaultTimeout,
-        maxReplyCharacters
+        maxReplyCharacters,
+        profile
       }
     )
   })
+
+/**
+ * What this layer declares about the Messages API: "no parallel tool calls"
+ * sent as `tool_choice.disable_parallel_tool_use: true`; no tool limit is
+ * declared (the API documents none).
+ *
+ * @category constants
+ * @since 0.3.0
+ */
+export const profile: ProviderProfile.ProviderProfile = ProviderProfile.make({
+  parallelCalls: "disable_parallel_tool_use"
+})
 
 /**
  * A `LanguageModel` layer over `@anthropic-ai/sdk` (see {@link Options}).

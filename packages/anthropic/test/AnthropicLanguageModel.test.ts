@@ -228,9 +228,9 @@ describe("AnthropicLanguageModel (real @anthropic-ai/sdk, local Messages API end
       })
   )
 
-  it.live("tool_choice, output_config, temperature and no cache breakpoints under cache: none", () =>
+  it.live("tool_choice (no parallel calls as disable_parallel_tool_use), output_config, temperature, cache: none", () =>
     Effect.gen(function* () {
-      const server = yield* Server.make([Server.reply('{"n":1}'), Server.reply("x"), Server.reply("y")])
+      const server = yield* Server.make([Server.reply('{"n":1}'), Server.reply("x"), Server.reply("y"), Server.reply("z")])
       const model = yield* Effect.provide(
         Effect.service(LanguageModel.LanguageModel),
         layerFor(server.baseURL, { cache: "none" })
@@ -251,8 +251,9 @@ describe("AnthropicLanguageModel (real @anthropic-ai/sdk, local Messages API end
         responseFormat: { name: "n", schema: { type: "object", properties: { n: { type: "integer" } } }, strict: true }
       })
       yield* model.generate({ messages, tools: [tool], toolChoice: "required" })
-      yield* model.generate({ messages, tools: [tool], toolChoice: { tool: "nights" } })
-      const [a, b, c] = bodies(yield* server.requests)
+      yield* model.generate({ messages, tools: [tool], toolChoice: { tool: "nights" }, parallelToolCalls: false })
+      yield* model.generate({ messages, tools: [tool], parallelToolCalls: false })
+      const [a, b, c, d] = bodies(yield* server.requests)
       assert.deepStrictEqual(a?.output_config, {
         format: { type: "json_schema", schema: { type: "object", properties: { n: { type: "integer" } } } }
       })
@@ -263,7 +264,9 @@ describe("AnthropicLanguageModel (real @anthropic-ai/sdk, local Messages API end
       assert.deepStrictEqual(b?.tools, [
         { name: "nights", description: "Count nights", input_schema: tool.parameters, strict: true }
       ])
-      assert.deepStrictEqual(c?.tool_choice, { type: "tool", name: "nights" })
+      assert.deepStrictEqual(c?.tool_choice, { type: "tool", name: "nights", disable_parallel_tool_use: true })
+      assert.deepStrictEqual(d?.tool_choice, { type: "auto", disable_parallel_tool_use: true })
+      assert.strictEqual(model.profile?.parallelCalls, "disable_parallel_tool_use")
     })
   )
 

@@ -8,7 +8,9 @@
  * `redacted_thinking` blocks it came with, kept under `providerData.anthropic`
  * and sent back exactly as received), then its text (left out when empty —
  * the API refuses an empty text block) and its `tool_use` blocks. Tools are
- * `input_schema` tools, `toolChoice` is `auto` / `none` / `any` / `tool`, a
+ * `input_schema` tools, `toolChoice` is `auto` / `none` / `any` / `tool`
+ * (with `disable_parallel_tool_use: true` when the request asks for no
+ * parallel calls), a
  * `responseFormat` is `output_config.format` (`json_schema`), the thinking
  * setting is `thinking`, and `cache_control` breakpoints follow the layer's
  * cache rule (see {@link CacheRule}). Every request is accepted; the API
@@ -141,6 +143,17 @@ const toolChoiceOf = (choice: LanguageModel.ToolChoice): Block => {
   return { type: "tool", name: choice.tool }
 }
 
+/**
+ * The `tool_choice` of a request with tools: its `toolChoice` (default `auto` when it asks for no parallel calls),
+ * with `disable_parallel_tool_use: true` when `parallelToolCalls` is `false` (not for `none`, which calls nothing).
+ */
+const choiceOf = (request: LanguageModel.Request): Block | undefined => {
+  const choice = request.toolChoice === undefined ? undefined : toolChoiceOf(request.toolChoice)
+  if (request.parallelToolCalls !== false) return choice
+  const base = choice ?? { type: "auto" }
+  return base.type === "none" ? base : { ...base, disable_parallel_tool_use: true }
+}
+
 const thinkingOf = (thinking: Thinking): Block =>
   thinking.type === "enabled" ? { type: "enabled", budget_tokens: thinking.budgetTokens } : { type: thinking.type }
 
@@ -150,6 +163,9 @@ const cached = (block: Block): Block => ({ ...block, cache_control: ephemeral })
 /** `blocks` with a cache breakpoint on the last one. */
 const lastCached = (blocks: ReadonlyArray<Block>): ReadonlyArray<Block> =>
   blocks.length === 0 ? blocks : [...blocks.slice(0, -1), cached(blocks[blocks.length - 1] as Block)]
+
+const withChoice = (choice: Block | undefined): { readonly tool_choice?: Block } =>
+  choice === undefined ? {} : { tool_choice: choice }
 
 /** The Messages API body of a model request (no streaming). */
 export const requestBody = (request: LanguageModel.Request, model: string, settings: Settings): Body => {
@@ -173,9 +189,7 @@ export const requestBody = (request: LanguageModel.Request, model: string, setti
     messages,
     ...(system.length === 0 ? {} : { system: auto ? lastCached(system) : system }),
     ...(tools.length === 0 ? {} : { tools: auto ? lastCached(tools) : tools }),
-    ...(request.toolChoice === undefined || tools.length === 0
-      ? {}
-      : { tool_choice: toolChoiceOf(request.toolChoice) }),
+    ...(tools.length === 0 ? {} : withChoice(choiceOf(request))),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
     ...(settings.thinking === undefined ? {} : { thinking: thinkingOf(settings.thinking) }),
     ...(request.responseFormat === undefined
