@@ -11,7 +11,7 @@
  * `node scripts/fault-properties.ts`; exits with the first failing status.
  * The schedule properties (test/schedules.test.ts, test/mcp-oauth-concurrency.test.ts: every stateful part under
  * drawn interleavings) run 2,000 schedules each (CI runs 8 to 40; SCHEDULE_RUNS), and the two-process OAuth test
- * 100 expiries (CI runs 3; PROCESS_ROUNDS); a failure prints its seed (replay with SCHEDULE_SEED). Each
+ * 100 expiries (CI runs 3; PROCESS_ROUNDS); a failure prints its seed (replay with ROLECRAFT_TEST_SEED). Each
  * test may take up to four hours at these sizes.
  */
 import { spawnSync } from "node:child_process"

@@ -71,6 +71,9 @@ import * as McpTransport from "./McpTransport.ts"
  * - `clientInfo`: the name and version sent at `initialize` (default
  *   `{ name: "rolecraft", version: "0.2.0" }`).
  * - `connectTimeout`: bounds spawning and `initialize` (default 30 seconds).
+ *   A connection that fails names what it was doing, the server's command or
+ *   URL, and this setting when it is the time that ran out; a stdio server
+ *   that did not start is ended with every process it started.
  * - `listTimeout`: bounds each `tools/list` page (default 30 seconds).
  * - `maxListPages`: the most `tools/list` pages one listing reads (default
  *   100; a fraction is rounded down, less than 1 is 1); past it the listing keeps the tools found so
