@@ -14,6 +14,18 @@
  * the service carries it (`LanguageModel.profile`); a service without one is
  * read as {@link unknown}.
  *
+ * @example
+ * ```ts
+ * import { LanguageModel, ProviderProfile } from "@rolecraft/core"
+ * import { Effect } from "effect"
+ *
+ * // A layer over an API that takes at most 64 tools and cannot be told "no parallel calls".
+ * const model = LanguageModel.make(() => Effect.die("not called in this example"), {
+ *   name: "local",
+ *   profile: ProviderProfile.make({ toolLimit: 64, parallelCalls: "none" })
+ * })
+ * ```
+ *
  * @since 0.3.0
  */
 
