@@ -613,7 +613,10 @@ const callSpan = (setup: Setup, request: Request) => {
       model: response.model ?? model,
       finishReason: response.finishReason,
       inputTokens: response.usage.inputTokens,
-      outputTokens: response.usage.outputTokens
+      outputTokens: response.usage.outputTokens,
+      cachedInputTokens: response.usage.cachedInputTokens,
+      cacheWriteInputTokens: response.usage.cacheWriteInputTokens,
+      reasoningTokens: response.usage.reasoningTokens
     })
   }
 }
@@ -641,8 +644,7 @@ const streamWith = (setup: Setup, request: Request): Stream.Stream<StreamPart, A
           Effect.annotateCurrentSpan({
             "gen_ai.response.model": answered.model ?? "",
             "gen_ai.response.finish_reasons": [answered.finishReason],
-            "gen_ai.usage.input_tokens": answered.inputTokens,
-            "gen_ai.usage.output_tokens": answered.outputTokens
+            ...Telemetry.tokenAttributes(answered)
           }),
           record(last.response)
         ),

@@ -226,15 +226,25 @@ export const make = (storage: Storage): Service => {
       return fresh
     })
 
+  /** A token as a decision addresses it: by its id, or by the key a listing gave. */
+  interface Address {
+    readonly find: Effect.Effect<Token | undefined, StoreBoundary.StoreError>
+    readonly transition: (from: Token["status"], next: Token) => Effect.Effect<boolean, StoreBoundary.StoreError>
+  }
+  const byId = (tokenId: string): Address => ({
+    find: find(tokenId),
+    transition: (from, next) => storage.transition(tokenId, from, next)
+  })
+
   const decide = (
-    tokenId: string,
+    address: Address,
     decision: Decision.Decision,
     binding: Binding | undefined
   ): Effect.Effect<Token, ApprovalTokenError | StoreBoundary.StoreError> =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       for (;;) {
-        const token = yield* find(tokenId)
+        const token = yield* address.find
         if (token === undefined) return yield* refusal("unknown")
         const mismatch = binding === undefined ? undefined : bindingCheck(token.binding, binding)
         if (mismatch !== undefined) return yield* refusal(mismatch)
@@ -243,7 +253,7 @@ export const make = (storage: Storage): Service => {
         if (ruling._tag === "Refuse") return yield* refusal("decided", ruling.message)
         if (now >= token.expiresAt) return yield* refusal("expired")
         const next = decided(token, decision, now)
-        if (yield* storage.transition(tokenId, "pending", next)) return next
+        if (yield* address.transition("pending", next)) return next
         // Another decider recorded first: the next look answers as its decision says.
       }
     })
@@ -253,7 +263,7 @@ export const make = (storage: Storage): Service => {
     approve: (tokenId, approver, binding) =>
       Effect.andThen(
         StoreBoundary.checkText(store, [{ field: "approver", text: approver }]),
-        decide(tokenId, Decision.approve(approver), binding)
+        decide(byId(tokenId), Decision.approve(approver), binding)
       ),
     reject: (tokenId, approver, why, binding) =>
       Effect.andThen(
@@ -261,7 +271,7 @@ export const make = (storage: Storage): Service => {
           { field: "approver", text: approver },
           { field: "reason", text: why, max: StoreBoundary.maxTextLength }
         ]),
-        decide(tokenId, Decision.reject(approver, why), binding)
+        decide(byId(tokenId), Decision.reject(approver, why), binding)
       ),
     consume: (tokenId, binding, options) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
@@ -284,6 +294,30 @@ export const make = (storage: Storage): Service => {
         })
       }),
     get: (tokenId) => Effect.map(find(tokenId), Option.fromUndefinedOr),
+    decide: (key, decision) =>
+      Effect.gen(function* () {
+        const { findListed, transitionListed } = storage
+        if (findListed === undefined || transitionListed === undefined) {
+          return yield* new StoreBoundary.StoreError({
+            store,
+            category: "EXECUTION",
+            message: `${store} cannot decide a listed token (its storage has no findListed and transitionListed)`
+          })
+        }
+        yield* StoreBoundary.checkText(store, [
+          { field: "key", text: key },
+          { field: "approver", text: decision.approver },
+          ...(decision._tag === "Reject"
+            ? [{ field: "reason", text: decision.reason, max: StoreBoundary.maxTextLength }]
+            : [])
+        ])
+        const address: Address = {
+          find: findListed(key),
+          transition: (from, next) => transitionListed(key, from, next)
+        }
+        const token = yield* decide(address, decision, undefined)
+        return recorded(token) ?? decision
+      }),
     list: (options) =>
       Effect.gen(function* () {
         const limit = options?.limit ?? defaultListed

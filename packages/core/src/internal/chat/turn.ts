@@ -66,6 +66,9 @@ const turnEnd = (result: ChatResult): Telemetry.TurnEnd => {
     steps: result._tag === "AwaitingApproval" ? result.state.steps : result.steps,
     inputTokens: usage.inputTokens,
     outputTokens: usage.outputTokens,
+    cachedInputTokens: usage.cachedInputTokens,
+    cacheWriteInputTokens: usage.cacheWriteInputTokens,
+    reasoningTokens: usage.reasoningTokens,
     finishReason: result._tag === "Completed" ? result.finishReason : undefined
   }
 }
@@ -163,9 +166,14 @@ export const make = <R>(host: Host<R>): Turns<R> => {
         const composed = { bound: undefined, agents: othersOf(at.agents, host.id) }
         const id = at.turnId ?? settings.turnId ?? freshTurnId()
         const path = place?.path ?? [host.id]
-        return knowing(
-          body({ host, id, path, toolkit, settings, model, meter, prior, callIds, secrets, composed, ...mode }),
-          secrets
+        // The turn's id and its agents' path on its `invoke_agent` span: what ties a pending approval (scoped
+        // to the turn) and a nested agent's turn to the trace.
+        return Effect.andThen(
+          Effect.annotateCurrentSpan({ "rolecraft.turn.id": id, "rolecraft.agent.path": path }),
+          knowing(
+            body({ host, id, path, toolkit, settings, model, meter, prior, callIds, secrets, composed, ...mode }),
+            secrets
+          )
         )
       })
     )

@@ -255,11 +255,35 @@ export interface ModelCall {
 }
 
 /** The answer's attributes, put on the span when the call succeeds. */
-export interface ModelAnswer {
+export interface ModelAnswer extends Tokens {
   readonly model: string | undefined
   readonly finishReason: string
+}
+
+/** Tokens a span reports: the GenAI conventions' input and output, and the cached and reasoning parts when known. */
+export interface Tokens {
   readonly inputTokens: number
   readonly outputTokens: number
+  readonly cachedInputTokens?: number | undefined
+  readonly cacheWriteInputTokens?: number | undefined
+  readonly reasoningTokens?: number | undefined
+}
+
+/** The `gen_ai.usage.*` attributes of `tokens` (the cached and reasoning ones only when known). */
+export const tokenAttributes = (tokens: Tokens): Record<string, number> => ({
+  "gen_ai.usage.input_tokens": tokens.inputTokens,
+  "gen_ai.usage.output_tokens": tokens.outputTokens,
+  ...(tokens.cachedInputTokens === undefined
+    ? {}
+    : { "gen_ai.usage.cache_read.input_tokens": tokens.cachedInputTokens }),
+  ...(tokens.cacheWriteInputTokens === undefined
+    ? {}
+    : { "gen_ai.usage.cache_creation.input_tokens": tokens.cacheWriteInputTokens }),
+  ...(tokens.reasoningTokens === undefined ? {} : { "gen_ai.usage.reasoning.output_tokens": tokens.reasoningTokens })
+})
+
+const annotateTokens = (span: Tracer.Span, tokens: Tokens): void => {
+  for (const [key, value] of Object.entries(tokenAttributes(tokens))) span.attribute(key, value)
 }
 
 /** The metric series of model calls to one provider and model, made once and reused by every call. */
@@ -350,8 +374,7 @@ export const chat =
         if (span !== undefined) {
           if (answered.model !== undefined) span.attribute("gen_ai.response.model", answered.model)
           span.attribute("gen_ai.response.finish_reasons", [answered.finishReason])
-          span.attribute("gen_ai.usage.input_tokens", answered.inputTokens)
-          span.attribute("gen_ai.usage.output_tokens", answered.outputTokens)
+          annotateTokens(span, answered)
         }
         metrics.duration.updateUnsafe(seconds, context)
         metrics.inputTokens.updateUnsafe(answered.inputTokens, context)
@@ -365,11 +388,9 @@ export const chat =
 // =============================================================================
 
 /** What an `invoke_agent` span says of a turn's end. */
-export interface TurnEnd {
+export interface TurnEnd extends Tokens {
   readonly result: string
   readonly steps: number
-  readonly inputTokens: number
-  readonly outputTokens: number
   readonly finishReason: string | undefined
 }
 
@@ -407,8 +428,7 @@ export const invokeAgent = <A>(
           return
         }
         const turnEnd = end(exit.value)
-        span.attribute("gen_ai.usage.input_tokens", turnEnd.inputTokens)
-        span.attribute("gen_ai.usage.output_tokens", turnEnd.outputTokens)
+        annotateTokens(span, turnEnd)
         if (turnEnd.finishReason !== undefined) span.attribute("gen_ai.response.finish_reasons", [turnEnd.finishReason])
         span.attribute("rolecraft.chat.result", turnEnd.result)
         span.attribute("rolecraft.chat.steps", turnEnd.steps)
