@@ -39,7 +39,8 @@ export const floors: Readonly<Record<string, ReadonlyArray<ReadonlyArray<string>
   durable: [["."], ["store"]],
   testing: [["."]],
   openai: [["."]],
-  "effect-ai": [["."]]
+  "effect-ai": [["."]],
+  inspector: [["."]]
 }
 
 /** One import that runs up or sideways. */

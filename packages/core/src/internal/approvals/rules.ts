@@ -240,7 +240,7 @@ export const make = (storage: Storage): Service => {
     address: Address,
     decision: Decision.Decision,
     binding: Binding | undefined
-  ): Effect.Effect<Token, ApprovalTokenError | StoreBoundary.StoreError> =>
+  ): Effect.Effect<{ readonly token: Token; readonly repeated: boolean }, ApprovalTokenError | StoreBoundary.StoreError> =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       for (;;) {
@@ -249,11 +249,11 @@ export const make = (storage: Storage): Service => {
         const mismatch = binding === undefined ? undefined : bindingCheck(token.binding, binding)
         if (mismatch !== undefined) return yield* refusal(mismatch)
         const ruling = Decision.judge(recorded(token), decision)
-        if (ruling._tag === "Repeat") return token
+        if (ruling._tag === "Repeat") return { token, repeated: true }
         if (ruling._tag === "Refuse") return yield* refusal("decided", ruling.message)
         if (now >= token.expiresAt) return yield* refusal("expired")
         const next = decided(token, decision, now)
-        if (yield* address.transition("pending", next)) return next
+        if (yield* address.transition("pending", next)) return { token: next, repeated: false }
         // Another decider recorded first: the next look answers as its decision says.
       }
     })
@@ -263,7 +263,7 @@ export const make = (storage: Storage): Service => {
     approve: (tokenId, approver, binding) =>
       Effect.andThen(
         StoreBoundary.checkText(store, [{ field: "approver", text: approver }]),
-        decide(byId(tokenId), Decision.approve(approver), binding)
+        Effect.map(decide(byId(tokenId), Decision.approve(approver), binding), (decided) => decided.token)
       ),
     reject: (tokenId, approver, why, binding) =>
       Effect.andThen(
@@ -271,7 +271,7 @@ export const make = (storage: Storage): Service => {
           { field: "approver", text: approver },
           { field: "reason", text: why, max: StoreBoundary.maxTextLength }
         ]),
-        decide(byId(tokenId), Decision.reject(approver, why), binding)
+        Effect.map(decide(byId(tokenId), Decision.reject(approver, why), binding), (decided) => decided.token)
       ),
     consume: (tokenId, binding, options) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
@@ -315,8 +315,8 @@ export const make = (storage: Storage): Service => {
           find: findListed(key),
           transition: (from, next) => transitionListed(key, from, next)
         }
-        const token = yield* decide(address, decision, undefined)
-        return recorded(token) ?? decision
+        const { token, repeated } = yield* decide(address, decision, undefined)
+        return { decision: recorded(token) ?? decision, repeated, status: token.status }
       }),
     list: (options) =>
       Effect.gen(function* () {

@@ -233,6 +233,21 @@ export interface ConsumeOptions {
 }
 
 /**
+ * What a decision on a listed token found: the `decision` now recorded,
+ * whether it had been recorded before (`repeated`: the same decision made
+ * again, which changed nothing) and the token's `status` now (`"used"` once
+ * the approved call consumed it).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Decided {
+  readonly decision: Decision
+  readonly repeated: boolean
+  readonly status: Status
+}
+
+/**
  * The operations of an approval store (see `ApprovalStore.ApprovalStore`).
  *
  * @category models
@@ -270,10 +285,11 @@ export interface Service {
    * `approve` and `reject`: decided once — the same decision again answers
    * as it did, another is refused as `"decided"` naming who decided — and
    * an expired token is refused as `"expired"`, an unknown key as
-   * `"unknown"`. Answers the decision now recorded. A store over a storage
-   * without `findListed` and `transitionListed` fails with EXECUTION.
+   * `"unknown"`. Answers the decision now recorded (see {@link Decided}).
+   * A store over a storage without `findListed` and `transitionListed`
+   * fails with EXECUTION.
    *
    * @since 0.3.0
    */
-  readonly decide: (key: string, decision: Decision) => Effect.Effect<Decision, ApprovalTokenError | StoreError>
+  readonly decide: (key: string, decision: Decision) => Effect.Effect<Decided, ApprovalTokenError | StoreError>
 }
