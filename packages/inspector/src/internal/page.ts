@@ -186,7 +186,8 @@ async function loadApprovals() {
   document.querySelector("#inbox .empty").hidden = boxes.length + kept.length > 0;
 }
 
-const refresh = { spans: () => { loadRuns(); loadTurn(); }, approvals: loadApprovals, metrics: () => {} };
+// New spans may hold the tool results an approval waits after: the inbox is read again with them.
+const refresh = { spans: () => { loadRuns(); loadTurn(); loadApprovals(); }, approvals: loadApprovals, metrics: () => {} };
 function listen() {
   const live = document.querySelector("#live");
   const source = new EventSource("/api/events");
