@@ -15,7 +15,7 @@ header h1 { font-size: 16px; margin: 0; font-weight: 600; }
 #live { font-size: 12px; opacity: .8; }
 #live[data-state="open"]::before { content: "● "; color: #5fd38d; }
 #live[data-state="closed"]::before { content: "● "; color: #e0a030; }
-main { display: grid; grid-template-columns: minmax(420px, 1fr) minmax(480px, 1.4fr); gap: 14px; padding: 14px; }
+main { display: grid; grid-template-columns: minmax(520px, 1fr) minmax(520px, 1.2fr); gap: 14px; padding: 14px; }
 section { background: #fff; border: 1px solid #dde1e8; border-radius: 6px; padding: 10px 12px; min-width: 0; }
 section h2 { font-size: 13px; text-transform: uppercase; letter-spacing: .04em; color: #5b6475; margin: 0 0 8px; }
 #inbox { grid-column: 1 / -1; }
@@ -62,6 +62,8 @@ const el = (tag, props, ...children) => {
   for (const [key, value] of Object.entries(props ?? {})) {
     if (value === undefined || value === null) continue;
     if (key === "class") node.className = value;
+    // Styles through the CSSOM: the page's CSP allows no inline style attributes.
+    else if (key === "style") Object.assign(node.style, value);
     else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else if (key === "text") node.textContent = String(value);
     else node.setAttribute(key, String(value));
@@ -123,18 +125,19 @@ async function loadTurn() {
       "data-path": node.path.join("/"), "data-name": node.name,
       onclick: () => showAttributes(node)
     },
-    el("div", { class: "label", style: "padding-left:" + node.depth * 16 + "px" },
+    el("div", { class: "label", style: { paddingLeft: node.depth * 16 + "px" } },
       el("span", { class: "name", text: node.name }),
       node.path.length > 0 ? el("span", { class: "path", text: node.path.join(" › ") }) : undefined,
       el("span", { class: "muted", text: "  " + ms(node.durationMs) })),
-    el("div", { class: "bar" }, el("span", { style: "left:" + (node.offsetMs / total) * 100 + "%;width:" + (node.durationMs / total) * 100 + "%" })))));
+    el("div", { class: "bar" }, el("span", { style: { left: (node.offsetMs / total) * 100 + "%", width: (node.durationMs / total) * 100 + "%" } })))));
 }
 
 function showAttributes(node) {
   const rows = Object.entries(node.attributes).map(([key, value]) =>
     el("tr", {}, el("td", { class: "muted", text: key }), el("td", {}, key.endsWith(".arguments") || key.endsWith(".result") ? el("pre", { text: pretty(value) }) : el("span", { text: typeof value === "string" ? value : JSON.stringify(value) }))));
   const box = document.querySelector("#attributes");
-  box.replaceChildren(el("h2", { text: node.name }), node.statusMessage ? el("pre", { text: node.statusMessage }) : undefined, el("table", {}, el("tbody", {}, ...rows)));
+  const message = node.statusMessage ? [el("pre", { class: "status-message", text: node.statusMessage })] : [];
+  box.replaceChildren(el("h2", { text: node.name }), ...message, el("table", {}, el("tbody", {}, ...rows)));
 }
 
 async function decide(key, decision, box) {

@@ -138,7 +138,7 @@ export const make = (options: {
           return HttpServerResponse.html(page(open.pageToken(), nonce)).pipe(
             HttpServerResponse.setHeaders({
               "cache-control": "no-store",
-              "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}' 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+              "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
               "x-frame-options": "DENY",
               "referrer-policy": "no-referrer"
             })
