@@ -26,11 +26,11 @@ const program = [
   'console.log([...urls].join("\\n"))'
 ].join("\n")
 
-const loadedByImport = async (): Promise<ReadonlyArray<string>> => {
+const loadedByImport = async (source = program, cwd = core): Promise<ReadonlyArray<string>> => {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ["--conditions=@rolecraft/source", "--input-type=module", "-e", program],
-    { cwd: core, timeout: 60_000 }
+    ["--conditions=@rolecraft/source", "--input-type=module", "-e", source],
+    { cwd, timeout: 60_000 }
   )
   return stdout.trim().split("\n")
 }
@@ -63,6 +63,31 @@ describe("cold import of @rolecraft/core", () => {
         urls.filter((url) => pattern.test(url)),
         [],
         `${name} is loaded by import "@rolecraft/core"`
+      )
+    }
+  })
+})
+
+// The inspector: its HTTP server is what it is for (@effect/platform-node's server loads node:zlib itself), but
+// the Postgres driver of a store opened by URL, SQLite and the chat kernel are loaded by the first use.
+const inspector = join(dirname(fileURLToPath(import.meta.url)), "../packages/inspector")
+const inspectorDeferred: ReadonlyArray<readonly [string, RegExp]> = [
+  ["@effect/sql-pg", /\/@effect\/sql-pg\//],
+  ["effect's SQL client", /\/effect\/dist\/sql\//],
+  ["node:sqlite", /^node:sqlite$/],
+  ["the chat kernel", /\/core\/src\/internal\/chat\//]
+]
+
+describe("cold import of @rolecraft/inspector", () => {
+  it("loads the inspector's sources and none of the parts loaded on first use", async () => {
+    const urls = await loadedByImport(program.replace('"@rolecraft/core"', '"@rolecraft/inspector"'), inspector)
+    assert.isTrue(urls.some((url) => url.endsWith("/packages/inspector/src/index.ts")))
+    assert.isTrue(urls.some((url) => url.endsWith("/packages/inspector/src/internal/page.ts")))
+    for (const [name, pattern] of inspectorDeferred) {
+      assert.deepStrictEqual(
+        urls.filter((url) => pattern.test(url)),
+        [],
+        `${name} is loaded by import "@rolecraft/inspector"`
       )
     }
   })

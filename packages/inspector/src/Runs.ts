@@ -10,6 +10,24 @@
  * agent path. Spans arrive as each ends, in batches: a summary is made from
  * whatever has arrived, so a tree can grow while its turn's spans come in.
  *
+ * @example
+ * ```ts
+ * import { Inspector, Runs } from "@rolecraft/inspector"
+ * import { Console, Effect } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const inspector = yield* Inspector.start()
+ *   // … an app exports its spans to inspector.url …
+ *   const spans = yield* inspector.traces.spans
+ *   for (const turn of Runs.turns(spans)) {
+ *     yield* Console.log(`${turn.agent}: ${turn.status}, ${turn.tokens.input} tokens in`)
+ *     for (const node of Runs.tree(spans, turn.traceId, turn.spanId)) {
+ *       yield* Console.log(`${"  ".repeat(node.depth)}${node.name} (${node.path.join(" > ")})`)
+ *     }
+ *   }
+ * }).pipe(Effect.scoped)
+ * ```
+ *
  * @since 0.3.0
  */
 import type { Span } from "./Traces.ts"

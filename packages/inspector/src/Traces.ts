@@ -10,6 +10,21 @@
  * (`intValue` strings become numbers; arrays and key-value lists become
  * arrays and records).
  *
+ * @example
+ * ```ts
+ * import { Traces } from "@rolecraft/inspector"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function* () {
+ *   const traces = yield* Traces.make({ maxSpans: 1_000 })
+ *   const spans = yield* Traces.decodeSpans({
+ *     resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", name: "work" }] }] }]
+ *   })
+ *   yield* traces.add(spans)
+ *   return (yield* traces.spans).map((span) => span.name) // ["work"]
+ * })
+ * ```
+ *
  * @since 0.3.0
  */
 import * as Effect from "effect/Effect"
