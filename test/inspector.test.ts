@@ -8,9 +8,9 @@
  * whose inspector is down keeps running its turns.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ApprovalStore, StoredDecisions } from "@rolecraft/core"
+import { ApprovalStore, StoredDecisions, ThreadStore } from "@rolecraft/core"
 import { Inspector, Runs } from "@rolecraft/inspector"
-import { LocalHttpServer } from "@rolecraft/testing"
+import { LocalHttpServer, ScriptedModel } from "@rolecraft/testing"
 import { Effect, Fiber, Layer, Schedule } from "effect"
 import * as App from "./support/inspectorApp.ts"
 import * as RawHttp from "./support/rawHttp.ts"
@@ -153,6 +153,49 @@ describe("the run inspector (HTTP)", () => {
         assert.strictEqual(counts.booked, 1)
       }).pipe(Effect.scoped),
     60_000
+  )
+
+  it.live(
+    "opens a thread of the thread store by id: its exchanges, messages and the calls its last turn waits on",
+    () =>
+      Effect.gen(function* () {
+        const threads = ThreadStore.makeMemory()
+        const store = ApprovalStore.makeMemory()
+        const inspector = yield* Inspector.start({ threads, approvals: store })
+        const own = new URL(inspector.url).host
+        const model = yield* ScriptedModel.make([
+          ScriptedModel.toolCalls([{ id: "call_book", name: "book", arguments: { hotel: "Avenida", nights: 2 } }])
+        ])
+        const paused = yield* Effect.gen(function* () {
+          const lead = yield* App.agents({ booked: 0 })
+          return yield* lead.chat("Book the Avenida, 2 nights", { thread: "trip-1" })
+        }).pipe(
+          Effect.provide(
+            Layer.mergeAll(model.layer, App.storeLayer(store), Layer.succeed(ThreadStore.ThreadStore, threads))
+          ),
+          Effect.scoped
+        )
+        assert.strictEqual(paused._tag, "AwaitingApproval")
+        const answer = yield* RawHttp.send("GET", `${inspector.url}/api/thread?id=trip-1`, { host: own })
+        assert.strictEqual(answer.status, 200, answer.body)
+        const { configured, thread } = JSON.parse(answer.body)
+        assert.isTrue(configured)
+        assert.deepStrictEqual(
+          [
+            thread.id,
+            thread.exchanges,
+            thread.messages[0],
+            thread.pending.map((call: { action: string }) => call.action)
+          ],
+          ["trip-1", 1, { role: "user", content: "Book the Avenida, 2 nights" }, ["book"]]
+        )
+        const missing = yield* RawHttp.send("GET", `${inspector.url}/api/thread`, { host: own })
+        assert.strictEqual(missing.status, 400)
+        const rebound = yield* RawHttp.send("GET", `${inspector.url}/api/thread?id=trip-1`, {
+          host: `rebind.test:${new URL(inspector.url).port}`
+        })
+        assert.strictEqual(rebound.status, 403)
+      }).pipe(Effect.scoped)
   )
 
   it.live("an app whose inspector is down keeps running: export failures never fail a turn", () =>

@@ -11,7 +11,8 @@
  *   `/v1/metrics` (`/v1/logs` is accepted and dropped), gzip bodies
  *   included: point Effect's `Otlp.layerJson` (or any OpenTelemetry exporter
  *   sending `http/json`) at its `url`. Protobuf bodies are answered 415;
- * - the page at `/`, its data under `/api/`, and `/api/events`, server-sent
+ * - the page at `/`, its data under `/api/` (a thread of the thread store
+ *   opened by id at `/api/thread?id=…`), and `/api/events`, server-sent
  *   events that say when spans, metrics or pending approvals changed (the
  *   page then reads again);
  * - closed by default (`HttpDoor` of `@rolecraft/core`): every request must
@@ -48,7 +49,7 @@
  */
 import { createServer } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { ApprovalStore, HttpDoor, type StoreBoundary } from "@rolecraft/core"
+import { ApprovalStore, HttpDoor, type StoreBoundary, ThreadStore } from "@rolecraft/core"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -62,6 +63,7 @@ import * as HttpServer from "effect/http/HttpServer"
 import type * as HttpServerError from "effect/http/HttpServerError"
 import * as Approvals from "./internal/approvals.ts"
 import * as Routes from "./internal/routes.ts"
+import * as Stores from "./internal/stores.ts"
 import * as Traces from "./Traces.ts"
 
 /**
@@ -72,6 +74,8 @@ import * as Traces from "./Traces.ts"
  * - `approvals`: the approval store whose pending calls the inbox lists and
  *   decides; default: the `ApprovalStore` in the context when there is one,
  *   else none (the inbox says so);
+ * - `threads`: the thread store whose threads the page opens by id;
+ *   default: the `ThreadStore` in the context when there is one, else none;
  * - `maxSpans`: how many spans are kept in memory, the oldest dropped
  *   (default 20,000);
  * - `pollInterval`: how often the store's listing is read for the live view
@@ -87,6 +91,7 @@ export interface Options {
   readonly host?: string | undefined
   readonly port?: number | undefined
   readonly approvals?: ApprovalStore.Service | undefined
+  readonly threads?: ThreadStore.Service | undefined
   readonly maxSpans?: number | undefined
   readonly pollInterval?: Duration.Input | undefined
   readonly allowedHosts?: ReadonlyArray<string> | undefined
@@ -125,13 +130,14 @@ export class InspectorService extends Context.Service<InspectorService, Inspecto
 export const start = (options?: Options): Effect.Effect<Inspector, HttpServerError.ServeError, Scope.Scope> =>
   Effect.gen(function* () {
     const store = options?.approvals ?? Option.getOrUndefined(yield* Effect.serviceOption(ApprovalStore.ApprovalStore))
+    const threads = options?.threads ?? Option.getOrUndefined(yield* Effect.serviceOption(ThreadStore.ThreadStore))
     const traces = yield* Traces.make({ maxSpans: options?.maxSpans })
     const changes = yield* PubSub.sliding<string>(16)
     const inbox = Approvals.make(store, traces)
     yield* Approvals.watch(inbox, changes, Duration.fromInputUnsafe(options?.pollInterval ?? "1 second"))
     const host = options?.host ?? "127.0.0.1"
     const door = yield* Deferred.make<HttpDoor.HttpDoor>()
-    const routes = Routes.make({ door: Deferred.await(door), traces, inbox, changes })
+    const routes = Routes.make({ door: Deferred.await(door), traces, inbox, threads, changes })
     const server = HttpRouter.serve(routes, { disableLogger: true, disableListenLog: true }).pipe(
       Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options?.port ?? 0, host }))
     )
@@ -174,4 +180,32 @@ export const layer = (options?: Options): Layer.Layer<InspectorService, HttpServ
  * @since 0.3.0
  */
 export const approvalsFromUrl = (url: string): Layer.Layer<ApprovalStore.ApprovalStore, StoreBoundary.StoreError> =>
-  Approvals.fromUrl(url)
+  Stores.fromUrl(
+    {
+      name: "the approval store",
+      memory: ApprovalStore.layerMemory,
+      sqlite: (filename) => ApprovalStore.layerSqlite({ filename }),
+      sql: ApprovalStore.layerSql,
+      failed: (error) => Layer.effect(ApprovalStore.ApprovalStore, Effect.fail(error))
+    },
+    url
+  )
+
+/**
+ * A thread store opened from a URL, as {@link approvalsFromUrl} (the
+ * thread store's `layerMemory`, `layerSqlite`, `layerSql`).
+ *
+ * @category layers
+ * @since 0.3.0
+ */
+export const threadsFromUrl = (url: string): Layer.Layer<ThreadStore.ThreadStore, StoreBoundary.StoreError> =>
+  Stores.fromUrl(
+    {
+      name: "the thread store",
+      memory: ThreadStore.layerMemory,
+      sqlite: (filename) => ThreadStore.layerSqlite({ filename }),
+      sql: ThreadStore.layerSql,
+      failed: (error) => Layer.effect(ThreadStore.ThreadStore, Effect.fail(error))
+    },
+    url
+  )

@@ -3,12 +3,13 @@
  * `rolecraft-inspector`: starts the run inspector on 127.0.0.1 and prints its
  * address, until Ctrl-C.
  *
- *     rolecraft-inspector [--port 4319] [--host 127.0.0.1] [--approvals URL]
+ *     rolecraft-inspector [--port 4319] [--host 127.0.0.1] [--approvals URL] [--threads URL]
  *                         [--allowed-host NAME]... [--allowed-origin ORIGIN]...
  *
  * `--approvals` (or `ROLECRAFT_APPROVALS`) opens the approval store whose
  * pending calls the page lists and decides: `sqlite:PATH`, a `.db` file or
- * `postgres://…` (see `Inspector.approvalsFromUrl`). Point an app's OTLP
+ * `postgres://…` (see `Inspector.approvalsFromUrl`); `--threads` (or
+ * `ROLECRAFT_THREADS`) the thread store whose threads the page opens by id. Point an app's OTLP
  * exporter (`Otlp.layerJson({ baseUrl })`) at the printed address.
  *
  * @since 0.3.0
@@ -18,11 +19,11 @@ import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { ApprovalStore } from "@rolecraft/core"
+import { ApprovalStore, ThreadStore } from "@rolecraft/core"
 import * as Inspector from "./Inspector.ts"
 
 const usage =
-  "usage: rolecraft-inspector [--port 4319] [--host 127.0.0.1] [--approvals URL] [--allowed-host NAME] [--allowed-origin ORIGIN]"
+  "usage: rolecraft-inspector [--port 4319] [--host 127.0.0.1] [--approvals URL] [--threads URL] [--allowed-host NAME] [--allowed-origin ORIGIN]"
 
 const parse = (argv: ReadonlyArray<string>) => {
   const values: Record<string, Array<string>> = {}
@@ -47,7 +48,13 @@ const program = Effect.gen(function* () {
     url === undefined
       ? undefined
       : Context.get(yield* Layer.build(Inspector.approvalsFromUrl(url)), ApprovalStore.ApprovalStore)
+  const threadsUrl = flags.threads?.[0] ?? process.env.ROLECRAFT_THREADS
+  const threads =
+    threadsUrl === undefined
+      ? undefined
+      : Context.get(yield* Layer.build(Inspector.threadsFromUrl(threadsUrl)), ThreadStore.ThreadStore)
   const inspector = yield* Inspector.start({
+    threads,
     port,
     host: flags.host?.[0],
     approvals,

@@ -7,12 +7,10 @@
  * through the store's own rules (`ApprovalStore`'s `decide`). A watcher
  * reads the listing on an interval and signals the page when it changed.
  */
-import { ApprovalStore, Decision, StoreBoundary } from "@rolecraft/core"
+import { type ApprovalStore, Decision, StoreBoundary } from "@rolecraft/core"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
-import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Runs from "../Runs.ts"
@@ -118,48 +116,4 @@ export const watch = (
     Effect.ignore
   )
   return Effect.asVoid(Effect.forkScoped(Effect.repeat(look, Schedule.spaced(interval))))
-}
-
-const invalidUrl = (message: string) =>
-  new StoreBoundary.StoreError({ store: "the inspector", category: "VALIDATION", field: "url", message })
-
-/** See `Inspector.approvalsFromUrl`. */
-export const fromUrl = (url: string): Layer.Layer<ApprovalStore.ApprovalStore, StoreBoundary.StoreError> => {
-  if (url === "memory") return ApprovalStore.layerMemory
-  if (url.startsWith("sqlite:")) return ApprovalStore.layerSqlite({ filename: url.slice("sqlite:".length) })
-  if (/\.(db|sqlite3?)$/i.test(url) && !url.includes("://")) return ApprovalStore.layerSqlite({ filename: url })
-  if (/^postgres(ql)?:\/\//i.test(url)) {
-    return Layer.unwrap(
-      Effect.map(
-        Effect.tryPromise({
-          try: () => import("@effect/sql-pg/PgClient"),
-          catch: () =>
-            invalidUrl("a postgres:// approval store needs @effect/sql-pg installed beside @rolecraft/inspector")
-        }),
-        (PgClient) =>
-          ApprovalStore.layerSql.pipe(
-            Layer.provide(PgClient.layer({ url: Redacted.make(url) })),
-            // The driver's error may quote the URL: it is replaced by one that names the store only.
-            Layer.catchTag("SqlError", () =>
-              Layer.effect(
-                ApprovalStore.ApprovalStore,
-                Effect.fail(
-                  new StoreBoundary.StoreError({
-                    store: "the approval store (postgres)",
-                    category: "TRANSIENT",
-                    message: "the approval store (postgres): cannot connect"
-                  })
-                )
-              )
-            )
-          )
-      )
-    )
-  }
-  return Layer.effect(
-    ApprovalStore.ApprovalStore,
-    Effect.fail(
-      invalidUrl("an approval store URL is memory, sqlite:PATH, a .db file or postgres://… (got another scheme)")
-    )
-  )
 }

@@ -15,10 +15,14 @@ header h1 { font-size: 16px; margin: 0; font-weight: 600; }
 #live { font-size: 12px; opacity: .8; }
 #live[data-state="open"]::before { content: "● "; color: #5fd38d; }
 #live[data-state="closed"]::before { content: "● "; color: #e0a030; }
-main { display: grid; grid-template-columns: minmax(520px, 1fr) minmax(520px, 1.2fr); gap: 14px; padding: 14px; }
+main { display: grid; grid-template-columns: minmax(520px, 1fr) minmax(520px, 1.2fr); grid-template-rows: auto auto 1fr; gap: 14px; padding: 14px; }
 section { background: #fff; border: 1px solid #dde1e8; border-radius: 6px; padding: 10px 12px; min-width: 0; }
 section h2 { font-size: 13px; text-transform: uppercase; letter-spacing: .04em; color: #5b6475; margin: 0 0 8px; }
 #inbox { grid-column: 1 / -1; }
+#runs { grid-column: 1; grid-row: 2; align-self: start; }
+#threads { grid-column: 1; grid-row: 3; align-self: start; }
+#turn { grid-column: 2; grid-row: 2 / span 2; align-self: start; }
+.message { font-size: 13px; padding: 2px 0; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
 th { text-align: left; color: #5b6475; font-weight: 500; border-bottom: 1px solid #dde1e8; padding: 4px 6px; }
 td { padding: 4px 6px; border-bottom: 1px solid #eef0f4; white-space: nowrap; }
@@ -190,6 +194,24 @@ async function loadApprovals() {
 }
 
 // New spans may hold the tool results an approval waits after: the inbox is read again with them.
+async function openThread() {
+  const id = document.querySelector("#thread-id").value.trim();
+  const box = document.querySelector("#thread");
+  if (id === "") return;
+  const response = await fetch("/api/thread?id=" + encodeURIComponent(id));
+  if (!response.ok) { box.replaceChildren(el("p", { class: "muted", text: await response.text() })); return; }
+  const { configured, thread } = await response.json();
+  if (!configured) { box.replaceChildren(el("p", { class: "muted", text: "No thread store: start the inspector with one to open threads." })); return; }
+  box.replaceChildren(
+    el("p", { class: "muted", text: thread.exchanges + " exchange(s)" + (thread.pending.length > 0 ? " · its last turn waits on " + thread.pending.map((call) => call.action).join(", ") : "") }),
+    ...(thread.summary ? [el("pre", { class: "summary", text: "summary: " + thread.summary })] : []),
+    ...thread.messages.map((message) => el("div", { class: "message", "data-role": message.role },
+      el("span", { class: "muted", text: message.role + ": " }),
+      el("span", { text: typeof message.content === "string" ? message.content : JSON.stringify(message.content) }),
+      ...(message.toolCalls ?? []).map((call) => el("pre", { text: call.name + " " + pretty(call.arguments) })))));
+}
+document.querySelector("#open-thread").addEventListener("click", openThread);
+
 const refresh = { spans: () => { loadRuns(); loadTurn(); loadApprovals(); }, approvals: loadApprovals, metrics: () => {} };
 function listen() {
   const live = document.querySelector("#live");
@@ -227,6 +249,12 @@ export const page = (token: string, nonce: string): string => `<!doctype html>
           <tbody></tbody>
         </table>
         <p class="empty muted">No turns yet: point an OTLP/HTTP JSON exporter at this address.</p>
+      </section>
+      <section id="threads">
+        <h2>Threads</h2>
+        <label>Thread id <input id="thread-id" placeholder="a thread's id" /></label>
+        <button id="open-thread">Open</button>
+        <div id="thread"></div>
       </section>
       <section id="turn">
         <h2>Turn</h2>

@@ -12,6 +12,9 @@
  * - `POST /api/decide` `{ key, decision: "approve" | "reject", approver, reason? }`
  *   (JSON and the page token) — `200 { recorded }`, or `409 { refused, check }`
  *   when the store refuses (decided before, naming who; expired; unknown);
+ * - `GET /api/thread?id=…` — `{ configured, thread }`: the thread store's
+ *   thread (`{ id, exchanges, summary, messages, pending }`, `pending` the
+ *   calls its paused turn waits on), read through the store's `read`;
  * - `GET /api/events` — server-sent events: `data: spans`, `metrics` or
  *   `approvals` when that changed, and a comment every 15 seconds.
  *
@@ -20,7 +23,7 @@
  * content type, which no page on another origin can send without a CORS
  * preflight this server never grants.
  */
-import { Decision, type HttpDoor } from "@rolecraft/core"
+import { Decision, type HttpDoor, type ThreadStore } from "@rolecraft/core"
 import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
 import * as Schema from "effect/Schema"
@@ -47,6 +50,8 @@ const DecideBody = Schema.Struct({
 })
 
 const TurnQuery = Schema.Struct({ trace: Schema.String, span: Schema.String })
+
+const ThreadQuery = Schema.Struct({ id: Schema.String.check(Schema.isMinLength(1)) })
 
 const text = (body: string, status: number) => HttpServerResponse.text(body, { status })
 
@@ -118,9 +123,10 @@ export const make = (options: {
   readonly door: Effect.Effect<HttpDoor.HttpDoor>
   readonly traces: Traces.Traces
   readonly inbox: Approvals.Inbox
+  readonly threads: ThreadStore.Service | undefined
   readonly changes: PubSub.PubSub<string>
 }) => {
-  const { door, traces, inbox, changes } = options
+  const { door, traces, inbox, threads, changes } = options
   const read = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
     guarded(door, false, handler)
   const events = Stream.merge(Stream.fromPubSub(traces.changes), Stream.fromPubSub(changes)).pipe(
@@ -206,6 +212,27 @@ export const make = (options: {
             )
           )
         )
+      )
+    ),
+    HttpRouter.route(
+      "GET",
+      "/api/thread",
+      read(
+        Effect.gen(function* () {
+          const { id } = yield* HttpServerRequest.schemaSearchParams(ThreadQuery)
+          if (threads === undefined) return json({ configured: false, thread: null })
+          const thread = yield* threads.read(id)
+          return json({
+            configured: true,
+            thread: {
+              id: thread.id,
+              exchanges: thread.exchanges,
+              summary: thread.summary ?? null,
+              messages: thread.messages,
+              pending: thread.paused?.pending ?? []
+            }
+          })
+        }).pipe(Effect.catch(badRequest))
       )
     ),
     HttpRouter.route(
