@@ -83,6 +83,8 @@ describe("the run inspector in headless chromium", () => {
           // A span's attributes, the tool's traced result among them.
           yield* Effect.promise(() => weather.click())
           yield* waitFor(page.locator("#attributes pre", { hasText: "Lisbon: sunny, 24 °C" }))
+          // The metrics the exporter sent, e.g. the model calls' token usage histogram.
+          yield* waitFor(page.locator('tr.metric[data-name="gen_ai.client.token.usage"]').first())
           yield* Effect.promise(() => page.screenshot({ path: screenshot("inspector-runs.png"), fullPage: true }))
 
           // 2. A second turn pauses on the booking: the inbox shows it and what the model had seen before.

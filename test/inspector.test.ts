@@ -12,6 +12,8 @@ import { ApprovalStore, StoredDecisions, ThreadStore } from "@rolecraft/core"
 import { Inspector, Runs } from "@rolecraft/inspector"
 import { LocalHttpServer, ScriptedModel } from "@rolecraft/testing"
 import { Effect, Fiber, Layer, Schedule } from "effect"
+import { FetchHttpClient } from "effect/http"
+import { Otlp } from "effect/observability"
 import * as App from "./support/inspectorApp.ts"
 import * as RawHttp from "./support/rawHttp.ts"
 
@@ -153,6 +155,40 @@ describe("the run inspector (HTTP)", () => {
         assert.strictEqual(counts.booked, 1)
       }).pipe(Effect.scoped),
     60_000
+  )
+
+  it.live("receives gzip bodies and metrics: the token usage histogram of the app's model calls", () =>
+    Effect.gen(function* () {
+      const inspector = yield* Inspector.start()
+      const model = yield* App.script()
+      yield* Effect.gen(function* () {
+        const lead = yield* App.agents({ booked: 0 })
+        yield* lead.chat("Plan a stay in Lisbon for Ann")
+      }).pipe(
+        Effect.provide(
+          Otlp.layerJson({
+            baseUrl: inspector.url,
+            compression: "gzip",
+            resource: { serviceName: "zipped" },
+            tracerExportInterval: "100 millis",
+            metricsExportInterval: "100 millis"
+          }).pipe(Layer.provide(FetchHttpClient.layer))
+        ),
+        Effect.provide(Layer.mergeAll(model.layer, ApprovalStore.layerMemory)),
+        Effect.scoped
+      )
+      const turns = yield* eventually(Effect.map(inspector.traces.spans, Runs.turns), (all) => all.length === 1)
+      assert.deepStrictEqual(
+        turns.map((turn) => [turn.service, turn.status, turn.modelCalls]),
+        [["zipped", "Completed", 5]]
+      )
+      const metrics = yield* eventually(inspector.traces.metrics, (all) =>
+        all.some((metric) => metric.name === "gen_ai.client.token.usage")
+      )
+      const usage = metrics.find((metric) => metric.name === "gen_ai.client.token.usage")
+      const input = usage?.points.find((point) => point.attributes["gen_ai.token.type"] === "input")
+      assert.deepStrictEqual([input?.count, input?.sum], [5, 465])
+    }).pipe(Effect.scoped)
   )
 
   it.live(

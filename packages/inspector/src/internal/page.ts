@@ -15,13 +15,15 @@ header h1 { font-size: 16px; margin: 0; font-weight: 600; }
 #live { font-size: 12px; opacity: .8; }
 #live[data-state="open"]::before { content: "● "; color: #5fd38d; }
 #live[data-state="closed"]::before { content: "● "; color: #e0a030; }
-main { display: grid; grid-template-columns: minmax(520px, 1fr) minmax(520px, 1.2fr); grid-template-rows: auto auto 1fr; gap: 14px; padding: 14px; }
+main { display: grid; grid-template-columns: minmax(520px, 1fr) minmax(520px, 1.2fr); grid-template-rows: auto auto auto 1fr; gap: 14px; padding: 14px; }
 section { background: #fff; border: 1px solid #dde1e8; border-radius: 6px; padding: 10px 12px; min-width: 0; }
 section h2 { font-size: 13px; text-transform: uppercase; letter-spacing: .04em; color: #5b6475; margin: 0 0 8px; }
 #inbox { grid-column: 1 / -1; }
 #runs { grid-column: 1; grid-row: 2; align-self: start; }
 #threads { grid-column: 1; grid-row: 3; align-self: start; }
-#turn { grid-column: 2; grid-row: 2 / span 2; align-self: start; }
+#metrics { grid-column: 1; grid-row: 4; align-self: start; }
+#metrics td { white-space: normal; font-size: 12px; }
+#turn { grid-column: 2; grid-row: 2 / span 3; align-self: start; }
 .message { font-size: 13px; padding: 2px 0; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
 th { text-align: left; color: #5b6475; font-weight: 500; border-bottom: 1px solid #dde1e8; padding: 4px 6px; }
@@ -212,7 +214,18 @@ async function openThread() {
 }
 document.querySelector("#open-thread").addEventListener("click", openThread);
 
-const refresh = { spans: () => { loadRuns(); loadTurn(); loadApprovals(); }, approvals: loadApprovals, metrics: () => {} };
+async function loadMetrics() {
+  const { metrics } = await get("/api/metrics");
+  const rows = metrics.flatMap((metric) => metric.points.map((point) => {
+    const labels = Object.entries(point.attributes).map(([key, value]) => key.replace(/^gen_ai./, "") + "=" + value).join(" ");
+    const value = point.count !== undefined && point.count !== null ? point.count + " × (sum " + point.sum + ")" : String(point.value);
+    return el("tr", { class: "metric", "data-name": metric.name },
+      el("td", { text: metric.name }), el("td", { class: "muted", text: labels }), el("td", { text: value + (metric.unit && metric.unit !== "1" ? " " + metric.unit : "") }));
+  }));
+  document.querySelector("#metrics tbody").replaceChildren(...rows);
+}
+
+const refresh = { spans: () => { loadRuns(); loadTurn(); loadApprovals(); }, approvals: loadApprovals, metrics: loadMetrics };
 function listen() {
   const live = document.querySelector("#live");
   const source = new EventSource("/api/events");
@@ -220,7 +233,7 @@ function listen() {
   source.onerror = () => { live.dataset.state = "closed"; live.textContent = "reconnecting"; };
   source.onmessage = (event) => (refresh[event.data] ?? (() => {}))();
 }
-loadRuns(); loadApprovals(); listen();
+loadRuns(); loadApprovals(); loadMetrics(); listen();
 `
 
 /** The page, with its token in a `<meta>` the script reads; `nonce` lets its one script run under the page's CSP. */
@@ -255,6 +268,10 @@ export const page = (token: string, nonce: string): string => `<!doctype html>
         <label>Thread id <input id="thread-id" placeholder="a thread's id" /></label>
         <button id="open-thread">Open</button>
         <div id="thread"></div>
+      </section>
+      <section id="metrics">
+        <h2>Metrics</h2>
+        <table><tbody></tbody></table>
       </section>
       <section id="turn">
         <h2>Turn</h2>
