@@ -89,7 +89,7 @@ export const routes = (
   threads: ThreadStore.ThreadStore["Service"],
   door: Effect.Effect<HttpDoor.HttpDoor>
 ) => {
-  const withModel = <A, E>(stream: Stream.Stream<A, E>) =>
+  const withModel = <A, E>(stream: Stream.Stream<A, E, LanguageModel.LanguageModel | ThreadStore.ThreadStore>) =>
     Stream.provideService(
       Stream.provideService(stream, LanguageModel.LanguageModel, model),
       ThreadStore.ThreadStore,
