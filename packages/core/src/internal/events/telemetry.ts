@@ -255,13 +255,9 @@ export interface ModelCall {
 }
 
 /** The answer's attributes, put on the span when the call succeeds. */
-export interface ModelAnswer extends Tokens {
+export interface ModelAnswer {
   readonly model: string | undefined
   readonly finishReason: string
-}
-
-/** Tokens a span reports: the GenAI conventions' input and output, and the cached and reasoning parts when known. */
-export interface Tokens {
   readonly inputTokens: number
   readonly outputTokens: number
   readonly cachedInputTokens?: number | undefined
@@ -269,21 +265,43 @@ export interface Tokens {
   readonly reasoningTokens?: number | undefined
 }
 
-/** The `gen_ai.usage.*` attributes of `tokens` (the cached and reasoning ones only when known). */
-export const tokenAttributes = (tokens: Tokens): Record<string, number> => ({
-  "gen_ai.usage.input_tokens": tokens.inputTokens,
-  "gen_ai.usage.output_tokens": tokens.outputTokens,
-  ...(tokens.cachedInputTokens === undefined
-    ? {}
-    : { "gen_ai.usage.cache_read.input_tokens": tokens.cachedInputTokens }),
-  ...(tokens.cacheWriteInputTokens === undefined
-    ? {}
-    : { "gen_ai.usage.cache_creation.input_tokens": tokens.cacheWriteInputTokens }),
-  ...(tokens.reasoningTokens === undefined ? {} : { "gen_ai.usage.reasoning.output_tokens": tokens.reasoningTokens })
-})
+/**
+ * The span attributes of the parts of a usage (each a part of input or output, never on top of them), as the
+ * GenAI conventions name them: cache reads, cache writes, reasoning. Absent parts are not written.
+ */
+export const usagePartAttributes = [
+  ["cachedInputTokens", "gen_ai.usage.cache_read.input_tokens"],
+  ["cacheWriteInputTokens", "gen_ai.usage.cache_creation.input_tokens"],
+  ["reasoningTokens", "gen_ai.usage.reasoning.output_tokens"]
+] as const
 
-const annotateTokens = (span: Tracer.Span, tokens: Tokens): void => {
-  for (const [key, value] of Object.entries(tokenAttributes(tokens))) span.attribute(key, value)
+/** The parts of a usage as span attributes (see {@link usagePartAttributes}). */
+export const usagePartsOf = (usage: {
+  readonly cachedInputTokens?: number | undefined
+  readonly cacheWriteInputTokens?: number | undefined
+  readonly reasoningTokens?: number | undefined
+}): Record<string, number> => {
+  const out: Record<string, number> = {}
+  for (const [part, key] of usagePartAttributes) {
+    const value = usage[part]
+    if (value !== undefined) out[key] = value
+  }
+  return out
+}
+
+/** Writes the parts of a usage (see {@link usagePartAttributes}) on `span`. */
+const partsOnSpan = (
+  span: { readonly attribute: (key: string, value: unknown) => void },
+  usage: {
+    readonly cachedInputTokens?: number | undefined
+    readonly cacheWriteInputTokens?: number | undefined
+    readonly reasoningTokens?: number | undefined
+  }
+): void => {
+  for (const [part, key] of usagePartAttributes) {
+    const value = usage[part]
+    if (value !== undefined) span.attribute(key, value)
+  }
 }
 
 /** The metric series of model calls to one provider and model, made once and reused by every call. */
@@ -291,6 +309,7 @@ interface ModelMetrics {
   readonly duration: Metric.Histogram<number>
   readonly inputTokens: Metric.Histogram<number>
   readonly outputTokens: Metric.Histogram<number>
+  readonly parts: { readonly [K in (typeof usagePartAttributes)[number][0]]: Metric.Histogram<number> }
   readonly failed: (category: string) => Metric.Histogram<number>
 }
 
@@ -300,6 +319,11 @@ const modelMetrics = (common: Readonly<Record<string, string>>): ModelMetrics =>
     duration: Series.operationDuration(common),
     inputTokens: Series.tokenUsage({ ...common, "gen_ai.token.type": "input" }),
     outputTokens: Series.tokenUsage({ ...common, "gen_ai.token.type": "output" }),
+    parts: {
+      cachedInputTokens: Series.tokenUsageParts({ ...common, "rolecraft.token.part": "cache_read" }),
+      cacheWriteInputTokens: Series.tokenUsageParts({ ...common, "rolecraft.token.part": "cache_write" }),
+      reasoningTokens: Series.tokenUsageParts({ ...common, "rolecraft.token.part": "reasoning" })
+    },
     failed: (category) => {
       let metric = failures.get(category)
       if (metric === undefined) {
@@ -374,11 +398,17 @@ export const chat =
         if (span !== undefined) {
           if (answered.model !== undefined) span.attribute("gen_ai.response.model", answered.model)
           span.attribute("gen_ai.response.finish_reasons", [answered.finishReason])
-          annotateTokens(span, answered)
+          span.attribute("gen_ai.usage.input_tokens", answered.inputTokens)
+          span.attribute("gen_ai.usage.output_tokens", answered.outputTokens)
+          partsOnSpan(span, answered)
         }
         metrics.duration.updateUnsafe(seconds, context)
         metrics.inputTokens.updateUnsafe(answered.inputTokens, context)
         metrics.outputTokens.updateUnsafe(answered.outputTokens, context)
+        for (const [part] of usagePartAttributes) {
+          const value = answered[part]
+          if (value !== undefined) metrics.parts[part].updateUnsafe(value, context)
+        }
       }
     )
   }
@@ -388,9 +418,14 @@ export const chat =
 // =============================================================================
 
 /** What an `invoke_agent` span says of a turn's end. */
-export interface TurnEnd extends Tokens {
+export interface TurnEnd {
   readonly result: string
   readonly steps: number
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly cachedInputTokens?: number | undefined
+  readonly cacheWriteInputTokens?: number | undefined
+  readonly reasoningTokens?: number | undefined
   readonly finishReason: string | undefined
 }
 
@@ -428,7 +463,9 @@ export const invokeAgent = <A>(
           return
         }
         const turnEnd = end(exit.value)
-        annotateTokens(span, turnEnd)
+        span.attribute("gen_ai.usage.input_tokens", turnEnd.inputTokens)
+        span.attribute("gen_ai.usage.output_tokens", turnEnd.outputTokens)
+        partsOnSpan(span, turnEnd)
         if (turnEnd.finishReason !== undefined) span.attribute("gen_ai.response.finish_reasons", [turnEnd.finishReason])
         span.attribute("rolecraft.chat.result", turnEnd.result)
         span.attribute("rolecraft.chat.steps", turnEnd.steps)
