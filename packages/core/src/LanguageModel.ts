@@ -465,8 +465,8 @@ export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.E
  * - normalises the answer (see `ModelResponse.ProviderResponse`) and records its
  *   usage into the current {@link UsageMeter}, if any.
  *
- * Each `stream` call does the same in a `chat {model}` span (without the
- * metrics), reads the provider's chunks (see `ModelResponse.ProviderChunk`:
+ * Each `stream` call does the same in the same `chat {model}` span, with the
+ * same attributes and metrics (written by one writer for both paths), reads the provider's chunks (see `ModelResponse.ProviderChunk`:
  * fragments by index or by id, ids and names from whichever fragment
  * carries them, the last usage seen) and aborts the provider's request when
  * the stream is interrupted or no longer pulled. A malformed chunk is
@@ -629,37 +629,15 @@ const generateWith = (setup: Setup, request: Request): Effect.Effect<Response, A
 
 const streamWith = (setup: Setup, request: Request): Stream.Stream<StreamPart, ActionError> => {
   const { call, answer } = callSpan(setup, request)
-  // The same `chat {model}` span as `generate`'s, annotated with the answer when it finishes.
+  // The same `chat {model}` span and metrics as `generate`'s, by the same writer.
   return streamed(setup, request).pipe(
     // Read per batch, not per part: `Finished` is the last part of the stream, so of its batch.
     Stream.mapArrayEffect((parts) => {
       const last = parts[parts.length - 1]
-      if (last?._tag !== "Finished") return Effect.succeed(parts)
-      const answered = answer(last.response)
-      return Effect.as(
-        Effect.andThen(
-          Effect.annotateCurrentSpan({
-            "gen_ai.response.model": answered.model ?? "",
-            "gen_ai.response.finish_reasons": [answered.finishReason],
-            "gen_ai.usage.input_tokens": answered.inputTokens,
-            "gen_ai.usage.output_tokens": answered.outputTokens
-          }),
-          record(last.response)
-        ),
-        parts
-      )
+      return last?._tag === "Finished" ? Effect.as(record(last.response), parts) : Effect.succeed(parts)
     }),
     Stream.catch((error) => Stream.fromEffect(Effect.flip(Redact.scrubKnown(error, setup.secrets)))),
-    Stream.withSpan(call.model === undefined ? "chat" : `chat ${call.model}`, {
-      kind: "client",
-      attributes: {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": call.provider,
-        ...(call.model === undefined ? {} : { "gen_ai.request.model": call.model }),
-        "rolecraft.action": call.action
-      },
-      captureStackTrace: false
-    })
+    Telemetry.chatStream(call, (part: StreamPart) => (part._tag === "Finished" ? answer(part.response) : undefined))
   )
 }
 

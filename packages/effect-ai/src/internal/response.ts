@@ -78,6 +78,8 @@ export const responseOf = (
 export const chunker = (fail: (error: unknown) => ActionError.ActionError) => {
   const indexes = new Map<string, number>()
   const skipped = new Set<string>()
+  // The last finish reason a part gave: a later finish part with no reason (`unknown`) keeps it.
+  let reason: string | undefined
   const indexOf = (id: string) => {
     const known = indexes.get(id)
     if (known !== undefined) return known
@@ -111,8 +113,9 @@ export const chunker = (fail: (error: unknown) => ActionError.ActionError) => {
       case "response-metadata":
         return part.modelId === undefined ? undefined : { model: part.modelId }
       case "finish":
+        reason = finishReasons[part.reason] ?? reason
         return {
-          finishReason: finishReasons[part.reason] ?? (indexes.size > 0 ? "tool_calls" : "stop"),
+          finishReason: reason ?? (indexes.size > 0 ? "tool_calls" : "stop"),
           usage: usageOf(part.usage)
         }
       default:

@@ -14,6 +14,7 @@ import { ExecutionFailure } from "../../ActionError.ts"
 import type { ToolCall } from "../../Prompt.ts"
 import type { FinishReason, ProviderResponse, Response } from "../../ModelResponse.ts"
 import { citationsOf } from "./citation.ts"
+import { given } from "./known.ts"
 
 /** The default cap on one reply's size: its text, reasoning, refusal and tool-call arguments, in characters. */
 export const defaultMaxReplyCharacters = 1_000_000
@@ -137,7 +138,8 @@ export const normalise = (
       totalTokens: typeof total === "number" ? count(total) : inputTokens + outputTokens
     },
     finishReason,
-    ...(typeof raw.model === "string" ? { model: raw.model } : {}),
+    // An empty model is no model: the call's own is named instead (see `known.ts`).
+    ...(typeof raw.model === "string" && given(raw.model) ? { model: raw.model } : {}),
     ...(refusal === undefined ? {} : { refusal }),
     ...(reasoning === undefined
       ? {}

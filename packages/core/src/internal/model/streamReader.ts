@@ -11,8 +11,9 @@
  * Tool-call fragments are matched the ways real servers send them: by
  * `index` (a fragment carrying a different non-empty id than the call at its
  * index starts a new call), by id when there is no index, and to the last
- * call when a fragment has neither; an empty id or name never replaces a
- * known one. Calls are answered in the order they began.
+ * call when a fragment has neither. A value a later chunk leaves empty
+ * (absent, `null`, `""`) never replaces a known one: model, finish reason,
+ * each usage count, a call's id and name (`known.ts`). Calls are answered in the order they began.
  *
  * It refuses a malformed chunk, a tool call whose name never arrived, and a
  * reply larger than its cap (`maxReplyCharacters`: text, reasoning, refusal
@@ -27,6 +28,7 @@ import { type ActionError, ExecutionFailure, isActionError, TransientFailure } f
 import type { ToolCall } from "../../Prompt.ts"
 import type { Citation, ProviderChunk, ProviderResponse, StreamPart, ToolCallFragment } from "../../ModelResponse.ts"
 import { citationOf } from "./citation.ts"
+import { given, keep, keepUsage } from "./known.ts"
 import { capped, defaultMaxReplyCharacters, normalise, tooLarge } from "./provider.ts"
 
 /** One tool call being read: what its fragments said so far. */
@@ -44,7 +46,7 @@ const isIndex = (value: unknown): value is number => typeof value === "number" &
 const optionalString = (value: unknown): value is string | null | undefined =>
   value === undefined || value === null || typeof value === "string"
 
-const nonEmpty = (value: string | null | undefined): value is string => typeof value === "string" && value !== ""
+const nonEmpty = (value: string | null | undefined): value is string => given(value)
 
 /**
  * Options of a reader: the action that names its errors, the cap on the reply's size, the request's
@@ -216,9 +218,10 @@ const push = (state: State, chunk: ProviderChunk, parts: Array<StreamPart>): Exe
     if (!Array.isArray(cited)) return malformed(state, "citations", "is not an array")
     cite(state, cited)
   }
-  if (nonEmpty(chunk.finishReason)) state.finishReason = chunk.finishReason
-  if (typeof chunk.model === "string") state.model = chunk.model
-  if (chunk.usage !== undefined && chunk.usage !== null) state.usage = chunk.usage
+  // What a later chunk leaves empty keeps what an earlier one gave (see `known.ts`).
+  state.finishReason = keep(state.finishReason, chunk.finishReason)
+  state.model = keep(state.model, chunk.model)
+  state.usage = keepUsage(state.usage, chunk.usage)
   return undefined
 }
 
