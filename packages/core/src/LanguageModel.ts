@@ -52,6 +52,7 @@ import type * as JsonSchema from "effect/JsonSchema"
 import * as CallLimits from "./internal/model/callLimits.ts"
 import * as HttpFailure from "./internal/model/httpFailure.ts"
 import { capped, defaultMaxReplyCharacters, normalise } from "./internal/model/provider.ts"
+import * as Sendable from "./internal/model/sendable.ts"
 import * as StreamReader from "./internal/model/streamReader.ts"
 import type { ProviderChunk, ProviderResponse, Response, StreamPart } from "./ModelResponse.ts"
 import type * as Prompt from "./Prompt.ts"
@@ -462,6 +463,11 @@ export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.E
  *   `ExecutionFailure` ("model call failed: …"); every error is scrubbed of
  *   `options.secrets` (and, for a call an agent makes, of every secret the
  *   agent knows) before the span records it;
+ * - sends no message whose text is empty or only whitespace: blank assistant
+ *   text beside tool calls is sent as no text, a blank assistant answer
+ *   without calls and a blank user or system message are left out, and a
+ *   blank tool result is sent as "(the tool returned no output)" (so every
+ *   call still has its one tool message; what the caller got is unchanged);
  * - normalises the answer (see `ModelResponse.ProviderResponse`) and records its
  *   usage into the current {@link UsageMeter}, if any.
  *
@@ -522,11 +528,17 @@ interface Setup {
 }
 
 const callOf = (setup: Setup, request: Request, signal: AbortSignal): ProviderCall => ({
-  request,
+  request: sendableRequest(request),
   model: request.model ?? setup.model,
   action: request.action ?? defaultAction,
   signal
 })
+
+/** `request` with no blank message text (see `internal/model/sendable.ts`); itself when it has none. */
+const sendableRequest = (request: Request): Request => {
+  const messages = Sendable.sendable(request.messages)
+  return messages === request.messages ? request : { ...request, messages }
+}
 
 /** The provider's answer, normalised, within the whole-call deadline; from its `generate`, else its stream. */
 const generated = (setup: Setup, request: Request): Effect.Effect<Response, ActionError> => {
