@@ -8,7 +8,7 @@
  * status and with every odd status a server sends; each ends in its category, and is retried when it should be.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Action, Agent, type Chat, LanguageModel, type ModelResponse, Role } from "@rolecraft/core"
+import { Action, Agent, type Chat, LanguageModel, type ModelResponse, type Prompt, Role } from "@rolecraft/core"
 import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { Effect, Exit, Redacted, Schema, Stream } from "effect"
 import * as Corpus from "./corpus.ts"
@@ -188,7 +188,7 @@ describe("every recorded answer, inside a chat turn", () => {
         const completed = result as Chat.Completed
         // The recorded step is kept in the history as it was answered: its text, calls and reasoning.
         const assistant = completed.messages.find((message) => message.role === "assistant")
-        assert.deepStrictEqual(assistant, {
+        assert.deepStrictEqual(assistant as unknown, {
           role: "assistant",
           content: expected.text,
           ...(calls.length === 0 ? {} : { toolCalls: calls }),
@@ -230,7 +230,7 @@ describe("every recorded answer, inside a chat turn", () => {
             name: call.function.name,
             arguments: call.function.arguments
           })),
-          calls
+          calls as ReadonlyArray<Prompt.ToolCall> as Array<Prompt.ToolCall>
         )
         assert.strictEqual(
           sent?.reasoning_content,

@@ -21,11 +21,36 @@
 import * as Schema from "effect/Schema"
 
 /**
+ * What a provider attached to a tool call or a reply and needs back on later
+ * requests — Gemini's thought signatures (`extra_content`), the Responses
+ * API's reasoning items with their encrypted content, item ids. `origin`
+ * names the provider endpoint that made them (each provider layer writes its
+ * own, e.g. the openai layer's `"openai.chat <baseURL>"`); `fields` are kept
+ * verbatim, as JSON. A provider layer sends them back only to the endpoint
+ * named by `origin`: when a conversation moves to an agent on another model,
+ * they are left out of its requests, never sent where they were not made.
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
+export const ProviderFields = Schema.Struct({
+  origin: Schema.String,
+  fields: Schema.Record(Schema.String, Schema.Json)
+})
+
+/**
+ * @category models
+ * @since 0.3.0
+ */
+export type ProviderFields = typeof ProviderFields.Type
+
+/**
  * A tool call as the model sent it: the call's `id` (answered by exactly one
  * {@link ToolMessage}), the model-facing tool `name` (one of the request's
  * tools: `ActionTool.ActionTool`'s `name`) and the raw `arguments` string exactly as sent —
  * possibly `""`, malformed or not an object (the agent parses it strictly and
- * answers a malformed one with a VALIDATION tool message).
+ * answers a malformed one with a VALIDATION tool message) — and, when the
+ * provider attached any, the {@link ProviderFields} it needs back on the call.
  *
  * @category schemas
  * @since 0.2.0
@@ -33,7 +58,8 @@ import * as Schema from "effect/Schema"
 export const ToolCall = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
-  arguments: Schema.String
+  arguments: Schema.String,
+  provider: Schema.optionalKey(ProviderFields)
 })
 
 /**
@@ -81,7 +107,9 @@ export type UserMessage = typeof UserMessage.Type
  * calls it made, if any, and the reasoning it gave before, when the provider
  * sent it (`reasoning`, never part of `content`; `reasoningField` is the
  * provider's name for it, so a provider that needs it back on the next
- * request gets it in that field — see the provider's docs).
+ * request gets it in that field — see the provider's docs), and the
+ * {@link ProviderFields} the provider attached to the reply as a whole (the
+ * Responses API's reasoning items), sent back only to that provider.
  *
  * @category schemas
  * @since 0.2.0
@@ -91,7 +119,8 @@ export const AssistantMessage = Schema.Struct({
   content: Schema.String,
   toolCalls: Schema.optionalKey(Schema.Array(ToolCall)),
   reasoning: Schema.optionalKey(Schema.String),
-  reasoningField: Schema.optionalKey(Schema.String)
+  reasoningField: Schema.optionalKey(Schema.String),
+  provider: Schema.optionalKey(ProviderFields)
 })
 
 /**

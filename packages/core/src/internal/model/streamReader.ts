@@ -25,10 +25,11 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { type ActionError, ExecutionFailure, isActionError, TransientFailure } from "../../ActionError.ts"
-import type { ToolCall } from "../../Prompt.ts"
+import type { ProviderFields, ToolCall } from "../../Prompt.ts"
 import type { Citation, ProviderChunk, ProviderResponse, StreamPart, ToolCallFragment } from "../../ModelResponse.ts"
 import { citationOf } from "./citation.ts"
 import { given, keep, keepUsage } from "./known.ts"
+import { joinFields, providerFieldsOf } from "./providerFields.ts"
 import { capped, defaultMaxReplyCharacters, normalise, tooLarge } from "./provider.ts"
 
 /** One tool call being read: what its fragments said so far. */
@@ -39,6 +40,7 @@ interface Slot {
   name: string | undefined
   arguments: string
   started: boolean
+  provider: ProviderFields | undefined
 }
 
 const isIndex = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value) && value >= 0
@@ -105,7 +107,14 @@ const start = (slot: Slot, parts: Array<StreamPart>) => {
 }
 
 const open = (state: State, index: number | undefined, id: string | undefined): Slot => {
-  const slot: Slot = { position: state.slots.length, id, name: undefined, arguments: "", started: false }
+  const slot: Slot = {
+    position: state.slots.length,
+    id,
+    name: undefined,
+    arguments: "",
+    started: false,
+    provider: undefined
+  }
   state.slots.push(slot)
   if (index !== undefined) state.byIndex.set(index, slot)
   if (id !== undefined) state.byId.set(id, slot)
@@ -161,6 +170,8 @@ const fragments = (
     if (!optionalString(fragment.arguments)) return malformed(state, `${field}.arguments`, "is not a string")
     const slot = slotOf(state, isIndex(index) ? index : undefined, nonEmpty(fragment.id) ? fragment.id : undefined)
     if (nonEmpty(fragment.name) && slot.name === undefined) slot.name = fragment.name
+    const provider = providerFieldsOf(fragment.provider)
+    if (provider !== undefined) slot.provider = joinFields(slot.provider, provider)
     const piece = fragment.arguments ?? ""
     if (piece !== "") {
       const past = grow(state, piece.length)
@@ -264,7 +275,11 @@ const finish = (state: State): Effect.Effect<ReadonlyArray<StreamPart>, ActionEr
       )
     }
     if (!slot.started) start(slot, parts)
-    toolCalls.push({ id: slot.id ?? "", name: slot.name, arguments: slot.arguments })
+    toolCalls.push(
+      slot.provider === undefined
+        ? { id: slot.id ?? "", name: slot.name, arguments: slot.arguments }
+        : { id: slot.id ?? "", name: slot.name, arguments: slot.arguments, provider: slot.provider }
+    )
   }
   const { text, finishReason, usage, model, refusal, reasoning, reasoningField, citations } = state
   const response = normalise(
