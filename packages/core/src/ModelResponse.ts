@@ -67,6 +67,8 @@ export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" |
  *   field it came in (e.g. `reasoning_content`), so that a provider which
  *   needs it back gets it in that field.
  * - `citations`: the sources the provider says the answer cites, in order.
+ * - `provider`: what the provider attached to the reply as a whole and needs
+ *   back (the Responses API's reasoning items), kept on the assistant message.
  *
  * @category models
  * @since 0.3.0
@@ -81,6 +83,7 @@ export interface Response {
   readonly reasoning?: string | undefined
   readonly reasoningField?: string | undefined
   readonly citations?: ReadonlyArray<Citation> | undefined
+  readonly provider?: ProviderFields | undefined
 }
 
 /**
@@ -94,7 +97,9 @@ export interface Response {
  * `model_context_window_exceeded`) are `"length"`, and unknown reasons are
  * `"other"`. `reasoning` (with the field it came in, `reasoningField`) and
  * `citations` (a URL alone, or a {@link Citation}) are kept when given; an
- * empty reasoning is none.
+ * empty reasoning is none. The usage's parts (`cachedInputTokens`,
+ * `cacheWriteInputTokens`, `reasoningTokens`: already counted in the input
+ * and output) are kept when given; `provider` is kept as given.
  *
  * @category models
  * @since 0.3.0
@@ -107,6 +112,9 @@ export interface ProviderResponse {
         readonly inputTokens?: number | null | undefined
         readonly outputTokens?: number | null | undefined
         readonly totalTokens?: number | null | undefined
+        readonly cachedInputTokens?: number | null | undefined
+        readonly cacheWriteInputTokens?: number | null | undefined
+        readonly reasoningTokens?: number | null | undefined
       }
     | null
     | undefined
@@ -116,6 +124,7 @@ export interface ProviderResponse {
   readonly reasoning?: string | null | undefined
   readonly reasoningField?: string | null | undefined
   readonly citations?: ReadonlyArray<Citation | string> | null | undefined
+  readonly provider?: ProviderFields | null | undefined
 }
 
 /**
@@ -171,7 +180,9 @@ export interface ToolCallFragment {
  * provider's field it came in), tool-call fragments, citations (a URL or a
  * `Citation`; one seen before is not repeated), and, on the chunks that
  * carry them, the finish reason, the usage and the model. Missing or `null`
- * fields carry nothing. The last finish reason, usage and model seen win.
+ * fields carry nothing. The last finish reason, usage and model seen win;
+ * `provider`'s fields are joined over the chunks (a later field replaces an
+ * earlier one of the same name).
  *
  * @category models
  * @since 0.3.0
@@ -186,4 +197,5 @@ export interface ProviderChunk {
   readonly finishReason?: string | null | undefined
   readonly usage?: ProviderResponse["usage"]
   readonly model?: string | null | undefined
+  readonly provider?: ProviderFields | null | undefined
 }

@@ -94,10 +94,12 @@ export const assistantOf = (
     calls.length === 0
       ? { role: "assistant", content: response.text }
       : { role: "assistant", content: response.text, toolCalls: calls }
-  if (response.reasoning === undefined) return base
+  const kept: Prompt.AssistantMessage =
+    response.provider === undefined ? base : { ...base, provider: response.provider }
+  if (response.reasoning === undefined) return kept
   return response.reasoningField === undefined
-    ? { ...base, reasoning: response.reasoning }
-    : { ...base, reasoning: response.reasoning, reasoningField: response.reasoningField }
+    ? { ...kept, reasoning: response.reasoning }
+    : { ...kept, reasoning: response.reasoning, reasoningField: response.reasoningField }
 }
 
 /** The text of a failed call (`"RETRIEVAL"` for a retrieval failure; see `ToolContent.failure`). */

@@ -20,7 +20,14 @@ export const keep = <A>(known: A | undefined, next: A | null | undefined): A | u
 
 type Usage = NonNullable<ProviderResponse["usage"]>
 
-const usageFields = ["inputTokens", "outputTokens", "totalTokens"] as const
+const usageFields = [
+  "inputTokens",
+  "outputTokens",
+  "totalTokens",
+  "cachedInputTokens",
+  "cacheWriteInputTokens",
+  "reasoningTokens"
+] as const
 
 /**
  * The usage a reader knows after `next` arrives: each count that `next` gives replaces the known one (a

@@ -132,13 +132,15 @@ export const normalise = (
   const total = usage?.totalTokens
   const finishReason: FinishReason = finishReasonOf(raw.finishReason) ?? (toolCalls.length > 0 ? "tool_calls" : "stop")
   const citations = citationsOf(raw.citations)
+  const provider = providerFieldsOf(raw.provider)
   return {
     text,
     toolCalls,
     usage: {
       inputTokens,
       outputTokens,
-      totalTokens: typeof total === "number" ? count(total) : inputTokens + outputTokens
+      totalTokens: typeof total === "number" ? count(total) : inputTokens + outputTokens,
+      ...usagePartsOf(usage)
     },
     finishReason,
     // An empty model is no model: the call's own is named instead (see `known.ts`).
@@ -149,6 +151,18 @@ export const normalise = (
       : typeof raw.reasoningField === "string" && raw.reasoningField !== ""
         ? { reasoning, reasoningField: raw.reasoningField }
         : { reasoning }),
-    ...(citations === undefined ? {} : { citations })
+    ...(citations === undefined ? {} : { citations }),
+    ...(provider === undefined ? {} : { provider })
   }
+}
+
+/** The parts of a usage a provider gave (cached input, cache writes, reasoning), each only when given. */
+const usagePartsOf = (usage: Readonly<Record<string, unknown>> | undefined) => {
+  if (usage === undefined) return {}
+  const parts: { cachedInputTokens?: number; cacheWriteInputTokens?: number; reasoningTokens?: number } = {}
+  for (const part of ["cachedInputTokens", "cacheWriteInputTokens", "reasoningTokens"] as const) {
+    const value = usage[part]
+    if (typeof value === "number" && Number.isFinite(value) && value >= 0) parts[part] = Math.floor(value)
+  }
+  return parts
 }

@@ -84,6 +84,7 @@ interface State {
   readonly byId: Map<string, Slot>
   citations: Array<Citation> | undefined
   citationKeys: Set<string> | undefined
+  provider: ProviderFields | undefined
 }
 
 const malformed = (state: State, field: string, detail: string) =>
@@ -233,6 +234,8 @@ const push = (state: State, chunk: ProviderChunk, parts: Array<StreamPart>): Exe
   state.finishReason = keep(state.finishReason, chunk.finishReason)
   state.model = keep(state.model, chunk.model)
   state.usage = keepUsage(state.usage, chunk.usage)
+  const provider = providerFieldsOf(chunk.provider)
+  if (provider !== undefined) state.provider = joinFields(state.provider, provider)
   return undefined
 }
 
@@ -281,10 +284,10 @@ const finish = (state: State): Effect.Effect<ReadonlyArray<StreamPart>, ActionEr
         : { id: slot.id ?? "", name: slot.name, arguments: slot.arguments, provider: slot.provider }
     )
   }
-  const { text, finishReason, usage, model, refusal, reasoning, reasoningField, citations } = state
+  const { text, finishReason, usage, model, refusal, reasoning, reasoningField, citations, provider } = state
   const response = normalise(
     action,
-    { text, toolCalls, finishReason, usage, model, refusal, reasoning, reasoningField, citations },
+    { text, toolCalls, finishReason, usage, model, refusal, reasoning, reasoningField, citations, provider },
     state.cap
   )
   if (response instanceof ExecutionFailure) return Effect.fail(response)
@@ -319,7 +322,8 @@ export const reader = (options: ReaderOptions) => {
     byIndex: new Map(),
     byId: new Map(),
     citations: undefined,
-    citationKeys: undefined
+    citationKeys: undefined,
+    provider: undefined
   }
   return {
     pushAll: (batch: ReadonlyArray<ProviderChunk>) => pushAll(state, batch),
