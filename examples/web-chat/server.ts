@@ -90,7 +90,7 @@ export const routes = (
   threads: ThreadStore.ThreadStore["Service"],
   door: Effect.Effect<Guard.Door>
 ) => {
-  const withModel = <A, E>(stream: Stream.Stream<A, E>) =>
+  const withModel = <A, E>(stream: Stream.Stream<A, E, LanguageModel.LanguageModel | ThreadStore.ThreadStore>) =>
     Stream.provideService(
       Stream.provideService(stream, LanguageModel.LanguageModel, model),
       ThreadStore.ThreadStore,

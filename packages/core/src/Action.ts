@@ -28,6 +28,7 @@
  */
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import type * as HttpClient from "effect/http/HttpClient"
 import type * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { dual } from "effect/Function"
@@ -39,6 +40,9 @@ import type * as Approval from "./Approval.ts"
 import type * as Contract from "./Contract.ts"
 import type * as Guardrail from "./Guardrail.ts"
 import type * as Knowledge from "./Knowledge.ts"
+import type * as KnowledgeBase from "./KnowledgeBase.ts"
+import type * as LanguageModel from "./LanguageModel.ts"
+import type * as McpClient from "./McpClient.ts"
 import type * as Resilience from "./Resilience.ts"
 
 /**
@@ -282,14 +286,7 @@ export interface Llm<P extends ParametersSchema = ParametersSchema, A = unknown,
  * @category models
  * @since 0.1.0
  */
-export type McpServer =
-  | string
-  | {
-      readonly command: string
-      readonly args?: ReadonlyArray<string> | undefined
-      readonly env?: Readonly<Record<string, string>> | undefined
-      readonly cwd?: string | undefined
-    }
+export type McpServer = McpClient.Address
 
 /**
  * The fixed parameters of an mcpTool action: the server's own tool name and
@@ -514,8 +511,9 @@ type SuccessOf<S> = S extends Schema.Top ? S["Type"] : unknown
  * is idempotent or `idempotent` is `true`; failures before sending
  * (connection refused, DNS) and 408/429/503-with-Retry-After always are.
  *
- * Needs `HttpClient` at call time (read optionally; missing → VALIDATION
- * inside the run step, so a fallback still runs), e.g.
+ * Requires `HttpClient`: the action's `R` holds it, and so does that of an
+ * agent whose roles hold the action, so a program that runs it without an
+ * `HttpClient` layer does not compile. Provide e.g.
  * `NodeHttpClient.layerUndici` from `@effect/platform-node`, or
  * `HttpRoutes.layer` from `@rolecraft/testing` in tests.
  *
@@ -553,8 +551,8 @@ export const webService = <const P extends ParametersInput, S extends Schema.Top
   readonly idempotencyHeader?: string | undefined
   readonly maxResponseBytes?: number | undefined
   readonly success?: S
-}): Unmapped<WebService<ToStruct<P>, SuccessOf<S>>> =>
-  make<Unmapped<WebService<ToStruct<P>, SuccessOf<S>>>>({
+}): Unmapped<WebService<ToStruct<P>, SuccessOf<S>, HttpClient.HttpClient>> =>
+  make<Unmapped<WebService<ToStruct<P>, SuccessOf<S>, HttpClient.HttpClient>>>({
     _tag: "webService",
     description: options.description,
     parameters: toStruct(options.parameters) as ToStruct<P>,
@@ -583,7 +581,9 @@ export const webService = <const P extends ParametersInput, S extends Schema.Top
  * - `success`: the reply is decoded as JSON against it; without it the
  *   reply text is the result.
  *
- * Needs `LanguageModel` at call time (read optionally; missing → VALIDATION).
+ * Requires `LanguageModel` (in its `R`): the model in context, or the
+ * agent's own (`Agent.make({ model })`), which the agent then provides
+ * itself.
  *
  * @example
  * ```ts
@@ -607,8 +607,8 @@ export const llm = <const P extends ParametersInput, S extends Schema.Top | unde
   readonly systemPrompt?: string | undefined
   readonly temperature?: number | undefined
   readonly timeout?: Duration.Input | undefined
-}): Unmapped<Llm<ToStruct<P>, S extends Schema.Top ? S["Type"] : string>> =>
-  make<Unmapped<Llm<ToStruct<P>, S extends Schema.Top ? S["Type"] : string>>>({
+}): Unmapped<Llm<ToStruct<P>, S extends Schema.Top ? S["Type"] : string, LanguageModel.LanguageModel>> =>
+  make<Unmapped<Llm<ToStruct<P>, S extends Schema.Top ? S["Type"] : string, LanguageModel.LanguageModel>>>({
     _tag: "llm",
     description: options.description,
     parameters: toStruct(options.parameters) as ToStruct<P>,
@@ -642,7 +642,8 @@ export const llm = <const P extends ParametersInput, S extends Schema.Top | unde
  * `structuredContent`, else its text, else its content parts
  * (`McpContent.toValue`). Authority sees both `key` and `key/tool`.
  *
- * Needs `McpClient` at call time (read optionally; missing → VALIDATION).
+ * Requires `McpClient` (in its `R`), e.g. `McpClientSdk.layer` from
+ * `@rolecraft/mcp`.
  *
  * @example
  * ```ts
@@ -667,8 +668,8 @@ export const mcpTool = (options: {
   readonly tools?: ReadonlyArray<string> | undefined
   readonly timeout?: Duration.Input | undefined
   readonly idempotent?: boolean | undefined
-}): Unmapped<McpTool> =>
-  make<Unmapped<McpTool>>({
+}): Unmapped<McpTool<unknown, McpClient.McpClient>> =>
+  make<Unmapped<McpTool<unknown, McpClient.McpClient>>>({
     _tag: "mcpTool",
     description: options.description,
     parameters: McpToolParameters,
@@ -863,7 +864,8 @@ export const guardrails: {
 /**
  * Retrieves knowledge before the run: `topK` passages
  * (default 5) for `query(args)` (default: the string arguments joined) from
- * the role's knowledge sources.
+ * the role's knowledge sources. The action then requires `KnowledgeBase`
+ * (in its `R`): `KnowledgeBase.layer` searches file and directory sources.
  *
  * @example
  * ```ts
@@ -880,9 +882,17 @@ export const guardrails: {
  * @since 0.1.0
  */
 export const retrieval: {
-  <X extends Any>(options: Knowledge.Retrieval<Parameters<X>>): (self: X) => X
-  <X extends Any>(self: X, options: Knowledge.Retrieval<Parameters<X>>): X
+  <X extends Any>(options: Knowledge.Retrieval<Parameters<X>>): (self: X) => WithRetrieval<X>
+  <X extends Any>(self: X, options: Knowledge.Retrieval<Parameters<X>>): WithRetrieval<X>
 } = dual(2, (self: Any, options: Knowledge.Retrieval<any>) => withPolicy(self, { retrieval: options }))
+
+/**
+ * An action with a retrieval policy: it also requires `KnowledgeBase`.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type WithRetrieval<X extends Any> = Retype<X, Success<X>, Services<X> | KnowledgeBase.KnowledgeBase>
 
 /**
  * Keeps the action out of the tools offered to a model in chat turns; it can

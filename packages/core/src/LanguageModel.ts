@@ -193,8 +193,9 @@ export type Usage = ActionResponse.Usage
  * replaces them with `[REDACTED]` in every string it lets out (errors,
  * events, spans, logs, tool messages), whatever action or hook quoted them.
  *
- * Read optionally by the agent: without it, llm actions and chat turns fail
- * with VALIDATION ("LanguageModel not provided").
+ * Required by llm actions and by an agent's chat turns (it is in their
+ * `R`), unless the agent has its own model (`Agent.make({ model })`), which
+ * it then provides itself.
  *
  * @category services
  * @since 0.1.0

@@ -11,7 +11,6 @@ import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import type * as Action from "../../Action.ts"
 import { type ActionError, RoleDefinitionError } from "../../ActionError.ts"
-import type * as McpClient from "../../McpClient.ts"
 import type * as Role from "../../Role.ts"
 import * as Telemetry from "../events/telemetry.ts"
 import * as Callback from "../callback.ts"
@@ -31,7 +30,7 @@ import * as JsonSchema from "../tool/jsonSchema.ts"
 export interface Options {
   readonly id: string
   readonly roles: ReadonlyArray<Role.Any>
-  readonly mcpServers: Readonly<Record<string, McpClient.Server>> | undefined
+  readonly mcpServers: Readonly<Record<string, Action.McpServer | Action.McpTool<unknown, unknown>>> | undefined
   readonly runtime: AgentRuntime
   readonly knowledgeBase: Effect.Success<typeof KnowledgeKernel.defaultBase>
   readonly traceSteps: boolean
@@ -68,7 +67,7 @@ export const register = (options: Options): Effect.Effect<Registry, RoleDefiniti
 /** The roles an agent registers: its own, then its MCP servers as one role of mcpTool actions. */
 const rolesOf = (
   roles: ReadonlyArray<Role.Any>,
-  mcpServers: Readonly<Record<string, McpClient.Server>> | undefined
+  mcpServers: Readonly<Record<string, Action.McpServer | Action.McpTool<unknown, unknown>>> | undefined
 ): ReadonlyArray<Role.Any> => {
   const servers = McpTool.serversRole(mcpServers)
   return servers === undefined ? roles : [...roles, servers]
@@ -80,7 +79,7 @@ const rolesOf = (
  */
 export const credentials = (
   roles: ReadonlyArray<Role.Any>,
-  mcpServers: Readonly<Record<string, McpClient.Server>> | undefined
+  mcpServers: Readonly<Record<string, Action.McpServer | Action.McpTool<unknown, unknown>>> | undefined
 ): Secrets.Read | undefined =>
   Secrets.ofActions(
     rolesOf(roles, mcpServers).flatMap((role) => role.entries.map(({ action }) => Executor.secretsOf(action)))

@@ -18,7 +18,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Action from "../../Action.ts"
 import { type ActionError, ValidationError } from "../../ActionError.ts"
-import { describeServer, McpClient, type ToolDefinition, type Server as McpClientServer } from "../../McpClient.ts"
+import { describeServer, McpClient, type ToolDefinition } from "../../McpClient.ts"
 import * as Role from "../../Role.ts"
 import * as Lazy from "../lazy.ts"
 import * as Redact from "../redact.ts"
@@ -174,7 +174,7 @@ export const listTools = (
  * or URL (no credential, all tools, the default timeout), or a full mcpTool
  * action.
  */
-export type ServerOption = McpClientServer
+export type ServerOption = Action.McpServer | Action.McpTool<unknown, unknown>
 
 /**
  * The agent's own MCP servers (`Agent.make({ mcpServers })`) as a role of
