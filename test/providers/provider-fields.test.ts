@@ -7,8 +7,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Action, Agent, ApprovalStore, Chat, type Prompt, Role, ThreadStore } from "@rolecraft/core"
-import { ChatCompletionsServer as Server } from "@rolecraft/testing"
-import { Effect, Schema, Stream } from "effect"
+import { OpenAiResponsesModel } from "@rolecraft/openai"
+import { ChatCompletionsServer as Server, ResponsesServer } from "@rolecraft/testing"
+import { Effect, Redacted, Schema, Stream } from "effect"
 import { openAiOn } from "../support/openai.ts"
 
 const signature = { google: { thought_signature: "CiQB0e2Kb7xvQeK1Tq2kC1RdGQ==" } }
@@ -189,6 +190,113 @@ describe("provider fields on a tool call", () => {
           function: { name: "check_flight", arguments: '{"flight":"AA100"}' }
         }
       ])
+    }).pipe(Effect.scoped)
+  )
+})
+
+describe("a conversation moved between APIs carries no other API's fields", () => {
+  it.live("Responses reasoning never reaches chat completions, and Gemini's signatures never reach Responses", () =>
+    Effect.gen(function* () {
+      const encrypted = "gAAAAABencrypted-reasoning"
+      const responses = yield* ResponsesServer.make([
+        ResponsesServer.body({
+          id: "resp_0123456789abcdef0123",
+          object: "response",
+          status: "completed",
+          model: "gpt-test",
+          output: [
+            {
+              type: "reasoning",
+              id: "rs_1",
+              summary: [{ type: "summary_text", text: "Check it." }],
+              encrypted_content: encrypted
+            },
+            {
+              type: "function_call",
+              id: "fc_1",
+              call_id: "call_r1",
+              name: "check_flight",
+              arguments: '{"flight":"AA100"}'
+            }
+          ],
+          usage: { input_tokens: 5, output_tokens: 5, total_tokens: 10 }
+        }),
+        ResponsesServer.respond((request) =>
+          JSON.stringify(request.body).includes(encrypted)
+            ? ResponsesServer.body({
+                id: "resp_0123456789abcdef0124",
+                object: "response",
+                status: "completed",
+                model: "gpt-test",
+                output: [
+                  {
+                    type: "message",
+                    role: "assistant",
+                    content: [{ type: "output_text", text: "On time.", annotations: [] }]
+                  }
+                ],
+                usage: { input_tokens: 9, output_tokens: 2, total_tokens: 11 }
+              })
+            : ResponsesServer.error(400, "the reasoning item was not sent back")
+        ),
+        // Third: the Gemini conversation handed to Responses.
+        ResponsesServer.respond((request) =>
+          JSON.stringify(request.body).includes("thought_signature")
+            ? ResponsesServer.error(400, "Unknown parameter: extra_content")
+            : ResponsesServer.body({
+                id: "resp_0123456789abcdef0125",
+                object: "response",
+                status: "completed",
+                model: "gpt-test",
+                output: [
+                  {
+                    type: "message",
+                    role: "assistant",
+                    content: [{ type: "output_text", text: "Gate 4.", annotations: [] }]
+                  }
+                ],
+                usage: { input_tokens: 9, output_tokens: 2, total_tokens: 11 }
+              })
+        )
+      ])
+      const chat = yield* Server.make([
+        Server.respond((request) =>
+          JSON.stringify(request.body).includes(encrypted)
+            ? Server.error(400, { message: "Unrecognized request argument supplied: reasoning" })
+            : Server.reply("Gate 4.")
+        ),
+        firstStep(false),
+        geminiNext("AA100 is on time.")
+      ])
+      const responsesLayer = OpenAiResponsesModel.layer({
+        model: "gpt-test",
+        apiKey: Redacted.make("sk-responses-key"),
+        baseURL: responses.baseURL,
+        timeout: "10 seconds"
+      })
+      const { role } = flights(false)
+      const agent = yield* Agent.make({ id: "desk", roles: [role] })
+      // Responses first: its reasoning is kept on the reply and goes back to Responses.
+      const first = yield* agent.chat("Is AA100 on time?").pipe(Effect.provide(responsesLayer))
+      assert.strictEqual(first._tag, "Completed", JSON.stringify(first))
+      const kept = (first as Chat.Completed).messages.find((m) => m.role === "assistant")
+      assert.strictEqual(
+        kept?.role === "assistant" ? kept.provider?.origin : undefined,
+        `openai.responses ${responses.baseURL}`
+      )
+      // Handed to chat completions: no reasoning item on the wire.
+      const moved = yield* agent
+        .chat([...(first as Chat.Completed).messages, { role: "user", content: "Which gate?" }])
+        .pipe(Effect.provide(openAiOn(chat)))
+      assert.strictEqual(moved._tag, "Completed", JSON.stringify(moved))
+      // Gemini's conversation handed to Responses: no signature on the wire.
+      const gemini = yield* agent.chat("Is AA100 on time?").pipe(Effect.provide(openAiOn(chat)))
+      assert.strictEqual(gemini._tag, "Completed", JSON.stringify(gemini))
+      const back = yield* agent
+        .chat([...(gemini as Chat.Completed).messages, { role: "user", content: "Which gate?" }])
+        .pipe(Effect.provide(responsesLayer))
+      assert.strictEqual(back._tag, "Completed", JSON.stringify(back))
+      assert.strictEqual((yield* responses.requests).length, 3)
     }).pipe(Effect.scoped)
   )
 })
