@@ -133,7 +133,10 @@ describe("the recorded Responses API corpus", () => {
             ...(usage.reasoningTokens === null ? {} : { reasoningTokens: usage.reasoningTokens })
           })
         }
-        const items = (response?.provider?.fields.reasoning ?? []) as ReadonlyArray<Record<string, unknown>>
+        const kept = response?.providerData?.[`openai.responses ${server.baseURL}`] as
+          | { readonly reasoning?: ReadonlyArray<Record<string, unknown>> }
+          | undefined
+        const items = kept?.reasoning ?? []
         assert.strictEqual(items.length, expected.reasoningItems?.count ?? 0)
         assert.strictEqual(
           items.filter((item) => typeof item.encrypted_content === "string").length,

@@ -193,6 +193,7 @@ export interface Policies {
   readonly guardrails?: Guardrail.Policy
   readonly retrieval?: Knowledge.Retrieval<any>
   readonly excludeFromModel?: boolean
+  readonly serial?: true | ReadonlyArray<string>
 }
 
 interface Base<T extends Type, P extends ParametersSchema, A, R> extends Pipeable {
@@ -733,6 +734,39 @@ export type Mapped<X extends Dispatched, Out> = {
  * @since 0.1.0
  */
 export type Unmapped<X extends Dispatched> = X & { readonly mapResult: undefined }
+
+/**
+ * Marks an action as one that runs alone in a chat turn: when a model's
+ * reply holds several calls, a call of this action waits for the calls
+ * before it to finish, and the calls after it wait for it — the calls run in
+ * the order the model gave them, the others of the reply still side by side
+ * (up to the turn's `concurrency`). For an mcpTool action, `tools` names the
+ * server's tools that run alone (default: every tool of the action).
+ * Answers are written in the calls' order either way.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const write = Action.local({
+ *   description: "Write a file",
+ *   parameters: { path: Schema.String, text: Schema.String },
+ *   run: ({ path }) => `wrote ${path}`
+ * }).pipe(Action.serial())
+ * ```
+ *
+ * @category combinators
+ * @since 0.3.0
+ */
+export const serial: {
+  (options?: { readonly tools?: ReadonlyArray<string> | undefined }): <X extends Any>(self: X) => X
+  <X extends Any>(self: X, options?: { readonly tools?: ReadonlyArray<string> | undefined }): X
+} = dual(
+  (args) => isAction(args[0]),
+  (self: Any, options?: { readonly tools?: ReadonlyArray<string> | undefined }) =>
+    withPolicy(self, { serial: options?.tools ?? true })
+)
 
 /**
  * Requires an approved token for every call: without one the call fails with

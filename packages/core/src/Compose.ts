@@ -1,7 +1,12 @@
 /**
  * Agents made of agents. {@link agent} makes another agent an action: its
  * execution is one chat turn of that agent, with its own roles, authority,
- * approvals, model settings and limits. {@link handoff} makes an action that
+ * approvals, model settings and limits, on its own model when it was made
+ * with one (`Agent.make({ model })`), else on the model in context (the
+ * calling agent's). What that turn requires (`Agent.TurnServices`: a
+ * `LanguageModel` unless the agent has its own model, and what its actions
+ * require) is the composed action's requirement, so the calling agent's type
+ * carries it. {@link handoff} makes an action that
  * hands the conversation to another agent, which answers instead.
  *
  * Both return an `Action.Local` value (a plain value: put it in a role under

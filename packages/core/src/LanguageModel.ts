@@ -17,7 +17,7 @@
  *
  * @example
  * ```ts
- * import { LanguageModel } from "@rolecraft/core"
+import { LanguageModel } from "@rolecraft/core"
  * import { Effect } from "effect"
  *
  * // one call of whichever model layer is provided
@@ -36,6 +36,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as ProviderProfile from "./ProviderProfile.ts"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -127,6 +128,10 @@ export interface Tool {
  *   otherwise the provider's own limit applies. A reply that used exactly
  *   this many output tokens was cut at the limit: its finish reason is
  *   `"length"`, whatever the provider said.
+ * - `parallelToolCalls`: `false` asks the model for at most one tool call
+ *   per reply, sent as the provider's profile spells it
+ *   (`ProviderProfile.parallelCalls`; the openai layer sends
+ *   `parallel_tool_calls: false`), only with tools; sent only when given.
  *
  * @category models
  * @since 0.1.0
@@ -140,6 +145,7 @@ export interface Request {
   readonly action?: string | undefined
   readonly responseFormat?: ResponseFormat | undefined
   readonly maxTokens?: number | undefined
+  readonly parallelToolCalls?: boolean | undefined
 }
 
 /**
@@ -206,6 +212,8 @@ export class LanguageModel extends Context.Service<
     readonly generate: (request: Request) => Effect.Effect<Response, ActionError>
     readonly stream: (request: Request) => Stream.Stream<StreamPart, ActionError>
     readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
+    /** What the layer declares about its provider API (tool limit, how it is told "no parallel calls"). */
+    readonly profile?: ProviderProfile.ProviderProfile | undefined
   }
 >()("@rolecraft/core/LanguageModel") {}
 
@@ -364,6 +372,8 @@ export interface Providers {
  *   reasoning, refusal and tool-call arguments together — counted as a
  *   stream arrives; default 1,000,000; past it the call fails with
  *   EXECUTION naming the cap (a stream is aborted there).
+ * - `profile`: what the layer declares about its provider API (see
+ *   `ProviderProfile`); default `ProviderProfile.unknown`.
  *
  * @category models
  * @since 0.1.0
@@ -375,6 +385,7 @@ export interface MakeOptions {
   readonly timeout?: Duration.Input | undefined
   readonly idleTimeout?: Duration.Input | undefined
   readonly maxReplyCharacters?: number | undefined
+  readonly profile?: ProviderProfile.ProviderProfile | undefined
 }
 
 const defaultAction = "LanguageModel"
@@ -454,10 +465,14 @@ export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.E
  *   (`chat`), `gen_ai.provider.name`, `gen_ai.request.model`,
  *   `gen_ai.request.temperature` (when given) and `rolecraft.action`; on
  *   success `gen_ai.response.model`, `gen_ai.response.finish_reasons`,
- *   `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`; on failure
+ *   `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, and, when the
+ *   provider reports them, `gen_ai.usage.cache_read.input_tokens`,
+ *   `gen_ai.usage.cache_creation.input_tokens` and
+ *   `gen_ai.usage.reasoning.output_tokens` (parts of the input and output
+ *   counts, never on top of them); on failure
  *   `error.type` (the category); message contents are never attributes;
- * - records `gen_ai.client.token.usage` and `gen_ai.client.operation.duration`
- *   (see `Metrics`);
+ * - records `gen_ai.client.token.usage`, `rolecraft.client.token.usage.parts`
+ *   and `gen_ai.client.operation.duration` (see `Metrics`);
  * - passes the provider a signal aborted on interruption (an attempt timeout
  *   interrupts, so the HTTP request is aborted; the provider must honour it);
  * - maps failures: an `ActionError` passes through; anything else is
@@ -514,7 +529,8 @@ export const make = (provider: Provider | Providers, options?: MakeOptions): Lan
   return LanguageModel.of({
     generate: (request) => generateWith(setup, request),
     stream: (request) => streamWith(setup, request),
-    secrets: setup.secrets
+    secrets: setup.secrets,
+    profile: options?.profile ?? ProviderProfile.unknown
   })
 }
 
@@ -626,7 +642,10 @@ const callSpan = (setup: Setup, request: Request) => {
       model: response.model ?? model,
       finishReason: response.finishReason,
       inputTokens: response.usage.inputTokens,
-      outputTokens: response.usage.outputTokens
+      outputTokens: response.usage.outputTokens,
+      cachedInputTokens: response.usage.cachedInputTokens,
+      cacheWriteInputTokens: response.usage.cacheWriteInputTokens,
+      reasoningTokens: response.usage.reasoningTokens
     })
   }
 }

@@ -51,6 +51,8 @@ import * as IdempotencyKey from "./internal/idempotencyKey.ts"
  * - `inputSchema`: the JSON Schema of its arguments, as the server sent it
  *   (`{ "type": "object" }` when the server sent none).
  * - `outputSchema`: the JSON Schema its `structuredContent` follows, if any.
+ * - `annotations`: its behaviour hints, if the server listed any (see
+ *   {@link ToolAnnotations}).
  *
  * @category models
  * @since 0.1.0
@@ -61,6 +63,24 @@ export interface ToolDefinition {
   readonly description?: string | undefined
   readonly inputSchema: Readonly<Record<string, unknown>>
   readonly outputSchema?: Readonly<Record<string, unknown>> | undefined
+  readonly annotations?: ToolAnnotations | undefined
+}
+
+/**
+ * What a server says about a tool's behaviour (`annotations` in
+ * `tools/list`), as it sent it: each hint is absent when the server did not
+ * say. These are hints from the server, not guarantees: read them with
+ * `ToolHints.of`, which fills in the MCP specification's defaults.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface ToolAnnotations {
+  readonly title?: string | undefined
+  readonly readOnlyHint?: boolean | undefined
+  readonly destructiveHint?: boolean | undefined
+  readonly idempotentHint?: boolean | undefined
+  readonly openWorldHint?: boolean | undefined
 }
 
 /**

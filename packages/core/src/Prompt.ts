@@ -21,9 +21,8 @@
 import * as Schema from "effect/Schema"
 
 /**
- * What a provider attached to a tool call or a reply and needs back on later
- * requests — Gemini's thought signatures (`extra_content`), the Responses
- * API's reasoning items with their encrypted content, item ids. `origin`
+ * What a provider attached to a tool call and needs back on that call in
+ * later requests — Gemini's thought signatures (`extra_content`). `origin`
  * names the provider endpoint that made them (each provider layer writes its
  * own, e.g. the openai layer's `"openai.chat <baseURL>"`); `fields` are kept
  * verbatim, as JSON. A provider layer sends them back only to the endpoint
@@ -107,9 +106,10 @@ export type UserMessage = typeof UserMessage.Type
  * calls it made, if any, and the reasoning it gave before, when the provider
  * sent it (`reasoning`, never part of `content`; `reasoningField` is the
  * provider's name for it, so a provider that needs it back on the next
- * request gets it in that field — see the provider's docs), and the
- * {@link ProviderFields} the provider attached to the reply as a whole (the
- * Responses API's reasoning items), sent back only to that provider.
+ * request gets it in that field — see the provider's docs), and what the
+ * provider attached to it to be sent back unchanged (`providerData`, keyed by
+ * the provider's name, e.g. Anthropic's signed thinking blocks; read only by
+ * that provider).
  *
  * @category schemas
  * @since 0.2.0
@@ -120,7 +120,7 @@ export const AssistantMessage = Schema.Struct({
   toolCalls: Schema.optionalKey(Schema.Array(ToolCall)),
   reasoning: Schema.optionalKey(Schema.String),
   reasoningField: Schema.optionalKey(Schema.String),
-  provider: Schema.optionalKey(ProviderFields)
+  providerData: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
 })
 
 /**

@@ -13,8 +13,8 @@
  *   and each tool result as a `function_call_output`;
  * - `store: false` by default, with the reasoning's encrypted content asked
  *   for (`include: ["reasoning.encrypted_content"]`): each reply's reasoning
- *   items are kept on its assistant message (`Prompt.ProviderFields`) and
- *   sent back with the next request, to this endpoint only. With
+ *   items are kept on its assistant message (`providerData`, under this
+ *   endpoint's origin `openai.responses <baseURL>`) and sent back with the next request, to this endpoint only. With
  *   `store: true` the server keeps the responses instead, and the next
  *   request names the last one as `previous_response_id`, sending only the
  *   messages after it;

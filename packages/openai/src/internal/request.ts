@@ -83,6 +83,10 @@ export const requestBody = (
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
     ...(request.maxTokens === undefined ? {} : { max_completion_tokens: request.maxTokens }),
     ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoiceOf(request.toolChoice) }),
+    // The API refuses `parallel_tool_calls` without tools.
+    ...(request.parallelToolCalls === undefined || tools.length === 0
+      ? {}
+      : { parallel_tool_calls: request.parallelToolCalls }),
     ...(request.responseFormat === undefined
       ? {}
       : {

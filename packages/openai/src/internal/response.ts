@@ -3,7 +3,7 @@
  * content (a string, or a list of parts whose thinking parts are
  * reasoning), reasoning (`reasoning_content` or `reasoning`), refusal, tool
  * calls and `url_citation` annotations, its finish reason, the model, the
- * usage and Perplexity's top-level `citations`, and the fields a provider
+ * usage (with its cached input and reasoning parts) and Perplexity's top-level `citations`, and the fields a provider
  * attached to a tool call (kept under this endpoint's `origin`), passed on as sent for
  * `LanguageModel.make` to normalise. It refuses (EXECUTION) only a body
  * without a list of choices or whose first choice has no message, and a
@@ -12,7 +12,7 @@
 import type { ActionError, ModelResponse, Prompt } from "@rolecraft/core"
 import * as Effect from "effect/Effect"
 import type { ChatCompletion } from "openai/resources/chat/completions"
-import { citationsOf, contentOf, defaultOrigin, providerFieldsOf, reasoningOf } from "./content.ts"
+import { citationsOf, contentOf, defaultOrigin, providerFieldsOf, reasoningOf, usagePartsOf } from "./content.ts"
 import { errorEvent, malformed } from "./failure.ts"
 
 /**
@@ -87,7 +87,8 @@ export const responseOf = (
         : {
             inputTokens: usage.prompt_tokens,
             outputTokens: usage.completion_tokens,
-            totalTokens: usage.total_tokens
+            totalTokens: usage.total_tokens,
+            ...usagePartsOf(usage as unknown as Readonly<Record<string, unknown>>)
           }
   })
 }

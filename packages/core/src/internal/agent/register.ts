@@ -105,6 +105,11 @@ const prepare = (
         zero: "refused"
       }) ?? ResiliencePolicy.durationProblem("requireApproval ttl", policies.approval?.ttl, { zero: "refused" })
     if (durations !== undefined) return yield* refused(`Action ${name}: ${durations}`)
+    if (policies.approval?.when !== undefined && action._tag !== "mcpTool") {
+      return yield* refused(
+        `Action ${name}: requireApproval's when chooses among an MCP server's tools; this is a ${action._tag} action (leave when out)`
+      )
+    }
     const inRole = (error: RoleDefinitionError) => refused(error.message)
     yield* Effect.mapError(GuardrailKernel.validate(name, guardrails), inRole)
     const guards = yield* Effect.mapError(ResiliencePolicy.makeGuards(name, policies.resilience), inRole)
@@ -127,7 +132,8 @@ const prepare = (
         { tool: name, toolCallId: undefined, attributes, arguments: undefined },
         options.metrics(name)
       ),
-      run: runStep(options, role, state, name, action, guards)
+      run: runStep(options, role, state, name, action, guards),
+      ...(action._tag === "mcpTool" ? { definition: McpTool.definitions(name, action, options.runtime) } : {})
     }
   })
 
@@ -178,7 +184,7 @@ const runStep = (
   const roleName = role.identity.name
   // Only an MCP tool's call has a tool and a view of its arguments apart from them: the others' attempts stay small.
   return action._tag === "mcpTool"
-    ? (args, knowledge, tool, view) =>
+    ? (args, knowledge, tool, view, approved) =>
         step(
           Executor.execute({
             name,
@@ -186,6 +192,7 @@ const runStep = (
             args,
             tool,
             view,
+            approved,
             context: { agentId, role: roleName, action: name, state, knowledge },
             agent: options.runtime,
             spec: role.spec,

@@ -130,9 +130,13 @@ export const normalise = (
   const inputTokens = count(usage?.inputTokens as number | undefined)
   const outputTokens = count(usage?.outputTokens as number | undefined)
   const total = usage?.totalTokens
+  const parts: { cachedInputTokens?: number; cacheWriteInputTokens?: number; reasoningTokens?: number } = {}
+  for (const part of usageParts) {
+    const value = usage?.[part]
+    if (typeof value === "number" && Number.isFinite(value) && value >= 0) parts[part] = Math.floor(value)
+  }
   const finishReason: FinishReason = finishReasonOf(raw.finishReason) ?? (toolCalls.length > 0 ? "tool_calls" : "stop")
   const citations = citationsOf(raw.citations)
-  const provider = providerFieldsOf(raw.provider)
   return {
     text,
     toolCalls,
@@ -140,7 +144,7 @@ export const normalise = (
       inputTokens,
       outputTokens,
       totalTokens: typeof total === "number" ? count(total) : inputTokens + outputTokens,
-      ...usagePartsOf(usage)
+      ...parts
     },
     finishReason,
     // An empty model is no model: the call's own is named instead (see `known.ts`).
@@ -152,17 +156,9 @@ export const normalise = (
         ? { reasoning, reasoningField: raw.reasoningField }
         : { reasoning }),
     ...(citations === undefined ? {} : { citations }),
-    ...(provider === undefined ? {} : { provider })
+    ...(isRecord(raw.providerData) ? { providerData: raw.providerData } : {})
   }
 }
 
-/** The parts of a usage a provider gave (cached input, cache writes, reasoning), each only when given. */
-const usagePartsOf = (usage: Readonly<Record<string, unknown>> | undefined) => {
-  if (usage === undefined) return {}
-  const parts: { cachedInputTokens?: number; cacheWriteInputTokens?: number; reasoningTokens?: number } = {}
-  for (const part of ["cachedInputTokens", "cacheWriteInputTokens", "reasoningTokens"] as const) {
-    const value = usage[part]
-    if (typeof value === "number" && Number.isFinite(value) && value >= 0) parts[part] = Math.floor(value)
-  }
-  return parts
-}
+/** The parts of input and output a usage may name (each a part of its total, never on top of it). */
+const usageParts = ["cachedInputTokens", "cacheWriteInputTokens", "reasoningTokens"] as const

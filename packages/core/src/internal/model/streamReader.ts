@@ -26,7 +26,14 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { type ActionError, ExecutionFailure, isActionError, TransientFailure } from "../../ActionError.ts"
 import type { ProviderFields, ToolCall } from "../../Prompt.ts"
-import type { Citation, ProviderChunk, ProviderResponse, StreamPart, ToolCallFragment } from "../../ModelResponse.ts"
+import type {
+  Citation,
+  ProviderChunk,
+  ProviderData,
+  ProviderResponse,
+  StreamPart,
+  ToolCallFragment
+} from "../../ModelResponse.ts"
 import { citationOf } from "./citation.ts"
 import { given, keep, keepUsage } from "./known.ts"
 import { joinFields, providerFieldsOf } from "./providerFields.ts"
@@ -75,6 +82,7 @@ interface State {
   finishReason: string | undefined
   usage: ProviderResponse["usage"]
   model: string | undefined
+  providerData: ProviderData | undefined
   chunks: number
   size: number
   lastBatchAt: number
@@ -84,7 +92,6 @@ interface State {
   readonly byId: Map<string, Slot>
   citations: Array<Citation> | undefined
   citationKeys: Set<string> | undefined
-  provider: ProviderFields | undefined
 }
 
 const malformed = (state: State, field: string, detail: string) =>
@@ -234,8 +241,7 @@ const push = (state: State, chunk: ProviderChunk, parts: Array<StreamPart>): Exe
   state.finishReason = keep(state.finishReason, chunk.finishReason)
   state.model = keep(state.model, chunk.model)
   state.usage = keepUsage(state.usage, chunk.usage)
-  const provider = providerFieldsOf(chunk.provider)
-  if (provider !== undefined) state.provider = joinFields(state.provider, provider)
+  if (chunk.providerData !== undefined && chunk.providerData !== null) state.providerData = chunk.providerData
   return undefined
 }
 
@@ -284,10 +290,10 @@ const finish = (state: State): Effect.Effect<ReadonlyArray<StreamPart>, ActionEr
         : { id: slot.id ?? "", name: slot.name, arguments: slot.arguments, provider: slot.provider }
     )
   }
-  const { text, finishReason, usage, model, refusal, reasoning, reasoningField, citations, provider } = state
+  const { text, finishReason, usage, model, refusal, reasoning, reasoningField, citations, providerData } = state
   const response = normalise(
     action,
-    { text, toolCalls, finishReason, usage, model, refusal, reasoning, reasoningField, citations, provider },
+    { text, toolCalls, finishReason, usage, model, refusal, reasoning, reasoningField, citations, providerData },
     state.cap
   )
   if (response instanceof ExecutionFailure) return Effect.fail(response)
@@ -314,6 +320,7 @@ export const reader = (options: ReaderOptions) => {
     finishReason: undefined,
     usage: undefined,
     model: undefined,
+    providerData: undefined,
     chunks: 0,
     size: 0,
     lastBatchAt: -1,
@@ -322,8 +329,7 @@ export const reader = (options: ReaderOptions) => {
     byIndex: new Map(),
     byId: new Map(),
     citations: undefined,
-    citationKeys: undefined,
-    provider: undefined
+    citationKeys: undefined
   }
   return {
     pushAll: (batch: ReadonlyArray<ProviderChunk>) => pushAll(state, batch),

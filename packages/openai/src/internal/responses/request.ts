@@ -1,8 +1,9 @@
 /**
  * The Responses API request a model request becomes: its messages as input
  * items — system and user messages as messages; an assistant message as the
- * reasoning items its provider fields keep (sent back with their encrypted
- * content, only to the endpoint that made them), its text as an assistant
+ * reasoning items its `providerData` keeps under this endpoint's origin
+ * (sent back with their encrypted content, only to the endpoint that made
+ * them), its text as an assistant
  * message (none when blank), and each tool call as a `function_call` item;
  * a tool message as a `function_call_output` — its tools as `function`
  * tools, `temperature`, `max_output_tokens`, `tool_choice` and a
@@ -10,7 +11,7 @@
  * layer says otherwise, and the reasoning's encrypted content is asked for,
  * so reasoning survives across tool calls without the server keeping state.
  * With `store: true`, the last assistant reply's response id (kept in its
- * provider fields) is sent as `previous_response_id` and only the messages
+ * `providerData`) is sent as `previous_response_id` and only the messages
  * after that reply are sent.
  */
 import type { LanguageModel, Prompt } from "@rolecraft/core"
@@ -23,8 +24,11 @@ export interface RequestOptions {
   readonly store: boolean
 }
 
-const ownFields = (provider: Prompt.ProviderFields | undefined, origin: string) =>
-  provider !== undefined && provider.origin === origin ? provider.fields : undefined
+/** What this endpoint kept on a reply (its `providerData` under the endpoint's origin), if anything. */
+const ownFields = (message: Prompt.AssistantMessage, origin: string): Readonly<Record<string, unknown>> | undefined => {
+  const data = message.providerData?.[origin]
+  return typeof data === "object" && data !== null ? (data as Readonly<Record<string, unknown>>) : undefined
+}
 
 const itemsOf = (message: Prompt.Message, origin: string): ReadonlyArray<Item> => {
   switch (message.role) {
@@ -35,7 +39,7 @@ const itemsOf = (message: Prompt.Message, origin: string): ReadonlyArray<Item> =
       return [{ type: "function_call_output", call_id: message.toolCallId, output: message.content }]
     case "assistant": {
       const items: Array<Item> = []
-      const reasoning = ownFields(message.provider, origin)?.reasoning
+      const reasoning = ownFields(message, origin)?.reasoning
       if (Array.isArray(reasoning)) for (const item of reasoning) items.push(item as Item)
       if (message.content.trim() !== "") items.push({ role: "assistant", content: message.content })
       for (const call of message.toolCalls ?? []) {
@@ -55,7 +59,7 @@ const sentMessages = (
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i] as Prompt.Message
     if (message.role !== "assistant") continue
-    const id = ownFields(message.provider, options.origin)?.responseId
+    const id = ownFields(message, options.origin)?.responseId
     if (typeof id === "string") return { messages: messages.slice(i + 1), previous: id }
     break
   }

@@ -4,7 +4,7 @@
  * and of its refusals, its `function_call` items as tool calls (the call's
  * `call_id` as the id), its reasoning items' summaries as reasoning — the
  * items themselves (with their encrypted content) kept in the reply's
- * provider fields to be sent back — the usage with its cached input and
+ * `providerData`, under this endpoint's origin, to be sent back — the usage with its cached input and
  * reasoning tokens, and the finish reason: a response cut short says why
  * (`incomplete_details.reason`: `max_output_tokens` is `"length"`,
  * `content_filter` a content filter); a finished one is read from its tool
@@ -63,16 +63,19 @@ export const finishOf = (response: Readonly<Record<string, unknown>>, calls: num
   return calls > 0 ? "tool_calls" : "stop"
 }
 
-/** The fields a reply keeps for its provider: its reasoning items and its response id (for `store: true`). */
-export const replyFields = (
+/**
+ * What a reply keeps for this endpoint (`providerData` under its origin): its reasoning items and its response
+ * id (for `store: true`).
+ */
+export const replyData = (
   origin: string,
   reasoning: ReadonlyArray<Json>,
   responseId: unknown
-): Prompt.ProviderFields | undefined => {
+): ModelResponse.ProviderData | undefined => {
   const fields: Record<string, Json> = {}
   if (reasoning.length > 0) fields.reasoning = [...reasoning] as Json
   if (typeof responseId === "string" && responseId !== "") fields.responseId = responseId
-  return Object.keys(fields).length === 0 ? undefined : { origin, fields }
+  return Object.keys(fields).length === 0 ? undefined : { [origin]: fields }
 }
 
 /** The provider response of a Responses API response, or its error. */
@@ -109,7 +112,7 @@ export const responseOf = (
       if (summary !== "") reasoningTexts.push(summary)
     }
   }
-  const provider = replyFields(origin, reasoning, body.id)
+  const providerData = replyData(origin, reasoning, body.id)
   return Effect.succeed({
     text,
     toolCalls,
@@ -119,7 +122,7 @@ export const responseOf = (
     ...(refusal === "" ? {} : { refusal }),
     ...(reasoningTexts.length === 0 ? {} : { reasoning: reasoningTexts.join("\n\n"), reasoningField: "summary" }),
     ...(citations.length === 0 ? {} : { citations }),
-    ...(provider === undefined ? {} : { provider })
+    ...(providerData === undefined ? {} : { providerData })
   })
 }
 

@@ -4,8 +4,8 @@
  * line), a `function_call` item as a tool call (its id and name when the
  * item is added, its argument deltas by output index; a call whose arguments
  * came whole only on `output_item.done` gets them there), `url_citation`
- * annotations, each finished reasoning item kept in the reply's provider
- * fields, the model, and the end: `response.completed` or
+ * annotations, each finished reasoning item kept in the reply's
+ * `providerData` (the whole list so far: the last one seen wins), the model, and the end: `response.completed` or
  * `response.incomplete` with the usage and the finish reason (as the
  * response itself is read). `response.failed` and an `error` event end the
  * stream with their error's category. Events of the API's own tools are
@@ -14,7 +14,7 @@
 import type { ActionError, ModelResponse, Prompt } from "@rolecraft/core"
 import { isRecord } from "../content.ts"
 import { errorEvent } from "../failure.ts"
-import { citationsOf, finishOf, reasoningItemOf, replyFields, usageOf } from "./response.ts"
+import { citationsOf, finishOf, reasoningItemOf, replyData, usageOf } from "./response.ts"
 
 type Json = Prompt.ProviderFields["fields"][string]
 
@@ -65,8 +65,8 @@ export const eventReader = (action: string, origin: string) => {
         const item = isRecord(event.item) ? event.item : {}
         if (item.type === "reasoning") {
           reasoning.push(reasoningItemOf(item))
-          const provider = replyFields(origin, reasoning, responseId)
-          return provider === undefined ? undefined : { provider: { origin, fields: { ...provider.fields } } }
+          const providerData = replyData(origin, reasoning, responseId)
+          return providerData === undefined ? undefined : { providerData }
         }
         if (item.type === "function_call" && index !== undefined && !argued.has(index)) {
           calls.add(index)
@@ -81,12 +81,12 @@ export const eventReader = (action: string, origin: string) => {
       case "response.completed":
       case "response.incomplete": {
         const response = isRecord(event.response) ? event.response : {}
-        const provider = replyFields(origin, reasoning, response.id ?? responseId)
+        const providerData = replyData(origin, reasoning, response.id ?? responseId)
         return {
           finishReason: finishOf(response, calls.size),
           usage: usageOf(response.usage),
           model: typeof response.model === "string" ? response.model : undefined,
-          ...(provider === undefined ? {} : { provider })
+          ...(providerData === undefined ? {} : { providerData })
         }
       }
       case "response.failed": {
