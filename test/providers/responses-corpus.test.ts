@@ -200,4 +200,27 @@ describe("the recorded Responses API corpus", () => {
       }
     }).pipe(Effect.scoped)
   )
+
+  it.live("no parallel calls is spelled parallel_tool_calls: false, and only beside tools; the profile says so", () =>
+    Effect.gen(function* () {
+      const done = { ...JSON.parse(read("recordings/openai-responses/openai-phase.1.json")) }
+      const server = yield* ResponsesServer.make([ResponsesServer.body(done), ResponsesServer.body(done)])
+      const tool: LanguageModel.Tool = {
+        name: "lookup",
+        description: "Looks a thing up",
+        parameters: { type: "object", properties: {} },
+        strict: false
+      }
+      const ask = (tools: ReadonlyArray<LanguageModel.Tool>) =>
+        Effect.flatMap(Effect.service(LanguageModel.LanguageModel), (model) =>
+          model.generate({ messages: [{ role: "user", content: "go" }], tools, parallelToolCalls: false })
+        ).pipe(Effect.provide(modelOn(server)))
+      yield* ask([tool])
+      yield* ask([])
+      const [withTools, without] = (yield* server.requests).map((request) => request.body as Record<string, unknown>)
+      assert.strictEqual(withTools?.parallel_tool_calls, false)
+      assert.isFalse(without !== undefined && "parallel_tool_calls" in without)
+      assert.deepStrictEqual(OpenAiResponsesModel.profile, { toolLimit: 128, parallelCalls: "parallel_tool_calls" })
+    }).pipe(Effect.scoped)
+  )
 })

@@ -43,7 +43,7 @@
  *
  * @since 0.3.0
  */
-import { ActionError, LanguageModel, type ModelResponse } from "@rolecraft/core"
+import { ActionError, LanguageModel, type ModelResponse, ProviderProfile } from "@rolecraft/core"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -158,10 +158,23 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
         secrets: options.apiKey === undefined ? [] : [options.apiKey],
         timeout,
         idleTimeout: options.idleTimeout ?? defaultTimeout,
-        maxReplyCharacters
+        maxReplyCharacters,
+        profile
       }
     )
   })
+
+/**
+ * What this layer declares about the Responses API: at most 128 tools in one request, and "no parallel tool
+ * calls" sent as `parallel_tool_calls: false`.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
+export const profile: ProviderProfile.ProviderProfile = ProviderProfile.make({
+  toolLimit: 128,
+  parallelCalls: "parallel_tool_calls"
+})
 
 /** The chunks of one streamed response, read as its events arrive; every failure is an action error. */
 async function* eventsOf(

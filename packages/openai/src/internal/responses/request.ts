@@ -6,7 +6,8 @@
  * them), its text as an assistant
  * message (none when blank), and each tool call as a `function_call` item;
  * a tool message as a `function_call_output` — its tools as `function`
- * tools, `temperature`, `max_output_tokens`, `tool_choice` and a
+ * tools, `parallel_tool_calls` (with tools), `temperature`,
+ * `max_output_tokens`, `tool_choice` and a
  * `json_schema` text format only when given. `store` is `false` unless the
  * layer says otherwise, and the reasoning's encrypted content is asked for,
  * so reasoning survives across tool calls without the server keeping state.
@@ -96,6 +97,10 @@ export const requestBody = (
             strict: tool.strict
           }))
         }),
+    // The API refuses `parallel_tool_calls` without tools.
+    ...(request.parallelToolCalls === undefined || tools.length === 0
+      ? {}
+      : { parallel_tool_calls: request.parallelToolCalls }),
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
     ...(request.maxTokens === undefined ? {} : { max_output_tokens: request.maxTokens }),
     ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoiceOf(request.toolChoice) }),
