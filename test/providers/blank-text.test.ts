@@ -10,6 +10,7 @@ import { ChatCompletionsServer as Server } from "@rolecraft/testing"
 import { Effect, Schema } from "effect"
 import * as fc from "fast-check"
 import { openAiOn } from "../support/openai.ts"
+import * as Seeded from "../support/seeded.ts"
 
 interface WireMessage {
   readonly role: string
@@ -112,7 +113,7 @@ describe("no blank text is sent to a provider", () => {
           Server.reply("Second answer.")
         ])
         const agent = yield* Agent.make({ id: "desk", roles: [role] })
-        const thread = `blank-${crypto.randomUUID()}`
+        const thread = `blank-${Seeded.randomUUID()}`
         const first = yield* agent.chat("First?", { thread }).pipe(Effect.provide(openAiOn(server)))
         assert.strictEqual(first._tag, "Completed")
         yield* agent.chat("Second?", { thread }).pipe(Effect.provide(openAiOn(server)))

@@ -11,6 +11,7 @@ import { OpenAiResponsesModel } from "@rolecraft/openai"
 import { ChatCompletionsServer as Server, ResponsesServer } from "@rolecraft/testing"
 import { Effect, Redacted, Schema, Stream } from "effect"
 import { openAiOn } from "../support/openai.ts"
+import * as Seeded from "../support/seeded.ts"
 
 const signature = { google: { thought_signature: "CiQB0e2Kb7xvQeK1Tq2kC1RdGQ==" } }
 
@@ -157,7 +158,7 @@ describe("provider fields on a tool call", () => {
       const server = yield* Server.make([firstStep(false), geminiNext("AA100 is on time."), geminiNext("Gate 4.")])
       const { role } = flights(false)
       const agent = yield* Agent.make({ id: "desk", roles: [role] })
-      const thread = `signatures-${crypto.randomUUID()}`
+      const thread = `signatures-${Seeded.randomUUID()}`
       yield* agent.chat("Is AA100 on time?", { thread }).pipe(Effect.provide(openAiOn(server)))
       const next = yield* agent.chat("Which gate?", { thread }).pipe(Effect.provide(openAiOn(server)))
       assert.strictEqual(next._tag, "Completed", JSON.stringify(next))
