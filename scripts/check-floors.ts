@@ -38,7 +38,7 @@ export const floors: Readonly<Record<string, ReadonlyArray<ReadonlyArray<string>
   mcp: [["oauth"], ["."], ["serve"]],
   durable: [["."], ["store"]],
   testing: [["."]],
-  openai: [["."]],
+  openai: [["."], ["responses"]],
   anthropic: [["."]],
   "effect-ai": [["."]],
   inspector: [["."]]

@@ -8,7 +8,7 @@
  * status and with every odd status a server sends; each ends in its category, and is retried when it should be.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Action, Agent, type Chat, LanguageModel, type ModelResponse, Role } from "@rolecraft/core"
+import { Action, Agent, type Chat, LanguageModel, type ModelResponse, type Prompt, Role } from "@rolecraft/core"
 import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { Effect, Exit, Redacted, Schema, Stream } from "effect"
 import * as Corpus from "./corpus.ts"
@@ -233,7 +233,7 @@ describe("every recorded answer, inside a chat turn", () => {
             name: call.function.name,
             arguments: call.function.arguments
           })),
-          calls
+          calls as ReadonlyArray<Prompt.ToolCall> as Array<Prompt.ToolCall>
         )
         assert.strictEqual(
           sent?.reasoning_content,

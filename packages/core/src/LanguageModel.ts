@@ -53,6 +53,7 @@ import type * as JsonSchema from "effect/JsonSchema"
 import * as CallLimits from "./internal/model/callLimits.ts"
 import * as HttpFailure from "./internal/model/httpFailure.ts"
 import { capped, defaultMaxReplyCharacters, normalise } from "./internal/model/provider.ts"
+import * as Sendable from "./internal/model/sendable.ts"
 import * as StreamReader from "./internal/model/streamReader.ts"
 import type { ProviderChunk, ProviderResponse, Response, StreamPart } from "./ModelResponse.ts"
 import type * as Prompt from "./Prompt.ts"
@@ -478,11 +479,16 @@ export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.E
  *   `ExecutionFailure` ("model call failed: …"); every error is scrubbed of
  *   `options.secrets` (and, for a call an agent makes, of every secret the
  *   agent knows) before the span records it;
+ * - sends no message whose text is empty or only whitespace: blank assistant
+ *   text beside tool calls is sent as no text, a blank assistant answer
+ *   without calls and a blank user or system message are left out, and a
+ *   blank tool result is sent as "(the tool returned no output)" (so every
+ *   call still has its one tool message; what the caller got is unchanged);
  * - normalises the answer (see `ModelResponse.ProviderResponse`) and records its
  *   usage into the current {@link UsageMeter}, if any.
  *
- * Each `stream` call does the same in a `chat {model}` span (without the
- * metrics), reads the provider's chunks (see `ModelResponse.ProviderChunk`:
+ * Each `stream` call does the same in the same `chat {model}` span, with the
+ * same attributes and metrics (written by one writer for both paths), reads the provider's chunks (see `ModelResponse.ProviderChunk`:
  * fragments by index or by id, ids and names from whichever fragment
  * carries them, the last usage seen) and aborts the provider's request when
  * the stream is interrupted or no longer pulled. A malformed chunk is
@@ -539,11 +545,17 @@ interface Setup {
 }
 
 const callOf = (setup: Setup, request: Request, signal: AbortSignal): ProviderCall => ({
-  request,
+  request: sendableRequest(request),
   model: request.model ?? setup.model,
   action: request.action ?? defaultAction,
   signal
 })
+
+/** `request` with no blank message text (see `internal/model/sendable.ts`); itself when it has none. */
+const sendableRequest = (request: Request): Request => {
+  const messages = Sendable.sendable(request.messages)
+  return messages === request.messages ? request : { ...request, messages }
+}
 
 /** The provider's answer, normalised, within the whole-call deadline; from its `generate`, else its stream. */
 const generated = (setup: Setup, request: Request): Effect.Effect<Response, ActionError> => {
@@ -649,38 +661,15 @@ const generateWith = (setup: Setup, request: Request): Effect.Effect<Response, A
 
 const streamWith = (setup: Setup, request: Request): Stream.Stream<StreamPart, ActionError> => {
   const { call, answer } = callSpan(setup, request)
-  // The same `chat {model}` span as `generate`'s, annotated with the answer when it finishes.
+  // The same `chat {model}` span and metrics as `generate`'s, by the same writer.
   return streamed(setup, request).pipe(
     // Read per batch, not per part: `Finished` is the last part of the stream, so of its batch.
     Stream.mapArrayEffect((parts) => {
       const last = parts[parts.length - 1]
-      if (last?._tag !== "Finished") return Effect.succeed(parts)
-      const answered = answer(last.response)
-      return Effect.as(
-        Effect.andThen(
-          Effect.annotateCurrentSpan({
-            "gen_ai.response.model": answered.model ?? "",
-            "gen_ai.response.finish_reasons": [answered.finishReason],
-            "gen_ai.usage.input_tokens": answered.inputTokens,
-            "gen_ai.usage.output_tokens": answered.outputTokens,
-            ...Telemetry.usagePartsOf(answered)
-          }),
-          record(last.response)
-        ),
-        parts
-      )
+      return last?._tag === "Finished" ? Effect.as(record(last.response), parts) : Effect.succeed(parts)
     }),
     Stream.catch((error) => Stream.fromEffect(Effect.flip(Redact.scrubKnown(error, setup.secrets)))),
-    Stream.withSpan(call.model === undefined ? "chat" : `chat ${call.model}`, {
-      kind: "client",
-      attributes: {
-        "gen_ai.operation.name": "chat",
-        "gen_ai.provider.name": call.provider,
-        ...(call.model === undefined ? {} : { "gen_ai.request.model": call.model }),
-        "rolecraft.action": call.action
-      },
-      captureStackTrace: false
-    })
+    Telemetry.chatStream(call, (part: StreamPart) => (part._tag === "Finished" ? answer(part.response) : undefined))
   )
 }
 

@@ -22,7 +22,7 @@
  * @since 0.3.0
  */
 import type * as ActionResponse from "./ActionResponse.ts"
-import type { ToolCall } from "./Prompt.ts"
+import type { ProviderFields, ToolCall } from "./Prompt.ts"
 
 /**
  * A source the model cites: its `url` (a web page) and `title`, at least one
@@ -178,7 +178,9 @@ export type StreamPart =
  * or starts one, or — with no id either — continues the last call. `id` and
  * `name` may come on any fragment (usually only the first; an empty one
  * never replaces a known one); `arguments` is the next piece of the raw
- * arguments string.
+ * arguments string; `provider`, what the provider attached to the call and
+ * needs back (its fields joined over the fragments that carry them, a later
+ * fragment's field replacing an earlier one of the same name).
  *
  * @category models
  * @since 0.3.0
@@ -188,6 +190,7 @@ export interface ToolCallFragment {
   readonly id?: string | null | undefined
   readonly name?: string | null | undefined
   readonly arguments?: string | null | undefined
+  readonly provider?: ProviderFields | null | undefined
 }
 
 /**

@@ -21,11 +21,35 @@
 import * as Schema from "effect/Schema"
 
 /**
+ * What a provider attached to a tool call and needs back on that call in
+ * later requests — Gemini's thought signatures (`extra_content`). `origin`
+ * names the provider endpoint that made them (each provider layer writes its
+ * own, e.g. the openai layer's `"openai.chat <baseURL>"`); `fields` are kept
+ * verbatim, as JSON. A provider layer sends them back only to the endpoint
+ * named by `origin`: when a conversation moves to an agent on another model,
+ * they are left out of its requests, never sent where they were not made.
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
+export const ProviderFields = Schema.Struct({
+  origin: Schema.String,
+  fields: Schema.Record(Schema.String, Schema.Json)
+})
+
+/**
+ * @category models
+ * @since 0.3.0
+ */
+export type ProviderFields = typeof ProviderFields.Type
+
+/**
  * A tool call as the model sent it: the call's `id` (answered by exactly one
  * {@link ToolMessage}), the model-facing tool `name` (one of the request's
  * tools: `ActionTool.ActionTool`'s `name`) and the raw `arguments` string exactly as sent —
  * possibly `""`, malformed or not an object (the agent parses it strictly and
- * answers a malformed one with a VALIDATION tool message).
+ * answers a malformed one with a VALIDATION tool message) — and, when the
+ * provider attached any, the {@link ProviderFields} it needs back on the call.
  *
  * @category schemas
  * @since 0.2.0
@@ -33,7 +57,8 @@ import * as Schema from "effect/Schema"
 export const ToolCall = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
-  arguments: Schema.String
+  arguments: Schema.String,
+  provider: Schema.optionalKey(ProviderFields)
 })
 
 /**

@@ -276,6 +276,8 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
           "or set the role's spec.model.name",
         issues: [{ path: "model", message: "no model named" }]
       })
+    // The endpoint's name on what its provider attaches to a call: sent back only here.
+    const origin = `openai.chat ${baseURL}`
     const failure = { timeout, baseURL, maxReplyCharacters }
     const failed = (action: string) => (error: unknown) =>
       Effect.flatMap(Clock.currentTimeMillis, (nowMs) =>
@@ -286,16 +288,23 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
         generate: ({ request, model, action, signal }) => {
           if (model === undefined) return Effect.fail(noModel(action))
           return Effect.tryPromise({
-            try: () => client.chat.completions.create(WireRequest.requestBody(request, model), { signal }),
+            try: () => client.chat.completions.create(WireRequest.requestBody(request, model, origin), { signal }),
             catch: (error) => error
           }).pipe(
             Effect.catch(failed(action)),
-            Effect.flatMap((completion) => WireResponse.responseOf(action, completion))
+            Effect.flatMap((completion) => WireResponse.responseOf(action, completion, origin))
           )
         },
         stream: ({ request, model, action, signal }) => {
           if (model === undefined) return Stream.fail(noModel(action))
-          return chunksOf(client, WireRequest.streamingRequestBody(request, model), action, signal, failure)
+          return chunksOf(
+            client,
+            WireRequest.streamingRequestBody(request, model, origin),
+            action,
+            signal,
+            failure,
+            origin
+          )
         }
       },
       {
@@ -333,7 +342,8 @@ async function* chunksOf(
   body: ChatCompletionCreateParamsStreaming,
   action: string,
   signal: AbortSignal,
-  failure: { readonly timeout: Duration.Duration; readonly baseURL: string; readonly maxReplyCharacters: number }
+  failure: { readonly timeout: Duration.Duration; readonly baseURL: string; readonly maxReplyCharacters: number },
+  origin: string
 ): AsyncIterable<ModelResponse.ProviderChunk> {
   let chunks: AsyncIterable<ChatCompletionChunk>
   try {
@@ -343,7 +353,7 @@ async function* chunksOf(
   }
   try {
     for await (const chunk of chunks) {
-      const read = WireStream.readChunk(action, chunk)
+      const read = WireStream.readChunk(action, chunk, origin)
       if (read instanceof ActionError.ExecutionFailure) throw read
       yield read
     }

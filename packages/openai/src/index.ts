@@ -5,3 +5,4 @@
  * @since 0.1.0
  */
 export * as OpenAiLanguageModel from "./OpenAiLanguageModel.ts"
+export * as OpenAiResponsesModel from "./OpenAiResponsesModel.ts"

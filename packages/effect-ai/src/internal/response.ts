@@ -3,7 +3,9 @@
  * response, a stream's parts as provider chunks for the core stream reader.
  * Every part effect/ai's providers emit is read: text; reasoning (as
  * reasoning, never text; a redacted block's empty text carries nothing); tool
- * calls — their start and argument deltas, or the whole call at once —
+ * calls — their start and argument deltas, or the whole call at once, or a
+ * start whose arguments come only on the final `tool-call` part (the final
+ * part's arguments are taken when no delta came, the deltas once when they did) —
  * except the calls the provider ran itself (built-in tools: not Rolecraft's
  * to run, nor their results); sources, as citations (a URL with its title, a
  * document by its title); the model id; the finish reason with its usage;
@@ -82,6 +84,10 @@ export const responseOf = (
 export const chunker = (fail: (error: unknown) => ActionError.ActionError) => {
   const indexes = new Map<string, number>()
   const skipped = new Set<string>()
+  // The calls whose arguments came as deltas: their final `tool-call` part adds nothing (taken once).
+  const argued = new Set<string>()
+  // The last finish reason a part gave: a later finish part with no reason (`unknown`) keeps it.
+  let reason: string | undefined
   const indexOf = (id: string) => {
     const known = indexes.get(id)
     if (known !== undefined) return known
@@ -102,11 +108,15 @@ export const chunker = (fail: (error: unknown) => ActionError.ActionError) => {
         }
         return { toolCalls: [{ index: indexOf(part.id), id: part.id, name: part.name }] }
       case "tool-params-delta":
-        return skipped.has(part.id) || !indexes.has(part.id)
-          ? undefined
-          : { toolCalls: [{ index: indexOf(part.id), arguments: part.delta }] }
+        if (skipped.has(part.id) || !indexes.has(part.id) || part.delta === "") return undefined
+        argued.add(part.id)
+        return { toolCalls: [{ index: indexOf(part.id), arguments: part.delta }] }
       case "tool-call":
-        if (part.providerExecuted === true || indexes.has(part.id)) return undefined
+        if (part.providerExecuted === true || skipped.has(part.id)) return undefined
+        // Opened by `tool-params-start` and given its arguments as deltas: those are the call's arguments.
+        if (argued.has(part.id)) return undefined
+        // Opened without deltas (the arguments only on this final part), or not opened at all: this part's.
+        argued.add(part.id)
         return {
           toolCalls: [{ index: indexOf(part.id), id: part.id, name: part.name, arguments: argumentsOf(part.params) }]
         }
@@ -115,8 +125,9 @@ export const chunker = (fail: (error: unknown) => ActionError.ActionError) => {
       case "response-metadata":
         return part.modelId === undefined ? undefined : { model: part.modelId }
       case "finish":
+        reason = finishReasons[part.reason] ?? reason
         return {
-          finishReason: finishReasons[part.reason] ?? (indexes.size > 0 ? "tool_calls" : "stop"),
+          finishReason: reason ?? (indexes.size > 0 ? "tool_calls" : "stop"),
           usage: usageOf(part.usage)
         }
       default:

@@ -134,6 +134,29 @@ export const citationsOf = (
   return citations
 }
 
+/** The origin of what OpenAI's own endpoint attaches to a call (the openai layer names its `baseURL`). */
+export const defaultOrigin = "openai.chat https://api.openai.com/v1"
+
+/** The keys of a wire tool call that are the call itself; any other is a field its provider attached. */
+const callKeys = new Set(["id", "type", "function", "custom", "index"])
+
+/**
+ * The fields a provider attached to a wire tool call (any key but `id`, `type`, `function`, `custom` and
+ * `index`: Gemini's `extra_content`), kept verbatim under `origin`; `undefined` when it has none.
+ */
+export const providerFieldsOf = (
+  call: Readonly<Record<string, unknown>>,
+  origin: string
+): { readonly origin: string; readonly fields: Record<string, unknown> } | undefined => {
+  let fields: Record<string, unknown> | undefined
+  for (const key of Object.keys(call)) {
+    if (callKeys.has(key) || call[key] === undefined || call[key] === null) continue
+    fields ??= {}
+    fields[key] = call[key]
+  }
+  return fields === undefined ? undefined : { origin, fields }
+}
+
 /**
  * The parts of a chat completions usage object the API reports in its details: cached input
  * (`prompt_tokens_details.cached_tokens`, a part of `prompt_tokens`) and reasoning

@@ -4,7 +4,9 @@
  * content `null` when it only called tools, and its reasoning sent back as
  * `reasoning_content` when it made tool calls and its reasoning came in that
  * field — DeepSeek and Moonshot refuse the next request without it; Groq and
- * Cerebras refuse an unknown field, and no other dialect needs it back), its
+ * Cerebras refuse an unknown field, and no other dialect needs it back; the
+ * fields a provider attached to a tool call, such as Gemini's
+ * `extra_content`, go back on that call to the endpoint that made them), its
  * tools as `function` tools, and `temperature`, `max_completion_tokens` (the
  * request's `maxTokens`), `tool_choice` and `response_format` only when the
  * request gives them. Every request is accepted; the API judges the rest.
@@ -16,8 +18,16 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionToolChoiceOption
 } from "openai/resources/chat/completions"
+import { defaultOrigin } from "./content.ts"
 
-const toWire = (message: Prompt.Message): ChatCompletionMessageParam => {
+/** A tool call on the wire: its id, name and arguments, and the fields its provider attached when `origin` made them. */
+const callToWire = (call: Prompt.ToolCall, origin: string) => {
+  const wire = { id: call.id, type: "function" as const, function: { name: call.name, arguments: call.arguments } }
+  // Gemini's `extra_content.google.thought_signature`: refused without it; never sent to another endpoint.
+  return call.provider !== undefined && call.provider.origin === origin ? { ...call.provider.fields, ...wire } : wire
+}
+
+const toWire = (message: Prompt.Message, origin: string): ChatCompletionMessageParam => {
   switch (message.role) {
     case "system":
       return { role: "system", content: message.content }
@@ -29,11 +39,7 @@ const toWire = (message: Prompt.Message): ChatCompletionMessageParam => {
       const wire: ChatCompletionMessageParam = {
         role: "assistant",
         content: message.content === "" ? null : message.content,
-        tool_calls: calls.map((call) => ({
-          id: call.id,
-          type: "function",
-          function: { name: call.name, arguments: call.arguments }
-        }))
+        tool_calls: calls.map((call) => callToWire(call, origin))
       }
       // DeepSeek and Moonshot refuse the next request when a tool-calling reply's reasoning is not sent back.
       return message.reasoningField === "reasoning_content" && message.reasoning !== undefined
@@ -48,12 +54,19 @@ const toWire = (message: Prompt.Message): ChatCompletionMessageParam => {
 const toolChoiceOf = (choice: LanguageModel.ToolChoice): ChatCompletionToolChoiceOption =>
   typeof choice === "string" ? choice : { type: "function", function: { name: choice.tool } }
 
-/** The request body of one model call, not streamed. */
-export const requestBody = (request: LanguageModel.Request, model: string): ChatCompletionCreateParamsNonStreaming => {
+/**
+ * The request body of one model call, not streamed. `origin` names this endpoint: the provider fields a tool
+ * call carries go back only when this endpoint made them.
+ */
+export const requestBody = (
+  request: LanguageModel.Request,
+  model: string,
+  origin: string = defaultOrigin
+): ChatCompletionCreateParamsNonStreaming => {
   const tools = request.tools ?? []
   return {
     model,
-    messages: request.messages.map(toWire),
+    messages: request.messages.map((message) => toWire(message, origin)),
     ...(tools.length === 0
       ? {}
       : {
@@ -95,9 +108,10 @@ export const requestBody = (request: LanguageModel.Request, model: string): Chat
 /** The request body of one streamed model call: the last chunk carries the usage. */
 export const streamingRequestBody = (
   request: LanguageModel.Request,
-  model: string
+  model: string,
+  origin: string = defaultOrigin
 ): ChatCompletionCreateParamsStreaming => ({
-  ...requestBody(request, model),
+  ...requestBody(request, model, origin),
   stream: true,
   stream_options: { include_usage: true }
 })

@@ -3,7 +3,8 @@
  * content (a string, or a list of parts whose thinking parts are
  * reasoning), reasoning (`reasoning_content` or `reasoning`), refusal, tool
  * calls and `url_citation` annotations, its finish reason, the model, the
- * usage (with its cached input and reasoning parts) and Perplexity's top-level `citations`, passed on as sent for
+ * usage (with its cached input and reasoning parts) and Perplexity's top-level `citations`, and the fields a provider
+ * attached to a tool call (kept under this endpoint's `origin`), passed on as sent for
  * `LanguageModel.make` to normalise. It refuses (EXECUTION) only a body
  * without a list of choices or whose first choice has no message, and a
  * content or reasoning of the wrong type.
@@ -11,7 +12,7 @@
 import type { ActionError, ModelResponse, Prompt } from "@rolecraft/core"
 import * as Effect from "effect/Effect"
 import type { ChatCompletion } from "openai/resources/chat/completions"
-import { citationsOf, contentOf, reasoningOf, usagePartsOf } from "./content.ts"
+import { citationsOf, contentOf, defaultOrigin, providerFieldsOf, reasoningOf, usagePartsOf } from "./content.ts"
 import { errorEvent, malformed } from "./failure.ts"
 
 /**
@@ -19,7 +20,7 @@ import { errorEvent, malformed } from "./failure.ts"
  * `"function"`, missing or unknown — by its `function` object's name and arguments, raw (a missing `type`
  * on an otherwise complete call is a function call). Entries that are not objects pass on as they are.
  */
-const toolCallOf = (entry: unknown): unknown => {
+const toolCallOf = (entry: unknown, origin: string): unknown => {
   if (typeof entry !== "object" || entry === null) return entry
   const call = entry as {
     readonly id?: unknown
@@ -32,17 +33,20 @@ const toolCallOf = (entry: unknown): unknown => {
     | null
     | undefined
   const inner = typeof body === "object" && body !== null ? body : {}
+  const provider = providerFieldsOf(entry as Readonly<Record<string, unknown>>, origin)
   return {
     id: call.id,
     name: inner.name,
-    arguments: call.type === "custom" ? inner.input : inner.arguments
+    arguments: call.type === "custom" ? inner.input : inner.arguments,
+    ...(provider === undefined ? {} : { provider })
   }
 }
 
 /** The provider response of a chat completion, or EXECUTION when it has no first choice or message. */
 export const responseOf = (
   action: string,
-  completion: ChatCompletion
+  completion: ChatCompletion,
+  origin: string = defaultOrigin
 ): Effect.Effect<ModelResponse.ProviderResponse, ActionError.ExecutionFailure | ActionError.TransientFailure> => {
   if (typeof completion !== "object" || completion === null || !Array.isArray(completion.choices)) {
     const error = (completion as { readonly error?: unknown } | null)?.error
@@ -61,7 +65,7 @@ export const responseOf = (
   if ("malformed" in reasoning) return Effect.fail(malformed(action, reasoning.malformed))
   // Read as sent, not as the SDK's types promise: `LanguageModel.make` decides every odd shape.
   const wireCalls: unknown = message.tool_calls
-  const toolCalls = Array.isArray(wireCalls) ? wireCalls.map(toolCallOf) : wireCalls
+  const toolCalls = Array.isArray(wireCalls) ? wireCalls.map((entry) => toolCallOf(entry, origin)) : wireCalls
   const usage = completion.usage
   const citations = citationsOf(
     message.annotations,

@@ -3,7 +3,8 @@
  * choice's `delta` — its content (a string, or a list of parts whose
  * thinking parts are reasoning), its reasoning (`reasoning_content` or
  * `reasoning`), refusal, tool-call fragments (with or without `index`) and
- * `url_citation` annotations — its `finish_reason`, the model, the usage (at
+ * `url_citation` annotations, and the fields a provider attached to a tool
+ * call such as Gemini's `extra_content` — its `finish_reason`, the model, the usage (at
  * the top level, or inside the choice as Moonshot sends it; a chunk with
  * `choices: []` may carry it alone) and Perplexity's top-level `citations`.
  * Each field is checked as it arrives: one of the wrong type is refused as
@@ -13,7 +14,15 @@
 import { ActionError, type ModelResponse } from "@rolecraft/core"
 import * as Effect from "effect/Effect"
 import type { ChatCompletionChunk } from "openai/resources/chat/completions"
-import { citationsOf, contentOf, isRecord, reasoningOf, usagePartsOf } from "./content.ts"
+import {
+  citationsOf,
+  contentOf,
+  defaultOrigin,
+  isRecord,
+  providerFieldsOf,
+  reasoningOf,
+  usagePartsOf
+} from "./content.ts"
 import { malformed } from "./failure.ts"
 
 const optionalString = (value: unknown): value is string | null | undefined =>
@@ -41,7 +50,10 @@ const usageOf = (usage: unknown, field: string): Usage | string => {
 }
 
 /** The tool-call fragments of a delta, or the name of the malformed one. */
-const fragmentsOf = (calls: unknown): ReadonlyArray<ModelResponse.ToolCallFragment> | string | undefined => {
+const fragmentsOf = (
+  calls: unknown,
+  origin: string
+): ReadonlyArray<ModelResponse.ToolCallFragment> | string | undefined => {
   if (calls === undefined || calls === null) return undefined
   if (!Array.isArray(calls)) return "choices[0].delta.tool_calls is not an array"
   const fragments: Array<ModelResponse.ToolCallFragment> = []
@@ -58,13 +70,15 @@ const fragmentsOf = (calls: unknown): ReadonlyArray<ModelResponse.ToolCallFragme
     if (!isRecord(fn)) return `${field}.function is not an object`
     if (!optionalString(fn.name)) return `${field}.function.name is not a string`
     const args = fn.arguments
+    const provider = providerFieldsOf(call, origin)
     fragments.push({
       index,
       id: call.id,
       name: fn.name,
       // Some compatible servers send arguments already parsed.
       arguments:
-        args === undefined || args === null ? undefined : typeof args === "string" ? args : JSON.stringify(args)
+        args === undefined || args === null ? undefined : typeof args === "string" ? args : JSON.stringify(args),
+      ...(provider === undefined ? {} : { provider: provider as ModelResponse.ToolCallFragment["provider"] })
     })
   }
   return fragments
@@ -73,7 +87,8 @@ const fragmentsOf = (calls: unknown): ReadonlyArray<ModelResponse.ToolCallFragme
 /** The provider chunk of one streamed chunk, or EXECUTION naming its malformed field. */
 export const readChunk = (
   action: string,
-  chunk: ChatCompletionChunk
+  chunk: ChatCompletionChunk,
+  origin: string = defaultOrigin
 ): ModelResponse.ProviderChunk | ActionError.ExecutionFailure => {
   const bad = (what: string) => malformed(action, `a stream chunk's ${what}`)
   const raw: unknown = chunk
@@ -99,7 +114,7 @@ export const readChunk = (
   const reasoning = reasoningOf(delta, content.reasoning, "choices[0].delta")
   if ("malformed" in reasoning) return bad(reasoning.malformed)
   if (!optionalString(delta.refusal)) return bad("choices[0].delta.refusal is not a string")
-  const toolCalls = fragmentsOf(delta.tool_calls)
+  const toolCalls = fragmentsOf(delta.tool_calls, origin)
   if (typeof toolCalls === "string") return bad(toolCalls)
   return {
     model: raw.model,
@@ -117,8 +132,9 @@ export const readChunk = (
 /** {@link readChunk} as an effect. */
 export const chunkOf = (
   action: string,
-  chunk: ChatCompletionChunk
+  chunk: ChatCompletionChunk,
+  origin: string = defaultOrigin
 ): Effect.Effect<ModelResponse.ProviderChunk, ActionError.ExecutionFailure> => {
-  const read = readChunk(action, chunk)
+  const read = readChunk(action, chunk, origin)
   return read instanceof ActionError.ExecutionFailure ? Effect.fail(read) : Effect.succeed(read)
 }

@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type * as Metric from "effect/Metric"
+import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import { isActionError } from "../../ActionError.ts"
 import * as Series from "./series.ts"
@@ -373,6 +374,44 @@ const prepare = (call: ModelCall): PreparedChat => {
 }
 
 /**
+ * What the `chat {model}` span and the model metrics record at the end of one model call, streamed or not
+ * (the one writer of both, so no path can leave an attribute or a metric out): on a failure `error.type`,
+ * `rolecraft.category` and the failed-duration metric; on an answer the response's model (only when known:
+ * never `""`), finish reason and token counts, and `gen_ai.client.operation.duration` and
+ * `gen_ai.client.token.usage`. An interruption, and a stream stopped before its answer, record neither.
+ */
+const endChat = (
+  metrics: ModelMetrics,
+  span: Tracer.Span | undefined,
+  exit: Exit.Exit<unknown, unknown>,
+  answered: ModelAnswer | undefined,
+  millis: number,
+  context: Context.Context<never>
+): void => {
+  const seconds = millis / 1000
+  if (Exit.isFailure(exit)) {
+    const category = failedWith(span, exit.cause)
+    if (category !== undefined) metrics.failed(category).updateUnsafe(seconds, context)
+    return
+  }
+  if (answered === undefined) return
+  if (span !== undefined) {
+    if (answered.model !== undefined && answered.model !== "") span.attribute("gen_ai.response.model", answered.model)
+    span.attribute("gen_ai.response.finish_reasons", [answered.finishReason])
+    span.attribute("gen_ai.usage.input_tokens", answered.inputTokens)
+    span.attribute("gen_ai.usage.output_tokens", answered.outputTokens)
+    partsOnSpan(span, answered)
+  }
+  metrics.duration.updateUnsafe(seconds, context)
+  metrics.inputTokens.updateUnsafe(answered.inputTokens, context)
+  metrics.outputTokens.updateUnsafe(answered.outputTokens, context)
+  for (const [part] of usagePartAttributes) {
+    const value = answered[part]
+    if (value !== undefined) metrics.parts[part].updateUnsafe(value, context)
+  }
+}
+
+/**
  * Runs one model call in its `chat {model}` span (kind client; `chat` when no
  * model is known) and records `gen_ai.client.token.usage` and
  * `gen_ai.client.operation.duration`. `answer` reads what the span and the
@@ -387,29 +426,46 @@ export const chat =
       name,
       "client",
       () => options,
-      (span, exit, millis, context) => {
-        const seconds = millis / 1000
-        if (Exit.isFailure(exit)) {
-          const category = failedWith(span, exit.cause)
-          if (category !== undefined) metrics.failed(category).updateUnsafe(seconds, context)
-          return
-        }
-        const answered = answer(exit.value)
-        if (span !== undefined) {
-          if (answered.model !== undefined) span.attribute("gen_ai.response.model", answered.model)
-          span.attribute("gen_ai.response.finish_reasons", [answered.finishReason])
-          span.attribute("gen_ai.usage.input_tokens", answered.inputTokens)
-          span.attribute("gen_ai.usage.output_tokens", answered.outputTokens)
-          partsOnSpan(span, answered)
-        }
-        metrics.duration.updateUnsafe(seconds, context)
-        metrics.inputTokens.updateUnsafe(answered.inputTokens, context)
-        metrics.outputTokens.updateUnsafe(answered.outputTokens, context)
-        for (const [part] of usagePartAttributes) {
-          const value = answered[part]
-          if (value !== undefined) metrics.parts[part].updateUnsafe(value, context)
-        }
-      }
+      (span, exit, millis, context) =>
+        endChat(metrics, span, exit, Exit.isSuccess(exit) ? answer(exit.value) : undefined, millis, context)
+    )
+  }
+
+/**
+ * {@link chat} for a streamed model call: the same span (its attributes, its failure attributes) and the
+ * same metrics, written by the same writer. `answer` reads the answer from the part that carries it
+ * (`undefined` for every other part); the span ends when the stream does — answered, failed, cut, or
+ * stopped by its consumer (which records no answer and no metric, as an interrupted call does not).
+ */
+export const chatStream =
+  <A>(call: ModelCall, answer: (part: A) => ModelAnswer | undefined) =>
+  <E, R>(self: Stream.Stream<A, E, R>): Stream.Stream<A, E, R> => {
+    const { name, options, metrics } = prepare(call)
+    return Stream.unwrap(
+      Effect.withFiber((fiber) => {
+        const clock = fiber.getRef(Clock.Clock)
+        const start = clock.currentTimeMillisUnsafe()
+        const annotated = exporting(fiber)
+        let answered: ModelAnswer | undefined
+        return Effect.succeed(
+          self.pipe(
+            // Read per batch, not per part: the answer's part is the last of the stream, so of its batch.
+            Stream.mapArray((parts) => {
+              const last = parts[parts.length - 1]
+              if (last !== undefined) answered = answer(last) ?? answered
+              return parts
+            }),
+            Stream.onExit((exit) =>
+              Effect.map(Effect.serviceOption(Tracer.ParentSpan), (parent) => {
+                const span =
+                  annotated && parent._tag === "Some" && parent.value._tag === "Span" ? parent.value : undefined
+                endChat(metrics, span, exit, answered, clock.currentTimeMillisUnsafe() - start, fiber.context)
+              })
+            ),
+            Stream.withSpan(name, { ...(annotated ? options : unannotated.client), captureStackTrace: false })
+          ) as Stream.Stream<A, E, R>
+        )
+      })
     )
   }
 

@@ -14,6 +14,8 @@ import { ExecutionFailure } from "../../ActionError.ts"
 import type { ToolCall } from "../../Prompt.ts"
 import type { FinishReason, ProviderResponse, Response } from "../../ModelResponse.ts"
 import { citationsOf } from "./citation.ts"
+import { given } from "./known.ts"
+import { providerFieldsOf } from "./providerFields.ts"
 
 /** The default cap on one reply's size: its text, reasoning, refusal and tool-call arguments, in characters. */
 export const defaultMaxReplyCharacters = 1_000_000
@@ -91,12 +93,14 @@ const toolCallsOf = (raw: unknown): ReadonlyArray<ToolCall> | string => {
     // An id that is not a string is "": a chat turn gives empty and repeated ids fresh ones.
     const id = typeof entry.id === "string" ? entry.id : ""
     const args = entry.arguments
-    calls.push({
+    const provider = providerFieldsOf(entry.provider)
+    const call: ToolCall = {
       id,
       // No usable name: the call is kept under "" and the chat answers it NOT_FOUND.
       name: typeof entry.name === "string" ? entry.name : "",
       arguments: typeof args === "string" ? args : args === undefined || args === null ? "" : JSON.stringify(args)
-    })
+    }
+    calls.push(provider === undefined ? call : { ...call, provider })
   }
   return calls
 }
@@ -143,7 +147,8 @@ export const normalise = (
       ...parts
     },
     finishReason,
-    ...(typeof raw.model === "string" ? { model: raw.model } : {}),
+    // An empty model is no model: the call's own is named instead (see `known.ts`).
+    ...(typeof raw.model === "string" && given(raw.model) ? { model: raw.model } : {}),
     ...(refusal === undefined ? {} : { refusal }),
     ...(reasoning === undefined
       ? {}

@@ -11,8 +11,9 @@
  * Tool-call fragments are matched the ways real servers send them: by
  * `index` (a fragment carrying a different non-empty id than the call at its
  * index starts a new call), by id when there is no index, and to the last
- * call when a fragment has neither; an empty id or name never replaces a
- * known one. Calls are answered in the order they began.
+ * call when a fragment has neither. A value a later chunk leaves empty
+ * (absent, `null`, `""`) never replaces a known one: model, finish reason,
+ * each usage count, a call's id and name (`known.ts`). Calls are answered in the order they began.
  *
  * It refuses a malformed chunk, a tool call whose name never arrived, and a
  * reply larger than its cap (`maxReplyCharacters`: text, reasoning, refusal
@@ -24,7 +25,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { type ActionError, ExecutionFailure, isActionError, TransientFailure } from "../../ActionError.ts"
-import type { ToolCall } from "../../Prompt.ts"
+import type { ProviderFields, ToolCall } from "../../Prompt.ts"
 import type {
   Citation,
   ProviderChunk,
@@ -34,6 +35,8 @@ import type {
   ToolCallFragment
 } from "../../ModelResponse.ts"
 import { citationOf } from "./citation.ts"
+import { given, keep, keepUsage } from "./known.ts"
+import { joinFields, providerFieldsOf } from "./providerFields.ts"
 import { capped, defaultMaxReplyCharacters, normalise, tooLarge } from "./provider.ts"
 
 /** One tool call being read: what its fragments said so far. */
@@ -44,6 +47,7 @@ interface Slot {
   name: string | undefined
   arguments: string
   started: boolean
+  provider: ProviderFields | undefined
 }
 
 const isIndex = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value) && value >= 0
@@ -51,7 +55,7 @@ const isIndex = (value: unknown): value is number => typeof value === "number" &
 const optionalString = (value: unknown): value is string | null | undefined =>
   value === undefined || value === null || typeof value === "string"
 
-const nonEmpty = (value: string | null | undefined): value is string => typeof value === "string" && value !== ""
+const nonEmpty = (value: string | null | undefined): value is string => given(value)
 
 /**
  * Options of a reader: the action that names its errors, the cap on the reply's size, the request's
@@ -111,7 +115,14 @@ const start = (slot: Slot, parts: Array<StreamPart>) => {
 }
 
 const open = (state: State, index: number | undefined, id: string | undefined): Slot => {
-  const slot: Slot = { position: state.slots.length, id, name: undefined, arguments: "", started: false }
+  const slot: Slot = {
+    position: state.slots.length,
+    id,
+    name: undefined,
+    arguments: "",
+    started: false,
+    provider: undefined
+  }
   state.slots.push(slot)
   if (index !== undefined) state.byIndex.set(index, slot)
   if (id !== undefined) state.byId.set(id, slot)
@@ -167,6 +178,8 @@ const fragments = (
     if (!optionalString(fragment.arguments)) return malformed(state, `${field}.arguments`, "is not a string")
     const slot = slotOf(state, isIndex(index) ? index : undefined, nonEmpty(fragment.id) ? fragment.id : undefined)
     if (nonEmpty(fragment.name) && slot.name === undefined) slot.name = fragment.name
+    const provider = providerFieldsOf(fragment.provider)
+    if (provider !== undefined) slot.provider = joinFields(slot.provider, provider)
     const piece = fragment.arguments ?? ""
     if (piece !== "") {
       const past = grow(state, piece.length)
@@ -224,9 +237,10 @@ const push = (state: State, chunk: ProviderChunk, parts: Array<StreamPart>): Exe
     if (!Array.isArray(cited)) return malformed(state, "citations", "is not an array")
     cite(state, cited)
   }
-  if (nonEmpty(chunk.finishReason)) state.finishReason = chunk.finishReason
-  if (typeof chunk.model === "string") state.model = chunk.model
-  if (chunk.usage !== undefined && chunk.usage !== null) state.usage = chunk.usage
+  // What a later chunk leaves empty keeps what an earlier one gave (see `known.ts`).
+  state.finishReason = keep(state.finishReason, chunk.finishReason)
+  state.model = keep(state.model, chunk.model)
+  state.usage = keepUsage(state.usage, chunk.usage)
   if (chunk.providerData !== undefined && chunk.providerData !== null) state.providerData = chunk.providerData
   return undefined
 }
@@ -270,7 +284,11 @@ const finish = (state: State): Effect.Effect<ReadonlyArray<StreamPart>, ActionEr
       )
     }
     if (!slot.started) start(slot, parts)
-    toolCalls.push({ id: slot.id ?? "", name: slot.name, arguments: slot.arguments })
+    toolCalls.push(
+      slot.provider === undefined
+        ? { id: slot.id ?? "", name: slot.name, arguments: slot.arguments }
+        : { id: slot.id ?? "", name: slot.name, arguments: slot.arguments, provider: slot.provider }
+    )
   }
   const { text, finishReason, usage, model, refusal, reasoning, reasoningField, citations, providerData } = state
   const response = normalise(
