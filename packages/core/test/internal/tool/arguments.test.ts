@@ -115,9 +115,15 @@ describe("parseArguments", () => {
     assert.deepStrictEqual(parsed({ hotelId: "h1", _approval_token: "tok-123" }), Result.succeed({ hotelId: "h1" }))
   })
 
+  // An integer beyond the safe range keeps the digits sent instead (test/exact-values.test.ts): left out here.
+  const doubles = (value: unknown): boolean =>
+    typeof value === "number"
+      ? !Number.isInteger(value) || Number.isSafeInteger(value)
+      : typeof value !== "object" || value === null || Object.values(value).every(doubles)
+
   it("property: any JSON object round-trips, any other JSON value is VALIDATION", () => {
     fc.assert(
-      fc.property(fc.jsonValue(), (value) => {
+      fc.property(fc.jsonValue().filter(doubles), (value) => {
         const raw = JSON.stringify(value)
         const result = parsed(raw)
         const isObject = typeof value === "object" && value !== null && !Array.isArray(value)
