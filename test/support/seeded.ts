@@ -128,3 +128,26 @@ let uniques = 0
  * nothing, and a replayed run gets new names): for keys in stores other runs share, such as the shared Postgres.
  */
 export const unique = (prefix: string): string => `${prefix}-${context().run}-${process.pid}-${++uniques}`
+
+/** The runs of a property: `SCHEDULE_RUNS` when set (scripts/fault-properties.ts sets the nightly size), else `size`. */
+export const runs = (size: number): number =>
+  process.env.SCHEDULE_RUNS === undefined ? size : Math.max(1, Number.parseInt(process.env.SCHEDULE_RUNS, 10))
+
+/**
+ * Checks `property` with the run's seed and `runs(size)` runs; a failure is rethrown naming the property, the seed
+ * and the command that replays it.
+ */
+export const check = async <Ts extends [unknown, ...Array<unknown>]>(
+  name: string,
+  property: fc.IAsyncProperty<Ts> | fc.IProperty<Ts>,
+  size: number
+): Promise<void> => {
+  const numRuns = runs(size)
+  try {
+    await fc.assert(property, { seed: seed(), numRuns })
+  } catch (error) {
+    const text = `${name}: failed with seed ${seed()} (${numRuns} runs); replay with ${replay()}`
+    console.error(text)
+    throw new Error(`${text}\n${error instanceof Error ? error.message : String(error)}`, { cause: error })
+  }
+}

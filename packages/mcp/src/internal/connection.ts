@@ -37,6 +37,8 @@ export interface Settings {
     | {
         readonly options: (url: string) => McpOAuth.Options | undefined
         readonly context: Context.Context<OAuthProvider.Services>
+        /** The authorizations in flight, shared by every connection of the client. */
+        readonly flights: OAuthFetch.Flights
       }
     | undefined
   /** Who answers a server's elicitation requests (none: they are declined). */
@@ -70,7 +72,7 @@ const open = (
   const provider = OAuthProvider.make(options, server, oauth.context, onSecret)
   const attempts = Math.max(1, Math.floor(options.maxAttempts ?? defaultMaxAttempts))
   return McpTransport.openHttp(server, connectOptions, {
-    wrapFetch: (next) => OAuthFetch.make(provider, server, next, fetch, attempts)
+    wrapFetch: (next) => OAuthFetch.make(provider, server, next, fetch, attempts, oauth.flights.of(server))
   })
 }
 

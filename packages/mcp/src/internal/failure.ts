@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import * as Core from "@rolecraft/core/McpClient"
 import * as Effect from "effect/Effect"
 import { AuthorizationFailed } from "./oauth/fetch.ts"
+import { RefreshUnavailable } from "./oauth/attempt.ts"
 import { hide } from "./redact.ts"
 import type { Phase, Session } from "./session.ts"
 
@@ -162,6 +163,11 @@ export const toError = (session: Session, error: unknown, phase: Phase): Effect.
     }
     if (error instanceof AuthorizationFailed)
       return Effect.succeed(refusedAccess(session, error.status, message, error))
+    // The request was never sent: the token could not be refreshed for now (transient).
+    if (error instanceof RefreshUnavailable)
+      return Effect.succeed(
+        new Core.McpClientError({ reason: "Connect", sent: false, message: `${session.who}: ${message}`, cause: error })
+      )
     if (error instanceof StreamableHTTPError) {
       const status = error.code ?? -1
       if (status === 401 || status === 403) return Effect.succeed(refusedAccess(session, status, message, error))
