@@ -16,6 +16,7 @@ import { reservedParameter as approvalTokenParameter } from "../../Approval.ts"
 import type { JsonSchemaObject } from "../../LanguageModel.ts"
 import { isPlainObject, setOwn } from "../json.ts"
 import { withDateFormats } from "./jsonForm.ts"
+import { simplifyNumber, withoutNoise } from "./schemaNoise.ts"
 
 /**
  * The parameters of a tool: an Effect Schema (an action's `parameters`) or a
@@ -246,23 +247,6 @@ const walk = (node: unknown, path: Path, ancestors: Set<unknown>, context: Conte
   return Result.map(normalised, (node) => withoutNoise(context.close ? close(node) : node))
 }
 
-/**
- * Keywords that cost a model tokens and say nothing, left out: an integer's bound that is only the safe-integer
- * range (what `Schema.Int` writes; the decoder still refuses an integer outside it, as VALIDATION naming the
- * field), and `additionalProperties: true` (what JSON Schema assumes without it).
- */
-const withoutNoise = (node: JsonSchema.JsonSchema): JsonSchema.JsonSchema => {
-  const integer = typesOf(node).includes("integer")
-  const noise = (keyword: string, value: unknown) =>
-    (keyword === "additionalProperties" && value === true) ||
-    (integer && keyword === "minimum" && value === Number.MIN_SAFE_INTEGER) ||
-    (integer && keyword === "maximum" && value === Number.MAX_SAFE_INTEGER)
-  if (!Object.entries(node).some(([keyword, value]) => noise(keyword, value))) return node
-  const out: JsonSchema.JsonSchema = {}
-  for (const [keyword, value] of Object.entries(node)) if (!noise(keyword, value)) setOwn(out, keyword, value)
-  return out
-}
-
 // A struct as Effect writes it (`additionalProperties: true` next to `properties`) closed; a record keeps its own.
 const close = (node: JsonSchema.JsonSchema): JsonSchema.JsonSchema =>
   node.additionalProperties === true && isPlainObject(node.properties) ? { ...node, additionalProperties: false } : node
@@ -408,35 +392,6 @@ const flattenAnnotations = (node: JsonSchema.JsonSchema): JsonSchema.JsonSchema 
   const kept = members.filter((member) => !isAnnotationsOnly(member))
   const annotations = Object.assign({}, ...members.filter(isAnnotationsOnly))
   return kept.length === 0 ? { ...rest, ...annotations } : { ...rest, ...annotations, allOf: kept }
-}
-
-const nonFiniteNames: ReadonlyArray<string> = ["Infinity", "-Infinity", "NaN"]
-
-const isNonFiniteArtefact = (node: unknown): boolean =>
-  isPlainObject(node) &&
-  Object.keys(node).length === 2 &&
-  node.type === "string" &&
-  Array.isArray(node.enum) &&
-  node.enum.length === nonFiniteNames.length &&
-  nonFiniteNames.every((name) => (node.enum as ReadonlyArray<unknown>).includes(name))
-
-// Effect encodes `Schema.Number` for JSON as "a number, or one of the strings
-// Infinity, -Infinity, NaN". A model should only ever send finite numbers.
-const simplifyNumber = (node: JsonSchema.JsonSchema): JsonSchema.JsonSchema => {
-  let out = node
-  for (const keyword of ["anyOf", "oneOf"]) {
-    const branches = out[keyword]
-    if (!Array.isArray(branches)) continue
-    const hasNumber = branches.some((branch) => isPlainObject(branch) && branch.type === "number")
-    if (!hasNumber || !branches.some(isNonFiniteArtefact)) continue
-    const kept = branches.filter((branch) => !isNonFiniteArtefact(branch))
-    const { [keyword]: _, ...rest } = out
-    const only = kept[0]
-    const mergeable =
-      kept.length === 1 && isPlainObject(only) && Object.keys(rest).every((key) => !Object.hasOwn(only, key))
-    out = mergeable ? { ...only, ...rest } : { ...rest, [keyword]: kept }
-  }
-  return out
 }
 
 const typesOf = (node: JsonSchema.JsonSchema): ReadonlyArray<unknown> =>
