@@ -70,7 +70,11 @@ const open = (
   const provider = OAuthProvider.make(options, server, oauth.context, onSecret)
   const attempts = Math.max(1, Math.floor(options.maxAttempts ?? defaultMaxAttempts))
   return McpTransport.openHttp(server, connectOptions, {
-    wrapFetch: (next) => OAuthFetch.make(provider, server, next, fetch, attempts)
+    wrapFetch: (next) =>
+      OAuthFetch.make(provider, server, next, fetch, attempts, {
+        resourceMetadataOrigins: options.discovery?.resourceMetadataOrigins ?? [],
+        endpointOrigins: options.discovery?.endpointOrigins ?? []
+      })
   })
 }
 

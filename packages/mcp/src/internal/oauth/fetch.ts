@@ -12,11 +12,13 @@
  * authorization) is final at once. A final 401 or 403 goes back
  * to the transport as it came, and the connection reports it naming the
  * status and the server. An authorization that fails (discovery, a refused
- * registration, a resource that does not match the server) is thrown as
+ * registration, a resource that does not match the server, a discovered
+ * document that breaks a rule of `./discovery.ts`) is thrown as
  * {@link AuthorizationFailed}.
  */
 import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js"
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
+import * as Discovery from "./discovery.ts"
 import type { Provider } from "./provider.ts"
 
 /** An authorization that could not be completed; `status` is the challenge's (401 or 403). */
@@ -47,15 +49,18 @@ export const make = (
   serverUrl: string,
   next: FetchLike,
   plain: FetchLike,
-  maxAttempts: number
+  maxAttempts: number,
+  allowed: Discovery.Allowed
 ): FetchLike => {
   // The challenges authorized for on this connection: the same one again means authorizing does not help.
   const answered = new Set<string>()
 
   const authorize = async (response: Response): Promise<void> => {
     const status = response.status as 401 | 403
-    const { resourceMetadataUrl, scope, error } = extractWWWAuthenticateParams(response)
+    const { resourceMetadataUrl: named, scope, error } = extractWWWAuthenticateParams(response)
     await response.body?.cancel()
+    // Only a metadata URL on the server's origin (or an allowed one) is followed; `auth()` is given no other.
+    const resourceMetadataUrl = Discovery.resourceMetadataUrl(serverUrl, named, allowed)
     const options = {
       serverUrl,
       fetchFn: plain,
@@ -65,6 +70,8 @@ export const make = (
     try {
       // A token refreshed for the scope it already has would not satisfy a step-up: authorize anew.
       if (error === "insufficient_scope") await provider.invalidateCredentials?.("tokens")
+      // Every document `auth()` will use is validated first, and kept as the provider's discovery state.
+      await Discovery.discover(provider, serverUrl, named, plain, allowed)
       let result = await auth(provider, options)
       if (result === "REDIRECT") {
         const code = provider.takeCode()

@@ -2,7 +2,7 @@
  * The MCP SDK's `OAuthClientProvider` for one server, over Rolecraft's
  * services: what it keeps goes to the `McpTokenStore` under the server's URL
  * (verbatim), the browser step goes to the user's `Authorization` service
- * (its answer's `state` is checked and its `code` kept for the SDK's second
+ * (its answer's `state` and `iss` are checked and its `code` kept for the SDK's second
  * `auth()` call), the client credentials grant delegates to the SDK's own
  * `ClientCredentialsProvider` or `PrivateKeyJwtProvider` for how the client
  * authenticates and what the token request says, and the JWT bearer grant
@@ -23,6 +23,7 @@ import * as Redacted from "effect/Redacted"
 import * as Core from "@rolecraft/core/McpClient"
 import * as McpOAuth from "../../McpOAuth.ts"
 import { type Entry, McpTokenStore } from "../../McpTokenStore.ts"
+import * as Discovery from "./discovery.ts"
 
 /** The services the provider runs its effects with. */
 export type Services = McpTokenStore | McpOAuth.Authorization
@@ -186,6 +187,11 @@ export const make = (
       if (state !== undefined && answer.searchParams.get("state") !== state) {
         throw refused("the authorization answer's state does not match the request's (a forged or stale redirect)")
       }
+      const mixedUp = Discovery.checkResponseIssuer(
+        answer,
+        (await read()).discoveryState as OAuthDiscoveryState | undefined
+      )
+      if (mixedUp !== undefined) throw refused(mixedUp)
       const received = answer.searchParams.get("code")
       if (received === null) throw refused("the authorization answer has no code")
       code = received
