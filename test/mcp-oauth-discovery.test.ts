@@ -89,6 +89,17 @@ describe("OAuth discovery validates every document it follows (C92)", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.live("the 2025-03-26 fallback (no resource metadata): the server's origin is the authorization server", () =>
+    Effect.gen(function* () {
+      const servers = yield* start({
+        resourceMetadata: () => undefined,
+        metadata: ({ server }) => ({ ...honestMetadata(server), issuer: `${server}/oauth` })
+      })
+      const exit = yield* call(servers)
+      assert.isTrue(Exit.isSuccess(exit), String(exit))
+    }).pipe(Effect.scoped)
+  )
+
   it.live("(a) an origin allowed by option is followed for resource metadata", () =>
     Effect.gen(function* () {
       const servers = yield* start({
@@ -105,6 +116,8 @@ describe("OAuth discovery validates every document it follows (C92)", () => {
     readonly setup: Setup
     readonly rule: string
     readonly resolve?: boolean
+    /** The attacker's listener gets no request at all. */
+    readonly untouched?: boolean
   }> = [
     {
       name: "(b) metadata from the authorization server's origin giving another issuer",
@@ -139,8 +152,18 @@ describe("OAuth discovery validates every document it follows (C92)", () => {
       resolve: true
     },
     {
-      name: "a protected resource document naming another resource (the server's origin only)",
-      setup: { resourceMetadata: ({ server }) => ({ resource: `${server}/`, authorization_servers: [server] }) },
+      name: "a protected resource document naming another server's resource and its authorization server",
+      setup: {
+        resourceMetadata: ({ attacker }) => ({ resource: `${attacker}/mcp`, authorization_servers: [attacker] })
+      },
+      rule: "RFC 9728",
+      untouched: true
+    },
+    {
+      name: "a protected resource document naming a sibling path on the server's origin",
+      setup: {
+        resourceMetadata: ({ server }) => ({ resource: `${server}/mcp-admin`, authorization_servers: [server] })
+      },
       rule: "RFC 9728"
     },
     {
@@ -152,7 +175,7 @@ describe("OAuth discovery validates every document it follows (C92)", () => {
     }
   ]
 
-  for (const { name, setup, rule, resolve } of refusals) {
+  for (const { name, setup, rule, resolve, untouched } of refusals) {
     it.live(`${name}: EXECUTION naming the server and the rule; no token is asked for`, () =>
       Effect.gen(function* () {
         if (resolve === true) yield* resolvingExampleTest
@@ -168,6 +191,7 @@ describe("OAuth discovery validates every document it follows (C92)", () => {
           assert.deepStrictEqual(servers.to("server", "/register"), [], "refused before any registration")
         }
         if (resolve === true) assert.deepStrictEqual(servers.to("attacker", "/"), [], "nothing over plain http")
+        if (untouched === true) assert.deepStrictEqual(servers.to("attacker", "/"), [], "its server is not contacted")
       }).pipe(Effect.scoped)
     )
   }

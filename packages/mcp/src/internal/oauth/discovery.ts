@@ -7,10 +7,13 @@
  * - a `resource_metadata` URL from a server's challenge is followed only on
  *   the server's own origin (or an origin the user allowed); otherwise the
  *   server's well-known URL is used (no request to where a server points);
- * - the protected resource document's `resource` is the server (RFC 9728 §3.3);
+ * - the protected resource document's `resource` is the server, or the part
+ *   of its site that holds it (RFC 9728 §3.3: the root document names the
+ *   origin);
  * - the authorization server is `https`, or on a loopback address;
  * - its metadata's `issuer` is the URL the metadata was found under
- *   (RFC 8414 §3.3);
+ *   (RFC 8414 §3.3) — on the 2025-03-26 fallback, where the MCP server's
+ *   origin is its own authorization server, an issuer on that origin;
  * - each of its endpoints is `https` (or loopback) and on the issuer's origin
  *   (or an origin the user allowed), so a code and its PKCE verifier go only
  *   to the token endpoint of the issuer that issued the code — the mix-up
@@ -97,9 +100,24 @@ export const resourceMetadataUrl = (server: string, named: URL | undefined, allo
   return named.origin === own || allowed.resourceMetadataOrigins.includes(named.origin) ? named : undefined
 }
 
+/**
+ * Whether `resource` identifies `server`: the server's URL, or a part of its
+ * site that holds it — the same origin, and a path that is the server's or a
+ * prefix of it ending at a `/` (the root document of RFC 9728 names the origin).
+ */
+export const identifies = (resource: string, server: string): boolean => {
+  const claimed = parse(resource)
+  const own = parse(server)
+  if (claimed === undefined || own === undefined) return false
+  if (claimed.origin !== own.origin) return false
+  const prefix = claimed.pathname.endsWith("/") ? claimed.pathname : `${claimed.pathname}/`
+  const path = own.pathname.endsWith("/") ? own.pathname : `${own.pathname}/`
+  return path.startsWith(prefix)
+}
+
 /** Checks a protected resource document found for `server`; answers the authorization server to use. */
 export const checkResource = (server: string, metadata: OAuthProtectedResourceMetadata | undefined): string => {
-  if (metadata !== undefined && !sameUrl(metadata.resource, server)) {
+  if (metadata !== undefined && !identifies(metadata.resource, server)) {
     throw new DiscoveryRefused(
       `the protected resource metadata names the resource ${metadata.resource}, not the server ${server} (RFC 9728 §3.3)`
     )
@@ -112,19 +130,25 @@ export const checkResource = (server: string, metadata: OAuthProtectedResourceMe
   return issuer
 }
 
-/** Checks an authorization server's metadata found under `issuer`. */
+/**
+ * Checks an authorization server's metadata found under `issuer`. `named`:
+ * the issuer came from a protected resource document, so the metadata's
+ * `issuer` must be it exactly; otherwise (the 2025-03-26 fallback: the MCP
+ * server's own origin is its authorization server) an issuer on that origin.
+ */
 export const checkIssuer = (
   issuer: string,
   metadata: OAuthDiscoveryState["authorizationServerMetadata"],
-  allowed: Allowed
+  allowed: Allowed,
+  named = true
 ): void => {
   if (metadata === undefined) return
-  if (!sameUrl(metadata.issuer, issuer)) {
+  if (named ? !sameUrl(metadata.issuer, issuer) : originOf(metadata.issuer) !== originOf(issuer)) {
     throw new DiscoveryRefused(
       `the authorization server metadata found under ${issuer} gives the issuer ${metadata.issuer} (RFC 8414 §3.3)`
     )
   }
-  const own = originOf(issuer)
+  const own = originOf(metadata.issuer)
   const fields = metadata as unknown as Readonly<Record<string, unknown>>
   for (const field of endpointFields) {
     const value = fields[field]
@@ -140,13 +164,16 @@ export const checkIssuer = (
   }
 }
 
+/** Whether a protected resource document named the authorization server (else the server's origin is it). */
+const namedByResource = (metadata: OAuthProtectedResourceMetadata | undefined): boolean =>
+  (metadata?.authorization_servers?.length ?? 0) > 0
+
 /** Whether a discovery state the provider kept still passes the rules for `server`. */
 const valid = (server: string, state: OAuthDiscoveryState, allowed: Allowed): boolean => {
   try {
-    if (state.resourceMetadata === undefined) return false
     const issuer = checkResource(server, state.resourceMetadata)
     if (!sameUrl(issuer, state.authorizationServerUrl)) return false
-    checkIssuer(issuer, state.authorizationServerMetadata, allowed)
+    checkIssuer(issuer, state.authorizationServerMetadata, allowed, namedByResource(state.resourceMetadata))
     return true
   } catch {
     return false
@@ -180,7 +207,7 @@ export const discover = async (
   }
   const issuer = checkResource(server, resourceMetadata)
   const authorizationServerMetadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn })
-  checkIssuer(issuer, authorizationServerMetadata, allowed)
+  checkIssuer(issuer, authorizationServerMetadata, allowed, namedByResource(resourceMetadata))
   await provider.saveDiscoveryState?.({
     authorizationServerUrl: issuer,
     ...(followed === undefined ? {} : { resourceMetadataUrl: followed.href }),

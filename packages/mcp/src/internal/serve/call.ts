@@ -8,7 +8,9 @@
  * `structuredContent`, a failure as an `isError` result. An approval-gated
  * call without a token asks the person at the client through elicitation
  * when the client can be asked, and runs once on acceptance; otherwise the
- * refusal carries its pending token id for the client to send back.
+ * refusal carries its pending token id for the client to send back. A
+ * pending token belongs to the session that asked (the call's scope is the
+ * session): a token another session asked for is refused and nothing runs.
  */
 import {
   type CallToolRequest,
@@ -24,8 +26,9 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { type ActionResponse, type ActionTool, type Agent, Progress, ToolContent } from "@rolecraft/core"
+import { type ActionResponse, type ActionTool, type Agent, Approval, Progress, ToolContent } from "@rolecraft/core"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as McpPeer from "../../McpPeer.ts"
 import * as Log from "./log.ts"
@@ -159,13 +162,29 @@ const withClient = <A, E, R>(
   )
 }
 
+// Every line's text is printable: no argument, description or reason can forge a line, reorder or hide characters.
 const describeCall = (tool: ActionTool.ActionTool, args: Record<string, unknown>, reason: string): string =>
   [
-    `Allow the call ${tool.name}?`,
-    `What it does: ${tool.description}`,
-    `Arguments: ${JSON.stringify(args)}`,
-    `Why it needs approval: ${reason}`
+    `Allow the call ${Approval.printable(tool.name)}?`,
+    `What it does: ${Approval.printable(tool.description)}`,
+    `Arguments: ${Approval.printable(JSON.stringify(args))}`,
+    `Why it needs approval: ${Approval.printable(reason)}`
   ].join("\n")
+
+/** The token a call presents: `_meta`'s, else the reserved argument's (an own key only). */
+const presented = (request: CallToolRequest, args: Record<string, unknown>): string | undefined => {
+  const meta = request.params._meta?.[approvalMetaKey]
+  if (typeof meta === "string") return meta
+  const argument = Object.hasOwn(args, Approval.reservedParameter) ? args[Approval.reservedParameter] : undefined
+  return typeof argument === "string" ? argument : undefined
+}
+
+/** Whether a presented token was asked for by another session (a token no store knows is left to the pipeline). */
+const foreign = (serving: Serving, token: string, owner: string): Effect.Effect<boolean> =>
+  serving.agent.approvals.get(token).pipe(
+    Effect.map((found) => Option.isSome(found) && found.value.scope?.turn !== owner),
+    Effect.orElseSucceed(() => false)
+  )
 
 // Asks the person at the client to approve this exact call; approves or rejects the pending token with the answer.
 const askInBand = (
@@ -207,7 +226,8 @@ export const call = (
   server: Server,
   logs: Log.Level,
   request: CallToolRequest,
-  extra: Extra
+  extra: Extra,
+  owner: string
 ): Promise<CallToolResult> => {
   const { agent, tools } = serving
   const name = request.params.name
@@ -222,11 +242,24 @@ export const call = (
     )
   }
   const args = request.params.arguments ?? {}
-  const metaToken = request.params._meta?.[approvalMetaKey]
+  const token = presented(request, args)
+  // The session is the call's scope: its pending tokens are its own, never shared with another session's.
   const execute = (approvalToken: string | undefined) =>
-    agent.execute({ action: tool.action, params: args, ...(approvalToken === undefined ? {} : { approvalToken }) })
+    agent.execute({
+      action: tool.action,
+      params: args,
+      correlationId: owner,
+      ...(approvalToken === undefined ? {} : { approvalToken })
+    })
   const program = Effect.gen(function* () {
-    const response = yield* execute(typeof metaToken === "string" ? metaToken : undefined)
+    if (token !== undefined && (yield* foreign(serving, token, owner))) {
+      return failureResult(
+        "APPROVAL",
+        `${tool.name}: the approval token was asked for by another MCP session, not this one; nothing ran`,
+        { check: "session" }
+      )
+    }
+    const response = yield* execute(token)
     const error = response.success ? undefined : response.error
     if (
       serving.approveInBand &&
