@@ -235,7 +235,7 @@ export const make = <R>(host: Host<R>): Turns<R> => {
             )
           )
         })
-      return thread.success === undefined ? go(raw) : Threads.resume(threads, thread.success, raw, go)
+      return thread.success === undefined ? go(raw) : Threads.resume(host, threads, thread.success, raw, go)
     }).pipe(exiting(options, true))
 
   return {
