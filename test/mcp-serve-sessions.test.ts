@@ -291,3 +291,57 @@ describe("Mcp.serve: names and URIs a client sends (C91)", () => {
     }).pipe(Effect.scoped)
   )
 })
+
+describe("Mcp.serve: sessions per client", () => {
+  const initialize = (url: string) =>
+    Effect.promise(() =>
+      fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "hog", version: "1" } }
+        })
+      }).then(async (response) => ({ status: response.status, body: await response.text() }))
+    )
+
+  it.live(
+    "one client address holds at most maxSessionsPerClient sessions (429 beyond), whatever the listener's cap",
+    () =>
+      Effect.gen(function* () {
+        const { agent } = yield* makeAgent
+        const served = yield* Mcp.serve(agent, { transport: { http: { maxSessions: 100, maxSessionsPerClient: 2 } } })
+        const url = served.url ?? ""
+        assert.strictEqual((yield* initialize(url)).status, 200)
+        assert.strictEqual((yield* initialize(url)).status, 200)
+        const third = yield* initialize(url)
+        assert.strictEqual(third.status, 429)
+        assert.include(third.body, "at most 2")
+      }).pipe(Effect.scoped)
+  )
+
+  it.live("pings alone do not keep a session alive past its idle timeout; requests do", () =>
+    Effect.gen(function* () {
+      const { agent } = yield* makeAgent
+      const served = yield* Mcp.serve(agent, { transport: { http: { idleTimeout: "400 millis" } } })
+      const pinger = yield* connect(served.url ?? "", "pinger")
+      const worker = yield* connect(served.url ?? "", "worker")
+      for (let i = 0; i < 12; i++) {
+        yield* Effect.promise(() => pinger.ping().catch(() => undefined))
+        yield* Effect.promise(() => worker.listTools())
+        yield* Effect.sleep("100 millis")
+      }
+      const after = yield* Effect.promise(() =>
+        pinger.listTools().then(
+          () => "answered",
+          (error: Error) => error.message
+        )
+      )
+      assert.notStrictEqual(after, "answered", "the pinging session was closed")
+      const tools = yield* Effect.promise(() => worker.listTools())
+      assert.isAbove(tools.tools.length, 0, "the working session is alive")
+    }).pipe(Effect.scoped)
+  )
+})
