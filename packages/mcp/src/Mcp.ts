@@ -171,6 +171,7 @@ const serveAgent = <R>(
       run: (effect, signal) => runPlain(effect, { signal }),
       runPlain: (effect) => runPlain(effect),
       approveInBand: options.approveInBand ?? true,
+      owners: new Map(),
       sources: new Map(
         agent.roles.flatMap((role) =>
           Object.entries(role.actions as Record<string, { readonly parameters?: unknown }>).flatMap(([name, action]) =>

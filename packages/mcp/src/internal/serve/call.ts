@@ -10,7 +10,9 @@
  * when the client can be asked, and runs once on acceptance; otherwise the
  * refusal carries its pending token id for the client to send back. A
  * pending token belongs to the session that asked (the call's scope is the
- * session): a token another session asked for is refused and nothing runs.
+ * session): a token a session of another client asked for is refused and
+ * nothing runs (another session of the same client, as its `initialize`
+ * names it, may present it).
  */
 import {
   type CallToolRequest,
@@ -45,6 +47,20 @@ export interface Serving {
   readonly tools: ReadonlyMap<string, ActionTool.ActionTool>
   readonly run: <A>(effect: Effect.Effect<A, never, any>, signal: AbortSignal) => Promise<A>
   readonly approveInBand: boolean
+  /** The sessions that asked for tokens, by their scope (the oldest forgotten past 10,000). */
+  readonly owners: Map<string, Server>
+}
+
+/** The most sessions whose tokens are remembered (the oldest forgotten first). */
+const maxOwners = 10_000
+
+/** Records the session `owner` (its server) as one that may ask for tokens. */
+export const own = (serving: Serving, owner: string, server: Server): void => {
+  serving.owners.set(owner, server)
+  if (serving.owners.size > maxOwners) {
+    const oldest = serving.owners.keys().next()
+    if (oldest.done !== true) serving.owners.delete(oldest.value)
+  }
 }
 
 const failureResult = (category: string, message: string, extra?: Record<string, unknown>): CallToolResult => {
@@ -179,10 +195,21 @@ const presented = (request: CallToolRequest, args: Record<string, unknown>): str
   return typeof argument === "string" ? argument : undefined
 }
 
-/** Whether a presented token was asked for by another session (a token no store knows is left to the pipeline). */
-const foreign = (serving: Serving, token: string, owner: string): Effect.Effect<boolean> =>
+/**
+ * Whether a presented token belongs to another client (a token no store knows is left to the pipeline): one asked
+ * for by no session of this server, or by a session of a client its `initialize` named otherwise. Another session
+ * of the same client passes: a command-line client opens a session per command (the MCP Inspector's CLI).
+ */
+const foreign = (serving: Serving, token: string, owner: string, server: Server): Effect.Effect<boolean> =>
   serving.agent.approvals.get(token).pipe(
-    Effect.map((found) => Option.isSome(found) && found.value.scope?.turn !== owner),
+    Effect.map((found) => {
+      if (Option.isNone(found)) return false
+      const asker = found.value.scope?.turn
+      if (asker === owner) return false
+      const session = asker === undefined ? undefined : serving.owners.get(asker)
+      if (session === undefined) return true
+      return session.getClientVersion()?.name !== server.getClientVersion()?.name
+    }),
     Effect.orElseSucceed(() => false)
   )
 
@@ -252,10 +279,10 @@ export const call = (
       ...(approvalToken === undefined ? {} : { approvalToken })
     })
   const program = Effect.gen(function* () {
-    if (token !== undefined && (yield* foreign(serving, token, owner))) {
+    if (token !== undefined && (yield* foreign(serving, token, owner, server))) {
       return failureResult(
         "APPROVAL",
-        `${tool.name}: the approval token was asked for by another MCP session, not this one; nothing ran`,
+        `${tool.name}: the approval token was asked for by another MCP session (another client), not this one; nothing ran`,
         { check: "session" }
       )
     }

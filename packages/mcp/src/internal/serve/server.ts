@@ -71,6 +71,7 @@ export const make = (served: Served): Session => {
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
     Call.call(served, server, session.logs, request, extra, session.owner)
   )
+  Call.own(served, session.owner, server)
   server.setRequestHandler(SetLevelRequestSchema, (request) => {
     session.logs.current = request.params.level
     return {}
