@@ -129,7 +129,7 @@ if (paths.includes("mcp")) {
   const rows = await Effect.runPromise(
     Effect.gen(function* () {
       const raw = yield* rawStdioClient
-      const contenders: Array<Contender<Effect.Effect<unknown, unknown>>> = [
+      const contenders: Array<Contender<Effect.Effect<unknown, unknown, After.McpClient.McpClient>>> = [
         {
           name: "raw SDK client.callTool (stdio)",
           call: () => Effect.promise(() => raw.callTool({ name: "echo", arguments: { message: "hello" } }))
@@ -238,13 +238,21 @@ if (paths.includes("secrets")) {
     ] as const) {
       const rows = await Effect.runPromise(
         Effect.gen(function* () {
-          const contenders: Array<Contender<Effect.Effect<unknown, unknown>>> = []
+          const contenders: Array<Contender<Effect.Effect<unknown, unknown, HttpClient.HttpClient>>> = []
           for (const [name, core] of builds) {
             const plain = pick === "plain chat"
             const roles = plain ? [nightsRole(core)] : [secretRole(core)]
-            const agent = yield* core.Agent.make({ id: `secrets-${name}`, roles })
+            // Two role sets behind one name: the calls are picked at run time, so the agent is typed wide.
+            const agent = (yield* core.Agent.make({ id: `secrets-${name}`, roles })) as unknown as After.Agent.Agent<
+              Record<string, After.Action.Any>,
+              HttpClient.HttpClient
+            >
             const model = modelOf(core, plain ? [] : [Redacted.make(key)])
-            const call =
+            const call: () => Effect.Effect<
+              unknown,
+              unknown,
+              HttpClient.HttpClient | After.LanguageModel.LanguageModel
+            > =
               pick === "chat" || plain
                 ? () => agent.chat("How many nights?")
                 : pick === "broken"

@@ -136,7 +136,7 @@ const scenarios = async (core: Core, approvals: number) => {
         ]
       })
       const binding = yield* Approval.bindingOf("bench", "everyPolicy", undefined, args)
-      const tokens: Array<Readonly<Record<string, unknown>>> = []
+      const tokens: Array<typeof args & { readonly _approval_token: string }> = []
       for (let i = 0; i < approvals; i++) {
         const token = yield* agent.approvals.request(binding, "bench")
         yield* agent.approvals.approve(token, "bench")
@@ -151,7 +151,7 @@ const scenarios = async (core: Core, approvals: number) => {
   const calls: Record<(typeof rowNames)[number], () => Effect.Effect<unknown, unknown, any>> = {
     "executeAction (local)": () => agent.executeAction("nights", args),
     "every policy but approval": () => agent.executeAction("everyPolicyButApproval", args),
-    "every policy on": () => agent.executeAction("everyPolicy", tokens[next++] ?? {}),
+    "every policy on": () => agent.executeAction("everyPolicy", tokens[next++] ?? { ...args, _approval_token: "" }),
     "chat turn, one tool call": () =>
       Effect.flatMap(agent.chat("How many nights?"), (result) =>
         check(result._tag === "Completed" && result.text === "Three nights.", "chat result")

@@ -124,7 +124,7 @@ export const measurePipeline = Effect.gen(function* () {
   // One approved token per call of the approval row, made before timing starts.
   const binding = yield* Approval.bindingOf("bench", "everyPolicy", undefined, args)
   const calls = options.warmup + options.samples * options.batch + (loadedPass() ? 0 : countedCalls)
-  const withTokens: Array<Readonly<Record<string, unknown>>> = []
+  const withTokens: Array<typeof args & { readonly _approval_token: string }> = []
   for (let i = 0; i < calls; i++) {
     const token = yield* agent.approvals.request(binding, "bench")
     yield* agent.approvals.approve(token, "bench")

@@ -97,8 +97,11 @@ describe("an approval-gated MCP tool call paused and resumed in a chat turn", ()
           tool: "delete_file",
           arguments: { path: "/tmp/report.txt", force: "true" },
           pendingTokenId: pending?.pendingTokenId ?? "",
-          reason: "Deletes files"
+          reason: "Deletes files",
+          // What the approver is shown of the tool, as listed when asked: its definition's digest and description.
+          definition: { digest: pending?.definition?.digest ?? "", description: "Delete a file" }
         })
+        assert.match(pending?.definition?.digest ?? "", /^sha256:[0-9a-f]{64};/)
         // The pause wrote no tool message: the call has none until it is decided.
         assert.isFalse(paused.state.messages.some((message) => message.role === "tool"))
         const done = yield* agent

@@ -5,6 +5,7 @@
  * spans included) may show it, and an excerpt cut through a secret shows none
  * of it.
  */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { inspect } from "node:util"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
@@ -127,10 +128,10 @@ describe("redaction of a whole call", () => {
         const agent = yield* Agent.make({ id: "call-redaction", roles: [role, hookRole], traceSteps: true })
         yield* Effect.forkScoped(Stream.runForEach(agent.events, (event) => Effect.sync(() => events.push(event))))
         for (let i = 0; i < 10; i++) yield* Effect.yieldNow
-        for (const name of ["mcpMapped", "mcpMappedFails", "hooked"]) {
+        for (const name of ["mcpMapped", "mcpMappedFails", "hooked"] as const) {
           errors.push(yield* Effect.flip(agent.executeAction(name, { tool: "echo" })))
         }
-        for (const name of ["webFallback", "webFallbackThrows", "hookedAfter"]) {
+        for (const name of ["webFallback", "webFallbackThrows", "hookedAfter"] as const) {
           errors.push(yield* Effect.flip(agent.executeAction(name, {})))
         }
         const response = yield* agent.execute({ action: "mcpMappedFails", params: { tool: "echo" } })
@@ -139,6 +140,8 @@ describe("redaction of a whole call", () => {
       }).pipe(
         Effect.scoped,
         Effect.provide(InMemoryMcp.layer({ "memory://echo": echoing })),
+        // Nothing listens on port 9: each webService call fails to connect, and its fallback runs.
+        Effect.provide(NodeHttpClient.layerUndici),
         Effect.provide(recorder.layer),
         Effect.withTracer(recorder.tracer),
         Effect.provideService(

@@ -12,7 +12,7 @@ import { Server as McpServer } from "@modelcontextprotocol/sdk/server/index.js"
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
-import { Action, ActionError, Agent, Chat, Role } from "@rolecraft/core"
+import { Action, ActionError, Agent, Chat, type LanguageModel, Role } from "@rolecraft/core"
 import { McpClientSdk } from "@rolecraft/mcp"
 import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { ChatCompletionsServer as Server, InMemoryMcp } from "@rolecraft/testing"
@@ -65,7 +65,9 @@ type Counts = ReturnType<typeof fixture>["counts"]
  */
 const turn = <A, E>(
   script: ReadonlyArray<Server.Step>,
-  f: (agent: Agent.Agent<any, never>, counts: Counts) => Effect.Effect<A, E>,
+  // The cast below says the actions need nothing: a test that uses a webService or mcpTool action provides
+  // its HttpClient or McpClient around the whole turn.
+  f: (agent: Agent.Agent<any, never>, counts: Counts) => Effect.Effect<A, E, LanguageModel.LanguageModel>,
   options?: (travel: Role.Any) => Partial<Agent.Options<ReadonlyArray<Role.Any>>>
 ) =>
   Effect.gen(function* () {

@@ -118,6 +118,22 @@ describe("examples (chat)", () => {
   })
 })
 
+describe("examples (a model per agent)", () => {
+  it("two-models.ts: triage and the specialist each send their requests to their own endpoint", async () => {
+    const { stdout } = await node("examples/two-models.ts")
+    assert.strictEqual(
+      stdout,
+      [
+        "1. triage answered: The second charge is a card hold; it drops within three days.",
+        "2. specialist answered: Your refund of 80 EUR was sent on Monday; banks take up to five days.",
+        "endpoint A (triage): 3 requests, models triage-mini",
+        "endpoint B (specialist): 2 requests, models specialist-large",
+        ""
+      ].join("\n")
+    )
+  })
+})
+
 describe("examples (effect/ai)", () => {
   it("effect-ai.ts: an effect/ai model runs a chat turn, and an effect/ai Chat drives the role's actions", async () => {
     const { stdout } = await node("examples/effect-ai.ts")

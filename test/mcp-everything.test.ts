@@ -23,7 +23,7 @@ const Fx = Role.make({
   }
 })
 
-class Everything extends Context.Service<Everything, Agent.Agent<any, never>>()("test/Everything") {}
+class Everything extends Context.Service<Everything, Agent.Agent<any, McpClient.McpClient>>()("test/Everything") {}
 
 const Sdk = McpClientSdk.layer()
 

@@ -7,7 +7,7 @@ import { mkdtempSync, realpathSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, layer } from "@effect/vitest"
-import { Action, Agent, Role } from "@rolecraft/core"
+import { Action, Agent, type McpClient, Role } from "@rolecraft/core"
 import { McpClientSdk } from "@rolecraft/mcp"
 import { Context, Effect, Layer } from "effect"
 import { filesystem } from "./fixtures/mcp.ts"
@@ -20,7 +20,7 @@ const Files = Role.make({
   actions: { files: Action.mcpTool({ description: "Files in the notes folder", server: filesystem(root) }) }
 })
 
-class Archivist extends Context.Service<Archivist, Agent.Agent<any, never>>()("test/Archivist") {}
+class Archivist extends Context.Service<Archivist, Agent.Agent<any, McpClient.McpClient>>()("test/Archivist") {}
 
 const Shared = Layer.effect(Archivist, Agent.make({ id: "archivist", roles: [Files] })).pipe(
   Layer.provideMerge(McpClientSdk.layer())

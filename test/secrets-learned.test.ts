@@ -19,6 +19,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Action, Agent, Compose, Role, ThreadStore } from "@rolecraft/core"
 import { Mcp, McpClientSdk, McpOAuth, McpTokenStore } from "@rolecraft/mcp"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { ScriptedModel } from "@rolecraft/testing"
 import { Config, ConfigProvider, Effect, Layer, References } from "effect"
 import { start } from "./fixtures/oauth-discovery-server.ts"
@@ -127,6 +128,7 @@ describe("C88: a served call's log notifications", () => {
       }).pipe(
         Effect.scoped,
         Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { SERVE_KEY: serveKey } })),
+        Effect.provide(NodeHttpClient.layerUndici),
         Effect.provideService(References.MinimumLogLevel, "Debug")
       )
       assert.isAtLeast(messages.length, 2, "both lines were sent")
@@ -192,6 +194,7 @@ describe("C89: a nested agent's credential, quoted by its model", () => {
         Effect.provide(model.layer),
         Effect.provide(exits.layer),
         Effect.provide(ThreadStore.layerSqlite({ filename: join(folder, "threads.db") })),
+        Effect.provide(NodeHttpClient.layerUndici),
         Effect.provideService(
           ConfigProvider.ConfigProvider,
           ConfigProvider.fromEnv({ env: { INNER_KEY: innerKey, OUTER_KEY: outerKey } })

@@ -193,7 +193,7 @@ describe("C50: the provider's key quoted by an llm action's own code", () => {
           Effect.gen(function* () {
             const agent = yield* Agent.make({ id: "c50", roles: [role], traceContent })
             yield* exits.listen(agent.events)
-            for (const name of ["mapped", "fallen", "thrown", "hooked"]) {
+            for (const name of ["mapped", "fallen", "thrown", "hooked"] as const) {
               exits.errors.push(yield* Effect.flip(agent.executeAction(name, { city: "Lisbon" })))
             }
             const response = yield* agent.execute({ action: "hooked", params: { city: "Porto" } })

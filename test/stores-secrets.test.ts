@@ -13,6 +13,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Action, Agent, ApprovalStore, Chat, Role, ThreadStore } from "@rolecraft/core"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import { ScriptedModel } from "@rolecraft/testing"
 import { ConfigProvider, Effect, Exit, Layer, Schema } from "effect"
 import * as Exits from "./support/exits.ts"
@@ -51,10 +52,11 @@ const makeAgent = Effect.gen(function* () {
   return { agent: yield* Agent.make({ id: "desk", roles: [role] }), paid }
 })
 
-const withKey = Effect.provideService(
-  ConfigProvider.ConfigProvider,
-  ConfigProvider.fromEnv({ env: { THREAD_KEY: threadKey } })
-)
+const withKey = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { THREAD_KEY: threadKey } })),
+    Effect.provide(NodeHttpClient.layerUndici)
+  )
 
 describe("C93: what the thread store keeps", () => {
   it.live("a secret the model quoted in a call's arguments is kept redacted in the thread's rows", () =>
@@ -132,7 +134,7 @@ describe("C93: what the thread store keeps", () => {
       const error = yield* Effect.flip(agent.chat("hello", { thread: "" }).pipe(Effect.provide(model.layer)))
       assert.strictEqual(error._tag, "ValidationError")
       assert.include(error.message, "thread")
-    }).pipe(Effect.provide(ThreadStore.layerMemory))
+    }).pipe(Effect.provide(ThreadStore.layerMemory), Effect.provide(NodeHttpClient.layerUndici))
   )
 })
 

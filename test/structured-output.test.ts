@@ -7,7 +7,7 @@
  * mode allowed for an optional key decodes as an absent key.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Action, Agent, Role } from "@rolecraft/core"
+import { Action, Agent, type LanguageModel, Role } from "@rolecraft/core"
 import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { ChatCompletionsServer as Server } from "@rolecraft/testing"
 import { Effect, Exit, Redacted, Schema, Stream } from "effect"
@@ -37,7 +37,7 @@ const travel = Role.make({
 
 const withAgent = <A, E>(
   script: ReadonlyArray<Server.Step>,
-  f: (agent: Effect.Success<ReturnType<typeof makeAgent>>) => Effect.Effect<A, E>
+  f: (agent: Effect.Success<ReturnType<typeof makeAgent>>) => Effect.Effect<A, E, LanguageModel.LanguageModel>
 ) =>
   Effect.gen(function* () {
     const server = yield* Server.make(script)

@@ -174,6 +174,7 @@ describe("tracing: OpenTelemetry GenAI spans", () => {
       yield* Effect.gen(function* () {
         const agent = yield* Agent.make({ id: "planner", roles: [travel], traceContent: true })
         yield* agent.executeAction("nights", { checkIn: "2026-11-02", checkOut: "2026-11-05" })
+        // @ts-expect-error a string for a number, on purpose: the failed call's span is checked
         yield* Effect.flip(agent.executeAction("quote", { nights: 3, guests: "two" }))
       }).pipe(Effect.scoped, Effect.provide(layer))
       const [nights, quote] = exporter.getFinishedSpans()

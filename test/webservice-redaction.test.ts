@@ -129,7 +129,7 @@ describe("webService redaction", () => {
         const agent = yield* Agent.make({ id: "redaction", roles: [role] })
         yield* Effect.forkScoped(Stream.runForEach(agent.events, (event) => Effect.sync(() => events.push(event))))
         for (let i = 0; i < 10; i++) yield* Effect.yieldNow
-        for (const name of ["reject", "page", "drop", "missing", "basic", "basicPage"]) {
+        for (const name of ["reject", "page", "drop", "missing", "basic", "basicPage"] as const) {
           errors.push(yield* Effect.flip(agent.executeAction(name, name.startsWith("basic") ? {} : { note: "n" })))
         }
         const decoded = yield* agent.executeAction("charset", { note: "n" })

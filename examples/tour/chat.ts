@@ -120,7 +120,7 @@ const outcomeOf = (result: Chat.ChatResult, rejected: number, kind: (name: strin
  * (the model call failed) is reported as its category.
  */
 export const turn = <A, R>(
-  agent: Agent.Agent<A, R>,
+  agent: Chat.Turns<R> & Pick<Agent.Agent<A>, "roles">,
   input: string,
   options: Chat.ChatOptions
 ): Effect.Effect<Transcript.Outcome, never, R> => {
@@ -187,7 +187,7 @@ interface Streamed {
  * rejected, as in {@link turn}.
  */
 export const streamed = <A, R>(
-  agent: Agent.Agent<A, R>,
+  agent: Chat.Turns<R> & Pick<Agent.Agent<A>, "roles">,
   input: string,
   options: Chat.ChatOptions
 ): Effect.Effect<Transcript.Outcome, never, R> => {
@@ -298,7 +298,7 @@ export const TripSummary = Schema.Struct({
  * the outcome's value is the decoded output (typed `TripSummary`).
  */
 export const structured = <A, R>(
-  agent: Agent.Agent<A, R>,
+  agent: Chat.Turns<R> & Pick<Agent.Agent<A>, "roles">,
   input: string
 ): Effect.Effect<Transcript.Outcome, never, R> =>
   agent.chat(input, { output: TripSummary, maxSteps: 4 }).pipe(

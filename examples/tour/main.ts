@@ -136,7 +136,8 @@ const program = Effect.gen(function* () {
     yield* fact(i === 0 ? "roles" : "", [`${role.identity.name}: ${first}`, ...rest])
   }
 
-  const agent = yield* Agent.make({ id: "tour", roles: [TravelAgent, Archivist] })
+  // The agent's own model: its llm action and chat turns use it, so no call of it needs a LanguageModel.
+  const agent = yield* Agent.make({ id: "tour", roles: [TravelAgent, Archivist], model: model.layer })
   // The capabilities' endpoints are paths: this client resolves them against the API's base URL.
   const http = (yield* HttpClient.HttpClient).pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(api.baseURL)))
   const call = (request: ActionRequest.ActionRequest) =>
@@ -196,9 +197,7 @@ const program = Effect.gen(function* () {
     action: "packingTip",
     type: "llm",
     args: { destination: "Lisbon", month: "May" },
-    run: call({ action: "packingTip", params: { destination: "Lisbon", month: "May" } }).pipe(
-      Effect.provide(model.layer)
-    ),
+    run: call({ action: "packingTip", params: { destination: "Lisbon", month: "May" } }),
     must: (outcome) =>
       succeeded((text) => (typeof text === "string" && text.trim() !== "" ? undefined : "expected some text"))(
         outcome
@@ -357,10 +356,7 @@ const program = Effect.gen(function* () {
     action: "agent.chat",
     type: "chat",
     args: { input: question, maxSteps: 6 },
-    run: Chat.turn(agent, question, { maxSteps: 6 }).pipe(
-      Effect.provideService(HttpClient.HttpClient, http),
-      Effect.provide(model.layer)
-    ),
+    run: Chat.turn(agent, question, { maxSteps: 6 }).pipe(Effect.provideService(HttpClient.HttpClient, http)),
     must: model.offline ? Chat.mustOffline : Chat.mustAlways
   })
 
@@ -373,10 +369,7 @@ const program = Effect.gen(function* () {
     type: "chat",
     args: { input: streamQuestion, maxSteps: 4 },
     live: true,
-    run: Chat.streamed(agent, streamQuestion, { maxSteps: 4 }).pipe(
-      Effect.provideService(HttpClient.HttpClient, http),
-      Effect.provide(model.layer)
-    ),
+    run: Chat.streamed(agent, streamQuestion, { maxSteps: 4 }).pipe(Effect.provideService(HttpClient.HttpClient, http)),
     must: model.offline ? Chat.mustStreamOffline : Chat.mustStreamAlways
   })
 
@@ -388,10 +381,7 @@ const program = Effect.gen(function* () {
     action: "agent.chat",
     type: "chat",
     args: { input: summaryQuestion, output: "{ city: string, nights: int, cheapestHotel?: string }" },
-    run: Chat.structured(agent, summaryQuestion).pipe(
-      Effect.provideService(HttpClient.HttpClient, http),
-      Effect.provide(model.layer)
-    ),
+    run: Chat.structured(agent, summaryQuestion).pipe(Effect.provideService(HttpClient.HttpClient, http)),
     must: model.offline ? Chat.mustStructuredOffline : Chat.mustStructuredAlways
   })
 

@@ -118,7 +118,7 @@ export const routes = (
   door: Effect.Effect<Guard.Door>,
   held: Threads.Threads = Threads.make()
 ) => {
-  const withModel = <A, E>(stream: Stream.Stream<A, E>) =>
+  const withModel = <A, E>(stream: Stream.Stream<A, E, LanguageModel.LanguageModel | ThreadStore.ThreadStore>) =>
     Stream.provideService(
       Stream.provideService(stream, LanguageModel.LanguageModel, model),
       ThreadStore.ThreadStore,

@@ -106,7 +106,7 @@ describe("HTTP bodies on every client layer", () => {
               })
             ]
           })
-          for (const name of ["huge", "declared"]) {
+          for (const name of ["huge", "declared"] as const) {
             const error = failure(yield* Effect.exit(agent.executeAction(name, {})))
             assert.strictEqual(error.category, "EXECUTION", `${name}: ${error.message}`)
             assert.include(error.message, "maxResponseBytes")

@@ -7,7 +7,7 @@
  * and none ends a turn with a defect.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Action, Agent, type Chat, Role } from "@rolecraft/core"
+import { Action, Agent, type Chat, type LanguageModel, Role } from "@rolecraft/core"
 import { OpenAiLanguageModel } from "@rolecraft/openai"
 import { ChatCompletionsServer as Server } from "@rolecraft/testing"
 import { Effect, Exit, Redacted, Schema } from "effect"
@@ -53,7 +53,7 @@ const role = (ran: Array<string>) =>
 /** One chat turn (or `f`) through the openai layer against a server answering `script`. */
 const against = <A, E>(
   script: ReadonlyArray<Server.Step>,
-  f: (agent: Agent.Agent<any, never>) => Effect.Effect<A, E>
+  f: (agent: Agent.Agent<any, never>) => Effect.Effect<A, E, LanguageModel.LanguageModel>
 ) =>
   Effect.gen(function* () {
     const ran: Array<string> = []

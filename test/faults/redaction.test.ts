@@ -83,7 +83,7 @@ describe("redaction of everything that runs for a call", () => {
           const agent = yield* Agent.make({ id: "c43", roles: [role] })
           yield* Effect.forkScoped(Stream.runForEach(agent.events, (event) => Effect.sync(() => events.push(event))))
           for (let i = 0; i < 10; i++) yield* Effect.yieldNow
-          for (const name of ["echo", "long", "raw"]) {
+          for (const name of ["echo", "long", "raw"] as const) {
             errors.push(yield* Effect.flip(agent.executeAction(name, { note: "n" })))
           }
           for (let i = 0; i < 10; i++) yield* Effect.yieldNow

@@ -28,6 +28,7 @@
  */
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import type * as HttpClient from "effect/http/HttpClient"
 import type * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import { dual } from "effect/Function"
@@ -39,6 +40,9 @@ import type * as Approval from "./Approval.ts"
 import type * as Contract from "./Contract.ts"
 import type * as Guardrail from "./Guardrail.ts"
 import type * as Knowledge from "./Knowledge.ts"
+import type * as KnowledgeBase from "./KnowledgeBase.ts"
+import type * as LanguageModel from "./LanguageModel.ts"
+import type * as McpClient from "./McpClient.ts"
 import type * as Resilience from "./Resilience.ts"
 
 /**
@@ -189,6 +193,7 @@ export interface Policies {
   readonly guardrails?: Guardrail.Policy
   readonly retrieval?: Knowledge.Retrieval<any>
   readonly excludeFromModel?: boolean
+  readonly serial?: true | ReadonlyArray<string>
 }
 
 interface Base<T extends Type, P extends ParametersSchema, A, R> extends Pipeable {
@@ -282,14 +287,7 @@ export interface Llm<P extends ParametersSchema = ParametersSchema, A = unknown,
  * @category models
  * @since 0.1.0
  */
-export type McpServer =
-  | string
-  | {
-      readonly command: string
-      readonly args?: ReadonlyArray<string> | undefined
-      readonly env?: Readonly<Record<string, string>> | undefined
-      readonly cwd?: string | undefined
-    }
+export type McpServer = McpClient.Address
 
 /**
  * The fixed parameters of an mcpTool action: the server's own tool name and
@@ -514,8 +512,9 @@ type SuccessOf<S> = S extends Schema.Top ? S["Type"] : unknown
  * is idempotent or `idempotent` is `true`; failures before sending
  * (connection refused, DNS) and 408/429/503-with-Retry-After always are.
  *
- * Needs `HttpClient` at call time (read optionally; missing → VALIDATION
- * inside the run step, so a fallback still runs), e.g.
+ * Requires `HttpClient`: the action's `R` holds it, and so does that of an
+ * agent whose roles hold the action, so a program that runs it without an
+ * `HttpClient` layer does not compile. Provide e.g.
  * `NodeHttpClient.layerUndici` from `@effect/platform-node`, or
  * `HttpRoutes.layer` from `@rolecraft/testing` in tests.
  *
@@ -553,8 +552,8 @@ export const webService = <const P extends ParametersInput, S extends Schema.Top
   readonly idempotencyHeader?: string | undefined
   readonly maxResponseBytes?: number | undefined
   readonly success?: S
-}): Unmapped<WebService<ToStruct<P>, SuccessOf<S>>> =>
-  make<Unmapped<WebService<ToStruct<P>, SuccessOf<S>>>>({
+}): Unmapped<WebService<ToStruct<P>, SuccessOf<S>, HttpClient.HttpClient>> =>
+  make<Unmapped<WebService<ToStruct<P>, SuccessOf<S>, HttpClient.HttpClient>>>({
     _tag: "webService",
     description: options.description,
     parameters: toStruct(options.parameters) as ToStruct<P>,
@@ -583,7 +582,9 @@ export const webService = <const P extends ParametersInput, S extends Schema.Top
  * - `success`: the reply is decoded as JSON against it; without it the
  *   reply text is the result.
  *
- * Needs `LanguageModel` at call time (read optionally; missing → VALIDATION).
+ * Requires `LanguageModel` (in its `R`): the model in context, or the
+ * agent's own (`Agent.make({ model })`), which the agent then provides
+ * itself.
  *
  * @example
  * ```ts
@@ -607,8 +608,8 @@ export const llm = <const P extends ParametersInput, S extends Schema.Top | unde
   readonly systemPrompt?: string | undefined
   readonly temperature?: number | undefined
   readonly timeout?: Duration.Input | undefined
-}): Unmapped<Llm<ToStruct<P>, S extends Schema.Top ? S["Type"] : string>> =>
-  make<Unmapped<Llm<ToStruct<P>, S extends Schema.Top ? S["Type"] : string>>>({
+}): Unmapped<Llm<ToStruct<P>, S extends Schema.Top ? S["Type"] : string, LanguageModel.LanguageModel>> =>
+  make<Unmapped<Llm<ToStruct<P>, S extends Schema.Top ? S["Type"] : string, LanguageModel.LanguageModel>>>({
     _tag: "llm",
     description: options.description,
     parameters: toStruct(options.parameters) as ToStruct<P>,
@@ -642,7 +643,8 @@ export const llm = <const P extends ParametersInput, S extends Schema.Top | unde
  * `structuredContent`, else its text, else its content parts
  * (`McpContent.toValue`). Authority sees both `key` and `key/tool`.
  *
- * Needs `McpClient` at call time (read optionally; missing → VALIDATION).
+ * Requires `McpClient` (in its `R`), e.g. `McpClientSdk.layer` from
+ * `@rolecraft/mcp`.
  *
  * @example
  * ```ts
@@ -667,8 +669,8 @@ export const mcpTool = (options: {
   readonly tools?: ReadonlyArray<string> | undefined
   readonly timeout?: Duration.Input | undefined
   readonly idempotent?: boolean | undefined
-}): Unmapped<McpTool> =>
-  make<Unmapped<McpTool>>({
+}): Unmapped<McpTool<unknown, McpClient.McpClient>> =>
+  make<Unmapped<McpTool<unknown, McpClient.McpClient>>>({
     _tag: "mcpTool",
     description: options.description,
     parameters: McpToolParameters,
@@ -732,6 +734,39 @@ export type Mapped<X extends Dispatched, Out> = {
  * @since 0.1.0
  */
 export type Unmapped<X extends Dispatched> = X & { readonly mapResult: undefined }
+
+/**
+ * Marks an action as one that runs alone in a chat turn: when a model's
+ * reply holds several calls, a call of this action waits for the calls
+ * before it to finish, and the calls after it wait for it — the calls run in
+ * the order the model gave them, the others of the reply still side by side
+ * (up to the turn's `concurrency`). For an mcpTool action, `tools` names the
+ * server's tools that run alone (default: every tool of the action).
+ * Answers are written in the calls' order either way.
+ *
+ * @example
+ * ```ts
+ * import { Schema } from "effect"
+ * import { Action } from "@rolecraft/core"
+ *
+ * const write = Action.local({
+ *   description: "Write a file",
+ *   parameters: { path: Schema.String, text: Schema.String },
+ *   run: ({ path }) => `wrote ${path}`
+ * }).pipe(Action.serial())
+ * ```
+ *
+ * @category combinators
+ * @since 0.3.0
+ */
+export const serial: {
+  (options?: { readonly tools?: ReadonlyArray<string> | undefined }): <X extends Any>(self: X) => X
+  <X extends Any>(self: X, options?: { readonly tools?: ReadonlyArray<string> | undefined }): X
+} = dual(
+  (args) => isAction(args[0]),
+  (self: Any, options?: { readonly tools?: ReadonlyArray<string> | undefined }) =>
+    withPolicy(self, { serial: options?.tools ?? true })
+)
 
 /**
  * Requires an approved token for every call: without one the call fails with
@@ -863,7 +898,8 @@ export const guardrails: {
 /**
  * Retrieves knowledge before the run: `topK` passages
  * (default 5) for `query(args)` (default: the string arguments joined) from
- * the role's knowledge sources.
+ * the role's knowledge sources. The action then requires `KnowledgeBase`
+ * (in its `R`): `KnowledgeBase.layer` searches file and directory sources.
  *
  * @example
  * ```ts
@@ -880,9 +916,17 @@ export const guardrails: {
  * @since 0.1.0
  */
 export const retrieval: {
-  <X extends Any>(options: Knowledge.Retrieval<Parameters<X>>): (self: X) => X
-  <X extends Any>(self: X, options: Knowledge.Retrieval<Parameters<X>>): X
+  <X extends Any>(options: Knowledge.Retrieval<Parameters<X>>): (self: X) => WithRetrieval<X>
+  <X extends Any>(self: X, options: Knowledge.Retrieval<Parameters<X>>): WithRetrieval<X>
 } = dual(2, (self: Any, options: Knowledge.Retrieval<any>) => withPolicy(self, { retrieval: options }))
+
+/**
+ * An action with a retrieval policy: it also requires `KnowledgeBase`.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type WithRetrieval<X extends Any> = Retype<X, Success<X>, Services<X> | KnowledgeBase.KnowledgeBase>
 
 /**
  * Keeps the action out of the tools offered to a model in chat turns; it can

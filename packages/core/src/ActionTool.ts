@@ -16,6 +16,7 @@
  * @since 0.3.0
  */
 import type * as LanguageModel from "./LanguageModel.ts"
+import type * as ToolHints from "./ToolHints.ts"
 
 /**
  * One of the agent's actions as a tool (see `agent.tools`): a
@@ -45,4 +46,5 @@ export interface ActionTool extends LanguageModel.Tool {
   readonly action: string
   readonly tool?: string | undefined
   readonly approval: { readonly reason: string } | undefined
+  readonly hints?: ToolHints.Hints | undefined
 }

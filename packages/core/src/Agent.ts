@@ -31,7 +31,9 @@
  *
  * @since 0.1.0
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -44,6 +46,7 @@ import type * as ApprovalStore from "./ApprovalStore.ts"
 import type * as Authority from "./Authority.ts"
 import type * as Chat from "./Chat.ts"
 import type * as Events from "./Events.ts"
+import * as LanguageModel from "./LanguageModel.ts"
 import * as Execute from "./internal/agent/execute.ts"
 import * as Register from "./internal/agent/register.ts"
 import * as Tools from "./internal/agent/tools.ts"
@@ -86,52 +89,112 @@ export type ActionsOf<Roles extends ReadonlyArray<Role.Any>> = [Roles[number]] e
   : UnionToIntersection<Roles[number]["actions"]>
 
 /**
- * An action name: a known one (completed by editors) or any string.
+ * The actions of an agent's own `mcpServers`: one mcpTool action per key.
  *
  * @category models
- * @since 0.1.0
+ * @since 0.3.0
  */
-export type Name<Actions> = (keyof Actions & string) | (string & {})
+export type ServerActions<Servers> = {
+  readonly [K in keyof Servers & string]: Action.McpTool<unknown, McpClient.McpClient>
+}
 
 /**
- * The result type of calling `K`: the action's, or `unknown` for a name the
- * types do not know.
+ * What an agent's own `mcpServers` require: `McpClient` when there is one.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type ServerServices<Servers> = [keyof Servers & string] extends [never] ? never : McpClient.McpClient
+
+/**
+ * An action name of the agent: one of its roles' actions or `mcpServers`
+ * keys. A name known only at run time goes through `agent.execute`.
  *
  * @category models
  * @since 0.1.0
  */
-export type ResultOf<Actions, K extends string> = K extends keyof Actions
-  ? Actions[K] extends Action.Any
-    ? Action.Success<Actions[K]>
-    : unknown
+export type Name<Actions> = keyof Actions & string
+
+/**
+ * The arguments `executeAction` takes for the action named `K`: its
+ * parameter schema's encoded side (the call converts them, as a model's
+ * arguments are converted), with the optional `_approval_token`.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type ArgumentsOf<Actions, K extends keyof Actions> = (Actions[K] extends Action.Any
+  ? Actions[K]["parameters"]["Encoded"]
+  : Readonly<Record<string, unknown>>) & { readonly _approval_token?: string | undefined }
+
+type ArgumentList<P> = {} extends P ? [params?: P] : [params: P]
+
+/**
+ * The result type of calling `K`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type ResultOf<Actions, K extends keyof Actions> = Actions[K] extends Action.Any
+  ? Action.Success<Actions[K]>
   : unknown
 
 /**
- * An agent. `R` is what its local actions' own effects require. Its chat
- * turns (`chat`, `resume`, `chatStream`, `resumeStream`) are `Chat.Turns`.
+ * What calling the action named `K` requires.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type ServicesOf<Actions, K extends keyof Actions> = {
+  readonly [Key in keyof Actions]: Actions[Key] extends Action.Any ? Action.Services<Actions[Key]> : never
+}[K]
+
+/**
+ * An agent.
+ *
+ * - `Actions`: its actions by name (its roles' and its `mcpServers`').
+ * - `R`: what its actions require — their own effects' services, and
+ *   `HttpClient` (webService), `LanguageModel` (llm), `McpClient` (mcpTool),
+ *   `KnowledgeBase` (retrieval); an agent used as an action brings its own.
+ * - `Own`: what the agent provides itself and so no call requires:
+ *   `LanguageModel` for an agent made with its own `model`, else `never`.
+ *
+ * `executeAction` requires what its one action requires (all of `R` when
+ * `Actions` is a wide record, as in `Agent<Record<string, Action.Any>, R>`); `execute` all of
+ * `R`; the chat turns (`chat`, `resume`, `chatStream`, `resumeStream`, see
+ * `Chat.Turns`) `R` and a `LanguageModel` ({@link TurnServices}), each
+ * without `Own`.
  *
  * @category models
  * @since 0.1.0
  */
-export interface Agent<Actions = Record<string, Action.Any>, R = never> extends Chat.Turns<R> {
+export interface Agent<Actions = Record<string, Action.Any>, R = never, Own = never>
+  extends Chat.Turns<Exclude<R | LanguageModel.LanguageModel, Own>> {
   readonly [TypeId]: typeof TypeId
   readonly id: string
   readonly roles: ReadonlyArray<Role.Any>
   /**
-   * Runs one action by name through the pipeline. `params` are raw
-   * arguments (converted in step 4); `_approval_token` carries an approval
-   * token. Fails with one of the nine `ActionError`s or a
-   * `RetrievalFailure`; interruption stays interruption.
+   * Runs one of the agent's actions by name through the pipeline.
+   * `params` are the arguments as the parameter schema encodes them
+   * (converted in step 4); `_approval_token` carries an approval token.
+   * Fails with one of the nine `ActionError`s or a `RetrievalFailure`;
+   * interruption stays interruption.
    */
   readonly executeAction: <const K extends Name<Actions>>(
     name: K,
-    params?: Readonly<Record<string, unknown>>
-  ) => Effect.Effect<ResultOf<Actions, K>, ActionError | RetrievalFailure, R>
+    ...params: ArgumentList<ArgumentsOf<Actions, K>>
+  ) => Effect.Effect<
+    ResultOf<Actions, K>,
+    ActionError | RetrievalFailure,
+    Exclude<string extends keyof Actions ? R : ServicesOf<Actions, K>, Own>
+  >
   /**
    * Runs a request and reports success or the typed failure in an
-   * `ActionResponse`. Only a `RetrievalFailure` (and interruption) escape.
+   * `ActionResponse`: the door for a name known only at run time (an unknown
+   * one is NOT_FOUND in the response). Only a `RetrievalFailure` (and
+   * interruption) escape.
    */
-  readonly execute: (request: ActionRequest) => Effect.Effect<ActionResponse, RetrievalFailure, R>
+  readonly execute: (request: ActionRequest) => Effect.Effect<ActionResponse, RetrievalFailure, Exclude<R, Own>>
   /**
    * The agent's events: every event published after the stream
    * starts, until the agent's scope closes. Events carry names, categories,
@@ -188,6 +251,13 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> extends 
  *   its tools are allowed, with no credential), or a full `Action.mcpTool`
  *   (for `apiKeyEnv`, `tools`, `timeout`, policies). Keys share the namespace
  *   of the roles' action names.
+ * - `model`: the agent's own model (since 0.3.0), a `LanguageModel` service
+ *   value or a layer that builds one (built once, in the scope of
+ *   `Agent.make`). Its chat turns, its llm actions, MCP sampling on its
+ *   behalf and the agents it runs as actions (`Compose.agent`, handoffs)
+ *   that have no model of their own use it, so nothing it does requires a
+ *   `LanguageModel` of its caller; its type says so (`Own` is
+ *   `LanguageModel`). Without one the agent uses the model in context.
  * - `traceSteps`: also run each pipeline step in a child span
  *   `Rolecraft.step.<step>` (default `false`: one span per call).
  * - `traceContent`: put each call's raw arguments and its result on its
@@ -199,27 +269,102 @@ export interface Agent<Actions = Record<string, Action.Any>, R = never> extends 
  * @category models
  * @since 0.1.0
  */
-export interface Options<Roles extends ReadonlyArray<Role.Any>> {
+export interface Options<
+  Roles extends ReadonlyArray<Role.Any>,
+  Servers extends Readonly<Record<string, McpServer>> = {},
+  M extends Model | undefined = undefined
+> {
   readonly id: string
   readonly roles: Roles
   readonly authority?: Authority.Authority | undefined
-  readonly mcpServers?: Readonly<Record<string, McpClient.Server>> | undefined
+  readonly mcpServers?: Servers | undefined
+  readonly model?: M
   readonly traceSteps?: boolean | undefined
   readonly traceContent?: boolean | undefined
 }
 
 /**
+ * An MCP server of an agent itself (`Agent.make({ mcpServers })`): a server
+ * address (`Action.McpServer`: a stdio command or a streamable HTTP URL, all
+ * its tools allowed, no credential) or a full `Action.mcpTool` (for
+ * `apiKeyEnv`, `tools`, `timeout`, policies).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type McpServer = Action.McpServer | Action.McpTool<unknown, unknown>
+
+/**
+ * An agent's own model (`Agent.make({ model })`): a `LanguageModel` service
+ * value (what `LanguageModel.make` or a provider's `make` gives), or a layer
+ * that builds one — built once, in the scope of `Agent.make`, whose error
+ * and requirements become `Agent.make`'s.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type Model = LanguageModel.LanguageModel["Service"] | Layer.Layer<LanguageModel.LanguageModel, unknown, unknown>
+
+/**
+ * What an agent made with `model` provides itself: `LanguageModel`, or
+ * `never` without one.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type OwnOf<M> = undefined extends M ? never : LanguageModel.LanguageModel
+
+/**
+ * What an agent's chat turns require: its actions' services and a
+ * `LanguageModel`, without what it provides itself. A composed action
+ * (`Compose.agent`, `Compose.handoff`) requires this of its agent.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type TurnServices<A extends Any> = Stream.Services<ReturnType<A["chatStream"]>>
+
+/**
+ * What an agent's `execute` requires: its actions' services without what it
+ * provides itself. What serves its actions to others (`Mcp.serve`, the
+ * effect/ai toolkit) requires this.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type Services<A extends Any> = Effect.Services<ReturnType<A["execute"]>>
+
+/**
+ * Any agent, whatever its types.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Any extends Omit<Agent<any, any>, "executeAction"> {
+  readonly executeAction: (name: never, ...params: ReadonlyArray<never>) => Effect.Effect<unknown, unknown, unknown>
+}
+
+type AllActions<Roles extends ReadonlyArray<Role.Any>, Servers> = [keyof Servers & string] extends [never]
+  ? ActionsOf<Roles>
+  : ActionsOf<Roles> & ServerActions<Servers>
+type ModelError<M> = M extends Layer.Layer<any, infer E, any> ? E : never
+type ModelServices<M> = M extends Layer.Layer<any, any, infer R> ? R : never
+
+/**
  * Makes an agent for the life of the current scope.
  *
  * Fails with `RoleDefinitionError` when two roles declare the same action
- * name, or an action's resilience or guardrail policy is out of range. Needs
- * a `Scope`; calls need the services the local actions require, and read
- * Rolecraft's own services (`HttpClient`, `LanguageModel`, `McpClient`,
- * `KnowledgeBase`, `ApprovalStore`, `ThreadStore`) optionally. With no
- * `ApprovalStore` (or `KnowledgeBase`, `ThreadStore`) provided to a call, the
- * agent uses the one provided to `Agent.make`, else an in-memory one of its
- * own (`agent.approvals`; a knowledge base over the roles' file sources, each
- * loaded once; the threads of turns with a `thread` option).
+ * name, or an action's resilience or guardrail policy is out of range (and
+ * with the error of a `model` layer). Needs a `Scope` (and what a `model`
+ * layer needs). What the agent's calls need is in their types (see
+ * {@link Agent}): the services its local actions' effects require,
+ * `HttpClient` for webService actions, `LanguageModel` for llm actions and
+ * chat turns (unless the agent has its own `model`), `McpClient` for mcpTool
+ * actions and `mcpServers`, `KnowledgeBase` for actions with a retrieval
+ * policy. `ApprovalStore` and `ThreadStore` are optional: with none provided
+ * to a call, the agent uses the one provided to `Agent.make`, else an
+ * in-memory one of its own (`agent.approvals`; the threads of turns with a
+ * `thread` option).
  *
  * @example
  * ```ts
@@ -246,11 +391,20 @@ export interface Options<Roles extends ReadonlyArray<Role.Any>> {
  * @category constructors
  * @since 0.1.0
  */
-export const make = <const Roles extends ReadonlyArray<Role.Any>>(
-  options: Options<Roles>
-): Effect.Effect<Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>, RoleDefinitionError, Scope.Scope> =>
+export const make = <
+  const Roles extends ReadonlyArray<Role.Any>,
+  const Servers extends Readonly<Record<string, McpServer>> = {},
+  M extends Model | undefined = undefined
+>(
+  options: Options<Roles, Servers, M>
+): Effect.Effect<
+  Agent<AllActions<Roles, Servers>, Role.Services<Roles[number]> | ServerServices<Servers>, OwnOf<M>>,
+  RoleDefinitionError | ModelError<M>,
+  Scope.Scope | ModelServices<M>
+> =>
   Effect.gen(function* () {
     const id = options.id
+    const model = yield* ownModel(options.model)
     // Every secret the agent's actions read, for its exits (with the model's, read where they are used).
     const secrets = Register.credentials(options.roles, options.mcpServers)
     const hub = yield* EventHub.makeHub(secrets)
@@ -299,10 +453,8 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       [TypeId]: TypeId,
       id,
       roles: options.roles,
-      executeAction: ((name, params) => Execute.executeAction(pipeline, name, params)) as Agent<
-        Record<string, Action.Any>,
-        any
-      >["executeAction"],
+      executeAction: ((name: string, params?: Readonly<Record<string, unknown>>) =>
+        Execute.executeAction(pipeline, name, params)) as Agent<Record<string, Action.Any>, any>["executeAction"],
       execute: (request) => Execute.execute(pipeline, request),
       chat: chats.chat,
       resume: chats.resume,
@@ -314,8 +466,49 @@ export const make = <const Roles extends ReadonlyArray<Role.Any>>(
       allows: (action, tool) => AuthorityKernel.allows(authority, action, tool),
       redact: (text) => Effect.map(Secrets.known(secrets), (known) => Secrets.redactor(known)(text))
     }
-    return agent as unknown as Agent<ActionsOf<Roles>, Role.Services<Roles[number]>>
+    return (model === undefined ? agent : onModel(agent, model)) as unknown as Agent<
+      AllActions<Roles, Servers>,
+      Role.Services<Roles[number]> | ServerServices<Servers>,
+      OwnOf<M>
+    >
   })
+
+// The agent's own model: a service value as it is, a layer built once in the agent's scope.
+const ownModel = <M extends Model | undefined>(
+  model: M
+): Effect.Effect<LanguageModel.LanguageModel["Service"] | undefined, ModelError<M>, Scope.Scope | ModelServices<M>> => {
+  if (model === undefined) return Effect.succeed(undefined)
+  if (!Layer.isLayer(model)) return Effect.succeed(model as LanguageModel.LanguageModel["Service"])
+  return Effect.map(
+    Layer.build(model as Layer.Layer<LanguageModel.LanguageModel, ModelError<M>, ModelServices<M>>),
+    Context.get(LanguageModel.LanguageModel)
+  )
+}
+
+// An agent with its own model runs every door with that model provided, so its chat turns, its llm actions,
+// MCP sampling on its behalf and the agents it runs as actions use it; an agent without one is left as it is
+// (no per-call work is added).
+const onModel = (
+  agent: Agent<Record<string, Action.Any>, any>,
+  model: LanguageModel.LanguageModel["Service"]
+): Agent<Record<string, Action.Any>, any> => {
+  const provide = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.provideService(effect, LanguageModel.LanguageModel, model)
+  const provideStream = <A, E, R>(stream: Stream.Stream<A, E, R>) =>
+    Stream.provideService(stream, LanguageModel.LanguageModel, model)
+  return {
+    ...agent,
+    executeAction: ((name: string, params?: Readonly<Record<string, unknown>>) =>
+      provide(agent.executeAction(name, params))) as typeof agent.executeAction,
+    execute: (request) => provide(agent.execute(request)),
+    chat: ((input: Chat.Input, options?: Chat.ChatOptions) => provide(agent.chat(input, options))) as typeof agent.chat,
+    resume: ((state: Chat.PausedState, decisions: Chat.Decisions, options?: Chat.ChatOptions) =>
+      provide(agent.resume(state, decisions, options))) as typeof agent.resume,
+    chatStream: (input, options) => provideStream(agent.chatStream(input, options)),
+    resumeStream: (state, decisions, options) => provideStream(agent.resumeStream(state, decisions, options)),
+    redact: (text) => provide(agent.redact(text))
+  }
+}
 
 // The chat kernel (the turn loop, its messages and toolkit) is loaded by the agent's first chat, and the
 // agent's chats are made then, once.

@@ -39,6 +39,7 @@ import type { ValidationError } from "./ActionError.ts"
 import type * as ApprovalStore from "./ApprovalStore.ts"
 import * as Binding from "./internal/approvals/binding.ts"
 import * as Text from "./internal/text.ts"
+import type * as ToolHints from "./ToolHints.ts"
 
 /**
  * The parameter under which a call carries its approval token. It is removed
@@ -76,12 +77,29 @@ export const printable: (text: string) => string = Text.printable
  * the approver, and the time to live of a token requested for a call (`ttl`,
  * default 15 minutes, counted on Effect's `Clock` from the request).
  *
+ * `when` (mcpTool actions only; refused on others when the agent is made)
+ * says which of the server's tools need approval: a list of tool names, or
+ * a predicate over the tool as the server lists it at the call
+ * (`ToolHints.Listing`: its definition and hints), e.g.
+ * `(tool) => ToolHints.mayDestroy(tool.hints)`. Absent: every tool. A tool
+ * the server no longer lists is not asked for (its call is NOT_FOUND).
+ *
+ * For an MCP tool the approval is bound to the tool's definition as listed
+ * when it was asked (name, title, description, input and output schema,
+ * annotations): a call whose tool has changed since is refused with
+ * APPROVAL (`check: "definition"`, the message naming what changed) and a
+ * fresh pending token, and the agent publishes `McpToolDefinitionChanged`.
+ * The definition is listed afresh when a token is presented. The other
+ * kinds of action are defined in code, so their definition cannot change
+ * while the agent runs.
+ *
  * @category models
  * @since 0.1.0
  */
 export interface Policy {
   readonly reason: string
   readonly ttl?: Duration.Input | undefined
+  readonly when?: ReadonlyArray<string> | ((tool: ToolHints.Listing) => boolean) | undefined
 }
 
 /**

@@ -81,7 +81,22 @@ import type * as StepHooks from "./StepHooks.ts"
  *   from the roles by {@link systemPrompt}). A message list that already has a
  *   system message keeps its own.
  * - `concurrency`: how many tool calls of one step run at once, an integer
- *   >= 1 (default 4). Answers are appended in the order of the calls.
+ *   >= 1 (default 4). Answers are appended in the order of the calls. A
+ *   call of an action marked `Action.serial` runs alone, in the model's
+ *   order, whatever the concurrency.
+ * - `parallelToolCalls`: `false` asks the provider for no parallel tool
+ *   calls, sent as its profile spells it (`parallel_tool_calls: false` for
+ *   the openai layer; nothing for a provider that cannot be told), and runs
+ *   the calls of a reply one at a time in the model's order. Default: not
+ *   sent, and `concurrency: 1` alone does not send it.
+ * - `toolSearch`: offer the tools through a search tool (`tool_search`): the
+ *   model searches the catalog (names and descriptions), the best matches
+ *   are loaded for the rest of the turn and called like any other tool
+ *   (authority and approval as always); what one request carries never
+ *   passes the provider's tool limit. `true`: always; `false`: never (a
+ *   catalog past the limit is then sent whole, and the provider may refuse
+ *   it); default: only when the catalog has more tools than the model
+ *   layer's profile allows (`ProviderProfile.toolLimit`, 128 for openai).
  * - `retry`: the retry policy of each model call (`Resilience.RetryPolicy`:
  *   backoff, `retryAfter` honoured, only TIMEOUT and TRANSIENT by default).
  *   Default: none — a failed model call fails the turn.
@@ -137,6 +152,8 @@ export interface ChatOptions {
   readonly maxSteps?: number | undefined
   readonly system?: string | undefined
   readonly concurrency?: number | undefined
+  readonly parallelToolCalls?: boolean | undefined
+  readonly toolSearch?: boolean | undefined
   readonly retry?: Resilience.RetryPolicy | undefined
   readonly modelTimeout?: Duration.Input | undefined
   readonly model?: string | undefined
@@ -234,7 +251,13 @@ const UsageSchema = ActionResponse.UsageSchema
  *   ending with the agent whose action it is (`["lead", "researcher"]`); its
  *   `toolCallId` is then the outer call's id, `/`, and the inner one's
  *   (`"call_1/call_7"`), and `action`, `arguments` and `pendingTokenId` are
- *   the inner agent's. Absent for the turn's own calls.
+ *   the inner agent's. Absent for the turn's own calls;
+ * - `definition`: for an MCP tool, what the approver is shown of the tool
+ *   as it was listed when the approval was asked — the `digest` of its
+ *   definition (name, title, description, schemas, annotations), which the
+ *   approval is bound to, and its `description`. If the tool has changed
+ *   when the turn resumes, the call does not run: it is answered with
+ *   APPROVAL (`check: "definition"`) naming what changed.
  *
  * @category schemas
  * @since 0.1.0
@@ -246,7 +269,10 @@ export const PendingCall = Schema.Struct({
   arguments: Schema.Record(Schema.String, Schema.Unknown),
   pendingTokenId: Schema.String,
   reason: Schema.String,
-  agents: Schema.optionalKey(Schema.Array(Schema.String))
+  agents: Schema.optionalKey(Schema.Array(Schema.String)),
+  definition: Schema.optionalKey(
+    Schema.Struct({ digest: Schema.String, description: Schema.optionalKey(Schema.String) })
+  )
 })
 
 /**

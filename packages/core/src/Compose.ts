@@ -1,7 +1,12 @@
 /**
  * Agents made of agents. {@link agent} makes another agent an action: its
  * execution is one chat turn of that agent, with its own roles, authority,
- * approvals, model settings and limits. {@link handoff} makes an action that
+ * approvals, model settings and limits, on its own model when it was made
+ * with one (`Agent.make({ model })`), else on the model in context (the
+ * calling agent's). What that turn requires (`Agent.TurnServices`: a
+ * `LanguageModel` unless the agent has its own model, and what its actions
+ * require) is the composed action's requirement, so the calling agent's type
+ * carries it. {@link handoff} makes an action that
  * hands the conversation to another agent, which answers instead.
  *
  * Both return an `Action.Local` value (a plain value: put it in a role under
@@ -56,14 +61,15 @@ import type * as Prompt from "./Prompt.ts"
 
 /**
  * An agent, or a function giving it (for an agent that is made later, or
- * that uses itself: the recursion is bounded, see {@link agent}). `R` is
- * the services its actions need, which the action carries to the calling
- * agent.
+ * that uses itself: the recursion is bounded, see {@link agent}). What its
+ * chat turns require (`Agent.TurnServices`: its actions' services, and a
+ * `LanguageModel` unless it has its own model) the composed action carries
+ * to the calling agent.
  *
  * @category models
  * @since 0.2.0
  */
-export type AgentRef<R = any> = Agent.Agent<any, R> | (() => Agent.Agent<any, R>)
+export type AgentRef<A extends Agent.Any = Agent.Any> = A | (() => A)
 
 const resolve = (ref: AgentRef): (() => Nesting.Inner) =>
   typeof ref === "function" ? (ref as () => Nesting.Inner) : () => ref as unknown as Nesting.Inner
@@ -163,13 +169,13 @@ type OutputOf<S> = S extends Schema.Top ? S["Type"] : string
  * @since 0.2.0
  */
 export const agent = <
+  A extends Agent.Any,
   const P extends Action.ParametersInput = typeof defaultParameters,
-  S extends Schema.Top | undefined = undefined,
-  R = never
+  S extends Schema.Top | undefined = undefined
 >(
-  inner: AgentRef<R>,
+  inner: AgentRef<A>,
   options: AgentOptions<P, S>
-): Action.Local<Action.ToStruct<P>, OutputOf<S>, R> => {
+): Action.Local<Action.ToStruct<P>, OutputOf<S>, Agent.TurnServices<A>> => {
   const composed: Nesting.Composed = {
     _tag: "agent",
     agent: resolve(inner),
@@ -197,7 +203,7 @@ export const agent = <
   return Object.assign(action, { [Nesting.ComposedId]: composed }) as unknown as Action.Local<
     Action.ToStruct<P>,
     OutputOf<S>,
-    R
+    Agent.TurnServices<A>
   >
 }
 
@@ -268,7 +274,7 @@ export interface HandoffOptions {
  * ```ts
  * import { Agent, Compose, Role } from "@rolecraft/core"
  *
- * declare const billing: Agent.Agent<any, never>
+ * declare const billing: Agent.Agent
  *
  * const triage = Role.make({
  *   identity: { name: "triage", domain: "support", goal: "Send each customer to the right desk" },
@@ -279,10 +285,10 @@ export interface HandoffOptions {
  * @category constructors
  * @since 0.2.0
  */
-export const handoff = <R = never>(
-  target: AgentRef<R>,
+export const handoff = <A extends Agent.Any>(
+  target: AgentRef<A>,
   options: HandoffOptions = {}
-): Action.Local<Action.ToStruct<{}>, string, R> => {
+): Action.Local<Action.ToStruct<{}>, string, Agent.TurnServices<A>> => {
   const agentOf = resolve(target)
   const composed: Nesting.Composed = { _tag: "handoff", agent: agentOf, filter: options.filter ?? wholeHistory }
   const action = Action.local({
@@ -297,6 +303,6 @@ export const handoff = <R = never>(
   return Object.assign(action, { [Nesting.ComposedId]: composed }) as unknown as Action.Local<
     Action.ToStruct<{}>,
     string,
-    R
+    Agent.TurnServices<A>
   >
 }

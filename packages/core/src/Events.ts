@@ -11,6 +11,10 @@
  * runs. Listing an MCP server's tools that ends early (a cursor that does
  * not advance) adds `McpToolListingStopped`; an MCP server's progress during
  * a tool call adds `McpToolCallProgressed`, its log messages `McpServerLogged`.
+ * An MCP tool whose definition changed after a person was asked to approve a
+ * call of it adds `McpToolDefinitionChanged`; a server's text that held
+ * characters a person cannot see, removed before a model read it, adds
+ * `McpTextSanitised`.
  *
  * Events and spans never hold argument values or results, only names,
  * categories, messages (already free of secrets) and durations — spans hold
@@ -36,6 +40,7 @@
 import type * as Action from "./Action.ts"
 import type { Category } from "./ActionError.ts"
 import type { Usage } from "./ActionResponse.ts"
+import type * as ToolHints from "./ToolHints.ts"
 
 /**
  * What every action event carries.
@@ -132,6 +137,7 @@ export interface ToolExecutionCommon {
   readonly tool: string
   readonly action: string | undefined
   readonly mcpTool: string | undefined
+  readonly hints?: ToolHints.Hints | undefined
   readonly timestamp: number
 }
 
@@ -250,6 +256,56 @@ export interface McpServerLogged {
 }
 
 /**
+ * An MCP tool's definition changed between the request for an approval of
+ * a call and the call: the approved call did not run. `action` is the
+ * mcpTool action (or `mcpServers` key), `server` the server (its URL without
+ * credentials, or its command line), `tool` the server's tool, `changed` the
+ * parts that changed (`"description"`, `"input schema"`, `"output schema"`,
+ * `"title"`, `"annotations"`), `message` the same in words.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface McpToolDefinitionChanged {
+  readonly _tag: "McpToolDefinitionChanged"
+  readonly agentId: string
+  readonly action: string
+  readonly server: string
+  readonly tool: string
+  readonly changed: ReadonlyArray<string>
+  readonly message: string
+  readonly timestamp: number
+}
+
+/**
+ * Text an MCP server supplied for a model to read held characters a person
+ * reading it cannot see (Unicode tag characters, bidirectional overrides and
+ * isolates, zero-width characters outside words); they were removed before
+ * any model was offered it. `tool` is the server's tool (absent for the
+ * server's instructions), `fields` where they were found (`"description"`,
+ * `"inputSchema.properties.path.description"`, `"name"`, …), `removed` how
+ * many characters were removed, `codePoints` which ones (`"U+E0049"`, each
+ * once, at most 32). `leftOut` is `true` when the tool was not offered at
+ * all: its name, a property name, an `enum` or `const` value held them
+ * (what a call is routed by or the server checks cannot be changed).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface McpTextSanitised {
+  readonly _tag: "McpTextSanitised"
+  readonly agentId: string
+  readonly action: string
+  readonly server: string
+  readonly tool?: string | undefined
+  readonly fields: ReadonlyArray<string>
+  readonly removed: number
+  readonly codePoints: ReadonlyArray<string>
+  readonly leftOut: boolean
+  readonly timestamp: number
+}
+
+/**
  * Any event of an agent.
  *
  * @category models
@@ -266,3 +322,5 @@ export type Event =
   | McpToolListingStopped
   | McpToolCallProgressed
   | McpServerLogged
+  | McpToolDefinitionChanged
+  | McpTextSanitised

@@ -17,7 +17,7 @@
  *
  * @example
  * ```ts
- * import { LanguageModel } from "@rolecraft/core"
+import { LanguageModel } from "@rolecraft/core"
  * import { Effect } from "effect"
  *
  * // one call of whichever model layer is provided
@@ -36,6 +36,7 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as ProviderProfile from "./ProviderProfile.ts"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -126,6 +127,10 @@ export interface Tool {
  *   otherwise the provider's own limit applies. A reply that used exactly
  *   this many output tokens was cut at the limit: its finish reason is
  *   `"length"`, whatever the provider said.
+ * - `parallelToolCalls`: `false` asks the model for at most one tool call
+ *   per reply, sent as the provider's profile spells it
+ *   (`ProviderProfile.parallelCalls`; the openai layer sends
+ *   `parallel_tool_calls: false`), only with tools; sent only when given.
  *
  * @category models
  * @since 0.1.0
@@ -139,6 +144,7 @@ export interface Request {
   readonly action?: string | undefined
   readonly responseFormat?: ResponseFormat | undefined
   readonly maxTokens?: number | undefined
+  readonly parallelToolCalls?: boolean | undefined
 }
 
 /**
@@ -192,8 +198,9 @@ export type Usage = ActionResponse.Usage
  * replaces them with `[REDACTED]` in every string it lets out (errors,
  * events, spans, logs, tool messages), whatever action or hook quoted them.
  *
- * Read optionally by the agent: without it, llm actions and chat turns fail
- * with VALIDATION ("LanguageModel not provided").
+ * Required by llm actions and by an agent's chat turns (it is in their
+ * `R`), unless the agent has its own model (`Agent.make({ model })`), which
+ * it then provides itself.
  *
  * @category services
  * @since 0.1.0
@@ -204,6 +211,8 @@ export class LanguageModel extends Context.Service<
     readonly generate: (request: Request) => Effect.Effect<Response, ActionError>
     readonly stream: (request: Request) => Stream.Stream<StreamPart, ActionError>
     readonly secrets?: ReadonlyArray<Redacted.Redacted<string>> | undefined
+    /** What the layer declares about its provider API (tool limit, how it is told "no parallel calls"). */
+    readonly profile?: ProviderProfile.ProviderProfile | undefined
   }
 >()("@rolecraft/core/LanguageModel") {}
 
@@ -362,6 +371,8 @@ export interface Providers {
  *   reasoning, refusal and tool-call arguments together — counted as a
  *   stream arrives; default 1,000,000; past it the call fails with
  *   EXECUTION naming the cap (a stream is aborted there).
+ * - `profile`: what the layer declares about its provider API (see
+ *   `ProviderProfile`); default `ProviderProfile.unknown`.
  *
  * @category models
  * @since 0.1.0
@@ -373,6 +384,7 @@ export interface MakeOptions {
   readonly timeout?: Duration.Input | undefined
   readonly idleTimeout?: Duration.Input | undefined
   readonly maxReplyCharacters?: number | undefined
+  readonly profile?: ProviderProfile.ProviderProfile | undefined
 }
 
 const defaultAction = "LanguageModel"
@@ -507,7 +519,8 @@ export const make = (provider: Provider | Providers, options?: MakeOptions): Lan
   return LanguageModel.of({
     generate: (request) => generateWith(setup, request),
     stream: (request) => streamWith(setup, request),
-    secrets: setup.secrets
+    secrets: setup.secrets,
+    profile: options?.profile ?? ProviderProfile.unknown
   })
 }
 

@@ -5,9 +5,9 @@
  * `@modelcontextprotocol/sdk` (`McpClientSdk.layer`), and `@rolecraft/testing`
  * runs the SDK's own server in memory behind the same implementation.
  *
- * The agent reads the service optionally: with none provided, an mcpTool call
- * fails with VALIDATION ("McpClient not provided") inside the run step, so a
- * fallback still runs (as for a missing `LanguageModel` or `HttpClient`).
+ * An mcpTool action requires it (in its `R`, and so in that of an agent
+ * whose roles or `mcpServers` hold one): a program that runs one without an
+ * `McpClient` layer does not compile.
  *
  * @example
  * ```ts
@@ -28,7 +28,7 @@
  *
  * const program = Effect.gen(function* () {
  *   const agent = yield* Agent.make({ id: "reader", roles: [Notes] })
- *   return yield* agent.executeAction("files/read_text_file", { path: "/tmp/notes/plan.md" })
+ *   return yield* agent.executeAction("files", { tool: "read_text_file", arguments: { path: "/tmp/notes/plan.md" } })
  * }).pipe(Effect.scoped, Effect.provide(McpClientSdk.layer()))
  * ```
  *
@@ -41,7 +41,6 @@ import type * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import { expected } from "./internal/expectedError.ts"
 import type * as Scope from "effect/Scope"
-import type * as Action from "./Action.ts"
 import * as IdempotencyKey from "./internal/idempotencyKey.ts"
 
 /**
@@ -52,6 +51,8 @@ import * as IdempotencyKey from "./internal/idempotencyKey.ts"
  * - `inputSchema`: the JSON Schema of its arguments, as the server sent it
  *   (`{ "type": "object" }` when the server sent none).
  * - `outputSchema`: the JSON Schema its `structuredContent` follows, if any.
+ * - `annotations`: its behaviour hints, if the server listed any (see
+ *   {@link ToolAnnotations}).
  *
  * @category models
  * @since 0.1.0
@@ -62,6 +63,24 @@ export interface ToolDefinition {
   readonly description?: string | undefined
   readonly inputSchema: Readonly<Record<string, unknown>>
   readonly outputSchema?: Readonly<Record<string, unknown>> | undefined
+  readonly annotations?: ToolAnnotations | undefined
+}
+
+/**
+ * What a server says about a tool's behaviour (`annotations` in
+ * `tools/list`), as it sent it: each hint is absent when the server did not
+ * say. These are hints from the server, not guarantees: read them with
+ * `ToolHints.of`, which fills in the MCP specification's defaults.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface ToolAnnotations {
+  readonly title?: string | undefined
+  readonly readOnlyHint?: boolean | undefined
+  readonly destructiveHint?: boolean | undefined
+  readonly idempotentHint?: boolean | undefined
+  readonly openWorldHint?: boolean | undefined
 }
 
 /**
@@ -311,7 +330,7 @@ export class McpClient extends Context.Service<
   McpClient,
   {
     readonly connect: (
-      server: Action.McpServer,
+      server: Address,
       options: ConnectOptions
     ) => Effect.Effect<Connection, McpClientError, Scope.Scope>
     /**
@@ -324,15 +343,20 @@ export class McpClient extends Context.Service<
 >()("@rolecraft/core/McpClient") {}
 
 /**
- * An MCP server of an agent itself (`Agent.make({ mcpServers })`): a server
- * address (`Action.McpServer`: a stdio command or a streamable HTTP URL, all
- * its tools allowed, no credential) or a full `Action.mcpTool` (for
- * `apiKeyEnv`, `tools`, `timeout`, policies).
+ * Where an MCP server is: a stdio command (`{ command, args, env, cwd }`) or
+ * a streamable HTTP URL. `Action.McpServer` is the same type.
  *
  * @category models
- * @since 0.1.0
+ * @since 0.3.0
  */
-export type Server = Action.McpServer | Action.McpTool<unknown, unknown>
+export type Address =
+  | string
+  | {
+      readonly command: string
+      readonly args?: ReadonlyArray<string> | undefined
+      readonly env?: Readonly<Record<string, string>> | undefined
+      readonly cwd?: string | undefined
+    }
 
 /**
  * A server as a short text for messages and logs: its URL without user
@@ -342,7 +366,7 @@ export type Server = Action.McpServer | Action.McpTool<unknown, unknown>
  * @category getters
  * @since 0.1.0
  */
-export const describeServer = (server: Action.McpServer): string => {
+export const describeServer = (server: Address): string => {
   if (typeof server !== "string") return [server.command, ...(server.args ?? [])].join(" ")
   if (!URL.canParse(server)) return server
   const url = new URL(server)
@@ -358,7 +382,7 @@ export const describeServer = (server: Action.McpServer): string => {
  * @category getters
  * @since 0.1.0
  */
-export const serverKey = (server: Action.McpServer, apiKeyEnv?: string | undefined): string => {
+export const serverKey = (server: Address, apiKeyEnv?: string | undefined): string => {
   const credential = apiKeyEnv === undefined ? "" : ` key:${apiKeyEnv}`
   if (typeof server === "string") {
     const url = URL.canParse(server) ? new URL(server).href : server

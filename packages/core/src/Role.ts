@@ -196,16 +196,19 @@ export type Any = Role<any, any>
 
 /**
  * The services the actions of a role require (`never` for no role, as in
- * `Agent.make({ roles: [] })`).
+ * `Agent.make({ roles: [] })`); of a union of roles, what any of them
+ * requires.
  *
  * @category models
  * @since 0.1.0
  */
 export type Services<X extends Any> = [X] extends [never]
   ? never
-  : {
-      [K in keyof X["actions"]]: Action.Services<X["actions"][K]>
-    }[keyof X["actions"]]
+  : X extends Any
+    ? {
+        [K in keyof X["actions"]]: Action.Services<X["actions"][K]>
+      }[keyof X["actions"]]
+    : never
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never
 

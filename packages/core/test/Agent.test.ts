@@ -5,7 +5,9 @@ import { TestClock } from "effect/testing"
 import * as Action from "../src/Action.ts"
 import { ExecutionFailure, RoleDefinitionError, TransientFailure, ValidationError } from "../src/ActionError.ts"
 import * as Agent from "../src/Agent.ts"
+import type { ActionResponse } from "../src/ActionResponse.ts"
 import * as Capability from "../src/Capability.ts"
+import type * as LanguageModel from "../src/LanguageModel.ts"
 import * as Role from "../src/Role.ts"
 
 const identity = (name: string) => ({ name, goal: "goal", domain: "domain" })
@@ -30,14 +32,17 @@ describe("Agent", () => {
   it.effect("an unknown action is NOT_FOUND with the names available; denied by authority it is AUTHORITY", () =>
     Effect.gen(function* () {
       const open = yield* Agent.make({ id: "a", roles: [travel] })
+      // @ts-expect-error an unknown name does not compile; the run-time refusal is what this pins
       const missing = yield* Effect.flip(open.executeAction("book", {}))
       assert.strictEqual(missing._tag, "ActionNotFound")
       assert.deepStrictEqual(missing._tag === "ActionNotFound" && missing.available, ["nights"])
       assert.strictEqual(missing.message, 'no action "book"; available: nights')
       const restricted = yield* Agent.make({ id: "b", roles: [travel], authority: { allow: ["nights"] } })
+      // @ts-expect-error an unknown name (as above)
       const denied = yield* Effect.flip(restricted.executeAction("book", {}))
       assert.strictEqual(denied._tag, "Unauthorized")
       const allowedButMissing = yield* Agent.make({ id: "c", roles: [travel], authority: { allow: ["*"] } })
+      // @ts-expect-error an unknown name (as above)
       assert.strictEqual((yield* Effect.flip(allowedButMissing.executeAction("book", {})))._tag, "ActionNotFound")
     })
   )
@@ -99,11 +104,14 @@ describe("Agent", () => {
   it.effect("missing, extra and unconvertible arguments", () =>
     Effect.gen(function* () {
       const agent = yield* Agent.make({ id: "a", roles: [travel] })
+      // @ts-expect-error a missing argument does not compile; the run-time check is what this pins
       const missing = yield* Effect.flip(agent.executeAction("nights", { checkIn: "2026-11-02" }))
       assert.strictEqual(missing._tag, "ValidationError")
       assert.deepStrictEqual(missing._tag === "ValidationError" && missing.issues.map((i) => i.path), ["checkOut"])
+      // @ts-expect-error an extra argument does not compile (an object literal); at run time it is ignored
       const extra = yield* agent.executeAction("nights", { checkIn: "2026-11-02", checkOut: "2026-11-04", foo: 1 })
       assert.strictEqual(extra, 2)
+      // @ts-expect-error arguments of the wrong type do not compile; the run-time check is what this pins
       const bad = yield* Effect.flip(agent.executeAction("nights", { checkIn: 5, checkOut: { a: 1 } }))
       assert.deepStrictEqual(bad._tag === "ValidationError" && bad.issues.map((i) => i.path).sort(), [
         "checkIn",
@@ -195,20 +203,25 @@ describe("Agent", () => {
     })
   )
 
-  it.effect("an llm action with no LanguageModel fails with VALIDATION naming it, so a fallback runs", () =>
-    Effect.gen(function* () {
-      const summarize = Action.llm({ description: "Summarise", parameters: { text: Schema.String } })
-      const role = Role.make({
-        identity: identity("assistant"),
-        capabilities: [Capability.make("Summarizer", { summarize })],
-        actions: { safe: summarize.pipe(Action.fallback(({ text }: { readonly text: string }) => text.slice(0, 3))) }
+  it.effect(
+    "an llm action with no LanguageModel (its requirement cast away) fails with VALIDATION naming it, so a fallback runs",
+    () =>
+      Effect.gen(function* () {
+        const summarize = Action.llm({ description: "Summarise", parameters: { text: Schema.String } })
+        const role = Role.make({
+          identity: identity("assistant"),
+          capabilities: [Capability.make("Summarizer", { summarize })],
+          actions: { safe: summarize.pipe(Action.fallback(({ text }: { readonly text: string }) => text.slice(0, 3))) }
+        })
+        const agent = yield* Agent.make({ id: "a", roles: [role] })
+        // The types ask for a LanguageModel: only a program that casts it away gets here.
+        const untyped = <A, E>(effect: Effect.Effect<A, E, LanguageModel.LanguageModel>) =>
+          effect as Effect.Effect<A, E>
+        const error = yield* Effect.flip(untyped(agent.executeAction("summarize", { text: "hello" })))
+        assert.instanceOf(error, ValidationError)
+        assert.match(error.message, /^summarize: LanguageModel not provided/)
+        assert.strictEqual(yield* untyped(agent.executeAction("safe", { text: "hello" })), "hel")
       })
-      const agent = yield* Agent.make({ id: "a", roles: [role] })
-      const error = yield* Effect.flip(agent.executeAction("summarize", { text: "hello" }))
-      assert.instanceOf(error, ValidationError)
-      assert.match(error.message, /^summarize: LanguageModel not provided/)
-      assert.strictEqual(yield* agent.executeAction("safe", { text: "hello" }), "hel")
-    })
   )
 
   it.effect("local actions' own requirements are carried through the types", () =>
@@ -223,7 +236,7 @@ describe("Agent", () => {
         id: "a",
         roles: [Role.make({ identity: identity("fx"), actions: { convert } })]
       })
-      const call: Effect.Effect<number, unknown, Rates> = agent.executeAction("convert", { amount: "10" })
+      const call: Effect.Effect<number, unknown, Rates> = agent.executeAction("convert", { amount: 10 })
       const usd = yield* Effect.provide(call, Layer.succeed(Rates, { eurToUsd: 1.5 }))
       assert.strictEqual(usd, 15)
     })
@@ -235,9 +248,10 @@ describe("Agent", () => {
       // Before, an empty roles tuple gave Agent<unknown, unknown>: every call needed `unknown`, and
       // NodeRuntime.runMain (which takes an Effect needing `never`) refused the program.
       expectTypeOf(agent).toEqualTypeOf<Agent.Agent<{}, never>>()
-      const call: Effect.Effect<unknown, unknown, never> = agent.executeAction("anything", {})
-      const error = yield* Effect.flip(call)
-      assert.strictEqual((error as { readonly _tag: string })._tag, "ActionNotFound")
+      // A name known only at run time goes through `execute`, which needs nothing either.
+      const call: Effect.Effect<ActionResponse, unknown, never> = agent.execute({ action: "anything", params: {} })
+      const response = yield* call
+      assert.strictEqual(response.success ? "success" : response.error._tag, "ActionNotFound")
     })
   )
 

@@ -3,6 +3,7 @@ import { DatabaseSync } from "node:sqlite"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
+import { InMemoryMcp } from "@rolecraft/testing"
 import { Effect, Exit, Option, Ref, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as Action from "../src/Action.ts"
@@ -225,6 +226,7 @@ describe("Approval (SPEC §9 step 2)", () => {
       const changed = { ...args, checkIn: "2026-11-03" }
       const refusals = [
         yield* Effect.exit(agent.executeAction("book", { ...changed, _approval_token: token })),
+        // @ts-expect-error an extra argument does not compile; it is refused here as a changed call
         yield* Effect.exit(agent.executeAction("book", { ...args, extra: "x", _approval_token: token })),
         yield* Effect.exit(agent.executeAction("cancel", { ...args, _approval_token: token })),
         yield* Effect.exit(
@@ -254,6 +256,7 @@ describe("Approval (SPEC §9 step 2)", () => {
         "booked h-42 from 2026-11-02"
       )
       const numeric = yield* Agent.make({ id: "n", roles: [makeTravel(booked)] })
+      // @ts-expect-error a number for a string field does not compile; at run time it is converted
       const asString = approvalError(yield* Effect.exit(numeric.executeAction("book", { hotelId: 42, checkIn: "x" })))
       yield* numeric.approvals.approve(asString.pendingTokenId!, "alice")
       const exit = yield* Effect.exit(
@@ -369,7 +372,7 @@ describe("Approval (SPEC §9 step 2)", () => {
       const passed = yield* Effect.exit(agent.executeAction("currency", { ...params, _approval_token: pending }))
       const afterApproval = Option.getOrThrow(Exit.findErrorOption(passed)) as { _tag: string }
       assert.notStrictEqual(afterApproval._tag, "ApprovalRequired", "the approval step passed; the run step decides")
-    })
+    }).pipe(Effect.provide(InMemoryMcp.layer({})))
   )
 
   it.effect("a durable store: a token approved before a restart runs the action after it, once", () =>
@@ -490,7 +493,7 @@ describe("Approval (SPEC §9 step 2)", () => {
                 ["ValidationError", "VALIDATION", ["tool"]]
               )
             }
-          })
+          }).pipe(Effect.provide(InMemoryMcp.layer({})))
       )
     }
 

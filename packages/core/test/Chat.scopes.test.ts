@@ -25,7 +25,12 @@ const script = () => [
 type Kind = "chat" | "chatStream" | "thread"
 
 /** One turn of `kind`, paused; its resumption with `decisions`. */
-const turnOf = (agent: Chat.Turns, kind: Kind, thread: string, model: Layer.Layer<LanguageModel.LanguageModel>) => ({
+const turnOf = (
+  agent: Chat.Turns<LanguageModel.LanguageModel>,
+  kind: Kind,
+  thread: string,
+  model: Layer.Layer<LanguageModel.LanguageModel>
+) => ({
   start: () =>
     Effect.provide(
       kind === "chatStream"

@@ -11,7 +11,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Chunk, Effect, Exit, Fiber, Layer, Option, Redacted, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as Action from "../src/Action.ts"
-import { Timeout, TransientFailure, ValidationError } from "../src/ActionError.ts"
+import { type ActionError, Timeout, TransientFailure, ValidationError } from "../src/ActionError.ts"
 import * as Agent from "../src/Agent.ts"
 import * as ApprovalStore from "../src/ApprovalStore.ts"
 import * as Chat from "../src/Chat.ts"
@@ -841,11 +841,12 @@ describe("Chat: the paused state's version and the step hooks", () => {
 })
 
 describe("Chat: the model", () => {
-  it.effect("without a LanguageModel the turn fails with VALIDATION", () =>
+  it.effect("without a LanguageModel (its requirement cast away) the turn fails with VALIDATION", () =>
     Effect.gen(function* () {
       const { travel } = fixture()
       const agent = yield* Agent.make({ id: "planner", roles: [travel] })
-      const error = yield* Effect.flip(agent.chat("Hi"))
+      // The types ask for a LanguageModel: only a program that casts it away gets here.
+      const error = yield* Effect.flip(agent.chat("Hi") as Effect.Effect<Chat.ChatResult, ActionError>)
       assert.instanceOf(error, ValidationError)
       assert.match(error.message, /^chat: LanguageModel not provided/)
     })

@@ -427,8 +427,8 @@ describe("Chat streams: property", () => {
               const scripted = yield* ScriptedModel.make([...script, ...script, ...script, ...script])
               const options = { maxSteps: scenario.maxSteps, concurrency: 1 }
               const turn = (
-                chat: Effect.Effect<Chat.ChatResult, unknown>,
-                stream: Stream.Stream<Chat.ChatEvent, unknown>
+                chat: Effect.Effect<Chat.ChatResult, unknown, LanguageModel.LanguageModel>,
+                stream: Stream.Stream<Chat.ChatEvent, unknown, LanguageModel.LanguageModel>
               ) =>
                 Effect.provideService(
                   streamed ? Effect.map(collect(stream), finishedOf) : chat,

@@ -110,7 +110,9 @@ for (const [name, layer] of layers) {
         assert.deepStrictEqual(contents(after.messages), ["Book h-1", "", "tool call_1: booked h-1", "Booked h-1."])
 
         // Resumed again with the state it was resumed from: not the thread's paused turn any more.
-        const again = yield* Effect.flip(agent.resume(paused.state, decisions, { thread }))
+        const again = yield* Effect.flip(
+          agent.resume(paused.state, decisions, { thread }).pipe(Effect.provide(scripted.layer))
+        )
         assert.strictEqual(again._tag, "ValidationError")
         assert.include(again.message, "has no paused turn")
 
@@ -137,7 +139,11 @@ for (const [name, layer] of layers) {
         expectTag(first, "AwaitingApproval")
         expectTag(second, "AwaitingApproval")
         // The state of thread two resumed on thread one: another pending token.
-        const error = yield* Effect.flip(agent.resume(second.state, { call_1: Chat.approve("ann") }, { thread: one }))
+        const error = yield* Effect.flip(
+          agent
+            .resume(second.state, { call_1: Chat.approve("ann") }, { thread: one })
+            .pipe(Effect.provide(scripted.layer))
+        )
         assert.strictEqual(error._tag, "ValidationError")
         assert.include(error.message, "is not the paused turn of")
         assert.strictEqual(counts.book, 0)
@@ -434,7 +440,12 @@ describe("Chat on a thread: options, strategies, streams and refusals", () => {
 
   describe("refused before anything runs", () => {
     const refusals: ReadonlyArray<
-      readonly [string, (agent: Agent.Agent) => Effect.Effect<unknown, { readonly message: string }>, string, string]
+      readonly [
+        string,
+        (agent: Agent.Agent) => Effect.Effect<unknown, { readonly message: string }, LanguageModel.LanguageModel>,
+        string,
+        string
+      ]
     > = [
       [
         "an input list holding another role than user",

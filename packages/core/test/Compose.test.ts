@@ -19,6 +19,7 @@ import * as Action from "../src/Action.ts"
 import * as Agent from "../src/Agent.ts"
 import * as Chat from "../src/Chat.ts"
 import * as Compose from "../src/Compose.ts"
+import type * as LanguageModel from "../src/LanguageModel.ts"
 import type * as Prompt from "../src/Prompt.ts"
 import * as Role from "../src/Role.ts"
 
@@ -340,14 +341,17 @@ describe("Compose.agent: an agent as an action", () => {
 
   it.effect("recursion is bounded by depth: past maxDepth the call is EXECUTION naming the path of agents", () =>
     Effect.gen(function* () {
-      let self: Agent.Agent<any, never> | undefined
+      let self: Agent.Agent<any, LanguageModel.LanguageModel> | undefined
       const echo = yield* Agent.make({
         id: "echo",
         roles: [
           Role.make({
             identity: { name: "echo", goal: "Ask yourself", domain: "loops" },
             actions: {
-              ask: Compose.agent(() => self as Agent.Agent<any, never>, { description: "Ask echo", maxDepth: 2 })
+              ask: Compose.agent(() => self as Agent.Agent<any, LanguageModel.LanguageModel>, {
+                description: "Ask echo",
+                maxDepth: 2
+              })
             }
           })
         ]
@@ -377,14 +381,14 @@ describe("Compose.agent: an agent as an action", () => {
 
   it.effect("recursion is bounded by total steps across nested turns (maxTotalSteps)", () =>
     Effect.gen(function* () {
-      let self: Agent.Agent<any, never> | undefined
+      let self: Agent.Agent<any, LanguageModel.LanguageModel> | undefined
       const echo = yield* Agent.make({
         id: "echo",
         roles: [
           Role.make({
             identity: { name: "echo", goal: "Ask yourself", domain: "loops" },
             actions: {
-              ask: Compose.agent(() => self as Agent.Agent<any, never>, {
+              ask: Compose.agent(() => self as Agent.Agent<any, LanguageModel.LanguageModel>, {
                 description: "Ask echo",
                 maxDepth: 10,
                 maxTotalSteps: 2
@@ -691,13 +695,13 @@ describe("Compose.handoff", () => {
 
   it.effect("handoffs that go round are bounded: past maxDepth the turn fails EXECUTION naming the path", () =>
     Effect.gen(function* () {
-      let ping: Agent.Agent<any, never> | undefined
+      let ping: Agent.Agent<any, LanguageModel.LanguageModel> | undefined
       const pong = yield* Agent.make({
         id: "pong",
         roles: [
           Role.make({
             identity: { name: "pong", goal: "Bounce", domain: "loops" },
-            actions: { back: Compose.handoff(() => ping as Agent.Agent<any, never>) }
+            actions: { back: Compose.handoff(() => ping as Agent.Agent<any, LanguageModel.LanguageModel>) }
           })
         ]
       })
@@ -718,7 +722,7 @@ describe("Compose.handoff", () => {
         bounce("back"),
         bounce("over")
       ])
-      const error = yield* (ping as Agent.Agent<any, never>)
+      const error = yield* (ping as Agent.Agent<any, LanguageModel.LanguageModel>)
         .chat("go")
         .pipe(Effect.provide(scripted.layer), Effect.flip)
       assert.strictEqual(error.category, "EXECUTION")

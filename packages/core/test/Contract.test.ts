@@ -81,6 +81,7 @@ describe("Contract (SPEC §9 steps 5 and 9)", () => {
         "funds suffice"
       ])
       assert.strictEqual(yield* Ref.get(withdrawals), 0)
+      // @ts-expect-error a string for a number: the contract sees the converted value
       assert.strictEqual(yield* agent.executeAction("withdraw", { amount: "30" }), 70)
     })
   )

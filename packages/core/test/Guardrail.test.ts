@@ -149,6 +149,7 @@ describe("Guardrail", () => {
           }
         })
         const agent = yield* Agent.make({ id: "a", roles: [role] })
+        // @ts-expect-error raw arguments of another type, on purpose: the guardrail sees them before conversion
         const error = yield* Effect.flip(agent.executeAction("count", { text: "1" }))
         assert.strictEqual(error._tag, "GuardrailViolation", "checked after conversion it would be VALIDATION")
         assert.strictEqual(yield* Ref.get(runs), 0)

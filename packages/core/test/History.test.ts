@@ -222,7 +222,7 @@ describe("History on a thread: property over random turns", () => {
               const newTurns: Array<number> = []
               for (const turn of turns) {
                 newTurns.push((yield* scripted.requests).length)
-                const withModel = <A, E>(effect: Effect.Effect<A, E>) =>
+                const withModel = <A, E>(effect: Effect.Effect<A, E, LanguageModel.LanguageModel>) =>
                   Effect.provideService(effect, LanguageModel.LanguageModel, scripted.model)
                 let result = yield* withModel(agent.chat(turn.input, options))
                 // A booking waits for an approval: approve it and go on.

@@ -49,13 +49,13 @@ describe("Knowledge (SPEC §9 step 6)", () => {
     Effect.gen(function* () {
       const dir = corpus()
       const agent = yield* Agent.make({ id: "a", roles: [concierge([dir])] })
-      const params = { question: "Are pets welcome in the room?", guest: "Ada", nights: "2" }
+      const params = { question: "Are pets welcome in the room?", guest: "Ada", nights: 2 }
       assert.deepStrictEqual(yield* agent.executeAction("answer", params), [
         [join(dir, "pets.txt"), "Pets are welcome in every hotel room for a small fee."]
       ])
       assert.deepStrictEqual(yield* agent.executeAction("plain", params), [])
       rmSync(dir, { recursive: true })
-    })
+    }).pipe(Effect.provide(KnowledgeBase.layer))
   )
 
   it.live("query(args) and topK shape the search", () =>
@@ -66,22 +66,33 @@ describe("Knowledge (SPEC §9 step 6)", () => {
       const passages = yield* agent.executeAction("answer", { question: "pets", guest: "Ada", nights: 1 })
       assert.strictEqual((passages as ReadonlyArray<ReadonlyArray<string>>)[0]![0], join(dir, "refunds.md"))
       rmSync(dir, { recursive: true })
-    })
+    }).pipe(Effect.provide(KnowledgeBase.layer))
   )
 
-  it.live("a role's sources are loaded once per agent: later edits are not seen by that agent", () =>
-    Effect.gen(function* () {
-      const dir = corpus()
-      const role = concierge([dir])
-      const agent = yield* Agent.make({ id: "a", roles: [role] })
-      const params = { question: "iguanas", guest: "Ada", nights: 1 }
-      assert.deepStrictEqual(yield* agent.executeAction("answer", params), [])
-      writeFileSync(join(dir, "iguanas.md"), "Iguanas must stay in their terrarium.")
-      assert.deepStrictEqual(yield* agent.executeAction("answer", params), [], "the cached index is used")
-      const fresh = yield* Agent.make({ id: "b", roles: [role] })
-      assert.strictEqual((yield* fresh.executeAction("answer", params)).length, 1)
-      rmSync(dir, { recursive: true })
-    })
+  it.live(
+    "a knowledge base loads a role's sources once: later edits are not seen through it, a new base sees them",
+    () =>
+      Effect.gen(function* () {
+        const dir = corpus()
+        const role = concierge([dir])
+        const agent = yield* Agent.make({ id: "a", roles: [role] })
+        const params = { question: "iguanas", guest: "Ada", nights: 1 }
+        const base = yield* KnowledgeBase.makeFiles
+        const withBase = Effect.provideService(KnowledgeBase.KnowledgeBase, base)
+        assert.deepStrictEqual(yield* agent.executeAction("answer", params).pipe(withBase), [])
+        writeFileSync(join(dir, "iguanas.md"), "Iguanas must stay in their terrarium.")
+        assert.deepStrictEqual(
+          yield* agent.executeAction("answer", params).pipe(withBase),
+          [],
+          "the cached index is used"
+        )
+        const fresh = yield* KnowledgeBase.makeFiles
+        const found = yield* agent
+          .executeAction("answer", params)
+          .pipe(Effect.provideService(KnowledgeBase.KnowledgeBase, fresh))
+        assert.strictEqual(found.length, 1)
+        rmSync(dir, { recursive: true })
+      })
   )
 
   it.live("a missing source fails executeAction with RetrievalFailure naming it, and execute lets it escape", () =>
@@ -114,7 +125,7 @@ describe("Knowledge (SPEC §9 step 6)", () => {
       assert.isTrue(unaffected.success, "actions without retrieval never load the sources")
       assert.strictEqual(yield* Ref.get(runs), 0)
       rmSync(dir, { recursive: true })
-    })
+    }).pipe(Effect.provide(KnowledgeBase.layer))
   )
 
   it.effect("a query function that throws is RetrievalFailure", () =>
@@ -130,7 +141,7 @@ describe("Knowledge (SPEC §9 step 6)", () => {
         [error._tag, error.message],
         ["RetrievalFailure", "answer: the retrieval query failed: no query today"]
       )
-    })
+    }).pipe(Effect.provide(KnowledgeBase.layer))
   )
 
   it.effect("a KnowledgeBase provided to the call is searched instead of the agent's own", () =>

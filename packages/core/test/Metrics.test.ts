@@ -48,6 +48,7 @@ describe("Metrics", () => {
     Effect.gen(function* () {
       const agent = yield* Agent.make({ id: "planner", roles: [travel] })
       yield* agent.executeAction("nights", { checkIn: "2026-11-02", checkOut: "2026-11-05" })
+      // @ts-expect-error a missing argument, on purpose: a failed call is counted
       yield* Effect.flip(agent.executeAction("nights", { checkIn: "2026-11-02" }))
       yield* agent.execute({ action: "nights", params: {} })
       const slow = yield* Effect.forkChild(agent.executeAction("slow"))
@@ -56,6 +57,7 @@ describe("Metrics", () => {
       const flaky = yield* Effect.forkChild(Effect.flip(agent.executeAction("flaky")))
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(flaky)
+      // @ts-expect-error an unknown name, on purpose: a refused call is counted
       yield* Effect.flip(agent.executeAction("teleport"))
 
       assert.strictEqual(yield* count(Metrics.actionCalls, of("nights")), 3)

@@ -350,6 +350,7 @@ describe("fallback", () => {
         })
       )
       const agent = yield* Agent.make({ id: "a", roles: [Role.make({ identity, actions: { forecast } })] })
+      // @ts-expect-error a number for a string field, on purpose: VALIDATION is what this pins
       const error = yield* Effect.flip(agent.executeAction("forecast", { city: 42 }))
       assert.instanceOf(error, ValidationError)
       assert.isFalse(ran)

@@ -220,7 +220,10 @@ const outcome = <R>(
  * @category constructors
  * @since 0.1.0
  */
-export const make = <R>(agent: Agent.Agent<any, R>, options?: Options): AgentToolkit<R> => {
+export const make = <A extends Agent.Any>(agent: A, options?: Options): AgentToolkit<Agent.Services<A>> =>
+  toolkitOf(agent as unknown as Agent.Agent<any, Agent.Services<A>>, options)
+
+const toolkitOf = <R>(agent: Agent.Agent<any, R>, options: Options | undefined): AgentToolkit<R> => {
   const approver = options?.approver ?? "effect/ai"
   const capacity = Math.max(1, options?.maxPendingApprovals ?? 1000)
   // Calls effect/ai asked a decision for: tool call id → the pending token the pipeline requested, and the

@@ -149,7 +149,7 @@ export class ServeError extends Schema.TaggedError<ServeError>()("ServeError", {
   cause: Schema.optionalKey(Schema.Defect())
 }) {}
 
-type AnyAgent = Agent.Agent<any, any>
+type AnyAgent = Agent.Any
 
 const isAgent = (u: unknown): u is AnyAgent => typeof u === "object" && u !== null && Agent.TypeId in u
 
@@ -157,10 +157,7 @@ const defaultMaxSessions = 100
 const defaultMaxSessionsPerClient = 20
 const defaultIdleTimeout = "30 minutes"
 
-const serveAgent = <R>(
-  agent: Agent.Agent<any, R>,
-  options: Options
-): Effect.Effect<Served, ServeError, Scope.Scope | R> =>
+const serveAgent = <R>(agent: AnyAgent, options: Options): Effect.Effect<Served, ServeError, Scope.Scope | R> =>
   Effect.gen(function* () {
     const offered = agent.tools
     const context = yield* Effect.context<R>()
@@ -340,7 +337,7 @@ const serveAgent = <R>(
  * @since 0.1.0
  */
 export const serve: {
-  <R>(agent: Agent.Agent<any, R>, options: Options): Effect.Effect<Served, ServeError, Scope.Scope | R>
+  <A extends Agent.Any>(agent: A, options: Options): Effect.Effect<Served, ServeError, Scope.Scope | Agent.Services<A>>
   <X extends Role.Any>(
     role: X,
     options: Options

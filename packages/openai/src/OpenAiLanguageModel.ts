@@ -45,7 +45,7 @@
  *
  * @since 0.1.0
  */
-import { ActionError, LanguageModel, type ModelResponse } from "@rolecraft/core"
+import { ActionError, LanguageModel, type ModelResponse, ProviderProfile } from "@rolecraft/core"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
@@ -302,10 +302,24 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
         secrets: options.apiKey === undefined ? [] : [options.apiKey],
         timeout,
         idleTimeout: options.idleTimeout ?? defaultTimeout,
-        maxReplyCharacters
+        maxReplyCharacters,
+        profile
       }
     )
   })
+
+/**
+ * What this layer declares about the Chat Completions API: at most 128 tools
+ * in one request (the API answers 400 "array too long" past it), and "no
+ * parallel tool calls" sent as `parallel_tool_calls: false`.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
+export const profile: ProviderProfile.ProviderProfile = ProviderProfile.make({
+  toolLimit: 128,
+  parallelCalls: "parallel_tool_calls"
+})
 
 /**
  * The chunks of one streamed call, read as they arrive (an async iterable: the core stream reader pulls them,

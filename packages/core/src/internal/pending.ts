@@ -8,17 +8,32 @@ import * as Exit from "effect/Exit"
 import type { ApprovalRequired } from "../ActionError.ts"
 import type * as ApprovalStore from "../ApprovalStore.ts"
 
+/** What a person deciding an MCP tool's call is shown of the tool: its definition's digest and description. */
+export interface Definition {
+  readonly digest: string
+  readonly description?: string
+}
+
 /** A call that waits for a decision on `tokenId` (see the module doc). */
 export class Pending {
   readonly tokenId: string
   readonly reason: string
   readonly binding: ApprovalStore.Binding
   readonly error: ApprovalRequired
-  constructor(tokenId: string, reason: string, binding: ApprovalStore.Binding, error: ApprovalRequired) {
+  /** For an MCP tool: the digest of its definition as listed when asked, and its description. */
+  readonly definition: Definition | undefined
+  constructor(
+    tokenId: string,
+    reason: string,
+    binding: ApprovalStore.Binding,
+    error: ApprovalRequired,
+    definition?: Definition | undefined
+  ) {
     this.tokenId = tokenId
     this.reason = reason
     this.binding = binding
     this.error = error
+    this.definition = definition
   }
 }
 

@@ -31,7 +31,7 @@ const ListResult = PaginatedResultSchema.extend({ tools: z.array(z.unknown()), n
 /** A listed tool as a definition, or why it cannot be one. */
 const toDefinition = (entry: unknown): Core.ToolDefinition | string => {
   if (!Predicate.isObject(entry)) return "a tool entry that is not an object"
-  const { name, title, description, inputSchema, outputSchema } = entry
+  const { name, title, description, inputSchema, outputSchema, annotations } = entry
   if (typeof name !== "string" || name === "") return "a tool entry without a name"
   if (inputSchema !== undefined && !Predicate.isObject(inputSchema))
     return `tool ${name}: its inputSchema is not an object`
@@ -40,8 +40,20 @@ const toDefinition = (entry: unknown): Core.ToolDefinition | string => {
     ...(typeof title === "string" ? { title } : {}),
     ...(typeof description === "string" ? { description } : {}),
     inputSchema: inputSchema ?? { type: "object" },
-    ...(Predicate.isObject(outputSchema) ? { outputSchema } : {})
+    ...(Predicate.isObject(outputSchema) ? { outputSchema } : {}),
+    ...(Predicate.isObject(annotations) ? { annotations: annotationsOf(annotations) } : {})
   }
+}
+
+/** A tool's annotations: the hints and title the server sent, each kept only when of its type. */
+const annotationsOf = (given: { readonly [key: string]: unknown }): Core.ToolAnnotations => {
+  const kept: Record<string, string | boolean> = {}
+  if (typeof given.title === "string") kept.title = given.title
+  for (const hint of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const) {
+    const value = given[hint]
+    if (typeof value === "boolean") kept[hint] = value
+  }
+  return kept as Core.ToolAnnotations
 }
 
 const page = (session: Session, cursor: string | undefined) =>

@@ -70,6 +70,10 @@ export const requestBody = (request: LanguageModel.Request, model: string): Chat
     ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
     ...(request.maxTokens === undefined ? {} : { max_completion_tokens: request.maxTokens }),
     ...(request.toolChoice === undefined ? {} : { tool_choice: toolChoiceOf(request.toolChoice) }),
+    // The API refuses `parallel_tool_calls` without tools.
+    ...(request.parallelToolCalls === undefined || tools.length === 0
+      ? {}
+      : { parallel_tool_calls: request.parallelToolCalls }),
     ...(request.responseFormat === undefined
       ? {}
       : {

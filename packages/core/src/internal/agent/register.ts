@@ -11,7 +11,6 @@ import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import type * as Action from "../../Action.ts"
 import { type ActionError, RoleDefinitionError } from "../../ActionError.ts"
-import type * as McpClient from "../../McpClient.ts"
 import type * as Role from "../../Role.ts"
 import * as Nesting from "./nesting.ts"
 import * as Telemetry from "../events/telemetry.ts"
@@ -32,7 +31,7 @@ import * as JsonSchema from "../tool/jsonSchema.ts"
 export interface Options {
   readonly id: string
   readonly roles: ReadonlyArray<Role.Any>
-  readonly mcpServers: Readonly<Record<string, McpClient.Server>> | undefined
+  readonly mcpServers: Readonly<Record<string, Action.McpServer | Action.McpTool<unknown, unknown>>> | undefined
   readonly runtime: AgentRuntime
   readonly knowledgeBase: Effect.Success<typeof KnowledgeKernel.defaultBase>
   readonly traceSteps: boolean
@@ -69,7 +68,7 @@ export const register = (options: Options): Effect.Effect<Registry, RoleDefiniti
 /** The roles an agent registers: its own, then its MCP servers as one role of mcpTool actions. */
 const rolesOf = (
   roles: ReadonlyArray<Role.Any>,
-  mcpServers: Readonly<Record<string, McpClient.Server>> | undefined
+  mcpServers: Readonly<Record<string, Action.McpServer | Action.McpTool<unknown, unknown>>> | undefined
 ): ReadonlyArray<Role.Any> => {
   const servers = McpTool.serversRole(mcpServers)
   return servers === undefined ? roles : [...roles, servers]
@@ -81,7 +80,7 @@ const rolesOf = (
  */
 export const credentials = (
   roles: ReadonlyArray<Role.Any>,
-  mcpServers: Readonly<Record<string, McpClient.Server>> | undefined
+  mcpServers: Readonly<Record<string, Action.McpServer | Action.McpTool<unknown, unknown>>> | undefined
 ): Secrets.Read | undefined =>
   Secrets.ofActions(
     rolesOf(roles, mcpServers).flatMap((role) => role.entries.map(({ action }) => secretsOf(action, new Set())))
@@ -127,6 +126,11 @@ const prepare = (
         zero: "refused"
       }) ?? ResiliencePolicy.durationProblem("requireApproval ttl", policies.approval?.ttl, { zero: "refused" })
     if (durations !== undefined) return yield* refused(`Action ${name}: ${durations}`)
+    if (policies.approval?.when !== undefined && action._tag !== "mcpTool") {
+      return yield* refused(
+        `Action ${name}: requireApproval's when chooses among an MCP server's tools; this is a ${action._tag} action (leave when out)`
+      )
+    }
     const inRole = (error: RoleDefinitionError) => refused(error.message)
     yield* Effect.mapError(GuardrailKernel.validate(name, guardrails), inRole)
     const guards = yield* Effect.mapError(ResiliencePolicy.makeGuards(name, policies.resilience), inRole)
@@ -149,7 +153,8 @@ const prepare = (
         { tool: name, toolCallId: undefined, attributes, arguments: undefined },
         options.metrics(name)
       ),
-      run: runStep(options, role, state, name, action, guards)
+      run: runStep(options, role, state, name, action, guards),
+      ...(action._tag === "mcpTool" ? { definition: McpTool.definitions(name, action, options.runtime) } : {})
     }
   })
 
@@ -200,7 +205,7 @@ const runStep = (
   const roleName = role.identity.name
   // Only an MCP tool's call has a tool and a view of its arguments apart from them: the others' attempts stay small.
   return action._tag === "mcpTool"
-    ? (args, knowledge, tool, view) =>
+    ? (args, knowledge, tool, view, approved) =>
         step(
           Executor.execute({
             name,
@@ -208,6 +213,7 @@ const runStep = (
             args,
             tool,
             view,
+            approved,
             context: { agentId, role: roleName, action: name, state, knowledge },
             agent: options.runtime,
             spec: role.spec,

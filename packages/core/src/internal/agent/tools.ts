@@ -14,6 +14,7 @@ import type { ToolDefinition } from "../../McpClient.ts"
 import type { AgentRuntime } from "../executor/runtime.ts"
 import * as McpTool from "../executor/mcpTool.ts"
 import * as AuthorityKernel from "../pipeline/authority.ts"
+import * as ApprovalKernel from "../pipeline/approval.ts"
 import { actionEntry, approvalOf, type Entry, offer, type Toolkit } from "../tool/toolkit.ts"
 
 /** What the builder needs of an agent: its actions by name, compiled authority and runtime (MCP connections). */
@@ -85,7 +86,8 @@ export const make = (
     const tools = servers.map(({ name, action }, i) => ({
       action: name,
       tools: (lists[i] ?? none).filter((tool) => AuthorityKernel.allows(authority, name, tool.name)),
-      approval: approvalOf(action)
+      approval: approvalOf(action),
+      approves: approvesOf(name, action)
     }))
     return Effect.map(offer(tools, { strict, actions: actionEntries(strict) }), (kit) => {
       cached = { strict, lists, kit }
@@ -100,6 +102,12 @@ export const make = (
           Effect.forEach(servers, ({ name, action }) => listed(name, action), { concurrency: "unbounded" }),
           (lists) => build(strict, lists)
         )
+}
+
+/** Which of an mcpTool action's tools its approval policy covers (its `when`); `undefined`: all. */
+const approvesOf = (name: string, action: Action.McpTool<any, any>) => {
+  const policy = action.policies.approval
+  return policy?.when === undefined ? undefined : (tool: ToolDefinition) => ApprovalKernel.appliesTo(policy, name, tool)
 }
 
 /** Every action not kept from the model whose name the agent's authority allows, in declaration order. */

@@ -34,9 +34,12 @@ import { keepEnds } from "../text.ts"
 import { parseArguments } from "../tool/arguments.ts"
 import type * as Toolkit from "../tool/toolkit.ts"
 import * as ToolContent from "../../ToolContent.ts"
+import * as VisibleText from "../../VisibleText.ts"
 import type { Turn } from "./context.ts"
 import * as ChatMessages from "./messages.ts"
 import { labelOf } from "../label.ts"
+import * as ToolSearch from "./toolSearch.ts"
+import type * as ToolHints from "../../ToolHints.ts"
 
 /**
  * The most characters of one tool message sent to the model: 64,000. A longer result keeps its head and
@@ -73,17 +76,20 @@ const pendingOf = (made: Call.Call, toolCallId: string, pending: Pending.Pending
   ...(made.tool === undefined ? {} : { tool: made.tool }),
   arguments: made.arguments,
   pendingTokenId: pending.tokenId,
-  reason: pending.reason
+  reason: pending.reason,
+  ...(pending.definition === undefined ? {} : { definition: pending.definition })
 })
 
 /**
  * The tool message of an answer as the model is sent it: every secret the turn knows replaced (before a
- * cut, so no cut leaves the start of one behind), then a result cut to {@link maxToolResultCharacters}.
+ * cut, so no cut leaves the start of one behind), the characters a person cannot see written as escapes
+ * (`VisibleText.reveal`), then a result cut to {@link maxToolResultCharacters}.
  */
 export const written = (answer: ToolAnswer, secrets: ReadonlyArray<Redacted.Redacted<string>>): ToolAnswer => {
   if (answer.message === undefined) return answer
   const { content } = answer.message
-  const redacted = secrets.length === 0 ? content : Redact.text(content, secrets)
+  // Characters a person cannot see are written visibly: the model reads what a person reading the result reads.
+  const redacted = VisibleText.reveal(secrets.length === 0 ? content : Redact.text(content, secrets))
   const fitted = answer.success ? keepEnds(redacted, maxToolResultCharacters) : redacted
   return fitted === content ? answer : { ...answer, message: { ...answer.message, content: fitted } }
 }
@@ -225,10 +231,14 @@ export const callOf = <R>(
   action: string,
   tool: string | undefined,
   args: Readonly<Record<string, unknown>>,
-  token?: string
+  token?: string,
+  definition?: string,
+  hints?: ToolHints.Hints
 ): Call.Call =>
   turn.host.call(action, tool, args, {
     token,
+    definition,
+    hints,
     toolCall: { id: toolCall.id, tool: toolCall.name },
     secrets: turn.secrets,
     scope: { turn: turn.id, call: toolCall.id },
@@ -244,7 +254,7 @@ export const prepare = <R>(turn: Turn<R>, toolCall: Prompt.ToolCall, kit: Toolki
   const made =
     tool === undefined || Result.isFailure(parsed)
       ? undefined
-      : callOf(turn, toolCall, tool.action, tool.tool, parsed.success)
+      : callOf(turn, toolCall, tool.action, tool.tool, parsed.success, undefined, undefined, tool.hints)
   return { toolCall, tool, parsed, made }
 }
 
@@ -266,6 +276,14 @@ const answer = <R>(
   const { toolCall, tool, parsed, made } = prepared
   if (tool === undefined) return refusedEarly(turn, toolCall, unknownTool(turn, toolCall, kit))
   if (Result.isFailure(parsed)) return refusedEarly(turn, toolCall, parsed.failure)
+  // The search tool is the turn's own: it loads tools of the catalog, and runs nothing.
+  if (ToolSearch.isSearch(kit, tool)) {
+    return Effect.map(ToolSearch.search(turn, kit, parsed.success), (content) => ({
+      message: { role: "tool" as const, toolCallId: toolCall.id, content },
+      category: undefined,
+      success: true
+    }))
+  }
   if (made === undefined) return Effect.die(new Error("a prepared call with parsed arguments has its call value"))
   return Effect.andThen(ready(turn, step, toolCall.id, made), run(turn, made, toolCall.id))
 }
@@ -293,7 +311,8 @@ export const observed = <R>(
       toolCallId: call.id,
       tool: call.name,
       action: made?.name,
-      mcpTool: made?.tool
+      mcpTool: made?.tool,
+      ...(made?.hints === undefined ? {} : { hints: made.hints })
     }
     return Effect.gen(function* () {
       const start = yield* Clock.currentTimeMillis
@@ -361,7 +380,25 @@ export const answerAll = <R>(
       )
     )
   const first = calls[0]
-  return calls.length === 1 && first !== undefined
-    ? Effect.map(one(first), (answer) => [answer])
-    : Effect.forEach(calls, one, { concurrency: turn.settings.concurrency })
+  if (calls.length === 1 && first !== undefined) return Effect.map(one(first), (answer) => [answer])
+  const { concurrency } = turn.settings
+  if (concurrency === 1 || !calls.some(isSerial)) return Effect.forEach(calls, one, { concurrency })
+  // A serial call is a barrier: the calls before it finish, it runs alone, then the calls after it start.
+  const groups: Array<Array<Prepared>> = []
+  for (const call of calls) {
+    const last = groups.at(-1)
+    if (isSerial(call) || last === undefined || last.some(isSerial)) groups.push([call])
+    else last.push(call)
+  }
+  return Effect.map(
+    Effect.forEach(groups, (group) => Effect.forEach(group, one, { concurrency }), { concurrency: 1 }),
+    (answers) => answers.flat()
+  )
+}
+
+/** Whether a call runs alone: its action is marked `Action.serial` (for an MCP tool, all its tools or this one). */
+const isSerial = (prepared: Prepared): boolean => {
+  const serial = prepared.made?.entry?.action.policies.serial
+  if (serial === undefined) return false
+  return serial === true || (prepared.made?.tool !== undefined && serial.includes(prepared.made.tool))
 }

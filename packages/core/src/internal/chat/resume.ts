@@ -103,7 +103,8 @@ export const resume = <R>(
         pending.action,
         pending.tool,
         pending.arguments,
-        pending.pendingTokenId
+        pending.pendingTokenId,
+        pending.definition?.digest
       )
     )
     // Every decision is recorded before any call runs, those of inner agents in their stores: a state

@@ -29,6 +29,10 @@ export interface Settings {
   readonly hooks: StepHooks.StepHooks<ToolAnswer> | undefined
   readonly maxSteps: number
   readonly concurrency: number
+  /** `false`: the provider is asked for no parallel calls, and the calls of a reply run one at a time. */
+  readonly parallelToolCalls: boolean | undefined
+  /** `true`: the catalog is offered through a search tool; `false`: never; `undefined`: past the provider's limit. */
+  readonly toolSearch: boolean | undefined
   readonly strict: boolean
   readonly model: string | undefined
   readonly temperature: number | undefined
@@ -102,7 +106,9 @@ export const settingsOf = (
     hooks: options?.steps,
     output: output.success,
     maxSteps: maxSteps.success,
-    concurrency: concurrency.success,
+    concurrency: options?.parallelToolCalls === false ? 1 : concurrency.success,
+    parallelToolCalls: options?.parallelToolCalls,
+    toolSearch: options?.toolSearch,
     strict: options?.strict ?? false,
     model: modelName(options, roles),
     temperature,

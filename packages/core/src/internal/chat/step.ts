@@ -18,23 +18,28 @@ import { noGuards } from "../resilience/guard.ts"
 import * as Toolkit from "../tool/toolkit.ts"
 import type { Turn } from "./context.ts"
 import { chatAction } from "./settings.ts"
+import * as ToolSearch from "./toolSearch.ts"
 
 /**
  * The toolkit of model call `step`: through the `tools` hook, if any, which may narrow it to the names it
  * returns (a replay's recorded list).
  */
 export const offered = <R>(turn: Turn<R>, step: number): Effect.Effect<Toolkit.Toolkit> =>
-  Effect.flatMap(turn.toolkit(turn.settings.strict), (kit) => {
-    const hook = turn.settings.hooks?.tools
-    if (hook === undefined) return Effect.succeed(kit)
-    return Effect.map(
-      hook(
-        { _tag: "Tools", step },
-        Effect.sync(() => kit.tools.map((tool) => tool.name))
-      ),
-      (names) => Toolkit.narrow(kit, names)
-    )
-  })
+  Effect.map(
+    Effect.flatMap(turn.toolkit(turn.settings.strict), (kit) => {
+      const hook = turn.settings.hooks?.tools
+      if (hook === undefined) return Effect.succeed(kit)
+      return Effect.map(
+        hook(
+          { _tag: "Tools", step },
+          Effect.sync(() => kit.tools.map((tool) => tool.name))
+        ),
+        (names) => Toolkit.narrow(kit, names)
+      )
+    }),
+    // A catalog past the provider's tool limit (or any, when asked) is offered through the search tool.
+    (kit) => ToolSearch.offered(turn, kit)
+  )
 
 /** Model call `step` on the conversation so far, offered `kit`, through the turn's `model` hook, if any. */
 export const call = <R>(
@@ -63,6 +68,7 @@ const generate = <R>(
     ...(settings.model === undefined ? {} : { model: settings.model }),
     ...(settings.temperature === undefined ? {} : { temperature: settings.temperature }),
     ...(settings.maxTokens === undefined ? {} : { maxTokens: settings.maxTokens }),
+    ...(settings.parallelToolCalls === undefined ? {} : { parallelToolCalls: settings.parallelToolCalls }),
     ...(settings.output === undefined ? {} : { responseFormat: settings.output.format })
   }
   const once = attempt(turn, request, step)

@@ -97,6 +97,8 @@ const fromOutside = (event: Event): boolean => {
     case "McpToolListingStopped":
     case "McpToolCallProgressed":
     case "McpServerLogged":
+    case "McpToolDefinitionChanged":
+    case "McpTextSanitised":
       return true
     default:
       return event.correlationId !== undefined || event.role === undefined

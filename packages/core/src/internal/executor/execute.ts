@@ -92,7 +92,8 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
           action,
           tool: attempt.tool ?? "",
           args: attempt.args,
-          agent: attempt.agent
+          agent: attempt.agent,
+          approved: attempt.approved
         })
       )
   }

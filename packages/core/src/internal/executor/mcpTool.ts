@@ -18,12 +18,14 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Action from "../../Action.ts"
 import { type ActionError, ValidationError } from "../../ActionError.ts"
-import { describeServer, McpClient, type ToolDefinition, type Server as McpClientServer } from "../../McpClient.ts"
+import { describeServer, McpClient, type ToolDefinition } from "../../McpClient.ts"
 import * as Role from "../../Role.ts"
 import * as Lazy from "../lazy.ts"
 import * as Redact from "../redact.ts"
 import { allowed, type Call, listed, prepare, run, within } from "./mcpTool/call.ts"
 import { type Credential, connectionOf } from "./mcpTool/connection.ts"
+import type * as DefinitionDigest from "../approvals/definition.ts"
+import type { AgentRuntime } from "./runtime.ts"
 
 const notProvided = (name: string) =>
   new ValidationError({
@@ -149,7 +151,8 @@ export const execute = (call: Call): Effect.Effect<unknown, ActionError> =>
  * cached), filtered by the action's allow-list. For chat turns.
  */
 export const listTools = (
-  call: Omit<Call, "args" | "tool">
+  call: Omit<Call, "args" | "tool">,
+  refresh = false
 ): Effect.Effect<ReadonlyArray<ToolDefinition>, ActionError> =>
   withService(call.name, call.action, (client, credential) =>
     Effect.scoped(
@@ -161,7 +164,7 @@ export const listTools = (
         const opened = within(call, call.name, left(), "connecting", connection.get)
         return Effect.flatMap(opened, (connection) =>
           Effect.map(
-            within(call, call.name, left(), "listing its tools", listed(withArgs, connection, false)),
+            within(call, call.name, left(), "listing its tools", listed(withArgs, connection, refresh)),
             (tools) => allowed(call.action, tools)
           )
         )
@@ -170,11 +173,35 @@ export const listTools = (
   )
 
 /**
+ * How the approval step reads the definition of a tool of `action`'s server (the allowed list, afresh with
+ * `refresh`), and publishes that one changed since its approval was asked (`McpToolDefinitionChanged`).
+ */
+export const definitions = (
+  name: string,
+  action: Action.McpTool<any, any>,
+  agent: AgentRuntime
+): DefinitionDigest.Definition => ({
+  find: (tool, refresh) =>
+    Effect.map(listTools({ name, action, agent }, refresh), (tools) => tools.find((listed) => listed.name === tool)),
+  changed: (tool, changed, message) =>
+    agent.mcp.publish((agentId, timestamp) => ({
+      _tag: "McpToolDefinitionChanged",
+      agentId,
+      action: name,
+      server: describeServer(action.server),
+      tool,
+      changed,
+      message,
+      timestamp
+    }))
+})
+
+/**
  * What `Agent.make({ mcpServers })` accepts for one server: a stdio command
  * or URL (no credential, all tools, the default timeout), or a full mcpTool
  * action.
  */
-export type ServerOption = McpClientServer
+export type ServerOption = Action.McpServer | Action.McpTool<unknown, unknown>
 
 /**
  * The agent's own MCP servers (`Agent.make({ mcpServers })`) as a role of

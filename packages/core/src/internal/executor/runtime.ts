@@ -49,4 +49,6 @@ export interface Attempt<X extends Action.Any = Action.Any> {
    * the attempt is made and a plain value returned as a settled `Exit`.
    */
   readonly now?: boolean | undefined
+  /** For an MCP tool whose call was approved: the digest of the tool's definition the approval is bound to. */
+  readonly approved?: string | undefined
 }

@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import {
+  type ActionError,
   type ApprovalCheck,
   ApprovalRequired,
   type ExecutionFailure,
@@ -28,6 +29,10 @@ import { Pending } from "../pending.ts"
 import * as Secrets from "../secrets.ts"
 import { printable, shorten } from "../text.ts"
 import { bindingOf, type Call } from "./call.ts"
+import * as DefinitionDigest from "../approvals/definition.ts"
+import type { Definition } from "../approvals/definition.ts"
+import type { ToolDefinition } from "../../McpClient.ts"
+import * as ToolHints from "../../ToolHints.ts"
 
 /**
  * Splits the reserved approval parameter from raw call arguments. The
@@ -132,19 +137,69 @@ export const verify = (options: {
   readonly call: Call
   readonly store: ApprovalStore.ApprovalStore["Service"]
   readonly secrets: Secrets.Read | undefined
-}): Effect.Effect<Pending | undefined, ApprovalRequired | ValidationError | TransientFailure | ExecutionFailure> => {
-  const { policy, call, agentId } = options
+  readonly definition?: Definition | undefined
+}): Effect.Effect<
+  Pending | undefined,
+  ApprovalRequired | ValidationError | TransientFailure | ExecutionFailure | ActionError
+> => {
+  const { policy, call } = options
   if (policy === undefined) return noPause
+  const lookup = options.definition
+  const tool = call.tool
+  if (lookup === undefined || tool === undefined) return decide(options, policy, undefined)
+  // An MCP tool: its definition as listed now (afresh when a token is presented), which the approval binds.
+  // A server that cannot be read now (unreachable, no McpClient) is asked for as if every tool needed approval,
+  // bound to no definition: a token so bound is refused once the definition can be read.
+  const listed = Effect.catch(lookup.find(tool, call.token !== undefined), () => Effect.succeed(unreadable))
+  return Effect.flatMap(listed, (found) => {
+    if (found === unreadable) return decide(options, policy, undefined)
+    if (found === undefined) return policy.when === undefined ? decide(options, policy, undefined) : noPause
+    if (!applies(policy.when, ToolHints.listing(call.name, found))) return noPause
+    return decide(options, policy, { lookup, definition: found, digest: DefinitionDigest.digest(found) })
+  })
+}
+
+const unreadable = Symbol("unreadable")
+
+/** Whether `policy` asks for approval of the MCP tool `definition` of the action `action`. */
+export const appliesTo = (policy: Policy, action: string, definition: ToolDefinition): boolean =>
+  applies(policy.when, ToolHints.listing(action, definition))
+
+/** Whether an approval policy's `when` covers a tool of the server (absent: every tool). */
+const applies = (when: Policy["when"], listing: ToolHints.Listing): boolean =>
+  when === undefined ? true : typeof when === "function" ? when(listing) : when.includes(listing.name)
+
+/** The definition a call's approval binds, when it is an MCP tool's. */
+interface Listed {
+  readonly lookup: Definition
+  readonly definition: ToolDefinition
+  readonly digest: string
+}
+
+const decide = (
+  options: Parameters<typeof verify>[0],
+  policy: Policy,
+  listed: Listed | undefined
+): Effect.Effect<Pending | undefined, ApprovalRequired | ValidationError | TransientFailure | ExecutionFailure> => {
+  const { call, agentId } = options
   const action = call.name
-  const refused = (check: ApprovalCheck, pendingTokenId?: string) =>
+  const refused = (check: ApprovalCheck, pendingTokenId?: string, detail?: string) =>
     new ApprovalRequired({
       action,
-      message: `${action} requires approval (${policy.reason}): ${ApprovalStore.describeCheck(check)}`,
+      message: `${call.label} requires approval (${policy.reason}): ${detail ?? ApprovalStore.describeCheck(check)}`,
       reason: policy.reason,
       check,
       ...(pendingTokenId === undefined ? {} : { pendingTokenId })
     })
-  return Effect.flatMap(Effect.zip(bindingOf(agentId, call), storeOf(options.store)), ([binding, store]) => {
+  // A resumed call carries the digest its person was shown; a new one is bound to the definition listed now.
+  const shown = call.definition
+  if (listed !== undefined && shown === undefined) call.definition = listed.digest
+  return Effect.flatMap(Effect.zip(bindingOf(agentId, call), storeOf(options.store)), ([given, store]) => {
+    // The binding of the call as its tool is listed now (a resumed call's, when its tool has not changed).
+    const binding =
+      listed === undefined || given.definitionDigest === listed.digest
+        ? given
+        : { ...given, definitionDigest: listed.digest }
     // Asked only when the call has no token, or its token is refused: what a person is shown is written then.
     const ask = () =>
       Effect.flatMap(
@@ -156,18 +211,48 @@ export const verify = (options: {
             ...(shown === undefined ? {} : { arguments: shown })
           })
       )
-    const askAgain = (check: ApprovalCheck) => Effect.flatMap(ask(), (pending) => Effect.fail(refused(check, pending)))
+    const askAgain = (check: ApprovalCheck, detail?: string) =>
+      Effect.flatMap(ask(), (pending) => Effect.fail(refused(check, pending, detail)))
+    // The tool changed since its approval was asked: said in an event, refused naming what changed, asked again.
+    const changed = (before: string) => {
+      if (listed === undefined) return askAgain("definition")
+      const parts = DefinitionDigest.changes(before, listed.digest)
+      const detail = `the tool changed since it was approved (its ${parts.join(", ")} changed); it did not run, and a new approval is asked for the tool as it is now`
+      call.definition = listed.digest
+      return Effect.andThen(
+        listed.lookup.changed(call.tool ?? "", parts, `${call.label}: ${detail}`),
+        askAgain("definition", detail)
+      )
+    }
     const token = call.token
     const paused = (tokenId: string): Effect.Effect<Pending, ApprovalRequired> => {
       const error = refused("missing", tokenId)
-      return call.pauses ? Effect.succeed(new Pending(tokenId, policy.reason, binding, error)) : Effect.fail(error)
+      const definition =
+        listed === undefined
+          ? undefined
+          : {
+              digest: listed.digest,
+              ...(listed.definition.description === undefined ? {} : { description: listed.definition.description })
+            }
+      return call.pauses
+        ? Effect.succeed(new Pending(tokenId, policy.reason, binding, error, definition))
+        : Effect.fail(error)
     }
     const consumed = (presented: string): Effect.Effect<void, ApprovalRequired | StoreBoundary.StoreError> =>
-      Effect.catchTag(Effect.asVoid(consume(store, presented, binding)), "ApprovalTokenError", (refusal) =>
-        refusal.check === "rejected" ? Effect.fail(refused("rejected")) : askAgain(refusal.check)
-      )
+      Effect.catchTag(Effect.asVoid(consume(store, presented, binding)), "ApprovalTokenError", (refusal) => {
+        if (refusal.check === "rejected") return Effect.fail(refused("rejected"))
+        if (refusal.check !== "definition") return askAgain(refusal.check)
+        // A token bound to another definition of the tool: what it was bound to says what changed.
+        return Effect.flatMap(store.get(presented), (found) =>
+          changed(Option.match(found, { onNone: () => "", onSome: (token) => token.binding.definitionDigest ?? "" }))
+        )
+      })
     const step: Effect.Effect<Pending | undefined, ApprovalRequired | StoreBoundary.StoreError> =
-      token === undefined ? Effect.flatMap(ask(), paused) : Effect.map(consumed(token), proceeds)
+      token === undefined
+        ? Effect.flatMap(ask(), paused)
+        : shown !== undefined && listed !== undefined && shown !== listed.digest
+          ? changed(shown)
+          : Effect.map(consumed(token), proceeds)
     return Effect.catchTag(step, "StoreError", (error) => Effect.fail(StoreBoundary.toActionError(error, action)))
   })
 }

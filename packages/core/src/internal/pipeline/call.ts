@@ -23,6 +23,7 @@ import { isPlainObject } from "../json.ts"
 import { parseArguments } from "../tool/arguments.ts"
 import type { Registered, Registry } from "./registered.ts"
 import { labelOf } from "../label.ts"
+import type * as ToolHints from "../../ToolHints.ts"
 
 /** A call's arguments as the steps pass them on. */
 export type Args = Readonly<Record<string, unknown>>
@@ -57,6 +58,12 @@ export interface Call {
   readonly pauses: boolean
   /** Its approval binding, once a step has asked for it ({@link bindingOf}): computed once per call value. */
   binding: Result.Result<ApprovalStore.Binding, ValidationError> | undefined
+  /**
+   * For an MCP tool that needs approval: the digest of the tool's definition the call is bound to — the one a
+   * person was shown (a resumed call's), or, once the approval step has listed it, the one it runs.
+   */
+  definition: string | undefined
+  readonly hints: ToolHints.Hints | undefined
 }
 
 /** What a front door knows of a call besides its name and arguments. */
@@ -68,6 +75,10 @@ export interface Options {
   readonly scope?: ApprovalStore.Scope | undefined
   readonly agents?: ReadonlyArray<string> | undefined
   readonly pauses?: boolean | undefined
+  /** The digest of the MCP tool's definition a person was shown (a resumed call's). */
+  readonly definition?: string | undefined
+  /** What the MCP tool's server says of it, as offered (events carry it). */
+  readonly hints?: ToolHints.Hints | undefined
 }
 
 const make = (
@@ -93,7 +104,9 @@ const make = (
   scope: options.scope ?? (options.correlationId === undefined ? undefined : { turn: options.correlationId }),
   agents: options.agents,
   pauses: options.pauses === true,
-  binding: undefined
+  binding: undefined,
+  definition: options.definition,
+  hints: options.hints
 })
 
 const invalid = (label: string, path: string, message: string): ValidationError =>
@@ -148,7 +161,14 @@ export const bindingOf = (agentId: string, call: Call): Effect.Effect<ApprovalSt
   // The digest of its raw arguments is made the first time a step asks, then kept on the call.
   call.binding ??= bind(agentId, call.name, call.tool, call.bound)
   const bound = call.binding
-  return Result.isSuccess(bound) ? Effect.succeed(bound.success) : Effect.fail(bound.failure)
+  if (Result.isFailure(bound)) return Effect.fail(bound.failure)
+  // An MCP tool's binding holds the digest of its definition once it is known, and is kept with it.
+  if (call.definition !== undefined && bound.success.definitionDigest !== call.definition) {
+    const withDefinition = { ...bound.success, definitionDigest: call.definition }
+    call.binding = Result.succeed(withDefinition)
+    return Effect.succeed(withDefinition)
+  }
+  return Effect.succeed(bound.success)
 }
 
 /**

@@ -11,6 +11,7 @@ import type * as Guardrail from "../../Guardrail.ts"
 import type * as Knowledge from "../../Knowledge.ts"
 import type * as Role from "../../Role.ts"
 import type * as KnowledgeKernel from "./retrieval.ts"
+import type { Definition } from "../approvals/definition.ts"
 
 /**
  * What the agent prepares once per action, so a call's steps only read it.
@@ -36,8 +37,11 @@ export interface Registered {
     args: Readonly<Record<string, unknown>>,
     knowledge: ReadonlyArray<Knowledge.Passage>,
     tool: string | undefined,
-    view: Readonly<Record<string, unknown>>
+    view: Readonly<Record<string, unknown>>,
+    approved?: string | undefined
   ) => Effect.Effect<unknown, ActionError, any>
+  /** How the approval step reads the tool's definition, for an mcpTool action. */
+  readonly definition?: Definition | undefined
 }
 
 /** An agent's actions by name, in declaration order (its MCP servers last). */

@@ -81,7 +81,7 @@ export const proceed = (agent: Agent, call: Call): Effect.Effect<unknown, Action
   const view = viewOf(call, args)
   return Effect.suspend(() =>
     Secrets.redacting(
-      chain(step("run", entry.run(args, [], call.tool, view))) // 7
+      chain(step("run", entry.run(args, [], call.tool, view, call.definition))) // 7
         .next((result) =>
           step("outputGuardrail", GuardrailKernel.checkOutput(call.name, entry.guardrails?.output, result))
         ) // 8
@@ -106,7 +106,14 @@ const steps = (
   step: Observe.StepTracer
 ): Effect.Effect<unknown, ActionError | RetrievalFailure, any> => {
   const { policy } = entry.approval
-  const verified = { agentId: agent.id, policy, call, store: agent.approvals, secrets: agent.secrets }
+  const verified = {
+    agentId: agent.id,
+    policy,
+    call,
+    store: agent.approvals,
+    secrets: agent.secrets,
+    definition: entry.definition
+  }
   const head = chain(step("authority", AuthorityKernel.check(agent.authority, call.name, call.tool))) // 1
     .next(() => step("approval", ApprovalKernel.verify(verified))) // 2
   return policy === undefined
@@ -150,7 +157,7 @@ const proceeded = (entry: Registered, call: Call, args: Args, step: Observe.Step
   const view = viewOf(call, args)
   return chain(step("precondition", ContractKernel.checkPre(name, contract, view, Ref.getUnsafe(state)))) // 5
     .next(() => step("retrieval", KnowledgeKernel.retrieve({ ...entry.retrieval, args: view }))) // 6
-    .next((knowledge) => step("run", entry.run(args, knowledge, call.tool, view))) // 7
+    .next((knowledge) => step("run", entry.run(args, knowledge, call.tool, view, call.definition))) // 7
     .next((result) => step("outputGuardrail", GuardrailKernel.checkOutput(name, guardrails?.output, result))) // 8
     .next((output) => checked(entry, view, output, step)).effect // 9–10
 }

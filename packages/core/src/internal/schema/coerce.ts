@@ -26,9 +26,9 @@
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import type * as SchemaAST from "effect/SchemaAST"
 import * as SchemaParser from "effect/SchemaParser"
-import * as Json from "../json.ts"
+import * as Lossless from "../lossless.ts"
+import * as SchemaAST from "effect/SchemaAST"
 import { setOwn } from "../json.ts"
 import * as Predicate from "effect/Predicate"
 
@@ -52,7 +52,64 @@ const parseBoolean = (input: string): boolean | undefined => {
   return lower === "true" ? true : lower === "false" ? false : undefined
 }
 
-const coerceNumber: Coerce = (input) => (typeof input === "string" ? (parseNumber(input) ?? input) : input)
+// A number the JSON parser could not hold exactly (`Lossless.ts`): a decimal becomes its nearest double, an
+// integer stays as it was sent, for the decoder to refuse naming its digits.
+const coerceNumber: Coerce = (input) =>
+  typeof input === "string"
+    ? (parseNumber(input) ?? input)
+    : Lossless.isExact(input)
+      ? Lossless.isInteger(input)
+        ? input
+        : Number(Lossless.digits(input))
+      : input
+
+// A number given where a string is expected, that a double could not hold: its digits, exactly as sent.
+const coerceString: Coerce = (input) => (Lossless.isExact(input) ? Lossless.digits(input) : input)
+
+// A date-time without an offset is read in UTC, whatever the host's zone (`new Date` reads it in the host's):
+// `2026-05-12T10:00:00` and `2026-05-12 10:00` are given a `Z`. A date alone is UTC already.
+const offsetless = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)$/
+const inUtc = (input: string): string => {
+  const match = offsetless.exec(input.trim())
+  return match === null ? input : `${match[1]}T${match[2]}Z`
+}
+const normaliseDateText: Coerce = (input) => (typeof input === "string" ? inUtc(input) : input)
+
+/**
+ * Where the encoded side is a value JSON cannot hold (a `Schema.Date`'s Date, a `Schema.BigDecimal`), it is offered
+ * as the string of its JSON form: that string (or a number the JSON parser kept as its digits) is decoded here
+ * by the node's own JSON codec — the step that matches what was offered — and a date-time without an offset is
+ * read in UTC first. What the codec refuses is left for the decoder to refuse.
+ */
+const fromJsonForm = (ast: SchemaAST.AST): Coerce | undefined => {
+  const codec = Result.try(() => Schema.toCodecJson(Schema.make<Schema.Top>(ast)))
+  if (Result.isFailure(codec) || SchemaAST.toEncoded(codec.success.ast)._tag !== "String") return undefined
+  // A declaration's JSON codec needs no services (Date, BigDecimal, DateTime): typed so at this one place.
+  const decode = SchemaParser.decodeUnknownExit(codec.success as unknown as Schema.Codec<unknown, unknown>)
+  const date = isDateType(ast)
+  return (input) => {
+    const text = typeof input === "string" ? input : Lossless.isExact(input) ? Lossless.digits(input) : undefined
+    if (text === undefined) return input
+    const decoded = Result.try(() => decode(date ? inUtc(text) : text))
+    return Result.isSuccess(decoded) && decoded.success._tag === "Success" ? decoded.success.value : input
+  }
+}
+
+// A `BigInt` is offered as a string of digits (its JSON form): that string, a safe integer, or an integer the
+// JSON parser kept as its digits becomes the bigint, exactly.
+const integerText = /^\s*-?\d+\s*$/
+const coerceBigInt: Coerce = (input) => {
+  if (typeof input === "string") return integerText.test(input) ? BigInt(input.trim()) : input
+  if (typeof input === "number") return Number.isInteger(input) ? BigInt(input) : input
+  return Lossless.isExact(input) && Lossless.isInteger(input) ? BigInt(Lossless.digits(input)) : input
+}
+
+/** Whether a schema node's type is a `Date` (`Schema.Date`, `Schema.DateFromString`, …) or a `DateTime.Utc`. */
+export const isDateType = (ast: SchemaAST.AST): boolean => {
+  if (ast._tag !== "Declaration") return false
+  const id = (ast.annotations?.representation as { readonly id?: unknown } | undefined)?.id
+  return id === "effect/schema/Date" || id === "effect/schema/DateTimeUtc"
+}
 
 const coerceBoolean: Coerce = (input) => (typeof input === "string" ? (parseBoolean(input) ?? input) : input)
 
@@ -61,7 +118,7 @@ export const jsonIn = (input: string, open: "{" | "["): unknown => {
   let start = 0
   while (start < input.length && /\s/.test(input.charAt(start))) start++
   if (input.charAt(start) !== open) return undefined
-  const parsed = Json.parseJson(input)
+  const parsed = Lossless.parse(input)
   return Result.isSuccess(parsed) ? parsed.success : undefined
 }
 
@@ -101,7 +158,7 @@ const literalCoercer = (literals: ReadonlyArray<SchemaAST.LiteralValue>): Coerce
  * nullable, so the model sends `null` for one it leaves out — and models send it without strict mode too.
  */
 const nullIsAbsent = (property: SchemaAST.PropertySignature): boolean =>
-  property.type.context?.isOptional === true && !guardOf(property.type)(null)
+  property.type.context?.isOptional === true && !guardOf(SchemaAST.toEncoded(property.type))(null)
 
 const objectsCoercer = (ast: SchemaAST.Objects): Coerce => {
   if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) return identity
@@ -246,41 +303,67 @@ const unionCoercer = (ast: SchemaAST.Union): Coerce => {
   const literalSet = new Set<unknown>(literals)
   const coerceLiteral = literals.length === 0 ? identity : literalCoercer(literals)
   let compiled: ReadonlyArray<{ readonly guard: Guard; readonly coerce: Coerce }> | undefined
-  const getCompiled = () => (compiled ??= others.map((member) => ({ guard: guardOf(member), coerce: compile(member) })))
-  return (input) => {
-    if (literalSet.has(input)) return input
-    const candidates = getCompiled()
-    for (const candidate of candidates) if (candidate.guard(input)) return input
-    let proposals = 0
-    let proposal: unknown = input
-    let valid = 0
-    let validValue: unknown = input
-    const literal = coerceLiteral(input)
-    if (literal !== input) {
-      proposals++
-      proposal = literal
-      valid++
-      validValue = literal
-    }
-    for (const candidate of candidates) {
-      if (candidate.coerce === identity) continue
-      const coerced = candidate.coerce(input)
-      if (coerced === input) continue
-      proposals++
-      proposal = coerced
-      if (candidate.guard(coerced) && (valid === 0 || validValue !== coerced)) {
-        valid++
-        validValue = coerced
-      }
-    }
-    if (valid === 1) return validValue
-    if (valid === 0 && proposals === 1) return proposal
-    return input
-  }
+  const getCompiled = () =>
+    (compiled ??= others.map((member) => ({ guard: guardOf(SchemaAST.toEncoded(member)), coerce: compile(member) })))
+  // A date-time string for a member whose type is a date is read in UTC first.
+  const dates = members.some(isDateType)
+  const coerceUnion = unionOf(literalSet, coerceLiteral, getCompiled)
+  return dates ? (input) => coerceUnion(normaliseDateText(input)) : coerceUnion
 }
 
+const unionOf =
+  (
+    literalSet: ReadonlySet<unknown>,
+    coerceLiteral: Coerce,
+    getCompiled: () => ReadonlyArray<{ readonly guard: Guard; readonly coerce: Coerce }>
+  ): Coerce =>
+  (input) => {
+    {
+      if (literalSet.has(input)) return input
+      const candidates = getCompiled()
+      for (const candidate of candidates) if (candidate.guard(input)) return input
+      let proposals = 0
+      let proposal: unknown = input
+      let valid = 0
+      let validValue: unknown = input
+      const literal = coerceLiteral(input)
+      if (literal !== input) {
+        proposals++
+        proposal = literal
+        valid++
+        validValue = literal
+      }
+      for (const candidate of candidates) {
+        if (candidate.coerce === identity) continue
+        const coerced = candidate.coerce(input)
+        if (coerced === input) continue
+        proposals++
+        proposal = coerced
+        if (candidate.guard(coerced) && (valid === 0 || validValue !== coerced)) {
+          valid++
+          validValue = coerced
+        }
+      }
+      if (valid === 1) return validValue
+      if (valid === 0 && proposals === 1) return proposal
+      return input
+    }
+  }
+
 const build = (ast: SchemaAST.AST): Coerce => {
+  // A node with an encoding is coerced on its encoded side, a date's text read in UTC first.
+  if (ast.encoding !== undefined) {
+    const encoded = SchemaAST.toEncoded(ast)
+    const coerce = compile(encoded)
+    if (!isDateType(ast) || encoded._tag !== "String") return coerce
+    return (input) => coerce(normaliseDateText(input))
+  }
+  if (ast._tag === "Declaration") return fromJsonForm(ast) ?? identity
   switch (ast._tag) {
+    case "String":
+      return coerceString
+    case "BigInt":
+      return coerceBigInt
     case "Number":
       return coerceNumber
     case "Boolean":

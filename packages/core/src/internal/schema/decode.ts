@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
-import * as SchemaAST from "effect/SchemaAST"
+import type * as SchemaAST from "effect/SchemaAST"
 import type * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaParser from "effect/SchemaParser"
 import type { ValidationError } from "../../ActionError.ts"
@@ -31,7 +31,7 @@ const compiledOf = (schema: Schema.Top): Compiled => {
   let compiled = compiledBySchema.get(schema.ast)
   if (compiled === undefined) {
     const decodeAll = SchemaParser.decodeUnknownEffect(schema, { errors: "all" })
-    compiled = { coerce: compile(SchemaAST.toEncoded(schema.ast)), decode: (input) => decodeAll(input) }
+    compiled = { coerce: compile(schema.ast), decode: (input) => decodeAll(input) }
     compiledBySchema.set(schema.ast, compiled)
   }
   return compiled

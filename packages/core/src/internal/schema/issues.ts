@@ -9,6 +9,7 @@ import type * as SchemaAST from "effect/SchemaAST"
 import type * as SchemaIssue from "effect/SchemaIssue"
 import { type Issue, ValidationError } from "../../ActionError.ts"
 import { shorten } from "../text.ts"
+import * as Lossless from "../lossless.ts"
 import { flattenUnion, jsonIn } from "./coerce.ts"
 
 const MAX_SHOWN = 40
@@ -185,7 +186,19 @@ const collectIssues = (
         // One candidate member was tried: its failure is the precise one.
         collectIssues(issue.issues[0], path, root, out)
       } else {
-        out.push({ path: formatPath(path), message: leafMessage(issue, () => `got ${show(valueAt(root, path))}`) })
+        const value = valueAt(root, path)
+        // An integer the JSON parser kept as its digits, where a Number was expected: said as what it is.
+        const beyond =
+          Lossless.isExact(value) &&
+          Lossless.isInteger(value) &&
+          issue._tag === "InvalidType" &&
+          issue.ast._tag === "Number"
+        out.push({
+          path: formatPath(path),
+          message: beyond
+            ? `${Lossless.digits(value)} is beyond 2^53; a Number cannot hold it exactly`
+            : leafMessage(issue, () => `got ${show(value)}`)
+        })
       }
     }
   }

@@ -7,7 +7,8 @@
 import * as Result from "effect/Result"
 import { ValidationError } from "../../ActionError.ts"
 import { reservedParameter as approvalTokenParameter } from "../../Approval.ts"
-import { isPlainObject, parseJson } from "../json.ts"
+import { isPlainObject } from "../json.ts"
+import * as Lossless from "../lossless.ts"
 import { shorten } from "../text.ts"
 
 /** At most 500 characters of a raw text, never splitting a surrogate pair. */
@@ -63,7 +64,8 @@ export const parseArguments = (
     return isPlainObject(raw) ? Result.succeed(withoutApprovalToken(raw)) : Result.fail(notAnObject(options.tool, raw))
   }
   if (raw.trim().length === 0) return Result.succeed({})
-  const parsed = parseJson(raw)
+  // Lossless: a number a double cannot hold keeps the digits the model sent.
+  const parsed = Lossless.parse(raw)
   if (Result.isFailure(parsed)) {
     const message = `arguments are not valid JSON (${preview(parsed.failure)}); received: ${preview(raw)}`
     return Result.fail(

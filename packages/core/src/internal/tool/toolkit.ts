@@ -18,6 +18,7 @@ import type { ToolDefinition } from "../../McpClient.ts"
 import { jsonSchema, type Parameters } from "./jsonSchema.ts"
 import * as Naming from "./naming.ts"
 import { labelOf } from "../label.ts"
+import * as ToolHints from "../../ToolHints.ts"
 
 /**
  * One thing that may be offered: its `key` (unique among the entries; the name is made from it), the
@@ -33,6 +34,7 @@ export interface Entry {
   readonly action?: string | undefined
   readonly tool?: string | undefined
   readonly approval?: { readonly reason: string } | undefined
+  readonly hints?: ToolHints.Hints | undefined
 }
 
 /** An entry that is not offered, with the reason. */
@@ -123,7 +125,8 @@ const toolOf = (entry: Entry, name: string, parameters: LanguageModel.JsonSchema
   strict: entry.strict ?? false,
   action: entry.action ?? entry.key,
   ...(entry.tool === undefined ? {} : { tool: entry.tool }),
-  approval: entry.approval
+  approval: entry.approval,
+  ...(entry.hints === undefined ? {} : { hints: entry.hints })
 })
 
 /** A tool as a provider is sent it: no route, no approval. */
@@ -167,6 +170,8 @@ export interface ServerTools {
   readonly action: string
   readonly tools: ReadonlyArray<ToolDefinition>
   readonly approval?: { readonly reason: string } | undefined
+  /** Whether the approval covers a tool (an approval policy's `when`); absent: every tool. */
+  readonly approves?: ((tool: ToolDefinition) => boolean) | undefined
 }
 
 /**
@@ -182,7 +187,8 @@ export const serverEntries = (server: ServerTools, strict: boolean | undefined):
     strict,
     action: server.action,
     tool: tool.name,
-    approval: server.approval
+    approval: server.approves === undefined || server.approves(tool) ? server.approval : undefined,
+    hints: ToolHints.of(tool.annotations)
   }))
 
 /** The approval reason of an action that requires approval. */

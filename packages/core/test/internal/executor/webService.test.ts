@@ -16,10 +16,10 @@ import * as LocalServer from "../../support/LocalServer.ts"
 
 const identity = { name: "web", goal: "call services", domain: "http" }
 
-// The actions here need no services of their own.
+// The actions here are webService actions: each call requires an `HttpClient`.
 const agentOf = (actions: Record<string, Action.Any>) =>
-  Agent.make({ id: "web-agent", roles: [Role.make({ identity, actions })] }) as Effect.Effect<
-    Agent.Agent<Record<string, Action.Any>, never>,
+  Agent.make({ id: "web-agent", roles: [Role.make({ identity, actions })] }) as unknown as Effect.Effect<
+    Agent.Agent<Record<string, Action.Any>, HttpClient.HttpClient>,
     RoleDefinitionError,
     Scope.Scope
   >
@@ -41,7 +41,11 @@ const undici = Effect.provide(NodeHttpClient.layerUndici)
 const echo: LocalServer.Handler = (request, response) =>
   LocalServer.json(response, { method: request.method, path: request.path, query: request.query, body: request.body })
 
-const failure = <A>(effect: Effect.Effect<A, unknown>) => Effect.flip(effect) as Effect.Effect<ActionError>
+const failure = <A, R>(effect: Effect.Effect<A, unknown, R>) =>
+  Effect.flip(effect) as Effect.Effect<ActionError, never, R>
+
+// A call whose `HttpClient` requirement is cast away: what a program that erases the types meets at run time.
+const withoutClient = <A, E>(effect: Effect.Effect<A, E, HttpClient.HttpClient>) => effect as Effect.Effect<A, E>
 
 const issuePaths = (error: ActionError): ReadonlyArray<string> =>
   error._tag === "ValidationError" ? error.issues.map((issue) => issue.path) : []
@@ -428,15 +432,17 @@ describe("webService: auth and headers", () => {
     }).pipe(undici)
   )
 
-  it.effect("without an HttpClient the call is VALIDATION 'HttpClient not provided' and a fallback runs", () =>
-    Effect.gen(function* () {
-      const action = Action.webService({ description: "x", parameters: {}, endpoint: "http://127.0.0.1:9/x" })
-      const agent = yield* agentOf({ plain: action, guarded: action.pipe(Action.fallback(() => "fallback")) })
-      const error = yield* failure(agent.executeAction("plain", {}))
-      assert.strictEqual(error._tag, "ValidationError")
-      assert.include(error.message, "HttpClient not provided")
-      assert.strictEqual(yield* agent.executeAction("guarded", {}), "fallback")
-    })
+  it.effect(
+    "without an HttpClient (its requirement cast away) the call is VALIDATION 'HttpClient not provided' and a fallback runs",
+    () =>
+      Effect.gen(function* () {
+        const action = Action.webService({ description: "x", parameters: {}, endpoint: "http://127.0.0.1:9/x" })
+        const agent = yield* agentOf({ plain: action, guarded: action.pipe(Action.fallback(() => "fallback")) })
+        const error = yield* failure(withoutClient(agent.executeAction("plain", {})))
+        assert.strictEqual(error._tag, "ValidationError")
+        assert.include(error.message, "HttpClient not provided")
+        assert.strictEqual(yield* withoutClient(agent.executeAction("guarded", {})), "fallback")
+      })
   )
 })
 

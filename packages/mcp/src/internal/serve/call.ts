@@ -35,7 +35,7 @@ import * as Result from "effect/Result"
 import * as McpPeer from "../../McpPeer.ts"
 import * as Log from "./log.ts"
 
-type AnyAgent = Agent.Agent<any, any>
+type AnyAgent = Agent.Any
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
 /** Where a client puts an approval token on a `tools/call`: the request's `_meta` under this key. */

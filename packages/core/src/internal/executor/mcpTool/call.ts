@@ -29,6 +29,8 @@ import * as TimeLimit from "../../resilience/timeLimit.ts"
 import { type Credential, connectionOf, type Pool } from "./connection.ts"
 import { toActionError } from "./failure.ts"
 import { labelOf } from "../../label.ts"
+import * as DefinitionDigest from "../../approvals/definition.ts"
+import { ApprovalRequired } from "../../../ActionError.ts"
 
 /**
  * The default timeout of one tool call when neither the action nor its
@@ -46,6 +48,8 @@ export interface Call {
   readonly tool: string
   readonly args: Readonly<Record<string, unknown>>
   readonly agent: { readonly mcp: Pool }
+  /** The digest of the tool's definition the call's approval is bound to: the tool must still be that one. */
+  readonly approved?: string | undefined
 }
 
 // The JSON Schema importer and the result reader are loaded by the first call.
@@ -233,6 +237,19 @@ export const run = (call: Call, client: McpClient["Service"], credential: Creden
         return Effect.flatMap(
           within(call, label, left(), "listing its tools", findTool(call, current, tool)),
           (definition) => {
+            // An approved call runs only the definition it was approved for, even if it changed since step 2.
+            const approved = call.approved
+            if (approved !== undefined && DefinitionDigest.digest(definition) !== approved) {
+              const parts = DefinitionDigest.changes(approved, DefinitionDigest.digest(definition))
+              return Effect.fail(
+                new ApprovalRequired({
+                  action: name,
+                  reason: action.policies.approval?.reason ?? "",
+                  check: "definition",
+                  message: `${label}: the tool changed since it was approved (its ${parts.join(", ")} changed); it did not run`
+                })
+              )
+            }
             // The arguments' one conversion: against the tool's own input schema.
             const converted = JsonSchemaImport.use(({ fromJsonSchema }) =>
               Conversion.decode(fromJsonSchema(definition.inputSchema), args, { action: label })

@@ -39,6 +39,9 @@ import {
   McpClientError
 } from "../../../McpClient.ts"
 import * as EventHub from "../../events/hub.ts"
+import * as VisibleText from "../../../VisibleText.ts"
+import * as Sanitise from "./sanitise.ts"
+import type * as Events from "../../../Events.ts"
 import { diagnostics, toActionError } from "./failure.ts"
 
 /**
@@ -71,6 +74,8 @@ export interface Pool {
   readonly listingStopped: (action: string, server: string, stopped: ListingStopped) => Effect.Effect<void>
   /** Publishes what `action`'s server told unasked, as the agent's `McpToolCallProgressed` or `McpServerLogged`. */
   readonly notified: (action: string, server: string, notification: Notification) => Effect.Effect<void>
+  /** Publishes an event of the agent's, made from its id and the time. */
+  readonly publish: (event: (agentId: string, timestamp: number) => Events.Event) => Effect.Effect<void>
 }
 
 const backoffMs = (failures: number): number => Math.min(30_000, 500 * 2 ** Math.max(0, failures - 1))
@@ -193,7 +198,10 @@ export const make = (agentId: string, hub: EventHub.Hub): Effect.Effect<Pool, ne
         )
       )
 
-    return { get, drop, listingStopped, notified }
+    const publish: Pool["publish"] = (event) =>
+      Effect.flatMap(Clock.currentTimeMillis, (timestamp) => EventHub.publish(hub, event(agentId, timestamp)))
+
+    return { get, drop, listingStopped, notified, publish }
   })
 
 /** The credential a connection is opened with (`apiKeyEnv` and its value). */
@@ -236,13 +244,30 @@ export const connectionOf = (
   const { name, action } = call
   const key = `${clientId(client)}|${prepared.serverKey}`
   const server = describeServer(action.server)
+  // What the server supplies for a model to read is read without the characters a person cannot see.
+  const report = (finding: Sanitise.Finding) =>
+    call.agent.mcp.publish((agentId, timestamp) => ({
+      _tag: "McpTextSanitised",
+      agentId,
+      action: name,
+      server,
+      ...(finding.tool === undefined ? {} : { tool: finding.tool }),
+      fields: finding.fields,
+      removed: finding.removed.length,
+      codePoints: [...new Set(finding.removed)].slice(0, 32).map(VisibleText.codePointName),
+      leftOut: finding.leftOut,
+      timestamp
+    }))
   const open = () =>
-    client.connect(action.server, {
-      name,
-      ...(credential === undefined ? {} : { credential }),
-      onListingStopped: (stopped) => call.agent.mcp.listingStopped(name, server, stopped),
-      onNotification: (notification) => call.agent.mcp.notified(name, server, notification)
-    })
+    Effect.flatMap(
+      client.connect(action.server, {
+        name,
+        ...(credential === undefined ? {} : { credential }),
+        onListingStopped: (stopped) => call.agent.mcp.listingStopped(name, server, stopped),
+        onNotification: (notification) => call.agent.mcp.notified(name, server, notification)
+      }),
+      (opened) => Sanitise.connection(opened, report)
+    )
   const mapped = (error: McpClientError) =>
     toActionError(name, name, error, { idempotent: true, timeout: prepared.timeout })
   const get = Effect.mapError(call.agent.mcp.get(key, open), (error) => {
