@@ -1,6 +1,6 @@
 /**
  * Builds the publishable packages into their `dist/` folders, in dependency
- * order (core, then mcp, openai and effect-ai, then testing and durable: each compiles against the
+ * order (core, then mcp, openai, anthropic and effect-ai, then testing and durable: each compiles against the
  * `dist/*.d.ts` of the packages it imports, as a user's project would).
  *
  * For each package: `dist/` is emptied (a module moved or deleted in `src/`
@@ -40,7 +40,7 @@ import { fileURLToPath } from "node:url"
 const root = fileURLToPath(new URL("..", import.meta.url))
 
 /** The publishable packages, each after the ones it depends on. */
-export const packages = ["core", "mcp", "openai", "effect-ai", "testing", "durable"] as const
+export const packages = ["core", "mcp", "openai", "anthropic", "effect-ai", "testing", "durable"] as const
 
 /** `from "./x.ts"`, `import("../x.ts")`, `import "./x.ts"` → the same with `.js`. */
 const relativeTs = /((?:\bfrom|\bimport)\s*\(?\s*)(["'])(\.{1,2}\/[^"'\n]*?)\.ts\2/g

@@ -39,6 +39,7 @@ export const floors: Readonly<Record<string, ReadonlyArray<ReadonlyArray<string>
   durable: [["."], ["store"]],
   testing: [["."]],
   openai: [["."]],
+  anthropic: [["."]],
   "effect-ai": [["."]]
 }
 

@@ -22,6 +22,9 @@
  *    - `chat-turn.ts`: a chat turn through `@rolecraft/openai`'s layer against
  *      `ChatCompletionsServer` from `@rolecraft/testing`, the model calling a
  *      local action (from the user's own `./travel.ts`) before it answers;
+ *    - `claude-turn.ts`: the same turn through `@rolecraft/anthropic`'s layer
+ *      against `MessagesServer`, with thinking on: its signed block is sent
+ *      back on the second request;
  *    - every documentation block opened with ```` ```ts run ```` (see
  *      scripts/check-snippets.ts), read from the docs now: each must exit 0
  *      within a minute, printing every `// prints "…"` it promises. Among
@@ -176,6 +179,40 @@ const program = Effect.gen(function* () {
 NodeRuntime.runMain(program)
 `
 
+const claudeTurn = `import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { AnthropicLanguageModel } from "@rolecraft/anthropic"
+import { Agent } from "@rolecraft/core"
+import { MessagesServer } from "@rolecraft/testing"
+import { Console, Effect, Redacted } from "effect"
+import { Travel } from "./travel.ts"
+
+const program = Effect.gen(function* () {
+  const endpoint = yield* MessagesServer.make([
+    MessagesServer.toolUse([{ name: "nights", input: { checkIn: "2026-11-02", checkOut: "2026-11-05" } }], {
+      thinking: [{ thinking: "Count the nights.", signature: "sig-consumer" }]
+    }),
+    MessagesServer.reply("Three nights in Vienna.")
+  ])
+  const model = AnthropicLanguageModel.layer({
+    model: "claude-haiku-4-5",
+    apiKey: Redacted.make("sk-ant-local"),
+    baseURL: endpoint.baseURL,
+    thinking: { type: "enabled", budgetTokens: 1024 },
+    timeout: "10 seconds"
+  })
+  const agent = yield* Agent.make({ id: "planner", roles: [Travel] })
+  const result = yield* agent.chat("How many nights from 2 to 5 November?").pipe(Effect.provide(model))
+  if (result._tag !== "Completed") return yield* Effect.die(new Error(\`the turn ended with \${result._tag}\`))
+  yield* Console.log(\`answer: \${result.text}\`)
+  const [, second] = yield* endpoint.requests
+  const sent = (second?.body as { messages: Array<{ role: string; content: Array<{ type: string; signature?: string }> }> })
+    .messages.find((message) => message.role === "assistant")
+  yield* Console.log(\`thinking sent back: \${sent?.content[0]?.type} \${sent?.content[0]?.signature}\`)
+}).pipe(Effect.scoped)
+
+NodeRuntime.runMain(program)
+`
+
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 
 /** The documentation's programs (blocks opened with `ts run`), each expected to print what its `// prints "…"` say. */
@@ -202,6 +239,11 @@ const programs: ReadonlyArray<{
     file: "chat-turn.ts",
     code: () => chatTurn,
     expect: [/^tool: 3$/m, /^answer: Three nights in Vienna\.$/m, /^requests: 2$/m]
+  },
+  {
+    file: "claude-turn.ts",
+    code: () => claudeTurn,
+    expect: [/^answer: Three nights in Vienna\.$/m, /^thinking sent back: thinking sig-consumer$/m]
   },
   ...docPrograms()
 ]

@@ -15,22 +15,23 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { assert, describe, it } from "@effect/vitest"
 
-const core = join(dirname(fileURLToPath(import.meta.url)), "../packages/core")
+const packages = join(dirname(fileURLToPath(import.meta.url)), "../packages")
 
 // The child records each resolved URL, imports the package, then prints them one a line.
-const program = [
-  'import { registerHooks } from "node:module"',
-  "const urls = new Set()",
-  "registerHooks({ resolve: (specifier, context, next) => { const resolved = next(specifier, context); urls.add(resolved.url); return resolved } })",
-  'await import("@rolecraft/core")',
-  'console.log([...urls].join("\\n"))'
-].join("\n")
+const program = (name: string) =>
+  [
+    'import { registerHooks } from "node:module"',
+    "const urls = new Set()",
+    "registerHooks({ resolve: (specifier, context, next) => { const resolved = next(specifier, context); urls.add(resolved.url); return resolved } })",
+    `await import("@rolecraft/${name}")`,
+    'console.log([...urls].join("\\n"))'
+  ].join("\n")
 
-const loadedByImport = async (): Promise<ReadonlyArray<string>> => {
+const loadedByImport = async (name = "core"): Promise<ReadonlyArray<string>> => {
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ["--conditions=@rolecraft/source", "--input-type=module", "-e", program],
-    { cwd: core, timeout: 60_000 }
+    ["--conditions=@rolecraft/source", "--input-type=module", "-e", program(name)],
+    { cwd: join(packages, name), timeout: 60_000 }
   )
   return stdout.trim().split("\n")
 }
@@ -49,7 +50,9 @@ const deferred: ReadonlyArray<readonly [string, RegExp]> = [
   ["the webService executor", /\/src\/internal\/executor\/webService(\.ts$|\/)/],
   ["the MCP result reader", /\/src\/internal\/executor\/mcpTool\/content\.ts$/],
   ["the chat kernel", /\/src\/internal\/chat\//],
-  ["the llm executor", /\/src\/internal\/executor\/llm\.ts$/]
+  ["the llm executor", /\/src\/internal\/executor\/llm\.ts$/],
+  ["the Anthropic SDK", /\/@anthropic-ai\/sdk\//],
+  ["the openai SDK", /\/node_modules\/openai\//]
 ]
 
 describe("cold import of @rolecraft/core", () => {
@@ -63,6 +66,23 @@ describe("cold import of @rolecraft/core", () => {
         urls.filter((url) => pattern.test(url)),
         [],
         `${name} is loaded by import "@rolecraft/core"`
+      )
+    }
+  })
+})
+
+describe("cold import of @rolecraft/anthropic", () => {
+  it("loads its sources and the Anthropic SDK, and none of core's parts loaded on first use, nor the openai SDK", async () => {
+    const urls = await loadedByImport("anthropic")
+    assert.isTrue(urls.some((url) => url.endsWith("/packages/anthropic/src/index.ts")))
+    assert.isTrue(urls.some((url) => /\/@anthropic-ai\/sdk\//.test(url)))
+    for (const [name, pattern] of deferred.filter(
+      ([name]) => name !== "the Anthropic SDK" && name !== "effect/Config"
+    )) {
+      assert.deepStrictEqual(
+        urls.filter((url) => pattern.test(url)),
+        [],
+        `${name} is loaded by import "@rolecraft/anthropic"`
       )
     }
   })

@@ -70,7 +70,10 @@ const responseOf = (expected: Corpus.Expectation): Omit<ModelResponse.Response, 
     usage: {
       inputTokens: usage?.promptTokens ?? 0,
       outputTokens: usage?.completionTokens ?? 0,
-      totalTokens: usage?.totalTokens ?? (usage?.promptTokens ?? 0) + (usage?.completionTokens ?? 0)
+      totalTokens: usage?.totalTokens ?? (usage?.promptTokens ?? 0) + (usage?.completionTokens ?? 0),
+      // The details the recording sent, as parts of the totals (never added to them).
+      ...(typeof usage?.cachedTokens === "number" ? { cachedInputTokens: usage.cachedTokens } : {}),
+      ...(typeof usage?.reasoningTokens === "number" ? { reasoningTokens: usage.reasoningTokens } : {})
     },
     finishReason: finishOf(expected),
     ...(expected.refusal === null ? {} : { refusal: expected.refusal }),
@@ -188,7 +191,7 @@ describe("every recorded answer, inside a chat turn", () => {
         const completed = result as Chat.Completed
         // The recorded step is kept in the history as it was answered: its text, calls and reasoning.
         const assistant = completed.messages.find((message) => message.role === "assistant")
-        assert.deepStrictEqual(assistant, {
+        assert.deepStrictEqual<unknown>(assistant, {
           role: "assistant",
           content: expected.text,
           ...(calls.length === 0 ? {} : { toolCalls: calls }),

@@ -24,6 +24,8 @@ export interface Expectation {
     readonly promptTokens: number | null
     readonly completionTokens: number | null
     readonly totalTokens: number | null
+    readonly reasoningTokens?: number | null | undefined
+    readonly cachedTokens?: number | null | undefined
   } | null
   readonly finishReason: string | null
   readonly refusal: string | null

@@ -464,10 +464,14 @@ export const collect = <E, R>(stream: Stream.Stream<StreamPart, E, R>): Effect.E
  *   (`chat`), `gen_ai.provider.name`, `gen_ai.request.model`,
  *   `gen_ai.request.temperature` (when given) and `rolecraft.action`; on
  *   success `gen_ai.response.model`, `gen_ai.response.finish_reasons`,
- *   `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`; on failure
+ *   `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, and, when the
+ *   provider reports them, `gen_ai.usage.cache_read.input_tokens`,
+ *   `gen_ai.usage.cache_creation.input_tokens` and
+ *   `gen_ai.usage.reasoning.output_tokens` (parts of the input and output
+ *   counts, never on top of them); on failure
  *   `error.type` (the category); message contents are never attributes;
- * - records `gen_ai.client.token.usage` and `gen_ai.client.operation.duration`
- *   (see `Metrics`);
+ * - records `gen_ai.client.token.usage`, `rolecraft.client.token.usage.parts`
+ *   and `gen_ai.client.operation.duration` (see `Metrics`);
  * - passes the provider a signal aborted on interruption (an attempt timeout
  *   interrupts, so the HTTP request is aborted; the provider must honour it);
  * - maps failures: an `ActionError` passes through; anything else is
@@ -626,7 +630,10 @@ const callSpan = (setup: Setup, request: Request) => {
       model: response.model ?? model,
       finishReason: response.finishReason,
       inputTokens: response.usage.inputTokens,
-      outputTokens: response.usage.outputTokens
+      outputTokens: response.usage.outputTokens,
+      cachedInputTokens: response.usage.cachedInputTokens,
+      cacheWriteInputTokens: response.usage.cacheWriteInputTokens,
+      reasoningTokens: response.usage.reasoningTokens
     })
   }
 }
@@ -655,7 +662,8 @@ const streamWith = (setup: Setup, request: Request): Stream.Stream<StreamPart, A
             "gen_ai.response.model": answered.model ?? "",
             "gen_ai.response.finish_reasons": [answered.finishReason],
             "gen_ai.usage.input_tokens": answered.inputTokens,
-            "gen_ai.usage.output_tokens": answered.outputTokens
+            "gen_ai.usage.output_tokens": answered.outputTokens,
+            ...Telemetry.usagePartsOf(answered)
           }),
           record(last.response)
         ),

@@ -12,6 +12,7 @@
  * | `rolecraft.action.failures` | counter | `rolecraft.agent`, `rolecraft.action`, `rolecraft.category` |
  * | `rolecraft.action.duration` | histogram, milliseconds | `rolecraft.agent`, `rolecraft.action` |
  * | `gen_ai.client.token.usage` | histogram, tokens | `gen_ai.token.type` (`input`, `output`), `gen_ai.operation.name` (`chat`), `gen_ai.provider.name`, `gen_ai.request.model` |
+ * | `rolecraft.client.token.usage.parts` | histogram, tokens | `rolecraft.token.part` (`cache_read`, `cache_write`, `reasoning`), and the attributes of `gen_ai.client.token.usage` |
  * | `gen_ai.client.operation.duration` | histogram, seconds | `gen_ai.operation.name`, `gen_ai.provider.name`, `gen_ai.request.model`, and `error.type` (the category) on failure |
  *
  * A call is counted once however many attempts its retry policy makes;
@@ -73,6 +74,19 @@ export const actionDuration: Metric.Histogram<number> = Series.actionDuration()
  * @since 0.1.0
  */
 export const tokenUsage: Metric.Histogram<number> = Series.tokenUsage()
+
+/**
+ * The parts of each model call's tokens that its provider reports: input
+ * read from the prompt cache (`cache_read`), input written to it
+ * (`cache_write`) and output spent on reasoning (`reasoning`), by
+ * `rolecraft.token.part`. Each is a part of the input or output observed in
+ * {@link tokenUsage}, never on top of it: do not add them to it. A part the
+ * provider does not report is not observed.
+ *
+ * @category metrics
+ * @since 0.3.0
+ */
+export const tokenUsageParts: Metric.Histogram<number> = Series.tokenUsageParts()
 
 /**
  * How long each model call took, in seconds, as the GenAI conventions' client

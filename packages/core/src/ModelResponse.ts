@@ -67,6 +67,8 @@ export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter" |
  *   field it came in (e.g. `reasoning_content`), so that a provider which
  *   needs it back gets it in that field.
  * - `citations`: the sources the provider says the answer cites, in order.
+ * - `providerData`: what the provider attached to the reply and needs back
+ *   on the next request (see {@link ProviderData}), when it did.
  *
  * @category models
  * @since 0.3.0
@@ -81,6 +83,36 @@ export interface Response {
   readonly reasoning?: string | undefined
   readonly reasoningField?: string | undefined
   readonly citations?: ReadonlyArray<Citation> | undefined
+  readonly providerData?: ProviderData | undefined
+}
+
+/**
+ * What a provider attached to a reply and needs sent back unchanged, keyed by
+ * the provider's name (e.g. `anthropic`: its thinking blocks with their
+ * signatures). It travels on the assistant message through threads, paused
+ * and durable states as JSON, and only the provider of that name reads it:
+ * another provider's request leaves it out.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type ProviderData = { readonly [provider: string]: unknown }
+
+/**
+ * Usage as a provider reports it (see `ActionResponse.Usage` for the
+ * convention its counts must already follow: the three parts are parts of
+ * input and output, never on top of them).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface ProviderUsage {
+  readonly inputTokens?: number | null | undefined
+  readonly outputTokens?: number | null | undefined
+  readonly totalTokens?: number | null | undefined
+  readonly cachedInputTokens?: number | null | undefined
+  readonly cacheWriteInputTokens?: number | null | undefined
+  readonly reasoningTokens?: number | null | undefined
 }
 
 /**
@@ -94,7 +126,9 @@ export interface Response {
  * `model_context_window_exceeded`) are `"length"`, and unknown reasons are
  * `"other"`. `reasoning` (with the field it came in, `reasoningField`) and
  * `citations` (a URL alone, or a {@link Citation}) are kept when given; an
- * empty reasoning is none.
+ * empty reasoning is none. Usage parts (cached input, cache writes,
+ * reasoning) are kept when they are counts, absent otherwise;
+ * `providerData` (an object) is kept as given.
  *
  * @category models
  * @since 0.3.0
@@ -102,20 +136,14 @@ export interface Response {
 export interface ProviderResponse {
   readonly text?: string | null | undefined
   readonly toolCalls?: ReadonlyArray<ToolCall> | undefined
-  readonly usage?:
-    | {
-        readonly inputTokens?: number | null | undefined
-        readonly outputTokens?: number | null | undefined
-        readonly totalTokens?: number | null | undefined
-      }
-    | null
-    | undefined
+  readonly usage?: ProviderUsage | null | undefined
   readonly finishReason?: string | null | undefined
   readonly model?: string | null | undefined
   readonly refusal?: string | null | undefined
   readonly reasoning?: string | null | undefined
   readonly reasoningField?: string | null | undefined
   readonly citations?: ReadonlyArray<Citation | string> | null | undefined
+  readonly providerData?: ProviderData | null | undefined
 }
 
 /**
@@ -167,8 +195,9 @@ export interface ToolCallFragment {
  * of the refusal and of the reasoning (`reasoningField` names the
  * provider's field it came in), tool-call fragments, citations (a URL or a
  * `Citation`; one seen before is not repeated), and, on the chunks that
- * carry them, the finish reason, the usage and the model. Missing or `null`
- * fields carry nothing. The last finish reason, usage and model seen win.
+ * carry them, the finish reason, the usage, the model and the provider's data
+ * to send back (`providerData`). Missing or `null` fields carry nothing. The
+ * last finish reason, usage, model and provider data seen win.
  *
  * @category models
  * @since 0.3.0
@@ -183,4 +212,5 @@ export interface ProviderChunk {
   readonly finishReason?: string | null | undefined
   readonly usage?: ProviderResponse["usage"]
   readonly model?: string | null | undefined
+  readonly providerData?: ProviderData | null | undefined
 }

@@ -81,7 +81,10 @@ export type UserMessage = typeof UserMessage.Type
  * calls it made, if any, and the reasoning it gave before, when the provider
  * sent it (`reasoning`, never part of `content`; `reasoningField` is the
  * provider's name for it, so a provider that needs it back on the next
- * request gets it in that field — see the provider's docs).
+ * request gets it in that field — see the provider's docs), and what the
+ * provider attached to it to be sent back unchanged (`providerData`, keyed by
+ * the provider's name, e.g. Anthropic's signed thinking blocks; read only by
+ * that provider).
  *
  * @category schemas
  * @since 0.2.0
@@ -91,7 +94,8 @@ export const AssistantMessage = Schema.Struct({
   content: Schema.String,
   toolCalls: Schema.optionalKey(Schema.Array(ToolCall)),
   reasoning: Schema.optionalKey(Schema.String),
-  reasoningField: Schema.optionalKey(Schema.String)
+  reasoningField: Schema.optionalKey(Schema.String),
+  providerData: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
 })
 
 /**

@@ -101,29 +101,31 @@ describe("EffectAiModel", () => {
     })
   )
 
-  it.effect("usage falls back to the sum of its parts, and the response's model id is kept", () =>
-    Effect.gen(function* () {
-      const model = scripted([
-        [
-          { type: "response-metadata", modelId: "scripted-2" },
-          text("hi"),
-          {
-            type: "finish",
-            reason: "unknown",
-            usage: { inputTokens: { uncached: 3, cacheRead: 2 }, outputTokens: { text: 4, reasoning: 1 } }
-          }
-        ]
-      ])
-      const rolecraft = yield* EffectAiModel.make({ name: "scripted" }).pipe(Effect.provide(model.layer))
-      const response = yield* rolecraft.generate({ messages: [{ role: "user", content: "hi" }] })
-      assert.deepStrictEqual(response, {
-        text: "hi",
-        toolCalls: [],
-        usage: { inputTokens: 5, outputTokens: 5, totalTokens: 10 },
-        finishReason: "stop",
-        model: "scripted-2"
+  it.effect(
+    "usage falls back to the sum of its parts, keeps cache reads and reasoning as parts, and the model id",
+    () =>
+      Effect.gen(function* () {
+        const model = scripted([
+          [
+            { type: "response-metadata", modelId: "scripted-2" },
+            text("hi"),
+            {
+              type: "finish",
+              reason: "unknown",
+              usage: { inputTokens: { uncached: 3, cacheRead: 2 }, outputTokens: { text: 4, reasoning: 1 } }
+            }
+          ]
+        ])
+        const rolecraft = yield* EffectAiModel.make({ name: "scripted" }).pipe(Effect.provide(model.layer))
+        const response = yield* rolecraft.generate({ messages: [{ role: "user", content: "hi" }] })
+        assert.deepStrictEqual(response, {
+          text: "hi",
+          toolCalls: [],
+          usage: { inputTokens: 5, outputTokens: 5, totalTokens: 10, cachedInputTokens: 2, reasoningTokens: 1 },
+          finishReason: "stop",
+          model: "scripted-2"
+        })
       })
-    })
   )
 
   const http = (status: number, headers: Record<string, string> = {}) => ({ response: { status, headers } })

@@ -142,7 +142,9 @@ export const requestBody: (request: LanguageModel.Request, model: string) => Cha
  * field), its `url_citation` annotations and a top-level `citations` list
  * as citations, its finish reason, the model, and the usage
  * (`prompt_tokens`, `completion_tokens`, `total_tokens`; missing counts are
- * 0). A body without a first choice or message is EXECUTION (one that is
+ * 0; `prompt_tokens_details.cached_tokens` as `cachedInputTokens` and
+ * `completion_tokens_details.reasoning_tokens` as `reasoningTokens`, parts of
+ * the input and output counts, when sent). A body without a first choice or message is EXECUTION (one that is
  * only `{ error }` is classified as that error).
  *
  * @category wire format

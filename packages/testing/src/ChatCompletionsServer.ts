@@ -45,7 +45,8 @@ import * as Timers from "./internal/timers.ts"
 import * as LocalHttpServer from "./LocalHttpServer.ts"
 
 /**
- * Token usage as the API reports it; sent as given.
+ * Token usage as the API reports it, with its details (cached input,
+ * reasoning); sent as given.
  *
  * @category models
  * @since 0.1.0
@@ -54,6 +55,8 @@ export interface WireUsage {
   readonly prompt_tokens?: number | undefined
   readonly completion_tokens?: number | undefined
   readonly total_tokens?: number | undefined
+  readonly prompt_tokens_details?: { readonly cached_tokens?: number | undefined } | undefined
+  readonly completion_tokens_details?: { readonly reasoning_tokens?: number | undefined } | undefined
 }
 
 export type { ScriptedToolCall } from "./internal/scriptedToolCall.ts"

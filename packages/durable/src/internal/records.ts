@@ -59,7 +59,12 @@ const ResponseSchema = Schema.Struct({
   usage: UsageSchema,
   finishReason: Schema.Literals(["stop", "length", "tool_calls", "content_filter", "other"]),
   model: Schema.optional(Schema.String),
-  refusal: Schema.optional(Schema.String)
+  refusal: Schema.optional(Schema.String),
+  // What the model's reply carries besides its text: a replayed step must hand the chat the same answer, so the
+  // assistant message it keeps has the same reasoning and what its provider needs back (signed thinking blocks).
+  reasoning: Schema.optional(Schema.String),
+  reasoningField: Schema.optional(Schema.String),
+  providerData: Schema.optional(Schema.Record(Schema.String, Schema.Unknown))
 })
 
 /**

@@ -39,7 +39,11 @@ const usageOf = (usage: Response.Usage): ModelResponse.ProviderResponse["usage"]
   inputTokens:
     usage.inputTokens.total ??
     sum(usage.inputTokens.uncached, usage.inputTokens.cacheRead, usage.inputTokens.cacheWrite),
-  outputTokens: usage.outputTokens.total ?? sum(usage.outputTokens.text, usage.outputTokens.reasoning)
+  outputTokens: usage.outputTokens.total ?? sum(usage.outputTokens.text, usage.outputTokens.reasoning),
+  // effect/ai's parts are parts of its totals, as ours are.
+  cachedInputTokens: usage.inputTokens.cacheRead,
+  cacheWriteInputTokens: usage.inputTokens.cacheWrite,
+  reasoningTokens: usage.outputTokens.reasoning
 })
 
 /** A source part as a citation: a web page by its URL and title, a document by its title. */

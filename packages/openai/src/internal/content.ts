@@ -133,3 +133,22 @@ export const citationsOf = (
   }
   return citations
 }
+
+/**
+ * The parts of a chat completions usage object the API reports in its details: cached input
+ * (`prompt_tokens_details.cached_tokens`, a part of `prompt_tokens`) and reasoning
+ * (`completion_tokens_details.reasoning_tokens`, a part of `completion_tokens`); a part that is absent or not
+ * a count is left out (never 0).
+ */
+export const usagePartsOf = (
+  usage: Readonly<Record<string, unknown>>
+): { cachedInputTokens?: number; reasoningTokens?: number } => {
+  const parts: { cachedInputTokens?: number; reasoningTokens?: number } = {}
+  const prompt = usage.prompt_tokens_details
+  const completion = usage.completion_tokens_details
+  const cached = isRecord(prompt) ? count(prompt.cached_tokens) : undefined
+  const reasoning = isRecord(completion) ? count(completion.reasoning_tokens) : undefined
+  if (cached !== undefined) parts.cachedInputTokens = cached
+  if (reasoning !== undefined) parts.reasoningTokens = reasoning
+  return parts
+}

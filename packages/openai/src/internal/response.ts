@@ -3,7 +3,7 @@
  * content (a string, or a list of parts whose thinking parts are
  * reasoning), reasoning (`reasoning_content` or `reasoning`), refusal, tool
  * calls and `url_citation` annotations, its finish reason, the model, the
- * usage and Perplexity's top-level `citations`, passed on as sent for
+ * usage (with its cached input and reasoning parts) and Perplexity's top-level `citations`, passed on as sent for
  * `LanguageModel.make` to normalise. It refuses (EXECUTION) only a body
  * without a list of choices or whose first choice has no message, and a
  * content or reasoning of the wrong type.
@@ -11,7 +11,7 @@
 import type { ActionError, ModelResponse, Prompt } from "@rolecraft/core"
 import * as Effect from "effect/Effect"
 import type { ChatCompletion } from "openai/resources/chat/completions"
-import { citationsOf, contentOf, reasoningOf } from "./content.ts"
+import { citationsOf, contentOf, reasoningOf, usagePartsOf } from "./content.ts"
 import { errorEvent, malformed } from "./failure.ts"
 
 /**
@@ -83,7 +83,8 @@ export const responseOf = (
         : {
             inputTokens: usage.prompt_tokens,
             outputTokens: usage.completion_tokens,
-            totalTokens: usage.total_tokens
+            totalTokens: usage.total_tokens,
+            ...usagePartsOf(usage as unknown as Readonly<Record<string, unknown>>)
           }
   })
 }

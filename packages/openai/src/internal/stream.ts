@@ -13,7 +13,7 @@
 import { ActionError, type ModelResponse } from "@rolecraft/core"
 import * as Effect from "effect/Effect"
 import type { ChatCompletionChunk } from "openai/resources/chat/completions"
-import { citationsOf, contentOf, isRecord, reasoningOf } from "./content.ts"
+import { citationsOf, contentOf, isRecord, reasoningOf, usagePartsOf } from "./content.ts"
 import { malformed } from "./failure.ts"
 
 const optionalString = (value: unknown): value is string | null | undefined =>
@@ -32,7 +32,12 @@ const usageOf = (usage: unknown, field: string): Usage | string => {
   if (!optionalCount(prompt_tokens)) return `${field}.prompt_tokens is not a number`
   if (!optionalCount(completion_tokens)) return `${field}.completion_tokens is not a number`
   if (!optionalCount(total_tokens)) return `${field}.total_tokens is not a number`
-  return { inputTokens: prompt_tokens, outputTokens: completion_tokens, totalTokens: total_tokens }
+  return {
+    inputTokens: prompt_tokens,
+    outputTokens: completion_tokens,
+    totalTokens: total_tokens,
+    ...usagePartsOf(usage)
+  }
 }
 
 /** The tool-call fragments of a delta, or the name of the malformed one. */

@@ -83,17 +83,19 @@ export const historyOf = (
   })
 
 /**
- * The assistant message of a model's answer: its text, the tool calls kept of it (`calls`, if any) and its
- * reasoning (if any).
+ * The assistant message of a model's answer: its text, the tool calls kept of it (`calls`, if any), its
+ * reasoning (if any) and what its provider needs back (if anything).
  */
 export const assistantOf = (
   response: ModelResponse.Response,
   calls: ReadonlyArray<Prompt.ToolCall>
 ): Prompt.AssistantMessage => {
-  const base: Prompt.AssistantMessage =
+  const plain: Prompt.AssistantMessage =
     calls.length === 0
       ? { role: "assistant", content: response.text }
       : { role: "assistant", content: response.text, toolCalls: calls }
+  const base: Prompt.AssistantMessage =
+    response.providerData === undefined ? plain : { ...plain, providerData: response.providerData }
   if (response.reasoning === undefined) return base
   return response.reasoningField === undefined
     ? { ...base, reasoning: response.reasoning }

@@ -11,11 +11,22 @@ import type { Turn } from "./context.ts"
 export const usageOf = <R>(turn: Turn<R>): Effect.Effect<Usage> =>
   Effect.map(turn.meter.total, ({ usage }) => LanguageModel.addUsage(turn.prior, usage))
 
-const minus = (self: Usage, that: Usage): Usage => ({
-  inputTokens: Math.max(0, self.inputTokens - that.inputTokens),
-  outputTokens: Math.max(0, self.outputTokens - that.outputTokens),
-  totalTokens: Math.max(0, self.totalTokens - that.totalTokens)
-})
+const minus = (self: Usage, that: Usage): Usage => {
+  const left: { -readonly [K in keyof Usage]: Usage[K] } = {
+    inputTokens: Math.max(0, self.inputTokens - that.inputTokens),
+    outputTokens: Math.max(0, self.outputTokens - that.outputTokens),
+    totalTokens: Math.max(0, self.totalTokens - that.totalTokens)
+  }
+  // A part is kept where `self` reports it: what is left of it — unless `that` accounts for all of it (then the
+  // rest reported none of that kind: absent, not 0).
+  for (const part of ["cachedInputTokens", "cacheWriteInputTokens", "reasoningTokens"] as const) {
+    const had = self[part]
+    if (had === undefined) continue
+    const rest = Math.max(0, had - (that[part] ?? 0))
+    if (rest > 0 || that[part] === undefined) left[part] = rest
+  }
+  return left
+}
 
 /** Adds the tokens of each agent in `more` to `agents`. */
 export const addAgents = (agents: Record<string, Usage>, more: Readonly<Record<string, Usage>>): void => {

@@ -66,6 +66,9 @@ const turnEnd = (result: ChatResult): Telemetry.TurnEnd => {
     steps: result._tag === "AwaitingApproval" ? result.state.steps : result.steps,
     inputTokens: usage.inputTokens,
     outputTokens: usage.outputTokens,
+    ...(usage.cachedInputTokens === undefined ? {} : { cachedInputTokens: usage.cachedInputTokens }),
+    ...(usage.cacheWriteInputTokens === undefined ? {} : { cacheWriteInputTokens: usage.cacheWriteInputTokens }),
+    ...(usage.reasoningTokens === undefined ? {} : { reasoningTokens: usage.reasoningTokens }),
     finishReason: result._tag === "Completed" ? result.finishReason : undefined
   }
 }

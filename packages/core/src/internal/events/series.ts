@@ -42,6 +42,14 @@ export const tokenUsage = (attributes?: Attributes): Metric.Histogram<number> =>
     ...(attributes === undefined ? {} : { attributes })
   })
 
+export const tokenUsageParts = (attributes?: Attributes): Metric.Histogram<number> =>
+  Metric.histogram("rolecraft.client.token.usage.parts", {
+    description:
+      "Tokens of a model call's input read from or written to the prompt cache, and of its output spent on reasoning (parts of gen_ai.client.token.usage, never on top of it)",
+    boundaries: tokenBoundaries,
+    ...(attributes === undefined ? {} : { attributes })
+  })
+
 const secondsBoundaries = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
 
 export const operationDuration = (attributes?: Attributes): Metric.Histogram<number> =>

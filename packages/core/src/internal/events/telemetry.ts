@@ -260,6 +260,48 @@ export interface ModelAnswer {
   readonly finishReason: string
   readonly inputTokens: number
   readonly outputTokens: number
+  readonly cachedInputTokens?: number | undefined
+  readonly cacheWriteInputTokens?: number | undefined
+  readonly reasoningTokens?: number | undefined
+}
+
+/**
+ * The span attributes of the parts of a usage (each a part of input or output, never on top of them), as the
+ * GenAI conventions name them: cache reads, cache writes, reasoning. Absent parts are not written.
+ */
+export const usagePartAttributes = [
+  ["cachedInputTokens", "gen_ai.usage.cache_read.input_tokens"],
+  ["cacheWriteInputTokens", "gen_ai.usage.cache_creation.input_tokens"],
+  ["reasoningTokens", "gen_ai.usage.reasoning.output_tokens"]
+] as const
+
+/** The parts of a usage as span attributes (see {@link usagePartAttributes}). */
+export const usagePartsOf = (usage: {
+  readonly cachedInputTokens?: number | undefined
+  readonly cacheWriteInputTokens?: number | undefined
+  readonly reasoningTokens?: number | undefined
+}): Record<string, number> => {
+  const out: Record<string, number> = {}
+  for (const [part, key] of usagePartAttributes) {
+    const value = usage[part]
+    if (value !== undefined) out[key] = value
+  }
+  return out
+}
+
+/** Writes the parts of a usage (see {@link usagePartAttributes}) on `span`. */
+const partsOnSpan = (
+  span: { readonly attribute: (key: string, value: unknown) => void },
+  usage: {
+    readonly cachedInputTokens?: number | undefined
+    readonly cacheWriteInputTokens?: number | undefined
+    readonly reasoningTokens?: number | undefined
+  }
+): void => {
+  for (const [part, key] of usagePartAttributes) {
+    const value = usage[part]
+    if (value !== undefined) span.attribute(key, value)
+  }
 }
 
 /** The metric series of model calls to one provider and model, made once and reused by every call. */
@@ -267,6 +309,7 @@ interface ModelMetrics {
   readonly duration: Metric.Histogram<number>
   readonly inputTokens: Metric.Histogram<number>
   readonly outputTokens: Metric.Histogram<number>
+  readonly parts: { readonly [K in (typeof usagePartAttributes)[number][0]]: Metric.Histogram<number> }
   readonly failed: (category: string) => Metric.Histogram<number>
 }
 
@@ -276,6 +319,11 @@ const modelMetrics = (common: Readonly<Record<string, string>>): ModelMetrics =>
     duration: Series.operationDuration(common),
     inputTokens: Series.tokenUsage({ ...common, "gen_ai.token.type": "input" }),
     outputTokens: Series.tokenUsage({ ...common, "gen_ai.token.type": "output" }),
+    parts: {
+      cachedInputTokens: Series.tokenUsageParts({ ...common, "rolecraft.token.part": "cache_read" }),
+      cacheWriteInputTokens: Series.tokenUsageParts({ ...common, "rolecraft.token.part": "cache_write" }),
+      reasoningTokens: Series.tokenUsageParts({ ...common, "rolecraft.token.part": "reasoning" })
+    },
     failed: (category) => {
       let metric = failures.get(category)
       if (metric === undefined) {
@@ -352,10 +400,15 @@ export const chat =
           span.attribute("gen_ai.response.finish_reasons", [answered.finishReason])
           span.attribute("gen_ai.usage.input_tokens", answered.inputTokens)
           span.attribute("gen_ai.usage.output_tokens", answered.outputTokens)
+          partsOnSpan(span, answered)
         }
         metrics.duration.updateUnsafe(seconds, context)
         metrics.inputTokens.updateUnsafe(answered.inputTokens, context)
         metrics.outputTokens.updateUnsafe(answered.outputTokens, context)
+        for (const [part] of usagePartAttributes) {
+          const value = answered[part]
+          if (value !== undefined) metrics.parts[part].updateUnsafe(value, context)
+        }
       }
     )
   }
@@ -370,6 +423,9 @@ export interface TurnEnd {
   readonly steps: number
   readonly inputTokens: number
   readonly outputTokens: number
+  readonly cachedInputTokens?: number | undefined
+  readonly cacheWriteInputTokens?: number | undefined
+  readonly reasoningTokens?: number | undefined
   readonly finishReason: string | undefined
 }
 
@@ -409,6 +465,7 @@ export const invokeAgent = <A>(
         const turnEnd = end(exit.value)
         span.attribute("gen_ai.usage.input_tokens", turnEnd.inputTokens)
         span.attribute("gen_ai.usage.output_tokens", turnEnd.outputTokens)
+        partsOnSpan(span, turnEnd)
         if (turnEnd.finishReason !== undefined) span.attribute("gen_ai.response.finish_reasons", [turnEnd.finishReason])
         span.attribute("rolecraft.chat.result", turnEnd.result)
         span.attribute("rolecraft.chat.steps", turnEnd.steps)

@@ -126,6 +126,11 @@ export const normalise = (
   const inputTokens = count(usage?.inputTokens as number | undefined)
   const outputTokens = count(usage?.outputTokens as number | undefined)
   const total = usage?.totalTokens
+  const parts: { cachedInputTokens?: number; cacheWriteInputTokens?: number; reasoningTokens?: number } = {}
+  for (const part of usageParts) {
+    const value = usage?.[part]
+    if (typeof value === "number" && Number.isFinite(value) && value >= 0) parts[part] = Math.floor(value)
+  }
   const finishReason: FinishReason = finishReasonOf(raw.finishReason) ?? (toolCalls.length > 0 ? "tool_calls" : "stop")
   const citations = citationsOf(raw.citations)
   return {
@@ -134,7 +139,8 @@ export const normalise = (
     usage: {
       inputTokens,
       outputTokens,
-      totalTokens: typeof total === "number" ? count(total) : inputTokens + outputTokens
+      totalTokens: typeof total === "number" ? count(total) : inputTokens + outputTokens,
+      ...parts
     },
     finishReason,
     ...(typeof raw.model === "string" ? { model: raw.model } : {}),
@@ -144,6 +150,10 @@ export const normalise = (
       : typeof raw.reasoningField === "string" && raw.reasoningField !== ""
         ? { reasoning, reasoningField: raw.reasoningField }
         : { reasoning }),
-    ...(citations === undefined ? {} : { citations })
+    ...(citations === undefined ? {} : { citations }),
+    ...(isRecord(raw.providerData) ? { providerData: raw.providerData } : {})
   }
 }
+
+/** The parts of input and output a usage may name (each a part of its total, never on top of it). */
+const usageParts = ["cachedInputTokens", "cacheWriteInputTokens", "reasoningTokens"] as const

@@ -25,7 +25,14 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { type ActionError, ExecutionFailure, isActionError, TransientFailure } from "../../ActionError.ts"
 import type { ToolCall } from "../../Prompt.ts"
-import type { Citation, ProviderChunk, ProviderResponse, StreamPart, ToolCallFragment } from "../../ModelResponse.ts"
+import type {
+  Citation,
+  ProviderChunk,
+  ProviderData,
+  ProviderResponse,
+  StreamPart,
+  ToolCallFragment
+} from "../../ModelResponse.ts"
 import { citationOf } from "./citation.ts"
 import { capped, defaultMaxReplyCharacters, normalise, tooLarge } from "./provider.ts"
 
@@ -71,6 +78,7 @@ interface State {
   finishReason: string | undefined
   usage: ProviderResponse["usage"]
   model: string | undefined
+  providerData: ProviderData | undefined
   chunks: number
   size: number
   lastBatchAt: number
@@ -219,6 +227,7 @@ const push = (state: State, chunk: ProviderChunk, parts: Array<StreamPart>): Exe
   if (nonEmpty(chunk.finishReason)) state.finishReason = chunk.finishReason
   if (typeof chunk.model === "string") state.model = chunk.model
   if (chunk.usage !== undefined && chunk.usage !== null) state.usage = chunk.usage
+  if (chunk.providerData !== undefined && chunk.providerData !== null) state.providerData = chunk.providerData
   return undefined
 }
 
@@ -263,10 +272,10 @@ const finish = (state: State): Effect.Effect<ReadonlyArray<StreamPart>, ActionEr
     if (!slot.started) start(slot, parts)
     toolCalls.push({ id: slot.id ?? "", name: slot.name, arguments: slot.arguments })
   }
-  const { text, finishReason, usage, model, refusal, reasoning, reasoningField, citations } = state
+  const { text, finishReason, usage, model, refusal, reasoning, reasoningField, citations, providerData } = state
   const response = normalise(
     action,
-    { text, toolCalls, finishReason, usage, model, refusal, reasoning, reasoningField, citations },
+    { text, toolCalls, finishReason, usage, model, refusal, reasoning, reasoningField, citations, providerData },
     state.cap
   )
   if (response instanceof ExecutionFailure) return Effect.fail(response)
@@ -293,6 +302,7 @@ export const reader = (options: ReaderOptions) => {
     finishReason: undefined,
     usage: undefined,
     model: undefined,
+    providerData: undefined,
     chunks: 0,
     size: 0,
     lastBatchAt: -1,
