@@ -230,7 +230,12 @@ describe("AnthropicLanguageModel (real @anthropic-ai/sdk, local Messages API end
 
   it.live("tool_choice (no parallel calls as disable_parallel_tool_use), output_config, temperature, cache: none", () =>
     Effect.gen(function* () {
-      const server = yield* Server.make([Server.reply('{"n":1}'), Server.reply("x"), Server.reply("y"), Server.reply("z")])
+      const server = yield* Server.make([
+        Server.reply('{"n":1}'),
+        Server.reply("x"),
+        Server.reply("y"),
+        Server.reply("z")
+      ])
       const model = yield* Effect.provide(
         Effect.service(LanguageModel.LanguageModel),
         layerFor(server.baseURL, { cache: "none" })
