@@ -18,6 +18,8 @@ export default defineConfig({
     // Tests spawn real MCP servers and HTTP servers; two cores run two forks well.
     pool: "forks",
     // One Postgres 15 for the run (ROLECRAFT_PG_URL when set, else started and stopped here).
-    globalSetup: ["test/setup/postgres.ts"]
+    globalSetup: ["test/setup/postgres.ts", "test/setup/seed.ts"],
+    // Every random value of a test comes from one seed per run, printed on failure (test/support/seeded.ts).
+    setupFiles: ["test/setup/seeded.ts"]
   }
 })

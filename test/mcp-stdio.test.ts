@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Action, Agent, Role } from "@rolecraft/core"
 import { McpClientSdk } from "@rolecraft/mcp"
 import { ConfigProvider, Duration, Effect, Exit, Scope } from "effect"
-import { alive, collectLogs, counterFile, fixture, starts } from "./fixtures/mcp.ts"
+import { alive, collectLogs, counterFile, fixture, pidsIn, starts } from "./fixtures/mcp.ts"
 
 const role = (actions: Record<string, Action.Any>) =>
   Role.make({ identity: { name: "ops", goal: "Operate tools", domain: "ops" }, actions })
@@ -235,5 +235,101 @@ describe("mcpTool over stdio: faults", () => {
       yield* Scope.close(scope, Exit.void)
       assert.isFalse(alive(pid), "the server process is stopped with the agent")
     }).pipe(Effect.provide(Sdk))
+  )
+})
+
+describe("mcpTool over stdio: what the server inherits, and a server that does not start", () => {
+  /** Sets variables in this process's environment for the scope, restoring them after. */
+  const withEnvironment = (variables: Readonly<Record<string, string>>) =>
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        const before = Object.fromEntries(Object.keys(variables).map((name) => [name, process.env[name]]))
+        Object.assign(process.env, variables)
+        return before
+      }),
+      (before) =>
+        Effect.sync(() => {
+          for (const [name, value] of Object.entries(before)) {
+            if (value === undefined) delete process.env[name]
+            else process.env[name] = value
+          }
+        })
+    )
+
+  it.live(
+    "a server inherits the CA, proxy (without user and password) and locale variables, never a credential-named one or an npm setting",
+    () =>
+      Effect.gen(function* () {
+        yield* withEnvironment({
+          NODE_EXTRA_CA_CERTS: "/etc/ssl/certs/corporate-root-ca.pem",
+          SSL_CERT_FILE: "/etc/ssl/cert.pem",
+          HTTPS_PROXY: "http://alice:s3cret-proxy@proxy.internal:3128",
+          http_proxy: "http://bob:hunter2@proxy.internal:3128/",
+          NO_PROXY: "localhost,127.0.0.1",
+          LC_ALL: "de_AT.UTF-8",
+          GITHUB_TOKEN: "ghp_host-secret",
+          SERVICE_API_KEY: "host-api-key",
+          DATABASE_PASSWORD: "host-password",
+          AWS_SECRET_ACCESS_KEY: "host-aws-secret",
+          npm_config__authToken: "npm-host-token",
+          "npm_config_//registry.npmjs.org/:_authToken": "npm-host-token-2",
+          SOME_UNLISTED_SETTING: "not passed"
+        })
+        const agent = yield* agentWith({
+          tools: Action.mcpTool({
+            description: "tools",
+            server: { ...fixture("normal"), env: { SERVICE_API_KEY: "given to this server" } }
+          })
+        })
+        const seen = (name: string) => agent.executeAction("tools", { tool: "env", arguments: { name } })
+        const expected: Record<string, string> = {
+          NODE_EXTRA_CA_CERTS: "/etc/ssl/certs/corporate-root-ca.pem",
+          SSL_CERT_FILE: "/etc/ssl/cert.pem",
+          HTTPS_PROXY: "http://proxy.internal:3128",
+          http_proxy: "http://proxy.internal:3128/",
+          NO_PROXY: "localhost,127.0.0.1",
+          LC_ALL: "de_AT.UTF-8",
+          PATH: process.env.PATH ?? "(unset)",
+          // given in the server's env: passed, the host's own value not
+          SERVICE_API_KEY: "given to this server",
+          GITHUB_TOKEN: "(unset)",
+          DATABASE_PASSWORD: "(unset)",
+          AWS_SECRET_ACCESS_KEY: "(unset)",
+          npm_config__authToken: "(unset)",
+          "npm_config_//registry.npmjs.org/:_authToken": "(unset)",
+          SOME_UNLISTED_SETTING: "(unset)"
+        }
+        const actual: Record<string, unknown> = {}
+        for (const name of Object.keys(expected)) actual[name] = yield* seen(name)
+        assert.deepStrictEqual(actual, expected)
+      }).pipe(Effect.scoped, Effect.provide(Sdk))
+  )
+
+  it.live(
+    "a server that never answers initialize fails naming the command and connectTimeout, and leaves no process behind",
+    () =>
+      Effect.gen(function* () {
+        const counter = counterFile()
+        const server = fixture("never-answers", counter)
+        const agent = yield* agentWith({ late: Action.mcpTool({ description: "late", server }) })
+        const started = Date.now()
+        const error = yield* Effect.flip(agent.executeAction("late", { tool: "echo", arguments: { message: "hi" } }))
+        assert.strictEqual(error._tag, "TransientFailure")
+        assert.include(
+          error.message,
+          `could not connect to MCP server late (${server.command} ${server.args?.join(" ")})`
+        )
+        assert.include(error.message, "it did not answer initialize within 3 seconds (connectTimeout)")
+        assert.include(error.message, "raise it with McpClientSdk.layer({ connectTimeout })")
+        assert.include(error.message, "never-answers: fetching the server…", "the launcher's stderr is kept")
+        // The launcher and the server it started (which ignores SIGTERM) are both gone when the failure is told.
+        const pids = pidsIn(counter)
+        assert.strictEqual(pids.length, 2, "the fixture and its child")
+        assert.deepStrictEqual(
+          pids.filter((pid) => alive(pid)),
+          []
+        )
+        assert.isBelow(Date.now() - started, 10_000)
+      }).pipe(Effect.scoped, Effect.provide(McpClientSdk.layer({ connectTimeout: "3 seconds" })))
   )
 })

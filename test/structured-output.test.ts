@@ -64,7 +64,7 @@ const planFormat = {
       type: "object",
       properties: {
         city: { type: "string" },
-        nights: { type: "integer", maximum: Number.MAX_SAFE_INTEGER, minimum: Number.MIN_SAFE_INTEGER },
+        nights: { type: "integer" },
         note: { type: ["string", "null"] }
       },
       required: ["city", "nights", "note"],

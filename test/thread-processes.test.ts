@@ -16,6 +16,7 @@ import { PgClient } from "@effect/sql-pg"
 import { ThreadStore } from "@rolecraft/core"
 import { Effect, Layer, Redacted } from "effect"
 import { freshDatabase } from "./setup/postgresUrl.ts"
+import * as Seeded from "./support/seeded.ts"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const scratch = existsSync("/dev/shm") ? "/dev/shm" : tmpdir()
@@ -56,7 +57,7 @@ const twoProcesses = (
   layer: Layer.Layer<ThreadStore.ThreadStore, unknown>
 ) =>
   Effect.gen(function* () {
-    const thread = `shared-${crypto.randomUUID()}`
+    const thread = Seeded.unique("shared")
     const [a, b] = yield* Effect.promise(() =>
       Promise.all([start([kind, where, thread, String(turns), "a"]), start([kind, where, thread, String(turns), "b"])])
     )

@@ -9,7 +9,12 @@
  * issues short random tokens with a refresh token, and counts what it did.
  *
  * `expireTokens()` makes every access token issued so far expire, so the next
- * request is refused and the client must refresh.
+ * request is refused and the client must refresh. Refresh tokens rotate: each
+ * is good once, and a refresh token used again revokes its whole family (every
+ * token descended from the same authorization), as authorization servers that
+ * detect reuse do. `breakTokenEndpoint("network" | "503")` makes the token
+ * endpoint drop the connection or answer 503 until called with `undefined`;
+ * `refuseAll(true)` refuses every access token, however fresh.
  */
 import { randomBytes } from "node:crypto"
 import { createRequire } from "node:module"
@@ -48,7 +53,13 @@ export interface OAuthServers {
   readonly resources: ReadonlyArray<string>
   /** Every access and refresh token issued. */
   readonly issued: ReadonlyArray<string>
+  /** Families revoked because a refresh token was used twice. */
+  readonly revocations: () => number
+  /** The refresh token the authorization server would accept now (the newest of the live family), if any. */
+  readonly currentRefreshToken: () => string | undefined
   readonly expireTokens: () => void
+  readonly breakTokenEndpoint: (mode: "network" | "503" | undefined) => void
+  readonly refuseAll: (refuse: boolean) => void
   readonly close: () => Promise<void>
 }
 
@@ -59,17 +70,40 @@ export const startOAuthServers = async (): Promise<OAuthServers> => {
   const express = createRequire(import.meta.url)("express") as Express
   const clients = new Map<string, OAuthClientInformationFull>()
   const codes = new Map<string, { readonly clientId: string; readonly params: AuthorizationParams }>()
-  const access = new Map<string, { clientId: string; scopes: Array<string>; expired: boolean; resource?: URL }>()
-  const refresh = new Map<string, { readonly clientId: string; readonly scopes: Array<string> }>()
+  const access = new Map<
+    string,
+    { clientId: string; scopes: Array<string>; expired: boolean; family: string; resource?: URL }
+  >()
+  const refresh = new Map<
+    string,
+    { readonly clientId: string; readonly scopes: Array<string>; readonly family: string }
+  >()
+  // Refresh tokens already spent, by family: a second use revokes the family.
+  const spent = new Map<string, string>()
+  let broken: "network" | "503" | undefined
+  let refusing = false
+  let latest: string | undefined
   const issued: Array<string> = []
   const resources: Array<string> = []
-  let counts = { registrations: 0, authorizations: 0, tokensIssued: 0, refreshes: 0 }
+  let counts = { registrations: 0, authorizations: 0, tokensIssued: 0, refreshes: 0, revocations: 0 }
 
-  const tokensFor = (clientId: string, scopes: Array<string>, resource: URL | undefined): OAuthTokens => {
+  const tokensFor = (
+    clientId: string,
+    scopes: Array<string>,
+    resource: URL | undefined,
+    family: string = token()
+  ): OAuthTokens => {
     const accessToken = token()
     const refreshToken = token()
-    access.set(accessToken, { clientId, scopes, expired: false, ...(resource === undefined ? {} : { resource }) })
-    refresh.set(refreshToken, { clientId, scopes })
+    access.set(accessToken, {
+      clientId,
+      scopes,
+      expired: false,
+      family,
+      ...(resource === undefined ? {} : { resource })
+    })
+    refresh.set(refreshToken, { clientId, scopes, family })
+    latest = refreshToken
     issued.push(accessToken, refreshToken)
     counts = { ...counts, tokensIssued: counts.tokensIssued + 1 }
     return {
@@ -122,16 +156,27 @@ export const startOAuthServers = async (): Promise<OAuthServers> => {
       return tokensFor(client.client_id, entry.params.scopes ?? [], resource)
     },
     exchangeRefreshToken: async (client, refreshToken, _scopes, resource) => {
+      const reused = spent.get(refreshToken)
+      if (reused !== undefined) {
+        // Reuse: whoever holds this family's tokens may be an attacker; revoke all of them.
+        for (const [key, entry] of access) if (entry.family === reused) access.delete(key)
+        for (const [key, entry] of refresh) if (entry.family === reused) refresh.delete(key)
+        if (latest !== undefined && !refresh.has(latest)) latest = undefined
+        counts = { ...counts, revocations: counts.revocations + 1 }
+        throw new InvalidGrantError("the refresh token was already used; its family is revoked")
+      }
       const entry = refresh.get(refreshToken)
       if (entry === undefined || entry.clientId !== client.client_id)
         throw new InvalidGrantError("unknown refresh token")
       refresh.delete(refreshToken)
+      spent.set(refreshToken, entry.family)
       counts = { ...counts, refreshes: counts.refreshes + 1 }
-      return tokensFor(client.client_id, entry.scopes, resource)
+      return tokensFor(client.client_id, entry.scopes, resource, entry.family)
     },
     verifyAccessToken: async (accessToken): Promise<AuthInfo> => {
       const entry = access.get(accessToken)
-      if (entry === undefined || entry.expired) throw new InvalidTokenError("the access token is unknown or expired")
+      if (entry === undefined || entry.expired || refusing)
+        throw new InvalidTokenError("the access token is unknown or expired")
       return {
         token: accessToken,
         clientId: entry.clientId,
@@ -156,6 +201,12 @@ export const startOAuthServers = async (): Promise<OAuthServers> => {
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve))
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`
   const mcpUrl = `${base}/mcp`
+  app.use((request: IncomingMessage, response: ServerResponse, next: (error?: unknown) => void) => {
+    if (broken === undefined || request.url?.startsWith("/token") !== true) return next()
+    if (broken === "network") return void request.socket.destroy()
+    response.writeHead(503, { "content-type": "application/json" })
+    response.end(JSON.stringify({ error: "temporarily_unavailable" }))
+  })
   app.use(mcpAuthRouter({ provider, issuerUrl: new URL(base), resourceServerUrl: new URL(mcpUrl) }))
   app.post(
     "/mcp",
@@ -183,10 +234,18 @@ export const startOAuthServers = async (): Promise<OAuthServers> => {
     authorizations: () => counts.authorizations,
     tokensIssued: () => counts.tokensIssued,
     refreshes: () => counts.refreshes,
+    revocations: () => counts.revocations,
+    currentRefreshToken: () => latest,
     resources,
     issued,
     expireTokens: () => {
       for (const entry of access.values()) entry.expired = true
+    },
+    breakTokenEndpoint: (mode) => {
+      broken = mode
+    },
+    refuseAll: (refuse) => {
+      refusing = refuse
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -35,6 +35,9 @@ const modelMs = () => Duration.millis(Number(process.env.MODEL_MS ?? 3000))
 const counted = <A, E, R>(write: Effect.Effect<A, E, R>) =>
   Effect.orDie(Effect.retry(write, { schedule: Schedule.spaced("200 millis"), times: 10 }))
 
+/** How many times this process ran a tool. */
+let executions = 0
+
 /** A tool's run: recorded, its effect taken once per key, then the slow ones sleep. */
 const perform = (sql: SqlClient.SqlClient, order: string, slow: boolean) =>
   Effect.gen(function* () {
@@ -42,9 +45,10 @@ const perform = (sql: SqlClient.SqlClient, order: string, slow: boolean) =>
     yield* counted(
       sql`INSERT INTO harness_tool_runs (run_id, idempotency_key, pid) VALUES (${order}, ${key ?? null}, ${process.pid})`
     )
-    // Without a key every execution is an effect of its own: a run then shows two.
+    // Without a key every execution is an effect of its own (named by process and count): a run then shows two.
+    executions += 1
     yield* counted(sql`INSERT INTO harness_effects (idempotency_key, run_id, pid)
-      VALUES (${key ?? `no key ${order} ${Math.random()}`}, ${order}, ${process.pid}) ON CONFLICT DO NOTHING`)
+      VALUES (${key ?? `no key ${order} ${process.pid} ${executions}`}, ${order}, ${process.pid}) ON CONFLICT DO NOTHING`)
     if (slow) yield* Effect.sleep(toolMs())
   })
 

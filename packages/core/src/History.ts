@@ -111,6 +111,7 @@ export const summarize = (action: string, options?: { readonly keepTokens?: numb
 
 /** Tokens counted for each message besides its text: its role and framing. */
 const perMessage = 4
+const perTool = 8
 
 const textLength = (message: Prompt.Message): number => {
   switch (message.role) {
@@ -135,6 +136,29 @@ const textLength = (message: Prompt.Message): number => {
  * @since 0.2.0
  */
 export const estimateTokens = (message: Prompt.Message): number => Math.ceil(textLength(message) / 4) + perMessage
+
+/**
+ * The estimated tokens of the tool definitions a request sends (each tool's
+ * name, description and JSON Schema parameters, as JSON): ⌈characters / 3⌉
+ * + 8 per tool. JSON Schema is denser in tokens than prose, so its estimate
+ * counts three characters a token, not four: it over-counts rather than
+ * under-counts against the providers' tokenizers. A thread's budget counts
+ * these with the system message and the new input as the fixed part of
+ * every request of a turn.
+ *
+ * @category getters
+ * @since 0.3.0
+ */
+export const estimateToolTokens = (
+  tools: ReadonlyArray<{ readonly name: string; readonly description?: string; readonly parameters?: unknown }>
+): number => {
+  let total = 0
+  for (const tool of tools) {
+    const text = JSON.stringify({ name: tool.name, description: tool.description, parameters: tool.parameters })
+    total += Math.ceil(text.length / 3) + perTool
+  }
+  return total
+}
 
 /**
  * The estimated tokens of a list of messages (the sum of

@@ -80,8 +80,7 @@ describe("Agent", () => {
         assert.deepStrictEqual(book?.parameters, {
           type: "object",
           properties: { hotelId: { type: "string" } },
-          required: ["hotelId"],
-          additionalProperties: true
+          required: ["hotelId"]
         })
         assert.strictEqual(book?.description, "Book a hotel")
         assert.isFalse(agent.allows("refund"))

@@ -129,8 +129,7 @@ describe("Chat: a turn", () => {
       const location = {
         type: "object",
         properties: { lat: { type: "number" }, lon: { type: "number" } },
-        required: ["lat", "lon"],
-        additionalProperties: true
+        required: ["lat", "lon"]
       }
       assert.deepStrictEqual(tool(loose, "distance"), {
         name: "distance",
@@ -138,8 +137,7 @@ describe("Chat: a turn", () => {
         parameters: {
           type: "object",
           properties: { start: location, end: location },
-          required: ["start", "end"],
-          additionalProperties: true
+          required: ["start", "end"]
         },
         strict: false
       })

@@ -21,6 +21,15 @@ import { fixture } from "./support/TravelRole.ts"
 const layers = threadStores
 
 /** The roles of each request's messages, one string per request (`s u a u` …). */
+/** The estimated tokens of the tool schemas `agent` offers: what a thread's budget counts beside the messages. */
+const toolTokens = (agent: Agent.Agent<any, LanguageModel.LanguageModel>) =>
+  Effect.gen(function* () {
+    const scripted = yield* ScriptedModel.make([ScriptedModel.reply("x")])
+    yield* agent.chat("x").pipe(Effect.provide(scripted.layer))
+    const [request] = yield* scripted.requests
+    return History.estimateToolTokens(request?.tools ?? [])
+  })
+
 const shapes = (requests: ReadonlyArray<LanguageModel.Request>) =>
   requests.map((request) => request.messages.map((message) => message.role[0]).join(" "))
 
@@ -181,8 +190,8 @@ for (const [name, layer] of layers) {
         // The model calls every tool call_1 in every turn (as some providers do).
         const turn = [ScriptedModel.toolCalls([{ id: "call_1", name: "ping" }]), ScriptedModel.reply("pong")]
         const scripted = yield* ScriptedModel.make([...turn, ...turn, ...turn])
-        // A budget so small that each turn sends no earlier exchange.
-        const options = { thread: { id: thread, budget: { maxTokens: 1 } } }
+        // A budget so small that each turn sends no earlier exchange (the tool schemas and the turn's own fit).
+        const options = { thread: { id: thread, budget: { maxTokens: (yield* toolTokens(agent)) + 60 } } }
         for (const input of ["one", "two", "three"]) {
           yield* agent.chat(input, options).pipe(Effect.provide(scripted.layer))
         }
@@ -203,10 +212,10 @@ for (const [name, layer] of layers) {
         const reply = "r".repeat(400) // 104 tokens
         const scripted = yield* ScriptedModel.make(Array.from({ length: 6 }, () => ScriptedModel.reply(reply)))
         const system = "s" // 5 tokens; each user message "qN" 5 tokens: an exchange is 109
-        const options = { system, thread: { id: thread, budget: { maxTokens: 350 } } }
+        const options = { system, thread: { id: thread, budget: { maxTokens: (yield* toolTokens(agent)) + 350 } } }
         for (let n = 1; n <= 6; n++) yield* agent.chat(`q${n}`, options).pipe(Effect.provide(scripted.layer))
         const requests = yield* scripted.requests
-        // 5 + 5 (the new input) + 3 × 109 = 337 ≤ 350: three earlier exchanges at most.
+        // The tool schemas + 5 + 5 (the new input) + 3 × 109 = 337 ≤ 350 + the tool schemas: three earlier exchanges.
         assert.deepStrictEqual(
           requests.map((request) =>
             request.messages.filter((message) => message.role === "user").map((m) => m.content)
@@ -293,7 +302,13 @@ describe("Chat on a thread: options, strategies, streams and refusals", () => {
       ])
       const options = {
         system: "s",
-        thread: { id: "summarised", budget: { maxTokens: 250, strategy: History.summarize("summarize") } }
+        thread: {
+          id: "summarised",
+          budget: {
+            maxTokens: (yield* toolTokens(agent)) + 250,
+            strategy: History.summarize("summarize", { keepTokens: 125 })
+          }
+        }
       }
       const results: Array<Chat.ChatResult> = []
       for (let n = 1; n <= 6; n++) {
@@ -344,7 +359,11 @@ describe("Chat on a thread: options, strategies, streams and refusals", () => {
         ScriptedModel.reply("r".repeat(400)),
         ScriptedModel.fail(503)
       ])
-      const options = { thread: { id: "t", budget: { maxTokens: 200, strategy: History.summarize("summarize") } } }
+      const budget = {
+        maxTokens: (yield* toolTokens(agent)) + 200,
+        strategy: History.summarize("summarize", { keepTokens: 100 })
+      }
+      const options = { thread: { id: "t", budget } }
       yield* agent.chat("q1", options).pipe(Effect.provide(scripted.layer))
       yield* agent.chat("q2", options).pipe(Effect.provide(scripted.layer))
       const error = yield* Effect.flip(agent.chat("q3", options).pipe(Effect.provide(scripted.layer)))

@@ -76,8 +76,7 @@ describe("EffectAiModel", () => {
       assert.deepStrictEqual(first?.tools[0] && Tool.getJsonSchema(first.tools[0]), {
         type: "object",
         properties: { checkIn: { type: "string" }, checkOut: { type: "string" } },
-        required: ["checkIn", "checkOut"],
-        additionalProperties: true
+        required: ["checkIn", "checkOut"]
       })
       assert.strictEqual(first?.toolCallValidation, "deferred")
       assert.strictEqual(first?.prompt.content[0]?.role, "system")

@@ -56,8 +56,7 @@ describe("EffectAiToolkit", () => {
         assert.deepStrictEqual(toolkit.tools.book?.jsonSchema, {
           type: "object",
           properties: { hotelId: { type: "string" } },
-          required: ["hotelId"],
-          additionalProperties: true
+          required: ["hotelId"]
         })
       })
   )

@@ -57,6 +57,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Connection from "./internal/connection.ts"
+import * as OAuthFetch from "./internal/oauth/fetch.ts"
 import type * as OAuthProvider from "./internal/oauth/provider.ts"
 import { McpElicitation } from "./McpElicitation.ts"
 import { McpSampling } from "./McpSampling.ts"
@@ -70,6 +71,9 @@ import * as McpTransport from "./McpTransport.ts"
  * - `clientInfo`: the name and version sent at `initialize` (default
  *   `{ name: "rolecraft", version: "0.2.0" }`).
  * - `connectTimeout`: bounds spawning and `initialize` (default 30 seconds).
+ *   A connection that fails names what it was doing, the server's command or
+ *   URL, and this setting when it is the time that ran out; a stdio server
+ *   that did not start is ended with every process it started.
  * - `listTimeout`: bounds each `tools/list` page (default 30 seconds).
  * - `maxListPages`: the most `tools/list` pages one listing reads (default
  *   100; a fraction is rounded down, less than 1 is 1); past it the listing keeps the tools found so
@@ -132,8 +136,11 @@ export interface Services {
  * @since 0.1.0
  */
 export const make = (options?: Options, services?: Services): Core.McpClient["Service"] => {
+  const { oauth, ...answers } = services ?? {}
   const settings: Connection.Settings = {
-    ...services,
+    ...answers,
+    // One client's connections share each server's authorizations in flight.
+    ...(oauth === undefined ? {} : { oauth: { ...oauth, flights: OAuthFetch.makeFlights() } }),
     clientInfo: options?.clientInfo ?? { name: "rolecraft", version: "0.2.0" },
     connectTimeoutMs: toMillis(options?.connectTimeout, 30_000),
     listTimeoutMs: toMillis(options?.listTimeout, 30_000),

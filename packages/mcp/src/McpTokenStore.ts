@@ -37,8 +37,14 @@ import * as StoreBoundary from "@rolecraft/core/StoreBoundary"
  *
  * - `tokens`: `access_token`, `token_type`, `expires_in`, `refresh_token`, `scope`, …
  * - `clientInformation`: `client_id`, `client_secret`, … from registration.
- * - `codeVerifier`: the PKCE verifier of the authorization in progress.
+ * - `codeVerifier`: the PKCE verifier of an authorization in progress (kept by
+ *   0.2 clients; read for one started before an upgrade).
+ * - `codeVerifiers`: the PKCE verifier of each authorization in progress, by
+ *   its `state`: overlapping attempts never use each other's.
  * - `discoveryState`: the metadata discovery found.
+ * - `refreshing`: who is refreshing the tokens and until when (epoch
+ *   milliseconds): another process that meets it waits for that refresh
+ *   instead of spending the same refresh token.
  *
  * @category models
  * @since 0.2.0
@@ -47,13 +53,20 @@ export interface Entry {
   readonly tokens?: Readonly<Record<string, unknown>> | undefined
   readonly clientInformation?: Readonly<Record<string, unknown>> | undefined
   readonly codeVerifier?: string | undefined
+  readonly codeVerifiers?: Readonly<Record<string, string>> | undefined
   readonly discoveryState?: Readonly<Record<string, unknown>> | undefined
+  readonly refreshing?: { readonly by: string; readonly until: number } | undefined
 }
 
 /**
  * The service: `get(server)` reads the entry of a server (its URL; `{}` when
  * there is none), `set(server, entry)` replaces it, `remove(server)` forgets
- * it. Fails with `StoreError` (TRANSIENT when the store cannot be reached).
+ * it, and `compareAndSet(server, expected, entry)` replaces it only while it
+ * still equals `expected` (as `get` returned it; `{}` for none), in one
+ * atomic step of the store, answering whether it did: the client writes
+ * every change this way, so two processes sharing a store never lose each
+ * other's writes and only one of them spends a refresh token. Fails with
+ * `StoreError` (TRANSIENT when the store cannot be reached).
  *
  * @category services
  * @since 0.2.0
@@ -64,6 +77,11 @@ export class McpTokenStore extends Context.Service<
     readonly get: (server: string) => Effect.Effect<Entry, StoreBoundary.StoreError>
     readonly set: (server: string, entry: Entry) => Effect.Effect<void, StoreBoundary.StoreError>
     readonly remove: (server: string) => Effect.Effect<void, StoreBoundary.StoreError>
+    readonly compareAndSet: (
+      server: string,
+      expected: Entry,
+      entry: Entry
+    ) => Effect.Effect<boolean, StoreBoundary.StoreError>
   }
 >()("@rolecraft/mcp/McpTokenStore") {}
 
@@ -79,7 +97,13 @@ export const layerMemory: Layer.Layer<McpTokenStore> = Layer.sync(McpTokenStore,
   return McpTokenStore.of({
     get: (server) => Effect.sync(() => entries.get(server) ?? {}),
     set: (server, entry) => Effect.sync(() => void entries.set(server, entry)),
-    remove: (server) => Effect.sync(() => void entries.delete(server))
+    remove: (server) => Effect.sync(() => void entries.delete(server)),
+    compareAndSet: (server, expected, entry) =>
+      Effect.sync(() => {
+        if (JSON.stringify(entries.get(server) ?? {}) !== JSON.stringify(expected)) return false
+        entries.set(server, entry)
+        return true
+      })
   })
 })
 
@@ -150,7 +174,27 @@ export const layerSql: Layer.Layer<McpTokenStore, StoreBoundary.StoreError, SqlC
           )
         ),
       remove: (server) =>
-        StoreBoundary.guard(storeName, "remove an entry", Effect.asVoid(sql`DELETE FROM ${t} WHERE server = ${server}`))
+        StoreBoundary.guard(
+          storeName,
+          "remove an entry",
+          Effect.asVoid(sql`DELETE FROM ${t} WHERE server = ${server}`)
+        ),
+      // The row's text is what JSON.stringify wrote, so the expected entry compares as text; no row is `{}`.
+      compareAndSet: (server, expected, entry) =>
+        StoreBoundary.guard(
+          storeName,
+          "write an entry",
+          Effect.gen(function* () {
+            const before = JSON.stringify(expected)
+            const after = JSON.stringify(entry)
+            const updated = yield* sql<{ readonly server: string }>`UPDATE ${t} SET entry = ${after}
+              WHERE server = ${server} AND entry = ${before} RETURNING server`
+            if (updated.length > 0 || before !== "{}") return updated.length > 0
+            const inserted = yield* sql<{ readonly server: string }>`INSERT INTO ${t} (server, entry)
+              VALUES (${server}, ${after}) ON CONFLICT (server) DO NOTHING RETURNING server`
+            return inserted.length > 0
+          })
+        )
     })
   })
 )

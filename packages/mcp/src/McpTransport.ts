@@ -31,6 +31,8 @@ import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
+import * as Environment from "./internal/environment.ts"
+import * as ProcessTree from "./internal/processTree.ts"
 import { hide, secretsOf } from "./internal/redact.ts"
 
 /**
@@ -126,10 +128,24 @@ const lineReader = (onNoise: (line: string) => void) => {
 
 /**
  * Spawns a stdio server with the SDK's `StdioClientTransport`: the command
- * with its arguments, working directory and environment (the SDK's safe
- * defaults such as `PATH` and `HOME`, then the server's `env`, then the
- * credential under its variable name); stderr is piped and its last ~2 KB
- * kept.
+ * with its arguments, working directory and environment; stderr is piped and
+ * its last ~2 KB kept.
+ *
+ * The environment: what the server needs of this process's to run and to
+ * reach the network — `PATH`, `HOME` and the other places things are, the
+ * locale (`LANG`, `LC_*`, `TZ`), the certificate authorities
+ * (`NODE_EXTRA_CA_CERTS`, `SSL_CERT_FILE`, …) and the proxies (`HTTPS_PROXY`
+ * and the others, either case, without any `user:password@`; `NO_PROXY`) —
+ * then the server's `env`, then the credential under its variable name. A
+ * variable whose name says it holds a credential (`TOKEN`, `SECRET`,
+ * `PASSWORD`, `API_KEY`, …) and npm's `npm_config_*` settings are never
+ * inherited: a server that needs one is given it in its `env`.
+ *
+ * Closing the transport ends the server's whole process tree (a launcher
+ * such as `npx` and the server it started): a server that answered is asked
+ * to stop first (stdin closed, then SIGTERM, then SIGKILL, and SIGTERM for
+ * what it leaves running), one that never answered is ended at once
+ * (SIGKILL).
  *
  * @category constructors
  * @since 0.1.0
@@ -145,6 +161,7 @@ export const openStdio = (
       command: server.command,
       args: [...(server.args ?? [])],
       env: {
+        ...Environment.inherited(process.env),
         ...server.env,
         ...(credential === undefined ? {} : { [credential.variable]: Redacted.value(credential.value) })
       },
@@ -162,7 +179,17 @@ export const openStdio = (
     // its child process, whose exit status a crash report needs, and its line
     // reader, which reports a banner line as an error without the line.
     const internals = transport as unknown as { _readBuffer: unknown; readonly _process?: ChildProcess }
-    internals._readBuffer = lineReader((line) => noise(line))
+    // Whether the server ever sent a message: one that never answered did not start.
+    let answered = false
+    const reader = lineReader((line) => noise(line))
+    internals._readBuffer = {
+      ...reader,
+      readMessage: () => {
+        const message = reader.readMessage()
+        if (message !== null) answered = true
+        return message
+      }
+    }
     const start = transport.start.bind(transport)
     transport.start = () =>
       start().then(() => {
@@ -170,6 +197,21 @@ export const openStdio = (
           exit = { code, signal }
         })
       })
+    // Closing ends the server's whole process tree (a launcher such as npx leaves its server running when only
+    // it is stopped), read before anything is stopped. A server that answered is first asked to stop as the SDK
+    // does (stdin closed, then SIGTERM, then SIGKILL); one that never answered is ended at once.
+    const close = transport.close.bind(transport)
+    let closing: Promise<void> | undefined
+    transport.close = () => {
+      closing ??= (() => {
+        const root = transport.pid
+        const family = root === null || !answered ? [] : ProcessTree.tree(root)
+        if (answered) return close().then(() => ProcessTree.end(family.slice(1)))
+        if (root !== null) ProcessTree.kill(root)
+        return close()
+      })()
+      return closing
+    }
     return {
       transport,
       kind: "stdio",

@@ -71,25 +71,38 @@ export const schemaOf = (shape: Shape): Schema.Top => {
 type Json = Readonly<Record<string, unknown>>
 const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** Values a JSON Schema (the subset the projection emits) accepts. */
-export const valuesOf = (node: unknown): fc.Arbitrary<unknown> => {
+/** Integers outside the safe range: a JSON Schema `integer` without bounds accepts them. */
+export const unsafeIntegers: ReadonlyArray<number> = [2 ** 53, -(2 ** 53), 1e21]
+
+/**
+ * Values a JSON Schema (the subset the projection emits) accepts. An integer keeps within its `minimum` and
+ * `maximum`; with `unbounded: true`, an integer without them may also be one outside the safe range (what an
+ * offered schema, which leaves the safe-integer bounds out, lets a model send).
+ */
+export const valuesOf = (node: unknown, options?: { readonly unbounded?: boolean }): fc.Arbitrary<unknown> => {
+  const valuesOf_ = (child: unknown) => valuesOf(child, options)
   if (node === true || (isRecord(node) && Object.keys(node).length === 0)) return fc.jsonValue()
   if (!isRecord(node)) throw new Error(`unexpected schema node ${JSON.stringify(node)}`)
   for (const keyword of ["anyOf", "oneOf"]) {
     const branches = node[keyword]
-    if (Array.isArray(branches)) return fc.oneof(...branches.map(valuesOf))
+    if (Array.isArray(branches)) return fc.oneof(...branches.map(valuesOf_))
   }
   if (isRecord(node.not) && node.not.type === "null" && Object.keys(node).length === 1) {
     return fc.jsonValue().filter((value) => value !== null)
   }
   if (Array.isArray(node.enum)) return fc.constantFrom(...node.enum)
   if ("const" in node) return fc.constant(node.const)
-  if (Array.isArray(node.type)) return fc.oneof(...node.type.map((type) => valuesOf({ ...node, type })))
+  if (Array.isArray(node.type)) return fc.oneof(...node.type.map((type) => valuesOf_({ ...node, type })))
   switch (node.type) {
     case "string":
       return fc.string({ maxLength: 8 })
-    case "integer":
-      return fc.integer({ min: -1_000_000, max: 1_000_000 })
+    case "integer": {
+      const min = typeof node.minimum === "number" ? node.minimum : -1_000_000
+      const max = typeof node.maximum === "number" ? node.maximum : 1_000_000
+      const bounded = fc.integer({ min: Math.max(min, -1_000_000), max: Math.min(max, 1_000_000) })
+      const unbounded = options?.unbounded === true && node.minimum === undefined && node.maximum === undefined
+      return unbounded ? fc.oneof(bounded, fc.constantFrom(...unsafeIntegers)) : bounded
+    }
     case "number":
       return fc.double({ noNaN: true, noDefaultInfinity: true })
     case "boolean":
@@ -97,12 +110,12 @@ export const valuesOf = (node: unknown): fc.Arbitrary<unknown> => {
     case "null":
       return fc.constant(null)
     case "array":
-      return fc.array(valuesOf(node.items ?? true), { maxLength: 3 })
+      return fc.array(valuesOf_(node.items ?? true), { maxLength: 3 })
     case "object": {
       const properties = isRecord(node.properties) ? node.properties : {}
       const required = Array.isArray(node.required) ? (node.required as ReadonlyArray<string>) : []
       const known = fc.record(
-        Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, valuesOf(schema)])),
+        Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, valuesOf_(schema)])),
         { requiredKeys: required.filter((name) => Object.hasOwn(properties, name)) }
       )
       const extra = node.additionalProperties
@@ -110,7 +123,7 @@ export const valuesOf = (node: unknown): fc.Arbitrary<unknown> => {
       // extra keys carry a schema (a record): keys that are not declared properties
       const extraKeys = fc.stringMatching(/^[a-z]{1,5}$/).filter((key) => !Object.hasOwn(properties, key))
       return fc
-        .tuple(known, fc.dictionary(extraKeys, valuesOf(extra), { maxKeys: 3 }))
+        .tuple(known, fc.dictionary(extraKeys, valuesOf_(extra), { maxKeys: 3 }))
         .map(([declared, more]) => ({ ...more, ...declared }))
     }
     default:

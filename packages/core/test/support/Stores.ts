@@ -9,6 +9,7 @@ import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { postgresUrl } from "../../../../test/setup/postgresUrl.ts"
+import * as Seeded from "../../../../test/support/seeded.ts"
 import * as ApprovalStore from "../../src/ApprovalStore.ts"
 import * as ThreadStore from "../../src/ThreadStore.ts"
 
@@ -19,7 +20,7 @@ export const tempDir = (prefix = "rolecraft-test-"): string => mkdtempSync(join(
 export const pg = () => PgClient.layer({ url: Redacted.make(postgresUrl()) })
 
 /** A thread id (or any key) no other test, or earlier run on the shared Postgres, uses. */
-export const fresh = (name: string): string => `${name}-${crypto.randomUUID()}`
+export const fresh = (name: string): string => Seeded.unique(name)
 
 /** Every thread store, each made fresh. */
 export const threadStores: ReadonlyArray<readonly [string, () => Layer.Layer<ThreadStore.ThreadStore, unknown>]> = [

@@ -78,16 +78,20 @@ export const start =
         invalid("start", "options", issue.message)
       )
       const store = yield* RunStore.RunStore
-      if (Option.isSome(yield* stored("start", store.get(name, runId)))) {
+      // The store's insert decides (never a read before it): of two starts of one id at once, one creates the run.
+      if (!(yield* stored("start", store.create(name, runId)))) {
         return yield* invalid("start", "runId", `a run ${JSON.stringify(runId)} already exists`)
       }
       yield* engine(
         "start",
         `start run ${JSON.stringify(runId)}`,
         workflow.execute({ runId, input, options: decodedOptions }, { discard: true })
+      ).pipe(
+        // A run the engine never took is not left Running: its status says why it did not start.
+        Effect.tapError((error) =>
+          Effect.ignore(store.set(name, runId, { _tag: "Failed", category: error.category, message: error.message }))
+        )
       )
-      // The workflow may already have written a later status: creating never overwrites one.
-      yield* stored("start", store.create(name, runId))
     })
 
 /** The run's stored status. */

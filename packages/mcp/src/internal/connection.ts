@@ -16,7 +16,7 @@ import type * as McpElicitation from "../McpElicitation.ts"
 import type * as McpOAuth from "../McpOAuth.ts"
 import * as McpSampling from "../McpSampling.ts"
 import * as McpTransport from "../McpTransport.ts"
-import { toError } from "./failure.ts"
+import { connectFailure, toError } from "./failure.ts"
 import * as OAuthFetch from "./oauth/fetch.ts"
 import * as OAuthProvider from "./oauth/provider.ts"
 import * as Requests from "./requests.ts"
@@ -37,6 +37,8 @@ export interface Settings {
     | {
         readonly options: (url: string) => McpOAuth.Options | undefined
         readonly context: Context.Context<OAuthProvider.Services>
+        /** The authorizations in flight, shared by every connection of the client. */
+        readonly flights: OAuthFetch.Flights
       }
     | undefined
   /** Who answers a server's elicitation requests (none: they are declined). */
@@ -71,7 +73,7 @@ const open = (
   const attempts = Math.max(1, Math.floor(options.maxAttempts ?? defaultMaxAttempts))
   return McpTransport.openHttp(server, connectOptions, {
     wrapFetch: (next) =>
-      OAuthFetch.make(provider, server, next, fetch, attempts, {
+      OAuthFetch.make(provider, server, next, fetch, attempts, oauth.flights.of(server), {
         resourceMetadataOrigins: options.discovery?.resourceMetadataOrigins ?? [],
         endpointOrigins: options.discovery?.endpointOrigins ?? []
       })
@@ -135,7 +137,21 @@ export const connect = (
     yield* Effect.tryPromise({
       try: (signal) => client.connect(opened.transport, { signal, timeout: settings.connectTimeoutMs }),
       catch: (error) => error
-    }).pipe(Effect.catch((error) => Effect.flatMap(toError(session, error, "connect"), Effect.fail)))
+    }).pipe(
+      Effect.catch((error) =>
+        Effect.gen(function* () {
+          const failure = connectFailure(
+            session,
+            yield* toError(session, error, "connect"),
+            error,
+            settings.connectTimeoutMs
+          )
+          // A server that did not start is ended, its whole process tree, before its failure is told.
+          yield* Effect.promise(() => opened.transport.close().catch(() => undefined))
+          return yield* Effect.fail(failure)
+        })
+      )
+    )
 
     const version = client.getServerVersion()
     const instructions = client.getInstructions()

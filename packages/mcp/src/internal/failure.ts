@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import * as Core from "@rolecraft/core/McpClient"
 import * as Effect from "effect/Effect"
 import { AuthorizationFailed } from "./oauth/fetch.ts"
+import { RefreshUnavailable } from "./oauth/attempt.ts"
 import { hide } from "./redact.ts"
 import type { Phase, Session } from "./session.ts"
 
@@ -162,6 +163,11 @@ export const toError = (session: Session, error: unknown, phase: Phase): Effect.
     }
     if (error instanceof AuthorizationFailed)
       return Effect.succeed(refusedAccess(session, error.status, message, error))
+    // The request was never sent: the token could not be refreshed for now (transient).
+    if (error instanceof RefreshUnavailable)
+      return Effect.succeed(
+        new Core.McpClientError({ reason: "Connect", sent: false, message: `${session.who}: ${message}`, cause: error })
+      )
     if (error instanceof StreamableHTTPError) {
       const status = error.code ?? -1
       if (status === 401 || status === 403) return Effect.succeed(refusedAccess(session, status, message, error))
@@ -210,3 +216,58 @@ export const toError = (session: Session, error: unknown, phase: Phase): Effect.
     if (phase === "connect") return Effect.succeed(make({ reason: "Connect", sent: false }))
     return Effect.succeed(make({ reason: "Closed", sent: !notSent(error) }))
   })
+
+/** Whether an error is the spawn of a stdio server's command failing (not found, not executable). */
+const isSpawnError = (error: unknown): boolean => {
+  const fields = error as { readonly syscall?: unknown; readonly code?: unknown } | null
+  return (
+    error instanceof Error &&
+    typeof fields?.syscall === "string" &&
+    fields.syscall.startsWith("spawn") &&
+    typeof fields.code === "string"
+  )
+}
+
+const seconds = (ms: number): string => {
+  const value = Number((ms / 1000).toFixed(3))
+  return `${value} ${value === 1 ? "second" : "seconds"}`
+}
+
+/**
+ * A failure met while connecting, told with what was being done (starting the command, or `initialize`), the
+ * server's name and command (or URL), and the setting to change when it is the connect timeout that passed.
+ * A stdio server's stderr tail is kept on a timeout too: a launcher that could not fetch its package says why
+ * there.
+ */
+export const connectFailure = (
+  session: Pick<Session, "who" | "secrets" | "opened">,
+  failure: Core.McpClientError,
+  cause: unknown,
+  connectTimeoutMs: number
+): Core.McpClientError => {
+  if (failure.reason !== "Connect") return failure
+  const stdio = session.opened.kind === "stdio"
+  const rewrite = (text: string, extra?: { readonly stderr?: string | undefined }) =>
+    new Core.McpClientError({
+      ...failure,
+      ...(extra?.stderr === undefined || extra.stderr === "" ? {} : { stderr: extra.stderr }),
+      message: hide(`could not connect to ${session.who}: ${text}`, session.secrets)
+    })
+  if (failure.code === ErrorCode.RequestTimeout) {
+    const launcher = stdio
+      ? "; a command that first downloads its server (npx, uvx) may need longer, or may be failing to reach its registry (see its stderr)"
+      : ""
+    return rewrite(
+      `it did not answer initialize within ${seconds(connectTimeoutMs)} (connectTimeout)${launcher}; ` +
+        "raise it with McpClientSdk.layer({ connectTimeout })",
+      stdio ? { stderr: session.opened.diagnostics().stderr } : undefined
+    )
+  }
+  if (stdio && isSpawnError(cause)) {
+    return rewrite(`its command could not be started (${failure.message}); is it installed, and on PATH?`)
+  }
+  if (stdio && failure.code === ErrorCode.ConnectionClosed) {
+    return rewrite("the server exited before it answered initialize")
+  }
+  return rewrite(`while starting it and sending initialize: ${failure.message}`)
+}

@@ -20,8 +20,11 @@ export interface TurnOptions {
   readonly chat: ChatOptions
 }
 
-/** Counts each model call of a nested turn against the tree's bound; past it the call fails EXECUTION. */
-const counting = (
+/**
+ * Counts each model call of a nested turn against the tree's bound; past it the call fails EXECUTION naming
+ * the turn that tried and the model calls of each agent that spent the bound.
+ */
+export const counting = (
   action: string,
   path: ReadonlyArray<string>,
   bound: Nesting.Bound
@@ -32,11 +35,11 @@ const counting = (
         return Effect.fail(
           new ExecutionFailure({
             action,
-            message: `${action}: the agents ${Nesting.pathText(path)} made ${bound.steps} model calls, the bound of nested turns (maxTotalSteps ${bound.maxSteps})`
+            message: `${action}: ${Nesting.pathText(path)} could not make a model call: the turns of the tree made ${bound.steps} model calls, its bound (maxTotalSteps ${bound.maxSteps}); model calls by agent: ${Nesting.spentText(bound)}`
           })
         )
       }
-      bound.steps += 1
+      Nesting.spend(bound, path)
       return call
     })
 })

@@ -46,23 +46,48 @@ export type Composed =
 export const composedOf = (action: Action.Any | undefined): Composed | undefined =>
   action === undefined ? undefined : (action as unknown as { readonly [ComposedId]?: Composed })[ComposedId]
 
-/** The bound of one tree of nested turns, shared by all of them (made by the outermost turn). */
+/**
+ * The bound of one tree of nested turns, shared by all of them (made by the outermost turn): its model calls
+ * count the outermost turn's own, and siblings share what is left first come, first served — a refusal names
+ * the agents that spent it (`spent`, model calls by path of agents).
+ */
 export interface Bound {
   readonly maxDepth: number
   readonly maxSteps: number
-  /** Model calls made so far by the nested turns of the tree. */
+  /** Model calls made so far by the turns of the tree, the outermost included. */
   steps: number
+  readonly spent: Map<string, number>
 }
 
 /**
  * The bound of a tree whose outermost composed call is of `composed`: its limits, else agents nested at most
- * 4 deep and 100 model calls in all nested turns.
+ * 4 deep and 100 model calls in all the turns of the tree; `outer` is the outermost turn's path and the model
+ * calls it made before the bound was made.
  */
-export const boundOf = (composed: Composed): Bound => ({
-  maxDepth: (composed._tag === "agent" ? composed.maxDepth : undefined) ?? 4,
-  maxSteps: (composed._tag === "agent" ? composed.maxTotalSteps : undefined) ?? 100,
-  steps: 0
-})
+export const boundOf = (
+  composed: Composed,
+  outer?: { readonly path: ReadonlyArray<string>; readonly calls: number }
+): Bound => {
+  const spent = new Map<string, number>()
+  if (outer !== undefined && outer.calls > 0) spent.set(pathText(outer.path), outer.calls)
+  return {
+    maxDepth: (composed._tag === "agent" ? composed.maxDepth : undefined) ?? 4,
+    maxSteps: (composed._tag === "agent" ? composed.maxTotalSteps : undefined) ?? 100,
+    steps: outer?.calls ?? 0,
+    spent
+  }
+}
+
+/** Counts one model call of the turn at `path` against `bound`. */
+export const spend = (bound: Bound, path: ReadonlyArray<string>): void => {
+  const key = pathText(path)
+  bound.steps += 1
+  bound.spent.set(key, (bound.spent.get(key) ?? 0) + 1)
+}
+
+/** Who spent the bound: `desk 1, desk > explore 9`. */
+export const spentText = (bound: Bound): string =>
+  [...bound.spent].map(([path, calls]) => `${path} ${calls}`).join(", ")
 
 /** The inner turn's pause, written by the composed action's body for the turn that made the call. */
 export interface Paused {

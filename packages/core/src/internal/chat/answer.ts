@@ -125,7 +125,9 @@ export const runComposed = <R>(
   Effect.flatMap(Effect.service(Nesting.CurrentPlace), (place) => {
     const nesting: Nesting.Call = {
       path: place?.path ?? [turn.host.id],
-      bound: place?.bound ?? (turn.composed.bound ??= Nesting.boundOf(composed)),
+      bound:
+        place?.bound ??
+        (turn.composed.bound ??= Nesting.boundOf(composed, { path: turn.path, calls: turn.composed.calls })),
       toolCallId,
       emit: turn.streaming ? turn.emit : undefined,
       resumption,
@@ -300,8 +302,11 @@ export const observed = <R>(
   answer: Effect.Effect<ToolAnswer, never, R>
 ): Effect.Effect<ToolAnswer, never, R> => {
   const { hub } = turn.host
+  // A handoff's answer is told when the step settles which handoff is carried out (see `settle`).
   const reported = Effect.tap(answer, (result) =>
-    result.message === undefined ? Effect.void : turn.emit(toolResult(step, result.message, result))
+    result.message === undefined || result.handoff !== undefined
+      ? Effect.void
+      : turn.emit(toolResult(step, result.message, result))
   )
   return Effect.suspend(() => {
     if (hub.subscribers() === 0) return reported
@@ -336,7 +341,11 @@ export const observed = <R>(
   })
 }
 
-const toolResult = (step: number, message: Prompt.ToolMessage, answer: ToolAnswer): ToolCallAnswered => ({
+export const toolResult = (
+  step: number,
+  message: Prompt.ToolMessage,
+  answer: Pick<ToolAnswer, "success" | "category">
+): ToolCallAnswered => ({
   _tag: "ToolCallAnswered",
   step,
   toolCallId: message.toolCallId,

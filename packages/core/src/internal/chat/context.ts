@@ -98,6 +98,10 @@ export interface Turn<R> extends Mode {
 /** See {@link Turn.composed}. */
 export interface Composed {
   bound: Nesting.Bound | undefined
+  /** The outermost turn of a tree (not nested): its own model calls count against the tree's bound. */
+  readonly outermost: boolean
+  /** The model calls the outermost turn made (counted before a bound exists, then in it too). */
+  calls: number
   readonly agents: Record<string, Usage>
 }
 

@@ -3,8 +3,10 @@
  * the turn ends and the handoff's agent runs a turn on the conversation as the handoff's filter shows it
  * (without the system message: the next agent puts its own), with the turn's `output`. Its result is the
  * turn's, saying which agent answered, its tokens added to the turn's. A paused turn of the next agent pauses
- * this one, and resuming this one resumes it. Handoffs count against the bound of nested turns: a chain of
- * handoffs deeper than `maxDepth` fails the turn with EXECUTION naming the path of agents.
+ * this one, and resuming this one resumes it. One handoff per step is carried out, the first the model
+ * called ({@link choose}); one that is not — a second target, one beside a call that waits for an approval, one
+ * past the depth bound of nested turns — is answered with a note saying it was not carried out and why, and
+ * `HandedOff` is emitted only for the one that is, when it is.
  */
 import * as Effect from "effect/Effect"
 import { type ActionError, ExecutionFailure } from "../../ActionError.ts"
@@ -96,17 +98,65 @@ const asOwn = <R>(
     return AwaitingApproval({ pending: result.pending, state })
   })
 
+/** The note a handoff call not carried out is answered with: never a claim that the conversation moved. */
+const notTaken = (agent: string, why: string): string => `Not transferred to ${agent}: ${why}.`
+
+/** Whether a handoff to `agent` from this turn would go past the tree's depth bound; the reason if it would. */
+const overBound = <R>(turn: Turn<R>, handoff: Handoff): Effect.Effect<string | undefined> =>
+  Effect.map(Effect.service(Nesting.CurrentPlace), (place) => {
+    const bound = place?.bound ?? turn.composed.bound ?? Nesting.boundOf(handoff)
+    const { path, depth, over } = Nesting.deeper(place?.path ?? turn.path, bound, handoff.agent().id)
+    return over
+      ? `the handoffs ${Nesting.pathText(path)} would go ${depth} deep, over the bound (maxDepth ${bound.maxDepth})`
+      : undefined
+  })
+
+/**
+ * Which of a step's handoff calls is carried out, and the answer of each call that made one: the first the
+ * model called is taken (a rule that does not depend on which call finished first), unless a call of the step
+ * waits for an approval (the step pauses: none is taken, the model may call it again after the resume) or it
+ * would go past the depth bound; every other is answered as not carried out.
+ */
+export const choose = <R>(
+  turn: Turn<R>,
+  called: ReadonlyArray<Called>,
+  paused: boolean
+): Effect.Effect<{ readonly taken: Called | undefined; readonly answers: ReadonlyMap<string, string> }> =>
+  Effect.gen(function* () {
+    const answers = new Map<string, string>()
+    const first = called[0]
+    if (first === undefined) return { taken: undefined, answers }
+    const refused = paused
+      ? "a call of the same response waits for an approval, so no handoff is carried out; call it again once it is decided"
+      : yield* overBound(turn, first.handoff)
+    for (const other of called) {
+      answers.set(
+        other.toolCallId,
+        other === first && refused === undefined
+          ? `Transferred to ${other.agent}.`
+          : notTaken(
+              other.agent,
+              refused ?? `only one handoff of a response is carried out, the first (to ${first.agent})`
+            )
+      )
+    }
+    return { taken: refused === undefined ? first : undefined, answers }
+  })
+
 /** Runs the next agent's turn (or resumes it) in its place in the tree of nested turns. */
 const run = <R>(
   turn: Turn<R>,
   handoff: Handoff,
   toolCallId: string,
   input: Compose.InnerTurn["input"],
-  resumption: Compose.InnerTurn["resumption"]
+  resumption: Compose.InnerTurn["resumption"],
+  announce?: Effect.Effect<void>
 ): Effect.Effect<{ readonly target: string; readonly result: ChatResult }, ActionError, R> =>
   Effect.flatMap(Effect.service(Nesting.CurrentPlace), (place) => {
     const target = handoff.agent()
-    const bound = place?.bound ?? (turn.composed.bound ??= Nesting.boundOf(handoff))
+    const bound =
+      place?.bound ??
+      (turn.composed.bound ??= Nesting.boundOf(handoff, { path: turn.path, calls: turn.composed.calls }))
     const { path, depth, over } = Nesting.deeper(place?.path ?? turn.path, bound, target.id)
     if (over) {
       return Effect.fail(
@@ -116,10 +166,12 @@ const run = <R>(
         })
       )
     }
+    const announced = announce === undefined ? Effect.void : announce
     const ran = Compose.turnOf(target, {
       input,
       resumption,
-      options: optionsOf(turn),
+      // The next agent's model calls count against the tree's bound, like a nested turn's.
+      options: { ...optionsOf(turn), steps: Compose.counting("chat", path, bound) },
       emit: turn.streaming ? turn.emit : undefined,
       path,
       toolCallId
@@ -131,10 +183,13 @@ const run = <R>(
       Effect.provideService(ran, Nesting.CurrentPlace, placed),
       turn.host.authority
     )
-    return Effect.map(inherited, (result) => ({
-      target: target.id,
-      result
-    }))
+    return Effect.andThen(
+      announced,
+      Effect.map(inherited, (result) => ({
+        target: target.id,
+        result
+      }))
+    )
   }) as Effect.Effect<{ readonly target: string; readonly result: ChatResult }, ActionError, R>
 
 /** Hands the conversation at `at` to the agent of the handoff its call ran. */
@@ -144,12 +199,18 @@ export const handOff = <R>(turn: Turn<R>, at: Position, called: Called): Effect.
   return Effect.gen(function* () {
     const before = yield* usageOf(turn)
     const agents = agentsOf(turn, before) ?? { [turn.host.id]: before }
-    yield* turn.emit({ _tag: "HandedOff", from: turn.host.id, to: called.agent, toolCallId: called.toolCallId })
-    const { target, result } = yield* run(turn, handoff, called.toolCallId, history, undefined)
+    // Told once the bound let it through, as the next agent's turn starts: the event follows the transfer.
+    const handedOff = turn.emit({
+      _tag: "HandedOff",
+      from: turn.host.id,
+      to: called.agent,
+      toolCallId: called.toolCallId
+    })
+    const { target, result } = yield* run(turn, handoff, called.toolCallId, history, undefined, handedOff)
     addAgents(agents, Nesting.usageOf(target, result))
     // The next agent was given its system message and the history.
-    const handedOff = { agent: target, toolCallId: called.toolCallId, action: called.action, from: history.length + 1 }
-    return yield* asOwn(turn, at.messages, handedOff, agents, result)
+    const handed = { agent: target, toolCallId: called.toolCallId, action: called.action, from: history.length + 1 }
+    return yield* asOwn(turn, at.messages, handed, agents, result)
   })
 }
 

@@ -30,6 +30,7 @@ import * as Finish from "../model/finish.ts"
 import type * as Toolkit from "../tool/toolkit.ts"
 import { addAgents, agentsOf, usageOf } from "./tally.ts"
 import * as Answer from "./answer.ts"
+import * as Nesting from "../agent/nesting.ts"
 import * as Handoff from "./handoff.ts"
 import * as ChatMessages from "./messages.ts"
 import type { Position, Turn } from "./context.ts"
@@ -66,7 +67,7 @@ export const settle = <R>(
   const pending: Array<PendingCall> = []
   const nested: Array<NestedCall> = []
   const answered: Array<Prompt.ToolMessage> = []
-  let handoff: Handoff.Called | undefined
+  const handoffs: Array<Handoff.Called> = []
   for (const { answer, made } of answers) {
     if (answer.agents !== undefined) addAgents(turn.composed.agents, answer.agents)
     if (answer.nested !== undefined) {
@@ -76,22 +77,42 @@ export const settle = <R>(
       pending.push(answer.pending)
     } else if (answer.message !== undefined) {
       answered.push(answer.message)
-      handoff ??= Handoff.calledBy(made, answer, answer.message.toolCallId)
+      const called = Handoff.calledBy(made, answer, answer.message.toolCallId)
+      if (called !== undefined) handoffs.push(called)
     }
   }
-  const next = { messages: merged(answered), steps }
-  if (pending.length === 0) {
-    return Effect.andThen(finished, handoff === undefined ? loop(turn, next) : Handoff.handOff(turn, next, handoff))
-  }
-  return finished.pipe(
-    Effect.andThen(turn.emit({ _tag: "ApprovalRequested", pending })),
-    Effect.andThen(paused(turn, next, pending, nested))
-  )
+  // Each handoff call is answered with what happened to it (carried out or not, and why), and told so.
+  return Effect.flatMap(Handoff.choose(turn, handoffs, pending.length > 0), ({ taken, answers: notes }) => {
+    const told = answered.map((message) => {
+      const note = notes.get(message.toolCallId)
+      return note === undefined ? message : { ...message, content: note }
+    })
+    const telling = Effect.forEach(
+      told.filter((message) => notes.has(message.toolCallId)),
+      (message) => turn.emit(Answer.toolResult(steps, message, { success: message.toolCallId === taken?.toolCallId })),
+      { discard: true }
+    )
+    const next = { messages: merged(told), steps }
+    if (pending.length === 0) {
+      return Effect.andThen(
+        Effect.andThen(telling, finished),
+        taken === undefined ? loop(turn, next) : Handoff.handOff(turn, next, taken)
+      )
+    }
+    return telling.pipe(
+      Effect.andThen(finished),
+      Effect.andThen(turn.emit({ _tag: "ApprovalRequested", pending })),
+      Effect.andThen(paused(turn, next, pending, nested))
+    )
+  })
 }
 
 /** The turn's model calls and tool calls from `at`, step after step, to its result. */
 export const loop = <R>(turn: Turn<R>, at: Position): Effect.Effect<ChatResult, ActionError, R> => {
-  if (at.steps >= turn.settings.maxSteps) {
+  // The outermost turn's own model calls count against its tree's bound; once the tree spent it, the turn ends.
+  const { composed } = turn
+  const spent = composed.outermost && composed.bound !== undefined && composed.bound.steps >= composed.bound.maxSteps
+  if (at.steps >= turn.settings.maxSteps || spent) {
     return Effect.map(usageOf(turn), (usage) => {
       const agents = agentsOf(turn, usage)
       return StepLimitReached({
@@ -103,6 +124,10 @@ export const loop = <R>(turn: Turn<R>, at: Position): Effect.Effect<ChatResult, 
     })
   }
   const step = at.steps + 1
+  if (composed.outermost) {
+    composed.calls += 1
+    if (composed.bound !== undefined) Nesting.spend(composed.bound, turn.path)
+  }
   return Effect.flatMap(Step.offered(turn, step), (kit) =>
     Effect.flatMap(Step.call(turn, at.messages, step, kit), (response) =>
       stepped(turn, at.messages, step, kit, response)

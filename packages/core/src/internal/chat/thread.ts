@@ -187,6 +187,7 @@ export const start = <R>(
   thread: Thread,
   input: string | ReadonlyArray<Prompt.Message>,
   system: string,
+  toolTokens: number,
   run: Run<R>
 ): Effect.Effect<ChatResult, ActionError, R> =>
   Effect.flatMap(Effect.zip(inputOf(input), storeOf(fallback)), ([news, store]) =>
@@ -215,7 +216,7 @@ export const start = <R>(
             }
             const index = yield* held.index
             const head: Prompt.Message = { role: "system", content: system }
-            const window = yield* Window.choose(host, held, index, thread.budget, [head, ...news])
+            const window = yield* Window.choose(host, held, index, thread.budget, [head, ...news], toolTokens)
             const prefix: Array<Prompt.Message> = [
               head,
               ...(window.summary === undefined ? [] : [History.summaryMessage(window.summary.text)]),

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
+import * as History from "../../History.ts"
 import type { ActionError } from "../../ActionError.ts"
 import {
   type ChatOptions,
@@ -166,7 +167,12 @@ export const make = <R>(host: Host<R>): Turns<R> => {
         for (const id of ToolCallId.idsOf(at.messages)) callIds.add(id)
         // A handed-off turn's calls get ids unique across the whole conversation it continues.
         for (const id of place?.taken ?? []) callIds.add(id)
-        const composed = { bound: undefined, agents: othersOf(at.agents, host.id) }
+        const composed = {
+          bound: undefined,
+          outermost: place === undefined,
+          calls: at.steps,
+          agents: othersOf(at.agents, host.id)
+        }
         const id = at.turnId ?? settings.turnId ?? freshTurnId()
         const path = place?.path ?? [host.id]
         return knowing(
@@ -204,8 +210,13 @@ export const make = <R>(host: Host<R>): Turns<R> => {
         )
       if (thread.success !== undefined) {
         const kept = thread.success
-        return Effect.flatMap(requireModel, (model) =>
-          Threads.start(host, threads, kept, input, first, (messages, taken, prior) =>
+        // The tool schemas every request carries count in the thread's budget, as the system message does.
+        const toolTokens =
+          kept.budget === undefined
+            ? Effect.succeed(0)
+            : Effect.map(toolkit(settings.success.strict), (kit) => History.estimateToolTokens(kit.forModel))
+        return Effect.flatMap(Effect.zip(requireModel, toolTokens), ([model, tools]) =>
+          Threads.start(host, threads, kept, input, first, tools, (messages, taken, prior) =>
             run(model, messages, prior, taken)
           )
         )

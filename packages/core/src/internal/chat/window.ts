@@ -1,6 +1,7 @@
 /**
  * The part of a thread a turn sends the model: with no budget, every exchange after the thread's summary; with a
- * budget, the newest whole exchanges that fit beside the system message, the summary and the new input. With the
+ * budget, the newest whole exchanges that fit beside the system message, the tool schemas, the summary and the new
+ * input (a budget smaller than those fixed parts is VALIDATION naming both sizes). With the
  * summarising strategy, a history over the budget first has its oldest exchanges folded into the summary by the
  * author's action (run through the agent's pipeline, its tokens counted in the turn), until the rest fits in
  * `keepTokens`; whatever still does not fit is dropped, oldest first. Refuses, as VALIDATION, a budget whose
@@ -101,14 +102,16 @@ const summarise = <R>(
 
 /**
  * The window of `held` a turn sends, given the `fixed` messages sent whatever the budget (the system message and
- * the new input) and the thread's `index`.
+ * the new input), the estimated tokens of the tool schemas every request carries (`toolTokens`) and the thread's
+ * `index`. A budget smaller than that fixed part is VALIDATION naming both sizes, before any model call.
  */
 export const choose = <R>(
   host: Host<R>,
   held: Held,
   index: ReadonlyArray<IndexEntry>,
   budget: History.Budget | undefined,
-  fixed: ReadonlyArray<Prompt.Message>
+  fixed: ReadonlyArray<Prompt.Message>,
+  toolTokens: number
 ): Effect.Effect<Window, ActionError | StoreError, R> =>
   Effect.gen(function* () {
     const last = held.head.exchanges
@@ -116,7 +119,14 @@ export const choose = <R>(
     let unfolded = index.filter((entry) => entry.seq > (summary?.through ?? 0))
     let usage = zero
     if (budget !== undefined) {
-      const fixedTokens = History.estimateAll(fixed)
+      const fixedTokens = History.estimateAll(fixed) + toolTokens
+      if (fixedTokens > budget.maxTokens) {
+        return yield* ChatMessages.invalid(
+          "chat",
+          "thread.budget.maxTokens",
+          `thread.budget.maxTokens is ${budget.maxTokens} tokens, less than what every request of the turn sends: ${fixedTokens} tokens (the system message and the new input ${fixedTokens - toolTokens}, the tool schemas ${toolTokens}); raise the budget or offer fewer tools`
+        )
+      }
       const sizes = () => unfolded.map((entry) => entry.tokens)
       const strategy = budget.strategy ?? History.dropOldest
       const total = fixedTokens + summaryTokens(summary) + sizes().reduce((a, b) => a + b, 0)

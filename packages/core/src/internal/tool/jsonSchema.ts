@@ -66,6 +66,10 @@ export class ToolSchemaIssue extends Schema.TaggedError<ToolSchemaIssue>()("Tool
  *   (`Schema.Number.annotateKey({ description })`); both descriptions are
  *   kept (key annotations, which Effect emits as `allOf: [{ description }]`,
  *   are merged into the node).
+ * - Noise a model pays for and learns nothing from is left out: an
+ *   integer's `minimum`/`maximum` that is only the safe-integer range (what
+ *   `Schema.Int` writes; the decoder still refuses an integer outside it),
+ *   and `additionalProperties: true` (JSON Schema's own default).
  * - The reserved `_approval_token` is removed from the root's `properties`
  *   and `required`.
  * - With `strict: true` (default `false`), per OpenAI strict mode: every object
@@ -83,7 +87,7 @@ export class ToolSchemaIssue extends Schema.TaggedError<ToolSchemaIssue>()("Tool
  *
  * jsonSchema(Schema.Struct({ city: Schema.String }))
  * // Result.succeed({ type: "object", properties: { city: { type: "string" } },
- * //                  required: ["city"], additionalProperties: true })
+ * //                  required: ["city"] })
  * jsonSchema({ type: "object" }) // Result.succeed({ type: "object", properties: {} })
  * ```
  */
@@ -281,7 +285,24 @@ const walk = (node: unknown, path: Path, ancestors: Set<unknown>, context: Conte
     if (walked.success !== undefined) setOwn(out, keyword, walked.success)
   }
   const normalised = normaliseObject(simplifyNumber(flattenAnnotations(out)), path, context.strict)
-  return context.close ? Result.map(normalised, close) : normalised
+  return Result.map(normalised, (node) => withoutNoise(context.close ? close(node) : node))
+}
+
+/**
+ * Keywords that cost a model tokens and say nothing, left out: an integer's bound that is only the safe-integer
+ * range (what `Schema.Int` writes; the decoder still refuses an integer outside it, as VALIDATION naming the
+ * field), and `additionalProperties: true` (what JSON Schema assumes without it).
+ */
+const withoutNoise = (node: JsonSchema.JsonSchema): JsonSchema.JsonSchema => {
+  const integer = typesOf(node).includes("integer")
+  const noise = (keyword: string, value: unknown) =>
+    (keyword === "additionalProperties" && value === true) ||
+    (integer && keyword === "minimum" && value === Number.MIN_SAFE_INTEGER) ||
+    (integer && keyword === "maximum" && value === Number.MAX_SAFE_INTEGER)
+  if (!Object.entries(node).some(([keyword, value]) => noise(keyword, value))) return node
+  const out: JsonSchema.JsonSchema = {}
+  for (const [keyword, value] of Object.entries(node)) if (!noise(keyword, value)) setOwn(out, keyword, value)
+  return out
 }
 
 // A struct as Effect writes it (`additionalProperties: true` next to `properties`) closed; a record keeps its own.

@@ -2,8 +2,10 @@ import { assert, describe, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
 import * as JsonSchema from "../../../src/internal/tool/jsonSchema.ts"
 
-const project = (parameters: JsonSchema.Parameters, options?: { readonly strict?: boolean }) =>
-  Result.getOrThrowWith(JsonSchema.jsonSchema(parameters, options), (issue) => new Error(issue.message))
+const project = (
+  parameters: JsonSchema.Parameters,
+  options?: { readonly strict?: boolean; readonly served?: boolean }
+) => Result.getOrThrowWith(JsonSchema.jsonSchema(parameters, options), (issue) => new Error(issue.message))
 
 const projectIssue = (parameters: JsonSchema.Parameters, options?: { readonly strict?: boolean }) =>
   Result.match(JsonSchema.jsonSchema(parameters, options), {
@@ -178,16 +180,14 @@ describe("jsonSchema", () => {
       const expected = {
         type: "object",
         properties: { lat: { type: "number" }, lon: { type: "number" } },
-        required: ["lat", "lon"],
-        additionalProperties: true
+        required: ["lat", "lon"]
       }
       assert.deepStrictEqual(
         project(Schema.Struct({ start: Location, end: Location.annotate({ description: "where to stop" }) })),
         {
           type: "object",
           properties: { start: expected, end: { ...expected, description: "where to stop" } },
-          required: ["start", "end"],
-          additionalProperties: true
+          required: ["start", "end"]
         }
       )
     })
@@ -213,8 +213,7 @@ describe("jsonSchema", () => {
       assert.deepStrictEqual(project(Person), {
         type: "object",
         properties: { name: { type: "string" } },
-        required: ["name"],
-        additionalProperties: true
+        required: ["name"]
       })
     })
 
@@ -349,9 +348,7 @@ describe("jsonSchema", () => {
             city: { type: "string", description: "the city" },
             days: {
               type: "integer",
-              description: "how many days",
-              minimum: -9007199254740991,
-              maximum: 9007199254740991
+              description: "how many days"
             },
             budget: { type: "number" },
             rate: { type: "number", description: "a rate" },
@@ -362,8 +359,7 @@ describe("jsonSchema", () => {
             limit: { type: "number" },
             offset: { anyOf: [{ type: "number" }, { type: "null" }] }
           },
-          required: ["city", "days", "budget", "rate", "amount", "unit", "note", "scores"],
-          additionalProperties: true
+          required: ["city", "days", "budget", "rate", "amount", "unit", "note", "scores"]
         }
       )
     })
@@ -384,8 +380,7 @@ describe("jsonSchema", () => {
       assert.deepStrictEqual(project(Schema.Struct({ hotelId: Schema.String, _approval_token: Schema.String })), {
         type: "object",
         properties: { hotelId: { type: "string" } },
-        required: ["hotelId"],
-        additionalProperties: true
+        required: ["hotelId"]
       })
       assert.deepStrictEqual(
         project(
@@ -402,6 +397,59 @@ describe("jsonSchema", () => {
           required: ["hotelId"],
           additionalProperties: false
         }
+      )
+    })
+  })
+
+  describe("no noise a model pays for", () => {
+    const Stay = Schema.Struct({
+      nights: Schema.Int,
+      guests: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)),
+      rooms: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 9 })),
+      rate: Schema.Finite.check(Schema.isGreaterThanOrEqualTo(Number.MIN_SAFE_INTEGER)),
+      extra: Schema.Struct({ note: Schema.String })
+    })
+
+    it("an integer's safe-integer bounds and additionalProperties: true are left out; a bound of its own stays", () => {
+      const properties = {
+        nights: { type: "integer" },
+        guests: { type: "integer", minimum: 1 },
+        rooms: { type: "integer", minimum: 1, maximum: 9 },
+        // a number's bound is the author's, even at the safe-integer range's value
+        rate: { type: "number", minimum: Number.MIN_SAFE_INTEGER },
+        extra: { type: "object", properties: { note: { type: "string" } }, required: ["note"] }
+      }
+      assert.deepStrictEqual(project(Stay), {
+        type: "object",
+        properties,
+        required: ["nights", "guests", "rooms", "rate", "extra"]
+      })
+    })
+
+    it("served (Mcp.serve) and strict schemas leave them out too, keeping additionalProperties: false", () => {
+      const served = project(Stay, { served: true }) as Record<string, unknown>
+      const strict = project(Stay, { strict: true }) as Record<string, unknown>
+      for (const schema of [served, strict]) {
+        const text = JSON.stringify(schema)
+        assert.notInclude(text, `"maximum":${Number.MAX_SAFE_INTEGER}`)
+        assert.notInclude(text, '"additionalProperties":true')
+        const properties = schema.properties as Record<string, unknown>
+        assert.deepStrictEqual(
+          [properties.nights, properties.guests],
+          [{ type: "integer" }, { type: "integer", minimum: 1 }]
+        )
+        assert.strictEqual(schema.additionalProperties, false)
+      }
+    })
+
+    it("an MCP tool's own safe-integer bounds and additionalProperties: true are left out as well", () => {
+      assert.deepStrictEqual(
+        project({
+          type: "object",
+          properties: { n: { type: "integer", minimum: -9007199254740991, maximum: 9007199254740991 } },
+          additionalProperties: true
+        }),
+        { type: "object", properties: { n: { type: "integer" } } }
       )
     })
   })
@@ -427,7 +475,7 @@ describe("jsonSchema", () => {
           properties: {
             city: { type: "string" },
             unit: { type: ["string", "null"], enum: ["c", "f", null] },
-            days: { type: ["integer", "null"], minimum: -9007199254740991, maximum: 9007199254740991 },
+            days: { type: ["integer", "null"] },
             note: { anyOf: [{ type: "string" }, { type: "null" }] },
             filters: {
               type: ["object", "null"],
@@ -474,8 +522,7 @@ describe("jsonSchema", () => {
       assert.deepStrictEqual(project(Schema.Struct({ labels: Schema.Record(Schema.String, Schema.String) })), {
         type: "object",
         properties: { labels: { type: "object", properties: {}, additionalProperties: { type: "string" } } },
-        required: ["labels"],
-        additionalProperties: true
+        required: ["labels"]
       })
     })
   })

@@ -173,8 +173,7 @@ describe("Toolkit.build", () => {
           parameters: {
             type: "object",
             properties: { checkIn: { type: "string" } },
-            required: ["checkIn"],
-            additionalProperties: true
+            required: ["checkIn"]
           },
           strict: false
         }

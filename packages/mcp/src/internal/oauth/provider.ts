@@ -2,28 +2,30 @@
  * The MCP SDK's `OAuthClientProvider` for one server, over Rolecraft's
  * services: what it keeps goes to the `McpTokenStore` under the server's URL
  * (verbatim), the browser step goes to the user's `Authorization` service
- * (its answer's `state` and `iss` are checked and its `code` kept for the SDK's second
+ * (its answer's `state` is checked and its `code` kept for the SDK's second
  * `auth()` call), the client credentials grant delegates to the SDK's own
  * `ClientCredentialsProvider` or `PrivateKeyJwtProvider` for how the client
  * authenticates and what the token request says, and the JWT bearer grant
  * asks the user's function for its assertion with what discovery found. Every token it sees is
  * told to `onSecret`, so the connection hides it from what it writes.
  */
-import { randomBytes } from "node:crypto"
 import { ClientCredentialsProvider, PrivateKeyJwtProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js"
 import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js"
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
   OAuthTokens
 } from "@modelcontextprotocol/sdk/shared/auth.js"
 import * as Context from "effect/Context"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import * as Core from "@rolecraft/core/McpClient"
-import * as McpOAuth from "../../McpOAuth.ts"
+import type * as McpOAuth from "../../McpOAuth.ts"
 import { type Entry, McpTokenStore } from "../../McpTokenStore.ts"
-import * as Discovery from "./discovery.ts"
+import * as StoreBoundary from "@rolecraft/core/StoreBoundary"
+import * as AttemptKernel from "./attempt.ts"
+import type { Attempt } from "./attempt.ts"
 
 /** The services the provider runs its effects with. */
 export type Services = McpTokenStore | McpOAuth.Authorization
@@ -31,12 +33,29 @@ export type Services = McpTokenStore | McpOAuth.Authorization
 /** The default redirect URI. */
 export const defaultRedirectUrl = "http://127.0.0.1:8976/callback"
 
-/** A provider, and the code its last browser step brought back (taken once). */
-export interface Provider extends OAuthClientProvider {
-  readonly takeCode: () => string | undefined
+/** What one server's connection asks of its OAuth state. */
+export interface Provider {
+  /** The stored tokens (every one told to `onSecret`). */
+  readonly tokens: () => Promise<OAuthTokens | undefined>
+  /** A new attempt; `plain` reaches the authorization server. */
+  readonly attempt: (plain: FetchLike) => Attempt
+  /**
+   * Claims the refresh that follows the refusal of `sent` (the access token
+   * a request carried): `"refreshed"` when the stored token is already
+   * another one (use it), `"claimed"` when this attempt may authorize. A
+   * refresh claimed by another process is waited for.
+   */
+  readonly claim: (attempt: Attempt, sent: string | undefined) => Promise<"claimed" | "refreshed">
+  /** Gives up the claim of `attempt`, if it still holds it. */
+  readonly release: (attempt: Attempt) => Promise<void>
 }
 
-const refused = (message: string) => new Core.McpClientError({ reason: "Connect", sent: false, message })
+/** How long a claimed refresh keeps others waiting when its process dies before it ends. */
+const claimMs = 30_000
+/** How often a waiting process reads the store again. */
+const pollMs = 25
+/** Compare-and-set tries before a change gives up (only a store under constant contention reaches it). */
+const maxSwaps = 1_000
 
 /** The SDK provider of a client credentials grant (it decides the token request and the client's authentication). */
 const grantProvider = (grant: McpOAuth.ClientCredentials, name: string): OAuthClientProvider => {
@@ -112,10 +131,23 @@ export const make = (
         : grantProvider(grant, options.clientName ?? "rolecraft")
   if (grant !== undefined)
     onSecret(Redacted.value(grant._tag === "PrivateKeyJwt" ? grant.privateKey : grant.clientSecret))
-  const update = (change: (entry: Entry) => Entry) =>
-    run(Effect.flatMap(store.get(server), (entry) => store.set(server, change(entry))))
-  let state: string | undefined
-  let code: string | undefined
+
+  // Every change is a compare-and-set on what was read: another process's write in between is read again, not lost.
+  const change = (next: (entry: Entry) => Entry): Effect.Effect<void, StoreBoundary.StoreError> =>
+    Effect.gen(function* () {
+      for (let swap = 0; swap < maxSwaps; swap++) {
+        const entry = yield* store.get(server)
+        const changed = next(entry)
+        if (JSON.stringify(changed) === JSON.stringify(entry)) return
+        if (yield* store.compareAndSet(server, entry, changed)) return
+      }
+      return yield* new StoreBoundary.StoreError({
+        store: "the MCP token store",
+        category: "TRANSIENT",
+        message: `the MCP token store: the entry of ${server} kept changing under ${maxSwaps} writes`
+      })
+    })
+  const update = (next: (entry: Entry) => Entry) => run(change(next))
 
   const metadata: OAuthClientMetadata = {
     client_name: options.clientName ?? "rolecraft",
@@ -135,102 +167,64 @@ export const make = (
         }
   if (preRegistered?.client_secret !== undefined) onSecret(preRegistered.client_secret)
 
-  const provider: Provider = {
-    get redirectUrl() {
-      return delegate === undefined ? redirectUrl : undefined
-    },
-    ...(delegate === undefined && options.clientMetadataUrl !== undefined
-      ? { clientMetadataUrl: options.clientMetadataUrl }
-      : {}),
-    get clientMetadata() {
-      return delegate?.clientMetadata ?? metadata
-    },
-    state: () => {
-      state = randomBytes(16).toString("base64url")
-      return state
-    },
-    clientInformation: async () => {
-      if (delegate !== undefined) return delegate.clientInformation()
-      if (preRegistered !== undefined) return preRegistered
-      return (await read()).clientInformation as OAuthClientInformationMixed | undefined
-    },
-    saveClientInformation: async (information) => {
-      if (delegate !== undefined || preRegistered !== undefined) return
-      if (typeof information.client_secret === "string") onSecret(information.client_secret)
-      await update((entry) => ({ ...entry, clientInformation: information }))
-    },
-    tokens: async () => {
-      const tokens = (await read()).tokens as OAuthTokens | undefined
-      if (tokens !== undefined) {
-        onSecret(tokens.access_token)
-        if (tokens.refresh_token !== undefined) onSecret(tokens.refresh_token)
-      }
-      return tokens
-    },
-    saveTokens: async (tokens) => {
-      onSecret(tokens.access_token)
-      if (tokens.refresh_token !== undefined) onSecret(tokens.refresh_token)
-      await update((entry) => ({ ...entry, tokens }))
-    },
-    redirectToAuthorization: async (url) => {
-      if (delegate !== undefined) throw refused("the client credentials grant has no browser step")
-      const answer = await run(
-        Effect.flatMap(Effect.service(McpOAuth.Authorization), (authorization) =>
-          authorization.authorize({ url, server, redirectUrl })
-        )
-      )
-      const error = answer.searchParams.get("error")
-      if (error !== null) {
-        const description = answer.searchParams.get("error_description")
-        throw refused(`the authorization server refused: ${error}${description === null ? "" : ` (${description})`}`)
-      }
-      if (state !== undefined && answer.searchParams.get("state") !== state) {
-        throw refused("the authorization answer's state does not match the request's (a forged or stale redirect)")
-      }
-      const mixedUp = Discovery.checkResponseIssuer(
-        answer,
-        (await read()).discoveryState as OAuthDiscoveryState | undefined
-      )
-      if (mixedUp !== undefined) throw refused(mixedUp)
-      const received = answer.searchParams.get("code")
-      if (received === null) throw refused("the authorization answer has no code")
-      code = received
-    },
-    takeCode: () => {
-      const taken = code
-      code = undefined
-      return taken
-    },
-    saveCodeVerifier: (verifier) => update((entry) => ({ ...entry, codeVerifier: verifier })),
-    codeVerifier: async () => {
-      const verifier = (await read()).codeVerifier
-      if (verifier === undefined) throw refused("no PKCE code verifier was saved for this authorization")
-      return verifier
-    },
-    saveDiscoveryState: (discovered) =>
-      update((entry) => ({ ...entry, discoveryState: discovered as unknown as Record<string, unknown> })),
-    discoveryState: async () => (await read()).discoveryState as OAuthDiscoveryState | undefined,
-    invalidateCredentials: (scope) =>
-      update((entry) => {
-        switch (scope) {
-          case "all":
-            return {}
-          case "client":
-            return { ...entry, clientInformation: undefined }
-          case "tokens":
-            return { ...entry, tokens: undefined }
-          case "verifier":
-            return { ...entry, codeVerifier: undefined }
-          case "discovery":
-            return { ...entry, discoveryState: undefined }
-        }
-      }),
-    ...(delegate?.addClientAuthentication === undefined
-      ? {}
-      : { addClientAuthentication: delegate.addClientAuthentication.bind(delegate) }),
-    ...(delegate?.prepareTokenRequest === undefined
-      ? {}
-      : { prepareTokenRequest: delegate.prepareTokenRequest.bind(delegate) })
+  const tokens = async () => {
+    const stored = (await read()).tokens as OAuthTokens | undefined
+    if (stored !== undefined) {
+      onSecret(stored.access_token)
+      if (stored.refresh_token !== undefined) onSecret(stored.refresh_token)
+    }
+    return stored
   }
-  return provider
+
+  const base: AttemptKernel.Base = {
+    server,
+    options,
+    redirectUrl,
+    delegate,
+    metadata,
+    preRegistered,
+    onSecret,
+    run,
+    read,
+    update,
+    tokens
+  }
+  const owns = new WeakMap<Attempt, AttemptKernel.Own>()
+  const attempt = (plain: FetchLike): Attempt => {
+    const { made, own } = AttemptKernel.make(base, plain)
+    owns.set(made, own)
+    return made
+  }
+
+  const claim = (made: Attempt, sent: string | undefined) => {
+    const own = owns.get(made)
+    if (own === undefined) return Promise.resolve("claimed" as const)
+    return run(
+      Effect.gen(function* () {
+        for (let swap = 0; swap < maxSwaps; swap++) {
+          const entry = yield* store.get(server)
+          const stored = entry.tokens as OAuthTokens | undefined
+          if (stored !== undefined && stored.access_token !== sent) return "refreshed" as const
+          // Nothing another process could spend twice: authorize (a browser step is not shared across processes).
+          if (stored?.refresh_token === undefined) return "claimed" as const
+          const now = yield* Clock.currentTimeMillis
+          if (entry.refreshing !== undefined && entry.refreshing.by !== own.id && entry.refreshing.until > now) {
+            yield* Effect.sleep(pollMs)
+            continue
+          }
+          const claimed: Entry = { ...entry, refreshing: { by: own.id, until: now + claimMs } }
+          if (yield* store.compareAndSet(server, entry, claimed)) return "claimed" as const
+        }
+        return "claimed" as const
+      })
+    )
+  }
+
+  const release = (made: Attempt) => {
+    const own = owns.get(made)
+    if (own === undefined) return Promise.resolve()
+    return update((entry) => (entry.refreshing?.by === own.id ? { ...entry, refreshing: undefined } : entry))
+  }
+
+  return { tokens, attempt, claim, release }
 }
