@@ -14,6 +14,17 @@
  * the service carries it (`LanguageModel.profile`); a service without one is
  * read as {@link unknown}.
  *
+ * @example
+ * ```ts
+ * import { LanguageModel, ProviderProfile } from "@rolecraft/core"
+ *
+ * // a layer over an API that takes at most 64 tools and cannot be told "one call at a time"
+ * const model = LanguageModel.make(() => ({ text: "ok" }), {
+ *   name: "my-provider",
+ *   profile: ProviderProfile.make({ toolLimit: 64, parallelCalls: "none" })
+ * })
+ * ```
+ *
  * @since 0.3.0
  */
 
