@@ -40,7 +40,7 @@ import { fileURLToPath } from "node:url"
 const root = fileURLToPath(new URL("..", import.meta.url))
 
 /** The publishable packages, each after the ones it depends on. */
-export const packages = ["core", "mcp", "openai", "anthropic", "effect-ai", "testing", "durable"] as const
+export const packages = ["core", "mcp", "openai", "anthropic", "effect-ai", "testing", "durable", "inspector"] as const
 
 /** `from "./x.ts"`, `import("../x.ts")`, `import "./x.ts"` → the same with `.js`. */
 const relativeTs = /((?:\bfrom|\bimport)\s*\(?\s*)(["'])(\.{1,2}\/[^"'\n]*?)\.ts\2/g

@@ -40,7 +40,8 @@ export const floors: Readonly<Record<string, ReadonlyArray<ReadonlyArray<string>
   testing: [["."]],
   openai: [["."]],
   anthropic: [["."]],
-  "effect-ai": [["."]]
+  "effect-ai": [["."]],
+  inspector: [["."]]
 }
 
 /** One import that runs up or sideways. */

@@ -22,6 +22,9 @@
  *    - `chat-turn.ts`: a chat turn through `@rolecraft/openai`'s layer against
  *      `ChatCompletionsServer` from `@rolecraft/testing`, the model calling a
  *      local action (from the user's own `./travel.ts`) before it answers;
+ *    - `inspector-page.ts`: `@rolecraft/inspector` started beside the
+ *      program serves its page and takes an OTLP request; its bin answers
+ *      `--help`;
  *    - `claude-turn.ts`: the same turn through `@rolecraft/anthropic`'s layer
  *      against `MessagesServer`, with thinking on: its signed block is sent
  *      back on the second request;
@@ -179,6 +182,32 @@ const program = Effect.gen(function* () {
 NodeRuntime.runMain(program)
 `
 
+/** The inspector as a user starts it: beside the program (its page served), and its bin. */
+const inspectorPage = `import { execFileSync } from "node:child_process"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { Inspector } from "@rolecraft/inspector"
+import { Console, Effect } from "effect"
+
+const program = Effect.gen(function* () {
+  const inspector = yield* Inspector.start()
+  const page = yield* Effect.promise(() => fetch(inspector.url))
+  const html = yield* Effect.promise(() => page.text())
+  yield* Console.log(\`page: \${page.status} \${html.includes("<title>Rolecraft inspector</title>") ? "the inspector's" : "another"}\`)
+  const traces = yield* Effect.promise(() =>
+    fetch(\`\${inspector.url}/v1/traces\`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ resourceSpans: [] })
+    })
+  )
+  yield* Console.log(\`traces: \${traces.status}\`)
+  const help = execFileSync("node_modules/.bin/rolecraft-inspector", ["--help"], { encoding: "utf8" })
+  yield* Console.log(help.trim().split("\\n")[0] ?? "")
+}).pipe(Effect.scoped)
+
+NodeRuntime.runMain(program)
+`
+
 const claudeTurn = `import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { AnthropicLanguageModel } from "@rolecraft/anthropic"
 import { Agent } from "@rolecraft/core"
@@ -239,6 +268,11 @@ const programs: ReadonlyArray<{
     file: "chat-turn.ts",
     code: () => chatTurn,
     expect: [/^tool: 3$/m, /^answer: Three nights in Vienna\.$/m, /^requests: 2$/m]
+  },
+  {
+    file: "inspector-page.ts",
+    code: () => inspectorPage,
+    expect: [/^page: 200 the inspector's$/m, /^traces: 200$/m, /^usage: rolecraft-inspector /m]
   },
   {
     file: "claude-turn.ts",

@@ -87,3 +87,27 @@ describe("cold import of @rolecraft/anthropic", () => {
     }
   })
 })
+
+// The inspector: its HTTP server is what it is for (@effect/platform-node's server loads node:zlib itself), but
+// the Postgres driver of a store opened by URL, SQLite and the chat kernel are loaded by the first use.
+const inspectorDeferred: ReadonlyArray<readonly [string, RegExp]> = [
+  ["@effect/sql-pg", /\/@effect\/sql-pg\//],
+  ["effect's SQL client", /\/effect\/dist\/sql\//],
+  ["node:sqlite", /^node:sqlite$/],
+  ["the chat kernel", /\/core\/src\/internal\/chat\//]
+]
+
+describe("cold import of @rolecraft/inspector", () => {
+  it("loads the inspector's sources and none of the parts loaded on first use", async () => {
+    const urls = await loadedByImport("inspector")
+    assert.isTrue(urls.some((url) => url.endsWith("/packages/inspector/src/index.ts")))
+    assert.isTrue(urls.some((url) => url.endsWith("/packages/inspector/src/internal/page.ts")))
+    for (const [name, pattern] of inspectorDeferred) {
+      assert.deepStrictEqual(
+        urls.filter((url) => pattern.test(url)),
+        [],
+        `${name} is loaded by import "@rolecraft/inspector"`
+      )
+    }
+  })
+})

@@ -24,7 +24,7 @@
  * (in memory by default, or a SQLite file): the page only keeps the thread's
  * id, and sends each question and decision with it.
  *
- * Closed by default (`guard.ts`): every request must name the listener in
+ * Closed by default (`HttpDoor` of `@rolecraft/core`, its token in `x-chat-token`): every request must name the listener in
  * its `Host` (and in its `Origin`, when a browser sends one), and each POST
  * must be JSON and carry the token its page was served with; anything else
  * is 403 (415 for another content type) before any work, so a page on
@@ -34,7 +34,7 @@
 import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { type ActionError, Chat, LanguageModel, type StoreBoundary, ThreadStore } from "@rolecraft/core"
+import { type ActionError, Chat, HttpDoor, LanguageModel, type StoreBoundary, ThreadStore } from "@rolecraft/core"
 import { Clock, Context, Deferred, type Duration, Effect, Layer, Schema, type Scope, Stream } from "effect"
 import type * as Config from "effect/Config"
 import * as HttpRouter from "effect/http/HttpRouter"
@@ -43,7 +43,6 @@ import type * as HttpServerError from "effect/http/HttpServerError"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Concierge from "./agent.ts"
-import * as Guard from "./guard.ts"
 import * as Model from "./model.ts"
 import * as Threads from "./threads.ts"
 
@@ -96,7 +95,7 @@ const holding = <E, R>(
 
 /** `handler`, once the request passed the door (`changes`: a POST, which needs JSON and the page token). */
 const guarded = <E, R>(
-  door: Effect.Effect<Guard.Door>,
+  door: Effect.Effect<HttpDoor.HttpDoor>,
   changes: boolean,
   handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) =>
@@ -115,7 +114,7 @@ export const routes = (
   agent: Effect.Success<typeof Concierge.make>,
   model: LanguageModel.LanguageModel["Service"],
   threads: ThreadStore.ThreadStore["Service"],
-  door: Effect.Effect<Guard.Door>,
+  door: Effect.Effect<HttpDoor.HttpDoor>,
   held: Threads.Threads = Threads.make()
 ) => {
   const withModel = <A, E>(stream: Stream.Stream<A, E, LanguageModel.LanguageModel | ThreadStore.ThreadStore>) =>
@@ -142,7 +141,8 @@ export const routes = (
         true,
         Effect.gen(function* () {
           const request = yield* HttpServerRequest.HttpServerRequest
-          const issued = held.issue(request.headers[Guard.tokenHeader] ?? "", yield* Clock.currentTimeMillis)
+          const open = yield* door
+          const issued = held.issue(request.headers[open.tokenHeader] ?? "", yield* Clock.currentTimeMillis)
           return "refused" in issued
             ? HttpServerResponse.text(`too many threads: ${issued.refused}`, { status: 429 })
             : HttpServerResponse.jsonUnsafe(issued)
@@ -259,7 +259,7 @@ export const start = (options?: {
     const threads = Context.get(yield* Layer.build(threadsLayer), ThreadStore.ThreadStore)
     const agent = yield* Concierge.make
     const host = options?.host ?? "127.0.0.1"
-    const door = yield* Deferred.make<Guard.Door>()
+    const door = yield* Deferred.make<HttpDoor.HttpDoor>()
     const runFork = Effect.runForkWith(yield* Effect.context<never>())
     const held = Threads.make({
       ...options?.threadBounds,
@@ -273,7 +273,8 @@ export const start = (options?: {
     const url = HttpServer.formatAddress(Context.get(context, HttpServer.HttpServer).address)
     yield* Deferred.succeed(
       door,
-      Guard.make({
+      HttpDoor.make({
+        tokenHeader: "x-chat-token",
         host,
         port: Number(new URL(url).port),
         allowedHosts: options?.allowedHosts,

@@ -23,7 +23,14 @@ export const send = (
   Effect.callback<Answer, Error>((resume) => {
     const target = new URL(url)
     const sent = request(
-      { host: target.hostname, port: target.port, path: target.pathname, method, headers, setHost: false },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: `${target.pathname}${target.search}`,
+        method,
+        headers,
+        setHost: false
+      },
       (response) => {
         const chunks: Array<Buffer> = []
         response.on("data", (chunk: Buffer) => chunks.push(chunk))

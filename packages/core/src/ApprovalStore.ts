@@ -75,6 +75,7 @@ export { ApprovalTokenError } from "./internal/approvals/storage.ts"
 export type {
   Binding,
   ConsumeOptions,
+  Decided,
   ListOptions,
   ListQuery,
   PendingToken,

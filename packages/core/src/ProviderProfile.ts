@@ -17,10 +17,11 @@
  * @example
  * ```ts
  * import { LanguageModel, ProviderProfile } from "@rolecraft/core"
+ * import { Effect } from "effect"
  *
- * // a layer over an API that takes at most 64 tools and cannot be told "one call at a time"
- * const model = LanguageModel.make(() => ({ text: "ok" }), {
- *   name: "my-provider",
+ * // A layer over an API that takes at most 64 tools and cannot be told "no parallel calls".
+ * const model = LanguageModel.make(() => Effect.die("not called in this example"), {
+ *   name: "local",
  *   profile: ProviderProfile.make({ toolLimit: 64, parallelCalls: "none" })
  * })
  * ```

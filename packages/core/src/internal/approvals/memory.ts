@@ -21,6 +21,11 @@ export const listed = (token: Token, query: ListQuery): boolean =>
 export const storage = (): Storage => {
   const tokens = new Map<string, Token>()
   let sweepAt = 10_000
+  // A listed token is found by its key: the map is scanned (deciding from a listing is rare, a person's pace).
+  const tokenOf = (key: string): Token | undefined => {
+    for (const token of tokens.values()) if (keyOf(token.id) === key) return token
+    return undefined
+  }
   const sweep = (now: number) => {
     for (const [id, token] of tokens) if (now >= token.expiresAt) tokens.delete(id)
     sweepAt = Math.max(10_000, tokens.size * 2)
@@ -37,6 +42,14 @@ export const storage = (): Storage => {
       Effect.sync(() => {
         if (tokens.get(tokenId)?.status !== from) return false
         tokens.set(tokenId, next)
+        return true
+      }),
+    findListed: (key) => Effect.sync(() => tokenOf(key)),
+    transitionListed: (key, from, next) =>
+      Effect.sync(() => {
+        const token = tokenOf(key)
+        if (token === undefined || token.status !== from) return false
+        tokens.set(token.id, { ...next, id: token.id })
         return true
       }),
     list: (query) =>

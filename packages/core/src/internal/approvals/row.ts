@@ -164,6 +164,10 @@ const decoded = (store: string, where: string, row: Row): Effect.Effect<Omit<Tok
 export const fromRow = (store: string, id: string, row: Row): Effect.Effect<Token, StoreBoundary.StoreError> =>
   Effect.map(decoded(store, `token row ${keyOf(id).slice(0, 12)}…`, row), (token) => ({ id, ...token }))
 
+/** The token of a row found by its `key` (a listing's): its id is not kept, so it is `""`. */
+export const fromKeyedRow = (store: string, key: string, row: Row): Effect.Effect<Token, StoreBoundary.StoreError> =>
+  Effect.map(decoded(store, `token row ${key.slice(0, 12)}…`, row), (token) => ({ id: "", ...token }))
+
 /** A pending token as listed, under its row's `key`. */
 export const pendingOf = (key: string, token: Omit<Token, "id">): PendingToken => ({
   key,

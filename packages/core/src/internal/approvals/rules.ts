@@ -18,6 +18,7 @@ import * as StoreBoundary from "../../StoreBoundary.ts"
 import {
   ApprovalTokenError,
   type Binding,
+  type Decided,
   type RequestOptions,
   type Scope,
   type Service,
@@ -144,6 +145,66 @@ const requestOf = (key: string) => {
   return { binding, reason, ttl, scope }
 }
 
+/** A token as a decision addresses it: by its id, or by the key a listing gave. */
+interface Address {
+  readonly find: Effect.Effect<Token | undefined, StoreBoundary.StoreError>
+  readonly transition: (from: Token["status"], next: Token) => Effect.Effect<boolean, StoreBoundary.StoreError>
+}
+
+/** Records `decision` on the token at `address` (checked against `binding` when given), once. */
+const decide = (
+  address: Address,
+  decision: Decision.Decision,
+  binding: Binding | undefined
+): Effect.Effect<
+  { readonly token: Token; readonly repeated: boolean },
+  ApprovalTokenError | StoreBoundary.StoreError
+> =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    for (;;) {
+      const token = yield* address.find
+      if (token === undefined) return yield* refusal("unknown")
+      const mismatch = binding === undefined ? undefined : bindingCheck(token.binding, binding)
+      if (mismatch !== undefined) return yield* refusal(mismatch)
+      const ruling = Decision.judge(recorded(token), decision)
+      if (ruling._tag === "Repeat") return { token, repeated: true }
+      if (ruling._tag === "Refuse") return yield* refusal("decided", ruling.message)
+      if (now >= token.expiresAt) return yield* refusal("expired")
+      const next = decided(token, decision, now)
+      if (yield* address.transition("pending", next)) return { token: next, repeated: false }
+      // Another decider recorded first: the next look answers as its decision says.
+    }
+  })
+
+/** `Service.decide`: a decision on the token listed under `key`, through the storage's key access. */
+const decideListed = (
+  storage: Storage,
+  store: string,
+  key: string,
+  decision: Decision.Decision
+): Effect.Effect<Decided, ApprovalTokenError | StoreBoundary.StoreError> =>
+  Effect.gen(function* () {
+    const { findListed, transitionListed } = storage
+    if (findListed === undefined || transitionListed === undefined) {
+      return yield* new StoreBoundary.StoreError({
+        store,
+        category: "EXECUTION",
+        message: `${store} cannot decide a listed token (its storage has no findListed and transitionListed)`
+      })
+    }
+    yield* StoreBoundary.checkText(store, [
+      { field: "key", text: key },
+      { field: "approver", text: decision.approver },
+      ...(decision._tag === "Reject"
+        ? [{ field: "reason", text: decision.reason, max: StoreBoundary.maxTextLength }]
+        : [])
+    ])
+    const address: Address = { find: findListed(key), transition: (from, next) => transitionListed(key, from, next) }
+    const { token, repeated } = yield* decide(address, decision, undefined)
+    return { decision: recorded(token) ?? decision, repeated, status: token.status }
+  })
+
 /** The most pending tokens one listing gives, and how many by default. */
 const maxListed = 1_000
 const defaultListed = 100
@@ -226,34 +287,17 @@ export const make = (storage: Storage): Service => {
       return fresh
     })
 
-  const decide = (
-    tokenId: string,
-    decision: Decision.Decision,
-    binding: Binding | undefined
-  ): Effect.Effect<Token, ApprovalTokenError | StoreBoundary.StoreError> =>
-    Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      for (;;) {
-        const token = yield* find(tokenId)
-        if (token === undefined) return yield* refusal("unknown")
-        const mismatch = binding === undefined ? undefined : bindingCheck(token.binding, binding)
-        if (mismatch !== undefined) return yield* refusal(mismatch)
-        const ruling = Decision.judge(recorded(token), decision)
-        if (ruling._tag === "Repeat") return token
-        if (ruling._tag === "Refuse") return yield* refusal("decided", ruling.message)
-        if (now >= token.expiresAt) return yield* refusal("expired")
-        const next = decided(token, decision, now)
-        if (yield* storage.transition(tokenId, "pending", next)) return next
-        // Another decider recorded first: the next look answers as its decision says.
-      }
-    })
+  const byId = (tokenId: string): Address => ({
+    find: find(tokenId),
+    transition: (from, next) => storage.transition(tokenId, from, next)
+  })
 
   return {
     request,
     approve: (tokenId, approver, binding) =>
       Effect.andThen(
         StoreBoundary.checkText(store, [{ field: "approver", text: approver }]),
-        decide(tokenId, Decision.approve(approver), binding)
+        Effect.map(decide(byId(tokenId), Decision.approve(approver), binding), (decided) => decided.token)
       ),
     reject: (tokenId, approver, why, binding) =>
       Effect.andThen(
@@ -261,7 +305,7 @@ export const make = (storage: Storage): Service => {
           { field: "approver", text: approver },
           { field: "reason", text: why, max: StoreBoundary.maxTextLength }
         ]),
-        decide(tokenId, Decision.reject(approver, why), binding)
+        Effect.map(decide(byId(tokenId), Decision.reject(approver, why), binding), (decided) => decided.token)
       ),
     consume: (tokenId, binding, options) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
@@ -284,6 +328,7 @@ export const make = (storage: Storage): Service => {
         })
       }),
     get: (tokenId) => Effect.map(find(tokenId), Option.fromUndefinedOr),
+    decide: (key, decision) => decideListed(storage, store, key, decision),
     list: (options) =>
       Effect.gen(function* () {
         const limit = options?.limit ?? defaultListed

@@ -12,8 +12,18 @@ import * as Effect from "effect/Effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import * as Lazy from "../lazy.ts"
 import * as StoreBoundary from "../../StoreBoundary.ts"
-import { addedColumns, addedValues, fromRow, keyOf, listedRow, pendingIndex, type Row, table } from "./row.ts"
-import type { Storage } from "./storage.ts"
+import {
+  addedColumns,
+  addedValues,
+  fromKeyedRow,
+  fromRow,
+  keyOf,
+  listedRow,
+  pendingIndex,
+  type Row,
+  table
+} from "./row.ts"
+import type { Storage, Token } from "./storage.ts"
 
 /** How the store names itself in messages. */
 export const name = "the approval store (SQL)"
@@ -67,6 +77,23 @@ export const storage: Effect.Effect<Storage, StoreBoundary.StoreError, SqlClient
   // The listing's index: a database that cannot make it (no `IF NOT EXISTS` for indexes) lists without it.
   yield* Effect.ignore(Effect.retry(sql.unsafe(pendingIndex), { times: 2 }))
   const t = sql(table)
+  const row = (key: string) =>
+    Effect.map(
+      StoreBoundary.guard(name, "read a token", sql<Row>`SELECT * FROM ${t} WHERE key = ${key}`),
+      (rows): Row | undefined => rows[0]
+    )
+  const transition = (key: string, from: Token["status"], next: Token) =>
+    StoreBoundary.guard(
+      name,
+      "update a token",
+      Effect.map(
+        sql<Row>`UPDATE ${t} SET status = ${next.status}, approver = ${next.approver ?? null},
+            decided_at = ${next.decidedAt ?? null}, rejection = ${next.rejection ?? null}, used_at = ${next.usedAt ?? null},
+            used_key = ${next.usedKey ?? null}
+          WHERE key = ${key} AND status = ${from} RETURNING key`,
+        (rows) => rows.length === 1
+      )
+    )
   return {
     name,
     insert: (token) =>
@@ -83,22 +110,15 @@ export const storage: Effect.Effect<Storage, StoreBoundary.StoreError, SqlClient
           ${sql.join(", ", false)(addedValues(token).map((value) => sql`${value}`))})`
       ),
     find: (tokenId) =>
-      Effect.flatMap(
-        StoreBoundary.guard(name, "read a token", sql<Row>`SELECT * FROM ${t} WHERE key = ${keyOf(tokenId)}`),
-        (rows) => (rows[0] === undefined ? Effect.succeed(undefined) : fromRow(name, tokenId, rows[0]))
+      Effect.flatMap(row(keyOf(tokenId)), (found) =>
+        found === undefined ? Effect.succeed(undefined) : fromRow(name, tokenId, found)
       ),
-    transition: (tokenId, from, next) =>
-      StoreBoundary.guard(
-        name,
-        "update a token",
-        Effect.map(
-          sql<Row>`UPDATE ${t} SET status = ${next.status}, approver = ${next.approver ?? null},
-              decided_at = ${next.decidedAt ?? null}, rejection = ${next.rejection ?? null}, used_at = ${next.usedAt ?? null},
-              used_key = ${next.usedKey ?? null}
-            WHERE key = ${keyOf(tokenId)} AND status = ${from} RETURNING key`,
-          (rows) => rows.length === 1
-        )
+    transition: (tokenId, from, next) => transition(keyOf(tokenId), from, next),
+    findListed: (key) =>
+      Effect.flatMap(row(key), (found) =>
+        found === undefined ? Effect.succeed(undefined) : fromKeyedRow(name, key, found)
       ),
+    transitionListed: transition,
     list: (query) =>
       Effect.flatMap(
         StoreBoundary.guard(

@@ -13,9 +13,19 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as StoreBoundary from "../../StoreBoundary.ts"
 import * as SqliteFiles from "../sqliteFiles.ts"
-import { addedColumns, addedValues, fromRow, keyOf, listedRow, pendingIndex, type Row, table } from "./row.ts"
+import {
+  addedColumns,
+  addedValues,
+  fromKeyedRow,
+  fromRow,
+  keyOf,
+  listedRow,
+  pendingIndex,
+  type Row,
+  table
+} from "./row.ts"
 import { isBusy, openDatabase, whileBusy } from "../sqliteBusy.ts"
-import type { Storage } from "./storage.ts"
+import type { Storage, Token } from "./storage.ts"
 
 /** How the store names itself in messages. */
 export const name = "the approval store (SQLite)"
@@ -91,6 +101,22 @@ export const storage = (
     `UPDATE ${table} SET status = ?, approver = ?, decided_at = ?, rejection = ?, used_at = ?, used_key = ?
      WHERE key = ? AND status = ?`
   )
+  const rowOf = (key: string) => guarded("read a token", () => find.get(key) as Row | undefined)
+  const transitionOf = (key: string, from: Token["status"], next: Token) =>
+    guarded(
+      "update a token",
+      () =>
+        transition.run(
+          next.status,
+          next.approver ?? null,
+          next.decidedAt ?? null,
+          next.rejection ?? null,
+          next.usedAt ?? null,
+          next.usedKey ?? null,
+          key,
+          from
+        ).changes === 1
+    )
   return {
     name,
     insert: (token) =>
@@ -113,25 +139,15 @@ export const storage = (
         )
       }),
     find: (tokenId) =>
-      Effect.flatMap(
-        guarded("read a token", () => find.get(keyOf(tokenId)) as Row | undefined),
-        (row) => (row === undefined ? Effect.succeed(undefined) : fromRow(name, tokenId, row))
+      Effect.flatMap(rowOf(keyOf(tokenId)), (row) =>
+        row === undefined ? Effect.succeed(undefined) : fromRow(name, tokenId, row)
       ),
-    transition: (tokenId, from, next) =>
-      guarded(
-        "update a token",
-        () =>
-          transition.run(
-            next.status,
-            next.approver ?? null,
-            next.decidedAt ?? null,
-            next.rejection ?? null,
-            next.usedAt ?? null,
-            next.usedKey ?? null,
-            keyOf(tokenId),
-            from
-          ).changes === 1
+    transition: (tokenId, from, next) => transitionOf(keyOf(tokenId), from, next),
+    findListed: (key) =>
+      Effect.flatMap(rowOf(key), (row) =>
+        row === undefined ? Effect.succeed(undefined) : fromKeyedRow(name, key, row)
       ),
+    transitionListed: (key, from, next) => transitionOf(key, from, next),
     list: (query) =>
       Effect.flatMap(
         guarded("list the pending tokens", () => {

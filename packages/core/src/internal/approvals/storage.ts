@@ -11,6 +11,7 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { ApprovalCheck } from "../../ActionError.ts"
+import type { Decision } from "../../Decision.ts"
 import type { StoreError } from "../../StoreBoundary.ts"
 import { expected } from "../expectedError.ts"
 
@@ -164,6 +165,22 @@ export interface Storage {
   readonly find: (tokenId: string) => Effect.Effect<Token | undefined, StoreError>
   readonly transition: (tokenId: string, from: Status, next: Token) => Effect.Effect<boolean, StoreError>
   readonly list: (query: ListQuery) => Effect.Effect<ReadonlyArray<PendingToken>, StoreError>
+  /**
+   * The token listed under `key` (`PendingToken.key`), its `id` unknown
+   * (`""`) to a storage that keeps only keys; a storage without it cannot
+   * decide a listed token (`Service.decide`).
+   *
+   * @since 0.3.0
+   */
+  readonly findListed?: ((key: string) => Effect.Effect<Token | undefined, StoreError>) | undefined
+  /**
+   * `transition` of the token listed under `key`.
+   *
+   * @since 0.3.0
+   */
+  readonly transitionListed?:
+    | ((key: string, from: Status, next: Token) => Effect.Effect<boolean, StoreError>)
+    | undefined
 }
 
 /**
@@ -216,6 +233,21 @@ export interface ConsumeOptions {
 }
 
 /**
+ * What a decision on a listed token found: the `decision` now recorded,
+ * whether it had been recorded before (`repeated`: the same decision made
+ * again, which changed nothing) and the token's `status` now (`"used"` once
+ * the approved call consumed it).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Decided {
+  readonly decision: Decision
+  readonly repeated: boolean
+  readonly status: Status
+}
+
+/**
  * The operations of an approval store (see `ApprovalStore.ApprovalStore`).
  *
  * @category models
@@ -246,4 +278,18 @@ export interface Service {
   ) => Effect.Effect<Token, ApprovalTokenError | StoreError>
   readonly get: (tokenId: string) => Effect.Effect<Option.Option<Token>, StoreError>
   readonly list: (options?: ListOptions | undefined) => Effect.Effect<ReadonlyArray<PendingToken>, StoreError>
+  /**
+   * Records `decision` on the pending token listed under `key` (what a
+   * listing gives: a person deciding from a listing never holds the token
+   * itself, so can approve a call but not make it). The same rules as
+   * `approve` and `reject`: decided once — the same decision again answers
+   * as it did, another is refused as `"decided"` naming who decided — and
+   * an expired token is refused as `"expired"`, an unknown key as
+   * `"unknown"`. Answers the decision now recorded (see {@link Decided}).
+   * A store over a storage without `findListed` and `transitionListed`
+   * fails with EXECUTION.
+   *
+   * @since 0.3.0
+   */
+  readonly decide: (key: string, decision: Decision) => Effect.Effect<Decided, ApprovalTokenError | StoreError>
 }

@@ -175,9 +175,14 @@ export const make = <R>(host: Host<R>): Turns<R> => {
         }
         const id = at.turnId ?? settings.turnId ?? freshTurnId()
         const path = place?.path ?? [host.id]
-        return knowing(
-          body({ host, id, path, toolkit, settings, model, meter, prior, callIds, secrets, composed, ...mode }),
-          secrets
+        // The turn's id and its agents' path on its `invoke_agent` span: what ties a pending approval (scoped
+        // to the turn) and a nested agent's turn to the trace.
+        return Effect.andThen(
+          Effect.annotateCurrentSpan({ "rolecraft.turn.id": id, "rolecraft.agent.path": path }),
+          knowing(
+            body({ host, id, path, toolkit, settings, model, meter, prior, callIds, secrets, composed, ...mode }),
+            secrets
+          )
         )
       })
     )

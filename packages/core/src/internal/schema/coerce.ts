@@ -321,7 +321,9 @@ const unionOf =
     {
       if (literalSet.has(input)) return input
       const candidates = getCompiled()
-      for (const candidate of candidates) if (candidate.guard(input)) return input
+      // A value a member already takes still gets that member's own coercion (a nested date read in UTC); it is
+      // otherwise the value itself.
+      for (const candidate of candidates) if (candidate.guard(input)) return candidate.coerce(input)
       let proposals = 0
       let proposal: unknown = input
       let valid = 0

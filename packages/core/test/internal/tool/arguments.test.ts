@@ -115,7 +115,7 @@ describe("parseArguments", () => {
     assert.deepStrictEqual(parsed({ hotelId: "h1", _approval_token: "tok-123" }), Result.succeed({ hotelId: "h1" }))
   })
 
-  it("property: any JSON object round-trips, any other JSON value is VALIDATION", () => {
+  it("property: any JSON object round-trips as JSON text, any other JSON value is VALIDATION", () => {
     fc.assert(
       fc.property(fc.jsonValue(), (value) => {
         const raw = JSON.stringify(value)
@@ -123,7 +123,9 @@ describe("parseArguments", () => {
         const isObject = typeof value === "object" && value !== null && !Array.isArray(value)
         if (isObject) {
           const { _approval_token: _, ...expected } = JSON.parse(raw) as Record<string, unknown>
-          assert.deepStrictEqual(result, Result.succeed(expected))
+          // As JSON text: a number a double cannot hold exactly is kept as the digits sent (a raw JSON value).
+          assert.isTrue(Result.isSuccess(result))
+          assert.strictEqual(JSON.stringify(Result.getOrThrow(result)), JSON.stringify(expected))
         } else {
           assert.isTrue(Result.isFailure(result))
         }
