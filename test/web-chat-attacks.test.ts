@@ -212,8 +212,16 @@ describe("C48: each defence of the web chat alone (raw HTTP)", () => {
         assert.match(answer.body, /^refused: /, why)
       }
       assert.strictEqual(yield* modelCalls, 0, "no refused request ran a turn")
-      // Without Origin (not a browser) and with everything else right, the turn runs.
-      const answered = yield* RawHttp.send("POST", `${chat.url}/api/chat`, without("origin"), booking)
+      // Without Origin (not a browser) and with everything else right — a thread the server issued, and its key —
+      // the turn runs.
+      const issued = yield* RawHttp.send("POST", `${chat.url}/api/thread`, without("origin"), "{}")
+      const { thread, key } = JSON.parse(issued.body) as { thread: string; key: string }
+      const answered = yield* RawHttp.send(
+        "POST",
+        `${chat.url}/api/chat`,
+        { ...without("origin"), "x-thread-key": key },
+        JSON.stringify({ thread, input: "Book Casa Alfama for 2 nights" })
+      )
       assert.strictEqual(answered.status, 200)
       assert.include(answered.body, '"_tag":"TurnFinished"')
       assert.isAbove(yield* modelCalls, 0)

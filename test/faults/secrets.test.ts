@@ -11,14 +11,27 @@
  * history — with content tracing on and off. Each case runs, in a chat turn and as direct calls, what its
  * places need.
  *
+ * Two more secrets join the draw: an MCP client's obtained secret (an OAuth token) that the agent learns at a
+ * random moment — before the case, or the moment the text quoting it is made, during the call that lets it
+ * out — and the credential of a nested agent (a chain of one to three agents used as actions), which the
+ * deepest agent's model may quote (place `nested`); and a served call's log line (place `servedLog`, an
+ * `Mcp.serve` client reading its `notifications/message`).
+ *
  * 1,000 cases here; `node scripts/fault-properties.ts` runs 100,000 (SECRETS_RUNS).
  */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  LoggingMessageNotificationSchema
+} from "@modelcontextprotocol/sdk/types.js"
 import { describe, it } from "@effect/vitest"
-import { Action, ActionError, Agent, LanguageModel, Role } from "@rolecraft/core"
+import { Action, ActionError, Agent, Compose, LanguageModel, McpClient, Role } from "@rolecraft/core"
+import { Mcp } from "@rolecraft/mcp"
 import { HttpRoutes, InMemoryMcp } from "@rolecraft/testing"
-import { ConfigProvider, Effect, Redacted, Schema } from "effect"
+import { ConfigProvider, Effect, Layer, Logger, Redacted, Schema } from "effect"
 import * as fc from "fast-check"
 import * as Exits from "../support/exits.ts"
 
@@ -26,7 +39,7 @@ const numRuns = Number(process.env.SECRETS_RUNS ?? 1000)
 
 /** Where a secret is embedded: which of the three (for the places that quote one), inside what text. */
 interface Placed {
-  readonly secret: 0 | 1 | 2
+  readonly secret: 0 | 1 | 2 | 3 | 4
   readonly before: string
   readonly after: string
 }
@@ -51,14 +64,20 @@ const places = {
   reply: { tool: undefined, direct: undefined },
   llmReply: { tool: undefined, direct: "plan" },
   refusal: { tool: undefined, direct: "refuse" },
-  modelFailure: { tool: undefined, direct: "flaky" }
+  modelFailure: { tool: undefined, direct: "flaky" },
+  nested: { tool: "ask", direct: undefined },
+  servedLog: { tool: undefined, direct: undefined }
 } as const
 
 type Place = keyof typeof places
 
 interface Case {
-  readonly secrets: readonly [web: string, mcp: string, model: string]
+  readonly secrets: readonly [web: string, mcp: string, model: string, learned: string, inner: string]
   readonly traceContent: boolean
+  /** When the MCP client obtains the learned secret: before the case, or as the text quoting it is made. */
+  readonly learnedAt: "before" | "during"
+  /** How many agents deep the nested chain goes. */
+  readonly depth: 1 | 2 | 3
   readonly placed: Partial<Record<Place, Placed>>
 }
 
@@ -68,7 +87,7 @@ const anyText = fc.string({ unit: "grapheme", minLength: 8, maxLength: 40 })
 
 // Up to 260 characters before a secret: a preview cut at 200 (or 500) characters may fall inside it.
 const placed: fc.Arbitrary<Placed> = fc.record({
-  secret: fc.constantFrom(0 as const, 1 as const, 2 as const),
+  secret: fc.constantFrom(0 as const, 1 as const, 2 as const, 3 as const, 4 as const),
   before: fc.string({ maxLength: 260 }),
   after: fc.string({ maxLength: 40 })
 })
@@ -77,9 +96,13 @@ const cases: fc.Arbitrary<Case> = fc.record({
   secrets: fc.tuple(
     fc.string({ unit: printable, minLength: 8, maxLength: 40 }).map((s) => `wt-${s}`),
     anyText.map((s) => `mk-${s}`),
-    anyText.map((s) => `sk-${s}`)
+    anyText.map((s) => `sk-${s}`),
+    anyText.map((s) => `ot-${s}`),
+    fc.string({ unit: printable, minLength: 8, maxLength: 40 }).map((s) => `in-${s}`)
   ),
   traceContent: fc.boolean(),
+  learnedAt: fc.constantFrom("before" as const, "during" as const),
+  depth: fc.constantFrom(1 as const, 2 as const, 3 as const),
   // One to four places a case.
   placed: fc
     .uniqueArray(fc.tuple(fc.constantFrom(...(Object.keys(places) as Array<Place>)), placed), {
@@ -94,12 +117,27 @@ const Trip = Schema.Struct({ city: Schema.String, nights: Schema.Int })
 
 // The case being run: the roles, routes and servers are made once and read it (cases run one at a time), so
 // a case pays for its calls, not for compiling the same schemas again.
-let current: Case = { secrets: ["wt-unset-000", "mk-unset-000", "sk-unset-000"], traceContent: false, placed: {} }
+let current: Case = {
+  secrets: ["wt-unset-000", "mk-unset-000", "sk-unset-000", "ot-unset-000", "in-unset-000"],
+  traceContent: false,
+  learnedAt: "before",
+  depth: 1,
+  placed: {}
+}
+
+// What the MCP client has obtained by itself in this case (an OAuth token, the learned secret).
+const obtained: Array<Redacted.Redacted<string>> = []
+const learn = () => {
+  if (obtained.length === 0) obtained.push(Redacted.make(current.secrets[3]))
+}
 
 /** The text of a place, its secret inside (`plain` when the place was not drawn). */
 const quote = (place: Place, plain = "plain"): string => {
   const where = current.placed[place]
-  return where === undefined ? plain : `${where.before}${current.secrets[where.secret]}${where.after}`
+  if (where === undefined) return plain
+  // The learned secret is obtained by the client as the text holding it is made: during the call.
+  if (where.secret === 3) learn()
+  return `${where.before}${current.secrets[where.secret]}${where.after}`
 }
 
 /** An echo of a credential the agent sent, inside the place's text (`plain` when the place was not drawn). */
@@ -173,6 +211,15 @@ const modelOf = (c: Case) => {
         case "flaky":
           throw new Error(`provider failed: ${quote("modelFailure")}`)
         default: {
+          // A nested agent's turn: the next one down is asked, the deepest answers (quoting `nested`).
+          const system = request.messages.find((message) => message.role === "system")?.content ?? ""
+          const level = [1, 2, 3].find((k) => system.includes(`inner agent ${k}.`))
+          if (level !== undefined) {
+            const told = request.messages.filter((message) => message.role === "tool").at(-1)
+            if (level === c.depth) return { text: quote("nested", "inner done"), usage }
+            if (told !== undefined) return { text: told.content, usage }
+            return { toolCalls: [{ id: `n${level}`, name: "ask", arguments: JSON.stringify({ input: "go" }) }], usage }
+          }
           const answered = request.messages.some((message) => message.role === "tool")
           const second = request.messages.some((message) => message.role === "user" && message.content === "answer")
           if (answered || second) return { text: quote("reply", "done"), usage }
@@ -189,6 +236,8 @@ const modelOf = (c: Case) => {
                 return [{ id, name: "note", arguments: `{"memo": ${quote("badArguments")}` }]
               case "note":
                 return [{ id, name: "note", arguments: JSON.stringify({ memo: quote("arguments") }) }]
+              case "ask":
+                return [{ id, name: "ask", arguments: JSON.stringify({ input: "go" }) }]
               default:
                 return [{ id, name: tool === "mcp" ? mcpTool : tool, arguments: "{}" }]
             }
@@ -208,7 +257,7 @@ const routes = HttpRoutes.layer({
   "GET /refuse": (request) => HttpRoutes.text(echo("webRefusal", request.headers.authorization ?? ""), { status: 400 })
 })
 
-const mcp = InMemoryMcp.layer({
+const echoServers = InMemoryMcp.layer({
   "memory://echo": ({ credential }) => {
     const server = new Server({ name: "echo", version: "1.0.0" }, { capabilities: { tools: {} } })
     server.setRequestHandler(ListToolsRequestSchema, () => ({
@@ -223,16 +272,89 @@ const mcp = InMemoryMcp.layer({
   }
 })
 
+// The MCP client, with the secrets it obtained by itself (read when the agent redacts).
+const mcp = Layer.effect(
+  McpClient.McpClient,
+  Effect.map(Effect.service(McpClient.McpClient), (client) =>
+    McpClient.McpClient.of({ ...client, secrets: () => obtained })
+  )
+).pipe(Layer.provide(echoServers))
+
+/** A chain of `depth` agents used as actions, the deepest with its own credential (`INNER_TOKEN`). */
+const nestedRole = (depth: number) =>
+  Effect.gen(function* () {
+    let below: Agent.Agent<any, any> | undefined
+    for (let k = depth; k >= 1; k--) {
+      const actions: Record<string, Action.Any> = {
+        innerWeb: Action.webService({
+          description: "inner",
+          parameters: {},
+          endpoint: "http://service.test/echo",
+          auth: "BEARER",
+          authTokenEnv: "INNER_TOKEN"
+        })
+      }
+      if (below !== undefined) actions.ask = Compose.agent(below, { description: "Ask the next agent" })
+      below = yield* Agent.make({
+        id: `inner-${k}`,
+        roles: [Role.make({ identity: { name: `inner${k}`, goal: `inner agent ${k}.`, domain: "tests" }, actions })]
+      })
+    }
+    return Role.make({
+      identity: { name: "asker", goal: "ask", domain: "tests" },
+      actions: { ask: Compose.agent(below as Agent.Agent<any, any>, { description: "Ask the nested agents" }) }
+    })
+  })
+
+/** A served call's log line (the `servedLog` place), read by an MCP client as its `notifications/message`. */
+const servedLog = (roles: ReadonlyArray<Role.Any>) =>
+  Effect.gen(function* () {
+    const talker = Role.make({
+      identity: { name: "talker", goal: "talk", domain: "tests" },
+      actions: {
+        talk: local(() =>
+          Effect.as(
+            Effect.suspend(() => Effect.logInfo(quote("servedLog"))),
+            "said"
+          )
+        )
+      }
+    })
+    const agent = yield* Agent.make({ id: "served", roles: [...roles, talker] })
+    const served = yield* Mcp.serve(agent, { transport: { http: { port: 0 } } })
+    const client = new Client({ name: "log-reader", version: "1.0.0" })
+    const seen: Array<string> = []
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      seen.push(JSON.stringify(notification.params))
+    })
+    yield* Effect.promise(() => client.connect(new StreamableHTTPClientTransport(new URL(served.url ?? ""))))
+    yield* Effect.promise(() => client.setLoggingLevel("info"))
+    yield* Effect.promise(() => client.callTool({ name: "talk", arguments: {} }))
+    yield* Effect.promise(() => client.close())
+    return seen.join("\n")
+  })
+
 /** One case: a chat turn meeting its places, a turn asked for an output, the direct calls; what leaked. */
 const run = (c: Case): Effect.Effect<ReadonlyArray<string>, unknown> =>
+  // The nested agents are typed loosely (`Agent<any, any>`): what they need is provided below.
   Effect.gen(function* () {
     current = c
+    obtained.length = 0
+    if (c.learnedAt === "before") learn()
     const exits = Exits.make()
     const places_ = drawn(c)
     // The MCP credential is a secret of the agent when it has the mcpTool action that reads it.
     const role = places_.some((place) => place === "mcpEcho" || c.placed[place]?.secret === 1) ? mcpRole : plainRole
+    // The nested agents' credential is a secret of the agent when it uses them.
+    const nested = places_.some((place) => place === "nested" || c.placed[place]?.secret === 4)
+    let served = ""
     yield* Effect.gen(function* () {
-      const agent = yield* Agent.make({ id: "property", roles: [role], traceContent: c.traceContent })
+      const roles = nested ? [role, yield* nestedRole(c.depth)] : [role]
+      const agent = yield* Agent.make({ id: "property", roles, traceContent: c.traceContent })
+      // The served action's own log line is the user's, to the user's loggers: only what the client reads counts.
+      if (c.placed.servedLog !== undefined) {
+        served = yield* servedLog(roles).pipe(Effect.scoped, Effect.provideService(Logger.CurrentLoggers, new Set()))
+      }
       yield* exits.listen(agent.events)
       if (places_.some((place) => places[place].tool !== undefined)) {
         const turn = yield* agent.chat("go")
@@ -254,11 +376,11 @@ const run = (c: Case): Effect.Effect<ReadonlyArray<string>, unknown> =>
       Effect.provide(exits.layer),
       Effect.provideService(
         ConfigProvider.ConfigProvider,
-        ConfigProvider.fromEnv({ env: { WEB_TOKEN: c.secrets[0], MCP_KEY: c.secrets[1] } })
+        ConfigProvider.fromEnv({ env: { WEB_TOKEN: c.secrets[0], MCP_KEY: c.secrets[1], INNER_TOKEN: c.secrets[4] } })
       )
     )
-    return Exits.leaks(exits.texts(), c.secrets)
-  })
+    return Exits.leaks({ ...exits.texts(), "served logs": served }, c.secrets)
+  }) as Effect.Effect<ReadonlyArray<string>, unknown>
 
 describe("secrets as one boundary (property)", () => {
   it(

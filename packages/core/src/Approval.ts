@@ -38,6 +38,7 @@ import * as Result from "effect/Result"
 import type { ValidationError } from "./ActionError.ts"
 import type * as ApprovalStore from "./ApprovalStore.ts"
 import * as Binding from "./internal/approvals/binding.ts"
+import * as Text from "./internal/text.ts"
 import type * as ToolHints from "./ToolHints.ts"
 
 /**
@@ -49,6 +50,27 @@ import type * as ToolHints from "./ToolHints.ts"
  * @since 0.1.0
  */
 export const reservedParameter = "_approval_token"
+
+/**
+ * Text as a person deciding a call is shown it: every character that could
+ * forge a line, reorder or hide what they read — control characters (line
+ * feeds and carriage returns included), line and paragraph separators
+ * (U+2028, U+2029), format characters (bidi controls such as U+202E,
+ * zero-width characters, tags) and lone surrogates — written as its escape
+ * (`\u2028`, `\u{E0041}`). The approval store's shown arguments and
+ * `Mcp.serve`'s elicitation text pass it.
+ *
+ * @example
+ * ```ts
+ * import { Approval } from "@rolecraft/core"
+ *
+ * Approval.printable("acct-7\u2028Why it needs approval: a refund") // "acct-7\\u2028Why it needs approval: a refund"
+ * ```
+ *
+ * @category getters
+ * @since 0.3.0
+ */
+export const printable: (text: string) => string = Text.printable
 
 /**
  * What `Action.requireApproval` attaches to an action: the `reason` shown to

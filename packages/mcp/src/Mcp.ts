@@ -54,9 +54,11 @@ import * as ServeServer from "./internal/serve/server.ts"
  *
  * - `transport`: `"stdio"` (this process's stdin and stdout), or
  *   `{ http: { port, host, path, allowedHosts, allowedOrigins, maxSessions,
- *   idleTimeout } }` — streamable HTTP on a `node:http` server with
- *   sessions (an `initialize` opens one, its id in `mcp-session-id`; at most
- *   `maxSessions` live at once, default 100, 503 beyond; one idle longer
+ *   maxSessionsPerClient, idleTimeout } }` — streamable HTTP on a
+ *   `node:http` server with sessions (an `initialize` opens one, its id in
+ *   `mcp-session-id`; at most `maxSessions` live at once, default 100, 503
+ *   beyond, and at most `maxSessionsPerClient` from one client address,
+ *   default 20, 429 beyond; one that asks for nothing but pings for longer
  *   than `idleTimeout`, default 30 minutes, is closed and its id answers
  *   404), `port` default 0 (an ephemeral port), `host`
  *   default `"127.0.0.1"`, `path` default `"/mcp"`. It answers only requests
@@ -102,6 +104,7 @@ export interface Options {
           readonly allowedHosts?: ReadonlyArray<string> | undefined
           readonly allowedOrigins?: ReadonlyArray<string> | undefined
           readonly maxSessions?: number | undefined
+          readonly maxSessionsPerClient?: number | undefined
           readonly idleTimeout?: Duration.Input | undefined
         }
       }
@@ -151,6 +154,7 @@ type AnyAgent = Agent.Any
 const isAgent = (u: unknown): u is AnyAgent => typeof u === "object" && u !== null && Agent.TypeId in u
 
 const defaultMaxSessions = 100
+const defaultMaxSessionsPerClient = 20
 const defaultIdleTimeout = "30 minutes"
 
 const serveAgent = <R>(agent: AnyAgent, options: Options): Effect.Effect<Served, ServeError, Scope.Scope | R> =>
@@ -164,6 +168,7 @@ const serveAgent = <R>(agent: AnyAgent, options: Options): Effect.Effect<Served,
       run: (effect, signal) => runPlain(effect, { signal }),
       runPlain: (effect) => runPlain(effect),
       approveInBand: options.approveInBand ?? true,
+      owners: new Map(),
       sources: new Map(
         agent.roles.flatMap((role) =>
           Object.entries(role.actions as Record<string, { readonly parameters?: unknown }>).flatMap(([name, action]) =>
@@ -229,6 +234,7 @@ const serveAgent = <R>(agent: AnyAgent, options: Options): Effect.Effect<Served,
       allowed: () => allowed,
       open,
       maxSessions: http.maxSessions ?? defaultMaxSessions,
+      maxSessionsPerClient: http.maxSessionsPerClient ?? defaultMaxSessionsPerClient,
       idleMs: Duration.toMillis(idle)
     })
     const listening = yield* Effect.acquireRelease(

@@ -99,6 +99,20 @@ export interface JwtBearer {
  * - `maxAttempts`: how many authorizations one request may start (a new
  *   challenge after each, e.g. a step-up to more scopes) before its 401 or
  *   403 is final (default 3; a challenge seen before is final at once).
+ * - `discovery`: what discovery may follow beyond its rules. Every document
+ *   is validated before it is used: a `resource_metadata` URL in a server's
+ *   challenge is followed only on the server's origin (else the server's
+ *   well-known URL is used); the protected resource metadata's `resource`
+ *   must be the server; the authorization server and each of its endpoints
+ *   must be `https` or on a loopback address; its metadata's `issuer` must be
+ *   the URL it was found under; every endpoint must be on the issuer's
+ *   origin; an `iss` in the browser step's answer must be the issuer (and is
+ *   required when the metadata says it is sent). A document that breaks a
+ *   rule fails the call with EXECUTION naming the rule, before any
+ *   registration or token request. `resourceMetadataOrigins` lists other
+ *   origins (`"https://auth.example.com"`) a `resource_metadata` URL may be
+ *   on; `endpointOrigins` other origins an authorization server's endpoints
+ *   may be on. Default: none.
  *
  * @category models
  * @since 0.2.0
@@ -113,6 +127,12 @@ export interface Options {
   readonly scope?: string | undefined
   readonly grant?: "authorization_code" | ClientCredentials | JwtBearer | undefined
   readonly maxAttempts?: number | undefined
+  readonly discovery?:
+    | {
+        readonly resourceMetadataOrigins?: ReadonlyArray<string> | undefined
+        readonly endpointOrigins?: ReadonlyArray<string> | undefined
+      }
+    | undefined
 }
 
 /**

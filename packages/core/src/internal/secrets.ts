@@ -3,7 +3,8 @@
  * `apiKeyEnv` (its agent's own MCP servers included), read through `Config` from the provider in context, and
  * the credential variables of a stdio server's environment — the secrets the `LanguageModel` in context
  * declares (its provider's key, whichever layer made it), and those the `McpClient` in context obtained by
- * itself (OAuth tokens). Every exit of the agent redacts all of them: the
+ * itself (OAuth tokens, those it obtains during a call included: a list of them learns, see `learning`). Every
+ * exit of the agent redacts all of them: the
  * pipeline's and a chat turn's errors, the event hub, the telemetry writer and the tool-message writer. They
  * are read where a string may leave with one — on failure, with content tracing, for an event or span
  * attribute that carries outside text, once per chat turn — never on the path of a call that succeeds with
@@ -43,15 +44,64 @@ export const ofActions = (reads: Iterable<Read | undefined>): Read | undefined =
 
 /** Every secret the agent knows now: its actions' credentials (`actions`) and the model's in context. */
 export const known = (actions: Read | undefined): Read =>
-  Effect.flatMap(Effect.serviceOption(LanguageModel), (model) => {
-    const read = withModel(actions, Option.isSome(model) ? model.value : undefined)
-    // The secrets the MCP client obtained by itself (OAuth tokens), when it has any.
-    return Effect.flatMap(Effect.serviceOption(McpClient), (client) => {
-      const obtained = Option.isSome(client) ? client.value.secrets?.() : undefined
-      return obtained === undefined || obtained.length === 0
-        ? read
-        : Effect.map(read, (secrets) => unique([...secrets, ...obtained]))
-    })
+  Effect.flatMap(Effect.serviceOption(LanguageModel), (model) =>
+    learning(withModel(actions, Option.isSome(model) ? model.value : undefined))
+  )
+
+const learningLists = new WeakSet<object>()
+
+/**
+ * `secrets`, and the secrets the MCP client in context obtains by itself (OAuth tokens, registered client
+ * secrets) — those it has now and every one it obtains later: an exit that redacts with this list when it
+ * writes (a span's result at the call's end, a tool message, a thread row) hides a token obtained after the
+ * list was read, during the very call that obtained it.
+ *
+ * One boundary: the list is an array whose reads (its length, its items, iterating it) first take in what the
+ * client has obtained since; it never shrinks.
+ */
+const live = (
+  secrets: ReadonlyArray<Redacted.Redacted<string>>,
+  obtained: () => ReadonlyArray<Redacted.Redacted<string>>
+): ReadonlyArray<Redacted.Redacted<string>> => {
+  const list = [...secrets]
+  const seen = new Set(list.map((secret) => Redacted.value(secret)))
+  const learn = () => {
+    for (const secret of obtained()) {
+      const value = Redacted.value(secret)
+      if (!seen.has(value)) {
+        seen.add(value)
+        list.push(secret)
+      }
+    }
+  }
+  learn()
+  const proxy = new Proxy(list, {
+    get: (target, key, receiver) => {
+      learn()
+      return Reflect.get(target, key, receiver)
+    },
+    has: (target, key) => {
+      learn()
+      return Reflect.has(target, key)
+    },
+    ownKeys: (target) => {
+      learn()
+      return Reflect.ownKeys(target)
+    }
+  })
+  learningLists.add(proxy)
+  return proxy
+}
+
+/** Whether a list of secrets takes in what the MCP client obtains (see {@link learning}): it may grow. */
+export const learns = (secrets: ReadonlyArray<Redacted.Redacted<string>> | undefined): boolean =>
+  secrets !== undefined && learningLists.has(secrets)
+
+/** `read`'s secrets, and those the MCP client in context obtains, now and later (when it obtains any). */
+export const learning = (read: Read): Read =>
+  Effect.flatMap(Effect.serviceOption(McpClient), (client) => {
+    const obtained = Option.isSome(client) ? client.value.secrets : undefined
+    return obtained === undefined ? read : Effect.map(read, (secrets) => live(secrets, obtained))
   })
 
 /** Every secret the agent knows with `model` as its model: its actions' credentials, read now, and the model's. */
@@ -63,7 +113,7 @@ export const withModel = (actions: Read | undefined, model: LanguageModel["Servi
 
 /** A text with the secrets replaced; the identity when there are none. */
 export const redactor = (secrets: ReadonlyArray<Redacted.Redacted<string>>): ((text: string) => string) =>
-  secrets.length === 0 ? identity : (text) => Redact.text(text, secrets)
+  secrets.length === 0 && !learns(secrets) ? identity : (text) => Redact.text(text, secrets)
 
 const identity = (text: string): string => text
 

@@ -31,3 +31,17 @@ export const keepEnds = (text: string, length: number): string => {
   const tail = cutFromEnd(text, Math.floor(room / 2))
   return `${head}\n[… ${text.length - head.length - tail.length} characters left out …]\n${tail}`
 }
+
+// Control (C0, C1), format (bidi controls, zero-width characters, tags), line and paragraph separators, and lone
+// surrogates: each could break a line, reorder or hide what a person reads.
+const unprintable = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu
+
+const escapeOne = (character: string): string => {
+  const point = character.codePointAt(0) ?? 0
+  return point > 0xffff
+    ? `\\u{${point.toString(16).toUpperCase()}}`
+    : `\\u${point.toString(16).toUpperCase().padStart(4, "0")}`
+}
+
+/** `text` with every character that could forge a line, reorder or hide text written as its `\uXXXX` escape. */
+export const printable = (text: string): string => text.replace(unprintable, escapeOne)

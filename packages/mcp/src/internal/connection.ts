@@ -72,7 +72,11 @@ const open = (
   const provider = OAuthProvider.make(options, server, oauth.context, onSecret)
   const attempts = Math.max(1, Math.floor(options.maxAttempts ?? defaultMaxAttempts))
   return McpTransport.openHttp(server, connectOptions, {
-    wrapFetch: (next) => OAuthFetch.make(provider, server, next, fetch, attempts, oauth.flights.of(server))
+    wrapFetch: (next) =>
+      OAuthFetch.make(provider, server, next, fetch, attempts, oauth.flights.of(server), {
+        resourceMetadataOrigins: options.discovery?.resourceMetadataOrigins ?? [],
+        endpointOrigins: options.discovery?.endpointOrigins ?? []
+      })
   })
 }
 

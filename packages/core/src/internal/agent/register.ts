@@ -12,6 +12,7 @@ import * as Result from "effect/Result"
 import type * as Action from "../../Action.ts"
 import { type ActionError, RoleDefinitionError } from "../../ActionError.ts"
 import type * as Role from "../../Role.ts"
+import * as Nesting from "./nesting.ts"
 import * as Telemetry from "../events/telemetry.ts"
 import * as Callback from "../callback.ts"
 import type { AgentRuntime } from "../executor/runtime.ts"
@@ -82,8 +83,28 @@ export const credentials = (
   mcpServers: Readonly<Record<string, Action.McpServer | Action.McpTool<unknown, unknown>>> | undefined
 ): Secrets.Read | undefined =>
   Secrets.ofActions(
-    rolesOf(roles, mcpServers).flatMap((role) => role.entries.map(({ action }) => Executor.secretsOf(action)))
+    rolesOf(roles, mcpServers).flatMap((role) => role.entries.map(({ action }) => secretsOf(action, new Set())))
   )
+
+/** The credentials a call of `action` reads; for an agent used as an action or handed off to, its agents'. */
+const secretsOf = (action: Action.Any, seen: ReadonlySet<string>): Secrets.Read | undefined => {
+  const composed = Nesting.composedOf(action)
+  return composed === undefined ? Executor.secretsOf(action) : nestedSecrets(composed.agent, seen)
+}
+
+/**
+ * The credentials of an agent used as an action or handed off to, and of the agents it uses in turn, at any
+ * depth (each agent once, so agents that hand off to each other end): what its model may quote reaches the
+ * calling turn, so they are secrets of that turn too.
+ */
+const nestedSecrets = (agent: () => Nesting.Inner, seen: ReadonlySet<string>): Secrets.Read =>
+  Effect.suspend(() => {
+    const inner = agent()
+    if (seen.has(inner.id)) return Effect.succeed([])
+    const next = new Set([...seen, inner.id])
+    const reads = inner.roles.flatMap((role) => role.entries.map(({ action }) => secretsOf(action, next)))
+    return Secrets.ofActions(reads) ?? Effect.succeed([])
+  })
 
 /** Checks one action and prepares what its calls read. */
 const prepare = (

@@ -12,6 +12,7 @@ import type { DatabaseSync } from "node:sqlite"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as StoreBoundary from "../../StoreBoundary.ts"
+import * as SqliteFiles from "../sqliteFiles.ts"
 import {
   addedColumns,
   addedValues,
@@ -174,6 +175,7 @@ export const open = (options: {
 }): Effect.Effect<Storage, StoreBoundary.StoreError, Scope.Scope> =>
   Effect.gen(function* () {
     const failed = (cause: unknown) => StoreBoundary.unavailable(name, `open ${options.filename}`, cause)
+    yield* SqliteFiles.claim(name, "approval store", options.filename)
     const database = yield* openDatabase(options.filename).pipe(Effect.mapError(failed))
     const busyTimeout = options.busyTimeout ?? defaultBusyTimeout
     // Creating the table and preparing statements read the schema, which another process may hold locked too.

@@ -136,7 +136,12 @@ export const runComposed = <R>(
       usage: undefined
     }
     const ran = resumption === undefined ? turn.host.run(made) : turn.host.proceed(made)
-    return Effect.map(Effect.result(Effect.provideService(ran, Nesting.CurrentCall, nesting)), (outcome) => {
+    // What this agent denies is denied in the agent it uses too.
+    const inherited = AuthorityKernel.inheriting(
+      Effect.provideService(ran, Nesting.CurrentCall, nesting),
+      turn.host.authority
+    )
+    return Effect.map(Effect.result(inherited), (outcome) => {
       const { paused, handoff, usage } = nesting
       let given: ToolAnswer
       if (outcome._tag === "Success") {

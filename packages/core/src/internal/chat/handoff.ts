@@ -21,6 +21,7 @@ import {
   type ToolAnswer,
   type Usage
 } from "../../Chat.ts"
+import * as AuthorityKernel from "../pipeline/authority.ts"
 import type * as Call from "../pipeline/call.ts"
 import type * as Prompt from "../../Prompt.ts"
 import * as Compose from "../agent/compose.ts"
@@ -177,9 +178,14 @@ const run = <R>(
     })
     // The next agent continues this conversation: its calls get ids unique across all of it.
     const placed = { path, bound, taken: turn.callIds }
+    // What this agent denies is denied in the agent it hands off to too.
+    const inherited = AuthorityKernel.inheriting(
+      Effect.provideService(ran, Nesting.CurrentPlace, placed),
+      turn.host.authority
+    )
     return Effect.andThen(
       announced,
-      Effect.map(Effect.provideService(ran, Nesting.CurrentPlace, placed), (result) => ({
+      Effect.map(inherited, (result) => ({
         target: target.id,
         result
       }))

@@ -18,7 +18,9 @@ import * as History from "../../History.ts"
 import * as Prompt from "../../Prompt.ts"
 import * as StoreBoundary from "../../StoreBoundary.ts"
 import * as ThreadStore from "../../ThreadStore.ts"
+import * as Redact from "../redact.ts"
 import * as Conversion from "../schema/decode.ts"
+import * as Secrets from "../secrets.ts"
 import { type Held, type Paused, pausedState } from "../thread/rules.ts"
 import * as ChatMessages from "./messages.ts"
 import type { Host } from "./context.ts"
@@ -117,6 +119,41 @@ const pausedOf = (result: ChatResult, system: string, from: number, summary: boo
   return { ...kept, system, from, summary }
 }
 
+/**
+ * What a thread's rows keep of a turn: every text passes the redaction boundary (the secrets the agent knows
+ * become `[REDACTED]`). A paused call whose arguments hold a secret is refused, naming the call: resuming it
+ * needs its exact arguments, and the thread keeps no secret.
+ */
+const keptOf = <R>(
+  host: Host<R>,
+  action: string,
+  messages: ReadonlyArray<Prompt.Message>,
+  paused: Paused | undefined
+): Effect.Effect<
+  { readonly messages: ReadonlyArray<Prompt.Message>; readonly paused: Paused | undefined },
+  ValidationError
+> =>
+  Effect.flatMap(Secrets.known(host.secrets), (secrets) => {
+    if (secrets.length === 0) return Effect.succeed({ messages, paused })
+    const holding = paused?.pending.find((call) => {
+      const text = JSON.stringify(call.arguments)
+      return Redact.text(text, secrets) !== text
+    })
+    if (holding !== undefined) {
+      return Effect.fail(
+        ChatMessages.invalid(
+          action,
+          "thread",
+          `the paused call ${holding.action} (${holding.toolCallId}) has arguments that hold a secret of the agent; a thread keeps no secret, so this turn cannot pause on a thread`
+        )
+      )
+    }
+    return Effect.succeed({
+      messages: Redact.value(messages, secrets) as ReadonlyArray<Prompt.Message>,
+      paused: paused === undefined ? undefined : (Redact.value(paused, secrets) as Paused)
+    })
+  })
+
 const idsOf = (index: ReadonlyArray<{ readonly callIds: ReadonlyArray<string> }>): ReadonlySet<string> => {
   const ids = new Set<string>()
   for (const entry of index) for (const id of entry.callIds) ids.add(id)
@@ -187,10 +224,16 @@ export const start = <R>(
             ]
             yield* checkLoaded(held, prefix)
             const result = yield* run([...prefix, ...news], idsOf(index), window.usage)
+            const kept = yield* keptOf(
+              host,
+              "chat",
+              exchangeOf(result, prefix.length),
+              pausedOf(result, system, window.from, window.summary !== undefined)
+            )
             yield* held.write({
-              exchange: { seq: held.head.exchanges + 1, messages: exchangeOf(result, prefix.length) },
+              exchange: { seq: held.head.exchanges + 1, messages: kept.messages },
               summary: window.summary,
-              paused: pausedOf(result, system, window.from, window.summary !== undefined)
+              paused: kept.paused
             })
             return result
           }),
@@ -201,6 +244,7 @@ export const start = <R>(
 
 /** The paused turn of `thread` resumed: `state` must be that turn; the thread's stored state is what resumes. */
 export const resume = <R>(
+  host: Host<R>,
   fallback: () => ThreadStore.ThreadStore["Service"],
   thread: Thread,
   state: PausedState,
@@ -229,10 +273,16 @@ export const resume = <R>(
             const last = exchanges[exchanges.length - 1]
             const prefix = stored.messages.length - (last?.seq === held.head.exchanges ? last.messages.length : 0)
             const result = yield* run(stored, idsOf(index))
+            const kept = yield* keptOf(
+              host,
+              "resume",
+              exchangeOf(result, prefix),
+              pausedOf(result, paused.system, paused.from, paused.summary)
+            )
             yield* held.write({
-              exchange: { seq: held.head.exchanges, messages: exchangeOf(result, prefix) },
+              exchange: { seq: held.head.exchanges, messages: kept.messages },
               summary: held.head.summary,
-              paused: pausedOf(result, paused.system, paused.from, paused.summary)
+              paused: kept.paused
             })
             return result
           }),

@@ -79,7 +79,9 @@ const knowing = <A, E, R>(
   self: Effect.Effect<A, E, R>,
   secrets: ReadonlyArray<Redacted.Redacted<string>>
 ): Effect.Effect<A, E, R> =>
-  secrets.length === 0 ? self : Effect.provideService(self, Redact.Known, Effect.succeed(secrets))
+  secrets.length === 0 && !Secrets.learns(secrets)
+    ? self
+    : Effect.provideService(self, Redact.Known, Effect.succeed(secrets))
 
 /** The tokens a paused turn recorded of other agents (its own are what is left of its total). */
 const othersOf = (agents: Readonly<Record<string, Usage>> | undefined, self: string): Record<string, Usage> => {
@@ -156,7 +158,8 @@ export const make = <R>(host: Host<R>): Turns<R> => {
     taken: ReadonlySet<string> | undefined,
     body: (turn: Turn<R>) => Effect.Effect<ChatResult, ActionError, R>
   ): Effect.Effect<ChatResult, ActionError, R> =>
-    Effect.flatMap(Secrets.withModel(host.secrets, model), (secrets) =>
+    // The turn's secrets: its agent's, its model's, and the MCP client's — those it obtains during the turn too.
+    Effect.flatMap(Secrets.learning(Secrets.withModel(host.secrets, model)), (secrets) =>
       metered((meter) => {
         // Where the turn runs, when it is nested (read in the turn's own fiber, which runs this).
         const place = Fiber.getCurrent()?.getRef(Nesting.CurrentPlace)
@@ -251,7 +254,7 @@ export const make = <R>(host: Host<R>): Turns<R> => {
             )
           )
         })
-      return thread.success === undefined ? go(raw) : Threads.resume(threads, thread.success, raw, go)
+      return thread.success === undefined ? go(raw) : Threads.resume(host, threads, thread.success, raw, go)
     }).pipe(exiting(options, true))
 
   return {

@@ -10,6 +10,7 @@ import type { ActionError } from "../../ActionError.ts"
 import * as ActionResult from "../../ActionResult.ts"
 import * as Lazy from "../lazy.ts"
 import * as Redact from "../redact.ts"
+import * as Secrets from "../secrets.ts"
 import * as Callback from "../callback.ts"
 import type { Attempt } from "./runtime.ts"
 import * as Endpoint from "./endpoint.ts"
@@ -74,11 +75,12 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
       return mapped(
         attempt,
         action.mapResult,
-        // The model call's errors are scrubbed of the agent's credentials too, before its span records them.
+        // The model call's errors are scrubbed of the agent's credentials too, before its span records them,
+        // and of what the MCP client obtained by then.
         Effect.provideService(
           Llm.use((llm) => llm.run({ ...attempt, action })),
           Redact.Known,
-          attempt.agent.secrets
+          Secrets.learning(attempt.agent.secrets ?? noSecrets)
         )
       )
     case "mcpTool":
@@ -96,6 +98,8 @@ const executeRaw = (attempt: Attempt): Effect.Effect<unknown, ActionError, any> 
       )
   }
 }
+
+const noSecrets: Effect.Effect<ReadonlyArray<Redacted.Redacted<string>>> = Effect.succeed([])
 
 /**
  * The secrets a call of `action` reads (a webService's `authTokenEnv`, an

@@ -27,7 +27,7 @@ import * as StoreBoundary from "../../StoreBoundary.ts"
 import { write } from "../json.ts"
 import { Pending } from "../pending.ts"
 import * as Secrets from "../secrets.ts"
-import { shorten } from "../text.ts"
+import { printable, shorten } from "../text.ts"
 import { bindingOf, type Call } from "./call.ts"
 import * as DefinitionDigest from "../approvals/definition.ts"
 import type { Definition } from "../approvals/definition.ts"
@@ -89,14 +89,15 @@ export const maxShownArguments = 8_192
 
 /**
  * The arguments of a call as a person deciding it is shown them: their JSON text, every secret the agent
- * knows replaced (its actions' credentials, the model's key, the secrets the turn read), cut to
+ * knows replaced (its actions' credentials, the model's key, the secrets the turn read), every character that
+ * could forge a line or hide text escaped, cut to
  * {@link maxShownArguments} characters; `undefined` when they have no JSON text.
  */
 const shownArguments = (call: Call, secrets: Secrets.Read | undefined): Effect.Effect<string | undefined> => {
   const written = write(call.arguments)
   if (Result.isFailure(written)) return Effect.succeed(undefined)
   const known = call.secrets === undefined ? Secrets.known(secrets) : Effect.succeed(call.secrets)
-  return Effect.map(known, (read) => shorten(Secrets.redactor(read)(written.success), maxShownArguments))
+  return Effect.map(known, (read) => shorten(printable(Secrets.redactor(read)(written.success)), maxShownArguments))
 }
 
 const noPause: Effect.Effect<undefined> = Effect.succeed(undefined)

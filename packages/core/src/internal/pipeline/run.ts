@@ -206,7 +206,7 @@ const telemetry = (agent: Agent, call: Call) => {
   const outside =
     call.secrets === undefined
       ? agent.traceContent || correlationId !== undefined || toolCall !== undefined || entry === undefined
-      : call.secrets.length > 0
+      : call.secrets.length > 0 || Secrets.learns(call.secrets)
   return Telemetry.executeTool(
     {
       tool: toolCall?.tool ?? call.name,

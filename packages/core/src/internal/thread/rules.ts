@@ -243,7 +243,16 @@ export const pausedState = (
 }
 
 const checkId = (store: string, threadId: string) =>
-  StoreBoundary.checkText(store, [{ field: "thread", text: threadId }])
+  threadId === ""
+    ? Effect.fail(
+        new StoreBoundary.StoreError({
+          store,
+          category: "VALIDATION",
+          field: "thread",
+          message: `${store}: thread is empty; a thread id needs at least one character`
+        })
+      )
+    : StoreBoundary.checkText(store, [{ field: "thread", text: threadId }])
 
 const readThread = (store: string, threadId: string, reader: Reader) =>
   Effect.gen(function* () {

@@ -16,6 +16,7 @@ import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as StoreBoundary from "../../StoreBoundary.ts"
+import * as SqliteFiles from "../sqliteFiles.ts"
 import { isBusy, openDatabase, whileBusy } from "../sqliteBusy.ts"
 import { busyMessage, exchangeTable, type Reader, type Storage, threadTable, type Writer } from "./storage.ts"
 
@@ -169,6 +170,7 @@ export const open = (options: {
 }): Effect.Effect<Storage, StoreBoundary.StoreError, Scope.Scope> =>
   Effect.gen(function* () {
     const failed = (cause: unknown) => StoreBoundary.unavailable(name, `open ${options.filename}`, cause)
+    yield* SqliteFiles.claim(name, "thread store", options.filename)
     const database = yield* openDatabase(options.filename).pipe(Effect.mapError(failed))
     // Creating the tables reads the schema, which another process may hold locked.
     return yield* whileBusy(openBudget, () => storage(database)).pipe(Effect.mapError(failed))

@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Core from "@rolecraft/core/McpClient"
 import * as McpOAuth from "../../McpOAuth.ts"
 import type { Entry } from "../../McpTokenStore.ts"
+import * as Discovery from "./discovery.ts"
 
 /** The SDK's provider for one attempt. */
 export interface Attempt extends OAuthClientProvider {
@@ -160,6 +161,11 @@ export const make = (base: Base, plain: FetchLike): { readonly made: Attempt; re
       if (own.state !== undefined && answer.searchParams.get("state") !== own.state) {
         throw refused("the authorization answer's state does not match the request's (a forged or stale redirect)")
       }
+      const mixedUp = Discovery.checkResponseIssuer(
+        answer,
+        (await read()).discoveryState as OAuthDiscoveryState | undefined
+      )
+      if (mixedUp !== undefined) throw refused(mixedUp)
       const received = answer.searchParams.get("code")
       if (received === null) throw refused("the authorization answer has no code")
       own.code = received

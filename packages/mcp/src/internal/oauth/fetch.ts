@@ -20,12 +20,14 @@
  * 401 or 403 goes back to the transport as it came, and the connection
  * reports it naming the status and the server. An authorization that fails
  * (discovery, a refused registration, a resource that does not match the
- * server) is thrown as {@link AuthorizationFailed}; a refresh that could not
+ * server, a discovered document that breaks a rule of `./discovery.ts`) is
+ * thrown as {@link AuthorizationFailed}; a refresh that could not
  * reach the authorization server as the provider's `RefreshUnavailable`
  * (transient: never a new browser step).
  */
 import { auth, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js"
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
+import * as Discovery from "./discovery.ts"
 import * as Effect from "effect/Effect"
 import * as Semaphore from "effect/Semaphore"
 import { RefreshUnavailable } from "./attempt.ts"
@@ -78,15 +80,18 @@ export const make = (
   next: FetchLike,
   plain: FetchLike,
   maxAttempts: number,
-  flight: Semaphore.Semaphore
+  flight: Semaphore.Semaphore,
+  allowed: Discovery.Allowed
 ): FetchLike => {
   // Challenges met with a token just obtained, with that token: authorizing again would not help.
   const final = new Set<string>()
 
   const authorize = async (response: Response, sent: string | undefined): Promise<void> => {
     const status = response.status as 401 | 403
-    const { resourceMetadataUrl, scope, error } = extractWWWAuthenticateParams(response)
+    const { resourceMetadataUrl: named, scope, error } = extractWWWAuthenticateParams(response)
     await response.body?.cancel()
+    // Only a metadata URL on the server's origin (or an allowed one) is followed; `auth()` is given no other.
+    const resourceMetadataUrl = Discovery.resourceMetadataUrl(serverUrl, named, allowed)
     const attempt = provider.attempt(plain)
     const options = {
       serverUrl,
@@ -99,6 +104,8 @@ export const make = (
       if (error !== "insufficient_scope" && (await provider.claim(attempt, sent)) === "refreshed") return
       // A token refreshed for the scope it already has would not satisfy a step-up: authorize anew.
       if (error === "insufficient_scope") await attempt.invalidateCredentials?.("tokens")
+      // Every document `auth()` will use is validated first, and kept as the provider's discovery state.
+      await Discovery.discover(attempt, serverUrl, named, attempt.fetchFn, allowed)
       let result = await auth(attempt, options)
       if (result === "REDIRECT") {
         const code = attempt.takeCode()

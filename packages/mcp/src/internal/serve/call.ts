@@ -8,7 +8,11 @@
  * `structuredContent`, a failure as an `isError` result. An approval-gated
  * call without a token asks the person at the client through elicitation
  * when the client can be asked, and runs once on acceptance; otherwise the
- * refusal carries its pending token id for the client to send back.
+ * refusal carries its pending token id for the client to send back. A
+ * pending token belongs to the session that asked (the call's scope is the
+ * session): a token a session of another client asked for is refused and
+ * nothing runs (another session of the same client, as its `initialize`
+ * names it, may present it).
  */
 import {
   type CallToolRequest,
@@ -24,8 +28,9 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { type ActionResponse, type ActionTool, type Agent, Progress, ToolContent } from "@rolecraft/core"
+import { type ActionResponse, type ActionTool, type Agent, Approval, Progress, ToolContent } from "@rolecraft/core"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as McpPeer from "../../McpPeer.ts"
 import * as Log from "./log.ts"
@@ -42,6 +47,20 @@ export interface Serving {
   readonly tools: ReadonlyMap<string, ActionTool.ActionTool>
   readonly run: <A>(effect: Effect.Effect<A, never, any>, signal: AbortSignal) => Promise<A>
   readonly approveInBand: boolean
+  /** The sessions that asked for tokens, by their scope (the oldest forgotten past 10,000). */
+  readonly owners: Map<string, Server>
+}
+
+/** The most sessions whose tokens are remembered (the oldest forgotten first). */
+const maxOwners = 10_000
+
+/** Records the session `owner` (its server) as one that may ask for tokens. */
+export const own = (serving: Serving, owner: string, server: Server): void => {
+  serving.owners.set(owner, server)
+  if (serving.owners.size > maxOwners) {
+    const oldest = serving.owners.keys().next()
+    if (oldest.done !== true) serving.owners.delete(oldest.value)
+  }
 }
 
 const failureResult = (category: string, message: string, extra?: Record<string, unknown>): CallToolResult => {
@@ -159,13 +178,40 @@ const withClient = <A, E, R>(
   )
 }
 
+// Every line's text is printable: no argument, description or reason can forge a line, reorder or hide characters.
 const describeCall = (tool: ActionTool.ActionTool, args: Record<string, unknown>, reason: string): string =>
   [
-    `Allow the call ${tool.name}?`,
-    `What it does: ${tool.description}`,
-    `Arguments: ${JSON.stringify(args)}`,
-    `Why it needs approval: ${reason}`
+    `Allow the call ${Approval.printable(tool.name)}?`,
+    `What it does: ${Approval.printable(tool.description)}`,
+    `Arguments: ${Approval.printable(JSON.stringify(args))}`,
+    `Why it needs approval: ${Approval.printable(reason)}`
   ].join("\n")
+
+/** The token a call presents: `_meta`'s, else the reserved argument's (an own key only). */
+const presented = (request: CallToolRequest, args: Record<string, unknown>): string | undefined => {
+  const meta = request.params._meta?.[approvalMetaKey]
+  if (typeof meta === "string") return meta
+  const argument = Object.hasOwn(args, Approval.reservedParameter) ? args[Approval.reservedParameter] : undefined
+  return typeof argument === "string" ? argument : undefined
+}
+
+/**
+ * Whether a presented token belongs to another client (a token no store knows is left to the pipeline): one asked
+ * for by no session of this server, or by a session of a client its `initialize` named otherwise. Another session
+ * of the same client passes: a command-line client opens a session per command (the MCP Inspector's CLI).
+ */
+const foreign = (serving: Serving, token: string, owner: string, server: Server): Effect.Effect<boolean> =>
+  serving.agent.approvals.get(token).pipe(
+    Effect.map((found) => {
+      if (Option.isNone(found)) return false
+      const asker = found.value.scope?.turn
+      if (asker === owner) return false
+      const session = asker === undefined ? undefined : serving.owners.get(asker)
+      if (session === undefined) return true
+      return session.getClientVersion()?.name !== server.getClientVersion()?.name
+    }),
+    Effect.orElseSucceed(() => false)
+  )
 
 // Asks the person at the client to approve this exact call; approves or rejects the pending token with the answer.
 const askInBand = (
@@ -207,7 +253,8 @@ export const call = (
   server: Server,
   logs: Log.Level,
   request: CallToolRequest,
-  extra: Extra
+  extra: Extra,
+  owner: string
 ): Promise<CallToolResult> => {
   const { agent, tools } = serving
   const name = request.params.name
@@ -222,11 +269,24 @@ export const call = (
     )
   }
   const args = request.params.arguments ?? {}
-  const metaToken = request.params._meta?.[approvalMetaKey]
+  const token = presented(request, args)
+  // The session is the call's scope: its pending tokens are its own, never shared with another session's.
   const execute = (approvalToken: string | undefined) =>
-    agent.execute({ action: tool.action, params: args, ...(approvalToken === undefined ? {} : { approvalToken }) })
+    agent.execute({
+      action: tool.action,
+      params: args,
+      correlationId: owner,
+      ...(approvalToken === undefined ? {} : { approvalToken })
+    })
   const program = Effect.gen(function* () {
-    const response = yield* execute(typeof metaToken === "string" ? metaToken : undefined)
+    if (token !== undefined && (yield* foreign(serving, token, owner, server))) {
+      return failureResult(
+        "APPROVAL",
+        `${tool.name}: the approval token was asked for by another MCP session (another client), not this one; nothing ran`,
+        { check: "session" }
+      )
+    }
+    const response = yield* execute(token)
     const error = response.success ? undefined : response.error
     if (
       serving.approveInBand &&

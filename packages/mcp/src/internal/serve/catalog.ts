@@ -4,6 +4,9 @@
  * (one per role, and declared ones), and completions for the values of a
  * prompt argument or template variable that has a fixed set. Unknown names
  * and URIs are JSON-RPC errors: -32602 for a prompt, -32002 for a resource.
+ * Names a client sends are looked up among own keys only (never
+ * `Object.prototype`'s), and are bounded: a URI past 8,192 characters or a
+ * name past 256 is -32602 naming the cap.
  */
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -26,6 +29,12 @@ import type * as McpResource from "../../McpResource.ts"
 
 /** The JSON-RPC error code MCP gives to a resource that does not exist. */
 export const resourceNotFound = -32002
+
+/** The longest URI a client may send (a resource to read, a template to complete): past it, -32602 naming the cap. */
+export const maxUriLength = 8_192
+
+/** The longest name a client may send (a prompt, an argument, a variable): past it, -32602 naming the cap. */
+export const maxNameLength = 256
 
 /** The most completion values sent at once (the specification's cap). */
 const maxCompletions = 100
@@ -107,6 +116,7 @@ export const listTemplates = (catalog: Catalog): ListResourceTemplatesResult => 
 
 /** `resources/read`: a declared resource, then a template that matches, then a knowledge document. */
 export const read = (catalog: Catalog, uri: string): Effect.Effect<ReadResourceResult, McpError> => {
+  if (uri.length > maxUriLength) return Effect.fail(tooLong("uri", maxUriLength))
   const fixed = catalog.resources.find((resource) => resource.uri === uri)
   if (fixed !== undefined) return Effect.map(bodyOf(uri, fixed.read()), (body) => contentsOf(uri, fixed.mimeType, body))
   for (const template of catalog.templates) {
@@ -146,6 +156,7 @@ export const getPrompt = (
   name: string,
   args: Readonly<Record<string, string>> | undefined
 ): Effect.Effect<GetPromptResult, McpError> => {
+  if (name.length > maxNameLength) return Effect.fail(tooLong("name", maxNameLength))
   const prompt = catalog.prompts.find((candidate) => candidate.name === name)
   if (prompt === undefined) {
     const known = catalog.prompts.map((candidate) => candidate.name).join(", ")
@@ -153,7 +164,7 @@ export const getPrompt = (
   }
   const given = args ?? {}
   const missing = Object.entries(prompt.arguments ?? {}).filter(
-    ([key, argument]) => argument.required === true && given[key] === undefined
+    ([key, argument]) => argument.required === true && own(given, key) === undefined
   )
   if (missing.length > 0) {
     const names = missing.map(([key]) => key).join(", ")
@@ -172,14 +183,31 @@ export const getPrompt = (
   })) as Effect.Effect<GetPromptResult, McpError>
 }
 
+/** An own property of a record a user declared, never one inherited from `Object.prototype`. */
+const own = <A>(record: Readonly<Record<string, A>> | undefined, key: string): A | undefined =>
+  record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined
+
+const tooLong = (field: string, cap: number) =>
+  new McpError(ErrorCode.InvalidParams, `${field} is longer than ${cap.toLocaleString("en-US")} characters`)
+
 /** `completion/complete`: the fixed values of a prompt argument or template variable that start with the value. */
 export const complete = (catalog: Catalog, params: CompleteRequest["params"]): CompleteResult => {
   const { ref, argument } = params
-  const values =
+  const name = ref.type === "ref/prompt" ? ref.name : ref.uri
+  if (name.length > (ref.type === "ref/prompt" ? maxNameLength : maxUriLength)) {
+    throw tooLong(
+      ref.type === "ref/prompt" ? "ref.name" : "ref.uri",
+      ref.type === "ref/prompt" ? maxNameLength : maxUriLength
+    )
+  }
+  if (argument.name.length > maxNameLength) throw tooLong("argument.name", maxNameLength)
+  if (argument.value.length > maxUriLength) throw tooLong("argument.value", maxUriLength)
+  const declared =
     ref.type === "ref/prompt"
-      ? catalog.prompts.find((prompt) => prompt.name === ref.name)?.arguments?.[argument.name]?.values
-      : catalog.templates.find((template) => template.uriTemplate === ref.uri)?.variables?.[argument.name]
-  const matching = (values ?? []).filter((value) => value.startsWith(argument.value))
+      ? own(catalog.prompts.find((prompt) => prompt.name === ref.name)?.arguments, argument.name)?.values
+      : own(catalog.templates.find((template) => template.uriTemplate === ref.uri)?.variables, argument.name)
+  const values: ReadonlyArray<string> = Array.isArray(declared) ? declared : []
+  const matching = values.filter((value) => value.startsWith(argument.value))
   return {
     completion: {
       values: matching.slice(0, maxCompletions),

@@ -6,8 +6,10 @@
  * sampling) and its answer meet in one place, and a session keeps its log
  * level and subscriptions. An unknown session id is 404 (the client starts
  * over), a request without one that is not an `initialize` POST is 400.
- * Live sessions are capped (503 beyond), and a session idle longer than its
- * timeout is closed. Host and Origin are checked before anything else.
+ * Live sessions are capped, in all (503 beyond) and per client address (429
+ * beyond), and a session that asks for nothing but pings for longer than
+ * its idle timeout is closed. Host and Origin are checked before anything
+ * else.
  */
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -15,12 +17,47 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import * as Origin from "../origin.ts"
 import type * as Server from "./server.ts"
 
-/** One live session. */
+/** One live session: the client address that opened it, and when it last asked for something. */
 interface Live {
   readonly session: Server.Session
   readonly transport: StreamableHTTPServerTransport
+  readonly client: string
   lastSeen: number
 }
+
+/** The most bytes of one POST body read (the MCP SDK's own limit). */
+const maxBodyBytes = 4 * 1024 * 1024
+
+/** Reads a POST body whole, at most {@link maxBodyBytes}; `undefined` past it. */
+const readBody = (request: IncomingMessage): Promise<string | undefined> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    request.on("data", (chunk: Buffer) => {
+      size += chunk.length
+      if (size > maxBodyBytes) {
+        resolve(undefined)
+        request.destroy()
+        return
+      }
+      chunks.push(chunk)
+    })
+    request.on("error", reject)
+    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+  })
+
+/** Whether a JSON-RPC body asks for something: any message but `ping` (and answers to the server's requests). */
+const asks = (body: unknown): boolean =>
+  (Array.isArray(body) ? body : [body]).some(
+    (message) =>
+      typeof message === "object" &&
+      message !== null &&
+      typeof (message as { readonly method?: unknown }).method === "string" &&
+      (message as { readonly method: string }).method !== "ping"
+  )
+
+/** Who a request comes from, for the cap of sessions a client may hold: its address. */
+const clientOf = (request: IncomingMessage): string => request.socket.remoteAddress ?? "unknown"
 
 /** The sessions of one listener. */
 export interface Sessions {
@@ -45,6 +82,7 @@ export const make = (options: {
   readonly allowed: () => Origin.Allowed
   readonly open: () => Server.Session
   readonly maxSessions: number
+  readonly maxSessionsPerClient: number
   readonly idleMs: number
 }): Sessions => {
   const live = new Map<string, Live>()
@@ -61,8 +99,30 @@ export const make = (options: {
     if (typeof id === "string") {
       const entry = live.get(id)
       if (entry === undefined) return jsonError(response, 404, "Session not found: initialize a new session.")
-      entry.lastSeen = Date.now()
-      void entry.transport.handleRequest(request, response).catch(() => fail(response))
+      if (request.method !== "POST") {
+        void entry.transport.handleRequest(request, response).catch(() => fail(response))
+        return
+      }
+      // Only a request that asks for something keeps a session alive: pings alone let it go idle.
+      void readBody(request)
+        .then((text): Promise<void> | undefined => {
+          if (text === undefined) {
+            jsonError(response, 413, `Payload too large (at most ${maxBodyBytes} bytes).`)
+            return undefined
+          }
+          let body: unknown
+          try {
+            body = JSON.parse(text)
+          } catch {
+            response
+              .writeHead(400, { "content-type": "application/json" })
+              .end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error" }, id: null }))
+            return undefined
+          }
+          if (asks(body)) entry.lastSeen = Date.now()
+          return entry.transport.handleRequest(request, response, body)
+        })
+        .catch(() => fail(response))
       return
     }
     if (request.method !== "POST") {
@@ -71,11 +131,21 @@ export const make = (options: {
     if (live.size >= options.maxSessions) {
       return jsonError(response, 503, `Too many sessions (at most ${options.maxSessions}); try again later.`)
     }
+    const client = clientOf(request)
+    let held = 0
+    for (const entry of live.values()) if (entry.client === client) held++
+    if (held >= options.maxSessionsPerClient) {
+      return jsonError(
+        response,
+        429,
+        `Too many sessions from this client (at most ${options.maxSessionsPerClient}); close one or try again later.`
+      )
+    }
     const session = options.open()
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
-        live.set(sessionId, { session, transport, lastSeen: Date.now() })
+        live.set(sessionId, { session, transport, client, lastSeen: Date.now() })
       },
       onsessionclosed: (sessionId) => {
         live.delete(sessionId)

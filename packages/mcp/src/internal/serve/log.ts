@@ -8,6 +8,7 @@
  */
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import type { LoggingLevel, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import type * as LogLevel from "effect/LogLevel"
@@ -53,7 +54,9 @@ const textOf = (message: unknown): string =>
 
 /**
  * Runs `effect` with its log lines also sent to the client of `extra` (in
- * order, each redacted by `redact`), when the session's `level` lets them.
+ * order, each redacted by `redact` in the context `effect` runs in, so with
+ * the secrets of the configuration it was served with), when the session's
+ * `level` lets them.
  */
 export const forward =
   (
@@ -68,7 +71,7 @@ export const forward =
       const floor = level.current
       if (mcpLevel === undefined || floor === undefined || severity[mcpLevel] < severity[floor]) return
       queue = queue.then(() =>
-        Effect.runPromise(redact(textOf(message))).then((data) =>
+        Effect.runPromiseWith(context)(redact(textOf(message))).then((data) =>
           extra
             .sendNotification({
               method: "notifications/message",
@@ -78,14 +81,20 @@ export const forward =
         )
       )
     })
-    return Effect.flatMap(Effect.service(Logger.CurrentLoggers), (loggers) =>
-      Effect.provideService(
-        Effect.ensuring(
-          effect,
-          Effect.promise(() => queue)
-        ),
-        Logger.CurrentLoggers,
-        new Set([...loggers, logger])
-      )
+    // The redaction runs in the call's context (its ConfigProvider, its model, its MCP client), not the default one.
+    let context: Context.Context<never> = Context.empty()
+    return Effect.flatMap(
+      Effect.zip(Effect.service(Logger.CurrentLoggers), Effect.context<never>()),
+      ([loggers, own]) => {
+        context = own
+        return Effect.provideService(
+          Effect.ensuring(
+            effect,
+            Effect.promise(() => queue)
+          ),
+          Logger.CurrentLoggers,
+          new Set([...loggers, logger])
+        )
+      }
     )
   }

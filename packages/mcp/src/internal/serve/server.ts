@@ -5,6 +5,7 @@
  * agent and its catalog. The session's log level and resource
  * subscriptions live here.
  */
+import { randomUUID } from "node:crypto"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import {
   CallToolRequestSchema,
@@ -29,6 +30,8 @@ import * as Schema from "./schema.ts"
 /** A session's server and what it keeps. */
 export interface Session {
   readonly server: Server
+  /** Who this session is to the approval store: the scope of its calls (random, not the transport's session id). */
+  readonly owner: string
   readonly logs: Log.Level
   readonly subscriptions: Set<string>
 }
@@ -53,7 +56,12 @@ export const make = (served: Served): Session => {
       logging: {}
     }
   })
-  const session: Session = { server, logs: { current: undefined }, subscriptions: new Set() }
+  const session: Session = {
+    server,
+    owner: `mcp-session-${randomUUID()}`,
+    logs: { current: undefined },
+    subscriptions: new Set()
+  }
   const tools = [...served.tools.values()].map((tool) => ({
     name: tool.name,
     description: tool.description,
@@ -61,8 +69,9 @@ export const make = (served: Served): Session => {
   }))
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }) as never)
   server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-    Call.call(served, server, session.logs, request, extra)
+    Call.call(served, server, session.logs, request, extra, session.owner)
   )
+  Call.own(served, session.owner, server)
   server.setRequestHandler(SetLevelRequestSchema, (request) => {
     session.logs.current = request.params.level
     return {}
