@@ -49,7 +49,7 @@
  * @since 0.3.0
  */
 import Anthropic from "@anthropic-ai/sdk"
-import { ActionError, LanguageModel, type ModelResponse, ProviderProfile } from "@rolecraft/core"
+import { ActionError, BoundedFetch, LanguageModel, type ModelResponse, ProviderProfile } from "@rolecraft/core"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
@@ -62,7 +62,6 @@ import * as Failure from "./internal/failure.ts"
 import * as WireRequest from "./internal/request.ts"
 import * as WireResponse from "./internal/response.ts"
 import * as WireStream from "./internal/stream.ts"
-import * as Transport from "./internal/transport.ts"
 
 /**
  * Options of {@link layer}.
@@ -338,7 +337,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
       baseURL,
       maxRetries: 0,
       timeout: Duration.toMillis(timeout),
-      fetch: Transport.boundedFetch(options.fetch ?? globalThis.fetch, Transport.bodyLimitOf(maxReplyCharacters)),
+      fetch: BoundedFetch.make(options.fetch ?? globalThis.fetch, BoundedFetch.bodyLimitOf(maxReplyCharacters)),
       logLevel: "off",
       openTelemetry: false,
       defaultHeaders: { ...options.headers, ...(hasKey ? {} : { Authorization: null, "x-api-key": null }) }

@@ -43,7 +43,7 @@
  *
  * @since 0.3.0
  */
-import { ActionError, LanguageModel, type ModelResponse, ProviderProfile } from "@rolecraft/core"
+import { ActionError, BoundedFetch, LanguageModel, type ModelResponse, ProviderProfile } from "@rolecraft/core"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -59,7 +59,6 @@ import * as Failure from "./internal/failure.ts"
 import * as ResponsesRequest from "./internal/responses/request.ts"
 import * as ResponsesResponse from "./internal/responses/response.ts"
 import * as ResponsesStream from "./internal/responses/stream.ts"
-import * as Transport from "./internal/transport.ts"
 import type { Options as ChatOptions } from "./OpenAiLanguageModel.ts"
 
 /**
@@ -103,7 +102,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.LanguageMode
       baseURL,
       maxRetries: 0,
       timeout: Duration.toMillis(timeout),
-      fetch: Transport.boundedFetch(options.fetch ?? globalThis.fetch, Transport.bodyLimitOf(maxReplyCharacters)),
+      fetch: BoundedFetch.make(options.fetch ?? globalThis.fetch, BoundedFetch.bodyLimitOf(maxReplyCharacters)),
       logLevel: "off",
       defaultHeaders: { ...options.headers, ...(hasKey ? {} : { Authorization: null }) }
     })

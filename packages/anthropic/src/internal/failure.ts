@@ -14,9 +14,8 @@
  * Messages never show credentials in URLs.
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk"
-import { ActionError, LanguageModel } from "@rolecraft/core"
+import { ActionError, BoundedFetch, LanguageModel } from "@rolecraft/core"
 import * as Duration from "effect/Duration"
-import { BodyTooLarge } from "./transport.ts"
 
 /** A 2xx answer that is not what the API promises, `what` naming what is wrong. */
 export const malformed = (action: string, what: string) =>
@@ -71,7 +70,7 @@ export interface FailureOptions {
 /** An SDK failure as an action error (see `AnthropicLanguageModel.toActionError` for the table). */
 export const toActionError = (action: string, error: unknown, options: FailureOptions): ActionError.ActionError => {
   if (ActionError.isActionError(error)) return error
-  if (error instanceof BodyTooLarge) {
+  if (error instanceof BoundedFetch.BodyTooLarge) {
     return new ActionError.ExecutionFailure({
       action,
       message:
@@ -134,7 +133,7 @@ export const streamError = (action: string, error: unknown, options: FailureOpti
   if (
     error instanceof APIError ||
     error instanceof SyntaxError ||
-    error instanceof BodyTooLarge ||
+    error instanceof BoundedFetch.BodyTooLarge ||
     ActionError.isActionError(error)
   ) {
     return toActionError(action, error, options)

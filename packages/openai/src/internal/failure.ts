@@ -10,10 +10,9 @@
  * JSON, or not the shape the API promises, is EXECUTION ("malformed
  * answer"), as is anything else. Messages never show credentials in URLs.
  */
-import { ActionError, LanguageModel } from "@rolecraft/core"
+import { ActionError, BoundedFetch, LanguageModel } from "@rolecraft/core"
 import * as Duration from "effect/Duration"
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai"
-import { BodyTooLarge } from "./transport.ts"
 
 /** A 2xx answer that is not what the API promises, `what` naming what is wrong. */
 export const malformed = (action: string, what: string) =>
@@ -40,7 +39,7 @@ const withoutURLCredentials = (text: string): string =>
     .replace(/([a-z][a-z0-9+.-]*:\/\/[^\s?#]*)[?#][^\s)]*/gi, "$1")
 
 /** The failure of a reply whose body passed its cap, the cap named. */
-const tooLarge = (action: string, error: BodyTooLarge, maxReplyCharacters: number | undefined) =>
+const tooLarge = (action: string, error: BoundedFetch.BodyTooLarge, maxReplyCharacters: number | undefined) =>
   new ActionError.ExecutionFailure({
     action,
     message:
@@ -99,7 +98,7 @@ export const toActionError = (
     readonly maxReplyCharacters?: number | undefined
   }
 ): ActionError.ActionError => {
-  if (error instanceof BodyTooLarge) return tooLarge(action, error, options.maxReplyCharacters)
+  if (error instanceof BoundedFetch.BodyTooLarge) return tooLarge(action, error, options.maxReplyCharacters)
   if (error instanceof APIError && error.status === undefined && error.error !== undefined) {
     return errorEvent(action, error.error)
   }
@@ -156,7 +155,7 @@ export const streamError = (
   if (
     error instanceof APIError ||
     error instanceof SyntaxError ||
-    error instanceof BodyTooLarge ||
+    error instanceof BoundedFetch.BodyTooLarge ||
     ActionError.isActionError(error)
   ) {
     return ActionError.isActionError(error) ? error : toActionError(action, error, { ...options, nowMs: 0 })

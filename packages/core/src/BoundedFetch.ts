@@ -1,14 +1,31 @@
 /**
- * The HTTP bodies the SDK reads, capped while they arrive: a reply's size is
- * bounded before it is parsed, so a huge answer is never held whole. A
- * non-streamed body is counted as a whole; a stream of server-sent events
- * event by event (the bytes since the last blank line, `\n\n` or
- * `\r\n\r\n`), so a long stream of small events passes and one huge event
- * does not. Past the cap the read
- * fails with {@link BodyTooLarge} and the request is cancelled.
+ * A `fetch` for a provider SDK whose response bodies are capped while they
+ * arrive: a reply's size is bounded before it is parsed, so a huge answer is
+ * never held whole. A non-streamed body is counted as a whole; a stream of
+ * server-sent events event by event (the bytes since the last blank line,
+ * `\n\n` or `\r\n\r\n`), so a long stream of small events passes and one
+ * huge event does not. Past the cap the read fails with {@link BodyTooLarge}
+ * and the request is cancelled. The model layers give it to their SDK
+ * clients; a layer of your own over another SDK can do the same.
+ *
+ * @example
+ * ```ts
+ * import { BoundedFetch } from "@rolecraft/core"
+ *
+ * // a reply cap of 200,000 characters: bodies (or one streamed event) up to 3.2 MB
+ * const fetch = BoundedFetch.make(globalThis.fetch, BoundedFetch.bodyLimitOf(200_000))
+ * ```
+ *
+ * @since 0.3.0
  */
 
-/** The failure of a body read past its cap. */
+/**
+ * The failure of a body read past its cap: `limit` in bytes, `streamed` when
+ * one event of a stream passed it.
+ *
+ * @category errors
+ * @since 0.3.0
+ */
 export class BodyTooLarge extends Error {
   override readonly name = "BodyTooLarge"
   readonly limit: number
@@ -24,10 +41,22 @@ export class BodyTooLarge extends Error {
   }
 }
 
-/** Bytes of a body (or of one event) allowed per character of the reply cap: JSON escapes take up to 6. */
+/**
+ * Bytes of a body (or of one event) allowed per character of the reply cap:
+ * JSON escapes take up to 6.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const bytesPerCharacter = 16
 
-/** The body cap of a reply cap: {@link bytesPerCharacter} bytes a character, at least 1 MiB. */
+/**
+ * The body cap of a reply cap of `maxReplyCharacters`: {@link bytesPerCharacter}
+ * bytes a character, at least 1 MiB.
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
 export const bodyLimitOf = (maxReplyCharacters: number): number =>
   Math.max(1024 * 1024, bytesPerCharacter * maxReplyCharacters)
 
@@ -93,8 +122,11 @@ const bodiless = new Set([101, 204, 205, 304])
  * `fetch` whose response bodies are capped at `limit` bytes (see the module's header). The response is the one
  * `base` gave: a stream's `body` is replaced by its counted form, and a non-streamed body is counted when the SDK
  * reads its `text()` (building a new `Response` around the body costs a stream its first delta's time).
+ *
+ * @category constructors
+ * @since 0.3.0
  */
-export const boundedFetch =
+export const make =
   (base: typeof globalThis.fetch, limit: number): typeof globalThis.fetch =>
   async (input, init) => {
     const response = await base(input, init)
