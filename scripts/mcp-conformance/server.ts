@@ -304,7 +304,13 @@ export const Conformance = Role.make({
 const port = Number(process.argv[2] ?? 0)
 
 const program = Effect.gen(function* () {
-  const served = yield* Mcp.serve(Conformance, { transport: { http: { port, host: "127.0.0.1" } }, resources, prompts })
+  // The suite is one client that opens a session per scenario (32) and closes none: the cap per client address is
+  // raised above that count here; a deployment keeps the default.
+  const served = yield* Mcp.serve(Conformance, {
+    transport: { http: { port, host: "127.0.0.1", maxSessionsPerClient: 64 } },
+    resources,
+    prompts
+  })
   yield* Console.log(`MCP_URL=${served.url}`)
   return yield* Effect.never
 }).pipe(Effect.scoped)
