@@ -80,6 +80,8 @@ export const start =
       const store = yield* RunStore.RunStore
       // The store's insert decides (never a read before it): of two starts of one id at once, one creates the run.
       if (!(yield* stored("start", store.create(name, runId)))) {
+        // The run exists: its stored status is read only to say so (a status that does not decode is EXECUTION).
+        yield* stored("start", store.get(name, runId))
         return yield* invalid("start", "runId", `a run ${JSON.stringify(runId)} already exists`)
       }
       yield* engine(
